@@ -1,0 +1,89 @@
+package synthweb
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config shapes the synthetic web. Zero numeric fields take their defaults;
+// CrossLinks is a plain bool, so its zero value is false: start from
+// DefaultConfig to get the documented defaults.
+type Config struct {
+	Hosts        int       // default 6; Features needs at least 6
+	PagesPerHost int       // ordinary pages per host, default 30
+	Fanout       int       // links per ordinary page, default 5
+	PageBytes    int       // approximate HTML size of an ordinary page, default 4 KiB
+	CrossLinks   bool      // ordinary pages also link to other hosts' pages (true in DefaultConfig)
+	Features     bool      // add the special cases (the e2e world); false = plain pages only
+	Agent        string    // robots product token of the crawler under test; default "testbot"
+	Seed         int64     // deterministic graph and texts
+	Now          time.Time // clock for calendar traps; zero = time.Now()
+}
+
+// DefaultConfig returns the documented defaults (plain pages, cross links on).
+func DefaultConfig() Config {
+	return Config{
+		Hosts:        6,
+		PagesPerHost: 30,
+		Fanout:       5,
+		PageBytes:    4 << 10,
+		CrossLinks:   true,
+		Agent:        "testbot",
+	}
+}
+
+// Limits that keep the address plan and the memory footprint sane.
+const (
+	maxHosts        = 250 * 250
+	minFeatureHosts = 6
+	minFeaturePages = 4 // the spelling variants point at /p/3.html
+)
+
+// ErrConfig is wrapped by every configuration error Start returns.
+var ErrConfig = errors.New("invalid synthweb config")
+
+// withDefaults fills zero fields and validates the rest.
+func (c Config) withDefaults() (Config, error) {
+	d := DefaultConfig()
+	if c.Hosts == 0 {
+		c.Hosts = d.Hosts
+	}
+	if c.PagesPerHost == 0 {
+		c.PagesPerHost = d.PagesPerHost
+	}
+	if c.Fanout == 0 {
+		c.Fanout = d.Fanout
+	}
+	if c.PageBytes == 0 {
+		c.PageBytes = d.PageBytes
+	}
+	if c.Agent == "" {
+		c.Agent = d.Agent
+	}
+	if c.Now.IsZero() {
+		c.Now = time.Now()
+	}
+	switch {
+	case c.Hosts < 1 || c.Hosts > maxHosts:
+		return c, fmt.Errorf("%w: Hosts %d not in [1, %d]", ErrConfig, c.Hosts, maxHosts)
+	case c.PagesPerHost < 1:
+		return c, fmt.Errorf("%w: PagesPerHost %d < 1", ErrConfig, c.PagesPerHost)
+	case c.Fanout < 1:
+		return c, fmt.Errorf("%w: Fanout %d < 1", ErrConfig, c.Fanout)
+	case c.PageBytes < 0:
+		return c, fmt.Errorf("%w: PageBytes %d < 0", ErrConfig, c.PageBytes)
+	case c.Features && c.Hosts < minFeatureHosts:
+		return c, fmt.Errorf("%w: Features needs Hosts >= %d, got %d", ErrConfig, minFeatureHosts, c.Hosts)
+	case c.Features && c.PagesPerHost < minFeaturePages:
+		return c, fmt.Errorf("%w: Features needs PagesPerHost >= %d, got %d", ErrConfig, minFeaturePages, c.PagesPerHost)
+	}
+	for _, r := range c.Agent {
+		// The token goes verbatim into robots.txt; a space or newline would
+		// change the file's meaning.
+		if !(r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return c, fmt.Errorf("%w: Agent %q is not a robots product token", ErrConfig, c.Agent)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,200 @@
+package synthweb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Request is one request as a server received it.
+type Request struct {
+	Host       string        // host key "127.0.X.Y:PORT"
+	Target     string        // path?query exactly as received (r.RequestURI)
+	Resource   string        // Host + CanonicalTarget(Target)
+	Kind       string        // "robots", "sitemap", "page", "file", "trap", "redirect", "error", "notfound"
+	Start, End time.Time     // End = when the handler finished writing
+	Status     int           // status code sent
+	UserAgent  string        // User-Agent header
+	RetryAfter time.Duration // Retry-After sent with a 429/503, else 0
+}
+
+// Web is a running synthetic web. Its methods are safe for concurrent use.
+type Web struct {
+	cfg      Config
+	hosts    []*host
+	deadSeed string
+	servers  []*http.Server
+	serving  sync.WaitGroup
+	done     chan struct{} // closed by Close; wakes slow handlers
+	closed   sync.Once
+
+	mustFetch    []string
+	mustNotFetch map[string]bool
+
+	sent429 atomic.Bool // /err/429.html answered its one 429
+
+	logMu sync.Mutex
+	log   []Request
+}
+
+// Start binds one loopback address per host, renders the pages and starts
+// serving. Close releases everything.
+func Start(cfg Config) (*Web, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("start synthweb: %w", err)
+	}
+	lns, err := listenHosts(cfg.Hosts)
+	if err != nil {
+		return nil, fmt.Errorf("start synthweb: %w", err)
+	}
+	w := &Web{cfg: cfg, done: make(chan struct{}), mustNotFetch: map[string]bool{}}
+	for i, ln := range lns {
+		key := ln.Addr().String()
+		w.hosts = append(w.hosts, &host{web: w, idx: i, key: key, base: "http://" + key})
+	}
+	_, port, _ := net.SplitHostPort(lns[0].Addr().String())
+	// Nobody binds the address after the last host: a seed there must fail
+	// to connect, and the crawler must record that and move on.
+	w.deadSeed = "http://" + net.JoinHostPort(hostAddr(cfg.Hosts), port) + "/"
+	if err := w.build(); err != nil {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		return nil, fmt.Errorf("start synthweb: %w", err)
+	}
+	quiet := log.New(io.Discard, "", 0)
+	for i, ln := range lns {
+		srv := &http.Server{
+			Handler:           w.hosts[i],
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          quiet,
+		}
+		w.servers = append(w.servers, srv)
+		w.serving.Add(1)
+		go func() {
+			defer w.serving.Done()
+			_ = srv.Serve(ln) // returns ErrServerClosed after Close
+		}()
+	}
+	return w, nil
+}
+
+// hostAddr is the loopback address of host i: 127.0.1.1, 127.0.1.2, ...,
+// 127.0.1.250, 127.0.2.1, ...
+func hostAddr(i int) string {
+	return "127.0." + strconv.Itoa(1+i/250) + "." + strconv.Itoa(1+i%250)
+}
+
+// listenHosts binds n hosts on one shared port if it can, else one port each.
+func listenHosts(n int) ([]net.Listener, error) {
+	closeAll := func(lns []net.Listener) {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}
+	for range 10 {
+		first, err := net.Listen("tcp", net.JoinHostPort(hostAddr(0), "0"))
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", hostAddr(0), err)
+		}
+		_, port, _ := net.SplitHostPort(first.Addr().String())
+		lns := []net.Listener{first}
+		for i := 1; i < n; i++ {
+			ln, err := net.Listen("tcp", net.JoinHostPort(hostAddr(i), port))
+			if err != nil {
+				break
+			}
+			lns = append(lns, ln)
+		}
+		if len(lns) == n {
+			return lns, nil
+		}
+		closeAll(lns)
+	}
+	var lns []net.Listener
+	for i := range n {
+		ln, err := net.Listen("tcp", net.JoinHostPort(hostAddr(i), "0"))
+		if err != nil {
+			closeAll(lns)
+			return nil, fmt.Errorf("listen on %s: %w", hostAddr(i), err)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+// Close stops every server, aborting requests in flight. The request log
+// stays readable.
+func (w *Web) Close() error {
+	var errs []error
+	w.closed.Do(func() {
+		close(w.done)
+		for _, s := range w.servers {
+			if err := s.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs = append(errs, fmt.Errorf("close %s: %w", s.Addr, err))
+			}
+		}
+		w.serving.Wait()
+	})
+	return errors.Join(errs...)
+}
+
+// Hosts returns the host keys ("127.0.X.Y:PORT"), host 0 first.
+func (w *Web) Hosts() []string {
+	out := make([]string, len(w.hosts))
+	for i, h := range w.hosts {
+		out[i] = h.key
+	}
+	return out
+}
+
+// Seeds returns every host's home page URL and, with Features, one URL on a
+// loopback address where nothing listens.
+func (w *Web) Seeds() []string {
+	out := make([]string, 0, len(w.hosts)+1)
+	for _, h := range w.hosts {
+		out = append(out, h.base+"/")
+	}
+	if w.cfg.Features {
+		out = append(out, w.deadSeed)
+	}
+	return out
+}
+
+// Requests returns a copy of the request log in order of completion.
+func (w *Web) Requests() []Request {
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	return slices.Clone(w.log)
+}
+
+// MustFetch returns the resource ids a correct crawler fetches, sorted.
+func (w *Web) MustFetch() []string { return slices.Clone(w.mustFetch) }
+
+// MustNotFetch returns the resource ids a correct crawler never requests
+// (nofollow-only targets, robots-disallowed pages, over-long URLs), sorted.
+func (w *Web) MustNotFetch() []string {
+	out := make([]string, 0, len(w.mustNotFetch))
+	for r := range w.mustNotFetch {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (w *Web) record(r Request) {
+	w.logMu.Lock()
+	w.log = append(w.log, r)
+	w.logMu.Unlock()
+}

@@ -1,0 +1,67 @@
+package admit
+
+import (
+	"flag"
+	"time"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultMaxPathDepth       = 16
+	DefaultMaxRepeatedSegment = 2
+	DefaultMaxQueryParams     = 16
+	DefaultCalendarPast       = 262980 * time.Hour // 30 years of 365.25 days
+	DefaultCalendarFuture     = 365 * 24 * time.Hour
+	DefaultLevels             = 4
+)
+
+// Config holds the admission rules. For the trap limits (MaxPathDepth,
+// MaxRepeatedSegment, MaxQueryParams, CalendarPast, CalendarFuture) zero
+// means the default and a negative value turns the rule off.
+type Config struct {
+	Scope                        Scope
+	MaxDepth                     int // link depth from a seed; 0 = unlimited
+	MaxPathDepth                 int // path segments; default 16
+	MaxRepeatedSegment           int // the same path segment repeated more than this many times -> trap; default 2
+	MaxHostPages                 int // per-host page budget; 0 = unlimited
+	MaxQueryParams               int // default 16
+	CalendarPast, CalendarFuture time.Duration
+	Levels                       int // number of front-queue priority levels; default 4
+}
+
+// RegisterFlags registers the configuration under prefix (e.g. "admit.").
+func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
+	fs.Var(&c.Scope, prefix+"scope", "which hosts discovered links may lead to: all, host (seed hosts) or domain (seed registrable domains)")
+	fs.IntVar(&c.MaxDepth, prefix+"max-depth", 0, "maximum link depth from a seed (0 = unlimited)")
+	fs.IntVar(&c.MaxPathDepth, prefix+"max-path-depth", DefaultMaxPathDepth, "maximum number of path segments (negative = no limit)")
+	fs.IntVar(&c.MaxRepeatedSegment, prefix+"max-repeated-segment", DefaultMaxRepeatedSegment, "maximum occurrences of one path segment (negative = no limit)")
+	fs.IntVar(&c.MaxHostPages, prefix+"max-host-pages", 0, "per-host page budget (0 = unlimited)")
+	fs.IntVar(&c.MaxQueryParams, prefix+"max-query-params", DefaultMaxQueryParams, "maximum number of query parameters (negative = no limit)")
+	fs.DurationVar(&c.CalendarPast, prefix+"calendar-past", DefaultCalendarPast, "dates in URLs further back than this are calendar traps (negative = no limit)")
+	fs.DurationVar(&c.CalendarFuture, prefix+"calendar-future", DefaultCalendarFuture, "dates in URLs further ahead than this are calendar traps (negative = no limit)")
+	fs.IntVar(&c.Levels, prefix+"levels", DefaultLevels, "number of front-queue priority levels")
+}
+
+// withDefaults fills zero fields. Negative trap limits stay negative: they
+// mean "off".
+func (c Config) withDefaults() Config {
+	if c.MaxPathDepth == 0 {
+		c.MaxPathDepth = DefaultMaxPathDepth
+	}
+	if c.MaxRepeatedSegment == 0 {
+		c.MaxRepeatedSegment = DefaultMaxRepeatedSegment
+	}
+	if c.MaxQueryParams == 0 {
+		c.MaxQueryParams = DefaultMaxQueryParams
+	}
+	if c.CalendarPast == 0 {
+		c.CalendarPast = DefaultCalendarPast
+	}
+	if c.CalendarFuture == 0 {
+		c.CalendarFuture = DefaultCalendarFuture
+	}
+	if c.Levels <= 0 {
+		c.Levels = DefaultLevels
+	}
+	return c
+}

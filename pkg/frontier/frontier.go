@@ -1,0 +1,368 @@
+// Package frontier holds the fetcher's local Mercator frontier: the URLs a fetcher
+// owns, grouped per host, and the schedule that decides which host may be contacted
+// next.
+//
+// The structure follows Mercator (Heydon and Najork, 1999) as used by IRLbot and
+// Heritrix. Every host has its own back queue, split into priority levels (the front
+// queues, applied per host so the highest-priority URL of a host goes first). Hosts
+// that may not be contacted yet sit in a heap ordered by their next-allowed time; hosts
+// whose time has come move to a ready heap ordered by the priority of their best URL,
+// so when many hosts are due at once the most urgent work is served first.
+//
+// Politeness is a property of the data structure: a host leaves both heaps while a
+// worker holds its Lease, so at most one request per host is ever in flight, and it
+// re-enters the waiting heap only when the lease is returned, with its next-allowed
+// time computed from the completion time of the request plus the host's delay. A slow
+// or backed-off host waits in the heap and never blocks other hosts. The fetcher that
+// owns a Kafka partition is the only writer of its hosts' state, so no lock is shared
+// across processes.
+package frontier
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+)
+
+// Kind says what a queued URL is fetched for.
+type Kind uint8
+
+const (
+	KindPage    Kind = iota // an ordinary page
+	KindSitemap             // a sitemap or sitemap index
+)
+
+// Item is one queued URL.
+type Item struct {
+	URL          string
+	Host         string // politeness key (urlnorm.Authority)
+	Partition    int32
+	Level        int // 0 is most urgent
+	Depth        int
+	Kind         Kind
+	Redirects    int // redirect hops that led here
+	Attempts     int // failed attempts so far (5xx, 429, network)
+	ETag         string
+	LastModified string
+}
+
+// Config sets the politeness schedule. Zero values take the defaults noted.
+type Config struct {
+	Levels        int           // priority levels; default 4
+	DefaultDelay  time.Duration // between two requests to a host without Crawl-delay
+	MaxBackoff    time.Duration // cap of adaptive backoff; default 10m
+	SlowThreshold time.Duration // responses slower than this stretch the delay; default 2s
+	SlowFactor    float64       // the stretched delay is this times the response time; default 2
+	Now           func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.Levels <= 0 {
+		c.Levels = 4
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 10 * time.Minute
+	}
+	if c.SlowThreshold <= 0 {
+		c.SlowThreshold = 2 * time.Second
+	}
+	if c.SlowFactor <= 0 {
+		c.SlowFactor = 2
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Frontier is safe for concurrent use by many fetch workers.
+type Frontier struct {
+	cfg Config
+
+	mu       sync.Mutex
+	hosts    map[string]*host
+	waiting  timeHeap  // idle hosts with queued URLs, by next-allowed time
+	ready    readyHeap // hosts whose next-allowed time has passed, by best level
+	queued   int
+	inFlight int
+	changed  chan struct{} // closed and replaced whenever a host may have become due
+	closed   bool
+}
+
+type host struct {
+	key         string
+	partition   int32
+	levels      [][]Item
+	count       int
+	nextAllowed time.Time
+	delay       time.Duration // base delay (robots Crawl-delay clamped, else default)
+	backoff     time.Duration // adaptive extra delay from 429/503/slow responses
+	leased      bool
+	heapIdx     int // index in waiting or ready heap, -1 when in neither
+	inReady     bool
+	seq         uint64 // FIFO tie-break in the ready heap
+	done        chan struct{}
+}
+
+// New returns an empty frontier.
+func New(cfg Config) *Frontier {
+	cfg.setDefaults()
+	return &Frontier{cfg: cfg, hosts: make(map[string]*host), changed: make(chan struct{})}
+}
+
+func (f *Frontier) hostLocked(key string, partition int32) *host {
+	h := f.hosts[key]
+	if h == nil {
+		h = &host{key: key, partition: partition, levels: make([][]Item, f.cfg.Levels), delay: f.cfg.DefaultDelay, heapIdx: -1}
+		f.hosts[key] = h
+	}
+	return h
+}
+
+// Push queues an item on its host's back queue.
+func (f *Frontier) Push(it Item) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	h := f.hostLocked(it.Host, it.Partition)
+	lvl := min(max(it.Level, 0), f.cfg.Levels-1)
+	h.levels[lvl] = append(h.levels[lvl], it)
+	h.count++
+	f.queued++
+	if h.leased {
+		return
+	}
+	if h.heapIdx < 0 {
+		heap.Push(&f.waiting, h)
+		f.signalLocked()
+	} else if h.inReady {
+		heap.Fix(&f.ready, h.heapIdx) // its best level may have improved
+	}
+}
+
+// SetHostDelay sets the base delay of a host (its Crawl-delay, clamped by the caller).
+func (f *Frontier) SetHostDelay(key string, partition int32, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hostLocked(key, partition).delay = d
+}
+
+// SetNextAllowed restores a host's next-allowed time, e.g. the time a previous
+// partition owner recorded on revoke. It never moves the time earlier.
+func (f *Frontier) SetNextAllowed(key string, partition int32, t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.hostLocked(key, partition)
+	if !t.After(h.nextAllowed) {
+		return
+	}
+	h.nextAllowed = t
+	if h.heapIdx >= 0 && !h.inReady {
+		heap.Fix(&f.waiting, h.heapIdx)
+	} else if h.inReady {
+		heap.Remove(&f.ready, h.heapIdx)
+		h.inReady = false
+		heap.Push(&f.waiting, h)
+	}
+}
+
+func (f *Frontier) signalLocked() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// promoteLocked moves every host whose time has come from waiting to ready and
+// returns the earliest future next-allowed time (zero if none).
+func (f *Frontier) promoteLocked(now time.Time) time.Time {
+	for f.waiting.Len() > 0 {
+		h := f.waiting[0]
+		if h.nextAllowed.After(now) {
+			return h.nextAllowed
+		}
+		heap.Pop(&f.waiting)
+		h.inReady = true
+		f.ready.seq++
+		h.seq = f.ready.seq
+		heap.Push(&f.ready, h)
+	}
+	return time.Time{}
+}
+
+// Next blocks until some host may be contacted and returns an exclusive lease on it.
+// It returns ctx.Err() when ctx ends and ErrClosed after Close.
+func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return nil, ErrClosed
+		}
+		now := f.cfg.Now()
+		earliest := f.promoteLocked(now)
+		if f.ready.Len() > 0 {
+			h := heap.Pop(&f.ready).(*host)
+			h.inReady = false
+			h.leased = true
+			h.done = make(chan struct{})
+			f.inFlight++
+			f.mu.Unlock()
+			return &Lease{f: f, h: h, Host: h.key, Partition: h.partition}, nil
+		}
+		changed := f.changed
+		f.mu.Unlock()
+
+		var wake <-chan time.Time
+		if !earliest.IsZero() {
+			d := earliest.Sub(now)
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			wake = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-changed:
+		case <-wake:
+		}
+		if timer != nil && !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// Close wakes every waiting Next with ErrClosed.
+func (f *Frontier) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.closed {
+		f.closed = true
+		f.signalLocked()
+	}
+}
+
+// RemovePartition stops scheduling the hosts of partition p, waits until their leased
+// requests are returned (or ctx ends) and returns the hosts' last state so the caller
+// can persist their next-allowed times before the partition is released.
+func (f *Frontier) RemovePartition(ctx context.Context, p int32) ([]HostState, error) {
+	f.mu.Lock()
+	var pending []chan struct{}
+	var gone []*host
+	for _, h := range f.hosts {
+		if h.partition != p {
+			continue
+		}
+		gone = append(gone, h)
+		if h.leased {
+			pending = append(pending, h.done)
+		}
+	}
+	f.mu.Unlock()
+	for _, ch := range pending {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	states := make([]HostState, 0, len(gone))
+	for _, h := range gone {
+		if f.hosts[h.key] != h {
+			continue
+		}
+		states = append(states, h.stateLocked())
+		if h.heapIdx >= 0 {
+			if h.inReady {
+				heap.Remove(&f.ready, h.heapIdx)
+			} else {
+				heap.Remove(&f.waiting, h.heapIdx)
+			}
+		}
+		f.queued -= h.count
+		delete(f.hosts, h.key)
+	}
+	return states, nil
+}
+
+// HostState is what survives a host's removal: enough to keep politeness across a
+// handover.
+type HostState struct {
+	Host        string
+	Partition   int32
+	NextAllowed time.Time
+	Delay       time.Duration
+	Backoff     time.Duration
+	Queued      int
+}
+
+func (h *host) stateLocked() HostState {
+	return HostState{Host: h.key, Partition: h.partition, NextAllowed: h.nextAllowed, Delay: h.delay, Backoff: h.backoff, Queued: h.count}
+}
+
+// Hosts returns the state of every host, for persistence and the stats API.
+func (f *Frontier) Hosts() []HostState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]HostState, 0, len(f.hosts))
+	for _, h := range f.hosts {
+		out = append(out, h.stateLocked())
+	}
+	return out
+}
+
+// Host returns one host's state.
+func (f *Frontier) Host(key string) (HostState, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h, ok := f.hosts[key]
+	if !ok {
+		return HostState{}, false
+	}
+	return h.stateLocked(), true
+}
+
+// Stats is a snapshot of the frontier's size.
+type Stats struct {
+	Queued       int // URLs waiting in back queues
+	InFlight     int // leased hosts
+	Hosts        int
+	HostsReady   int // may be contacted now
+	HostsWaiting int // waiting for their next-allowed time
+	ByLevel      []int
+}
+
+// Stats returns a snapshot. ByLevel walks every host, so call it at reporting rate.
+func (f *Frontier) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.promoteLocked(f.cfg.Now())
+	s := Stats{Queued: f.queued, InFlight: f.inFlight, Hosts: len(f.hosts), HostsReady: f.ready.Len(), HostsWaiting: f.waiting.Len(), ByLevel: make([]int, f.cfg.Levels)}
+	for _, h := range f.hosts {
+		for i, q := range h.levels {
+			s.ByLevel[i] += len(q)
+		}
+	}
+	return s
+}
+
+// Idle reports whether nothing is queued or in flight.
+func (f *Frontier) Idle() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.queued == 0 && f.inFlight == 0
+}

@@ -1,0 +1,224 @@
+package frontier
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a manual clock; Next only blocks when nothing is due, which the tests avoid.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func newTest(delay time.Duration) (*Frontier, *fakeClock) {
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	return New(Config{DefaultDelay: delay, Now: clk.Now}), clk
+}
+
+func nextNow(t *testing.T, f *Frontier) *Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	l, err := f.Next(ctx)
+	if err != nil {
+		t.Fatalf("Next: %v", err)
+	}
+	return l
+}
+
+func noneDue(t *testing.T, f *Frontier) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if l, err := f.Next(ctx); err == nil {
+		t.Fatalf("Next returned host %s, want nothing due", l.Host)
+	}
+}
+
+func TestOneLeasePerHost(t *testing.T) {
+	f, _ := newTest(time.Second)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	l := nextNow(t, f)
+	if l.Host != "a" {
+		t.Fatalf("host %q", l.Host)
+	}
+	// While the lease is held, host a must not be handed out again even though it has work.
+	noneDue(t, f)
+	if _, ok := l.Take(); !ok {
+		t.Fatal("Take: empty")
+	}
+	l.Done(Outcome{Requested: true})
+	noneDue(t, f) // delay not yet passed
+}
+
+func TestDelayFromCompletion(t *testing.T) {
+	f, clk := newTest(500 * time.Millisecond)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	l := nextNow(t, f)
+	l.Take()
+	clk.Add(2 * time.Second) // a slow-ish response; the delay counts from completion
+	l.Done(Outcome{Requested: true, Duration: 2 * time.Second})
+	clk.Add(499 * time.Millisecond)
+	noneDue(t, f)
+	clk.Add(time.Millisecond)
+	nextNow(t, f)
+}
+
+func TestNoRequestKeepsSchedule(t *testing.T) {
+	f, _ := newTest(time.Hour)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	l := nextNow(t, f)
+	l.Take()
+	l.Done(Outcome{}) // e.g. the URL was disallowed by robots.txt: no request, no delay
+	nextNow(t, f)
+}
+
+func TestSlowHostDoesNotBlockOthers(t *testing.T) {
+	f, _ := newTest(time.Hour)
+	f.Push(Item{URL: "http://slow/1", Host: "slow"})
+	f.Push(Item{URL: "http://slow/2", Host: "slow"})
+	f.Push(Item{URL: "http://fast/1", Host: "fast"})
+	a := nextNow(t, f)
+	b := nextNow(t, f)
+	if a.Host == b.Host {
+		t.Fatalf("same host leased twice: %s", a.Host)
+	}
+}
+
+func TestPriorityAmongReadyHosts(t *testing.T) {
+	f, _ := newTest(0)
+	f.Push(Item{URL: "http://low/1", Host: "low", Level: 3})
+	f.Push(Item{URL: "http://high/1", Host: "high", Level: 0})
+	f.Push(Item{URL: "http://mid/1", Host: "mid", Level: 1})
+	var got []string
+	for range 3 {
+		got = append(got, nextNow(t, f).Host)
+	}
+	want := []string{"high", "mid", "low"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("order %v, want %v", got, want)
+		}
+	}
+}
+
+func TestLevelsWithinHost(t *testing.T) {
+	f, _ := newTest(0)
+	f.Push(Item{URL: "u3", Host: "a", Level: 3})
+	f.Push(Item{URL: "u0", Host: "a", Level: 0})
+	f.Push(Item{URL: "u1", Host: "a", Level: 1})
+	l := nextNow(t, f)
+	for _, want := range []string{"u0", "u1", "u3"} {
+		it, _ := l.Take()
+		if it.URL != want {
+			t.Fatalf("took %s, want %s", it.URL, want)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Outcome
+		want time.Duration // minimum wait before the next request
+	}{
+		{"ok", Outcome{Requested: true, Status: 200}, 100 * time.Millisecond},
+		{"429 retry-after", Outcome{Requested: true, Status: 429, RetryAfter: 7 * time.Second}, 7 * time.Second},
+		{"503", Outcome{Requested: true, Status: 503}, time.Second},
+		{"network error", Outcome{Requested: true, Failed: true}, time.Second},
+		{"slow", Outcome{Requested: true, Status: 200, Duration: 3 * time.Second}, 6 * time.Second},
+		{"until", Outcome{Requested: true, Status: 500, Until: time.Unix(1_700_000_000, 0).Add(time.Minute)}, time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, clk := newTest(100 * time.Millisecond)
+			f.Push(Item{URL: "1", Host: "a"})
+			f.Push(Item{URL: "2", Host: "a"})
+			l := nextNow(t, f)
+			l.Take()
+			l.Done(tc.o)
+			clk.Add(tc.want - time.Millisecond)
+			noneDue(t, f)
+			clk.Add(time.Millisecond)
+			nextNow(t, f)
+		})
+	}
+}
+
+func TestRemovePartitionWaitsForLease(t *testing.T) {
+	f, _ := newTest(time.Second)
+	f.Push(Item{URL: "1", Host: "a", Partition: 7})
+	f.Push(Item{URL: "2", Host: "a", Partition: 7})
+	f.Push(Item{URL: "1", Host: "b", Partition: 8})
+	l := nextNow(t, f)
+	if l.Host != "a" {
+		l.Done(Outcome{})
+		l = nextNow(t, f)
+	}
+	l.Take()
+	done := make(chan []HostState)
+	go func() {
+		st, err := f.RemovePartition(context.Background(), 7)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- st
+	}()
+	select {
+	case <-done:
+		t.Fatal("RemovePartition returned while a request to the host was in flight")
+	case <-time.After(30 * time.Millisecond):
+	}
+	l.Done(Outcome{Requested: true})
+	st := <-done
+	if len(st) != 1 || st[0].Host != "a" || st[0].NextAllowed.IsZero() || st[0].Queued != 1 {
+		t.Fatalf("states %+v", st)
+	}
+	if s := f.Stats(); s.Queued != 0 && s.Hosts != 1 {
+		t.Fatalf("stats after remove %+v", s)
+	}
+}
+
+func TestSetNextAllowedFromPreviousOwner(t *testing.T) {
+	f, clk := newTest(0)
+	f.SetNextAllowed("a", 0, clk.Now().Add(time.Second))
+	f.Push(Item{URL: "1", Host: "a"})
+	noneDue(t, f)
+	clk.Add(time.Second)
+	nextNow(t, f)
+}
+
+func TestNextWakesOnPush(t *testing.T) {
+	f := New(Config{})
+	got := make(chan string, 1)
+	go func() {
+		l, err := f.Next(context.Background())
+		if err == nil {
+			got <- l.Host
+		}
+	}()
+	time.Sleep(10 * time.Millisecond)
+	f.Push(Item{URL: "1", Host: "a"})
+	select {
+	case h := <-got:
+		if h != "a" {
+			t.Fatal(h)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next did not wake on Push")
+	}
+	f.Close()
+}

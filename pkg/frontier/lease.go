@@ -1,0 +1,198 @@
+package frontier
+
+import (
+	"container/heap"
+	"errors"
+	"time"
+)
+
+// ErrClosed is returned by Next after Close.
+var ErrClosed = errors.New("frontier closed")
+
+// Lease is exclusive access to one host: while a worker holds it, nobody else may
+// contact the host. Return it with Done exactly once.
+type Lease struct {
+	f         *Frontier
+	h         *host
+	Host      string
+	Partition int32
+	returned  bool
+}
+
+// Take pops the host's most urgent item. ok is false when the host's queue is empty.
+func (l *Lease) Take() (Item, bool) {
+	l.f.mu.Lock()
+	defer l.f.mu.Unlock()
+	for i, q := range l.h.levels {
+		if len(q) == 0 {
+			continue
+		}
+		it := q[0]
+		q[0] = Item{}
+		l.h.levels[i] = q[1:]
+		if len(l.h.levels[i]) == 0 {
+			l.h.levels[i] = nil // let the backing array go
+		}
+		l.h.count--
+		l.f.queued--
+		return it, true
+	}
+	return Item{}, false
+}
+
+// Drain pops every queued item of the host (the fetcher gives up on the host and
+// records a reason for each).
+func (l *Lease) Drain() []Item {
+	var out []Item
+	for {
+		it, ok := l.Take()
+		if !ok {
+			return out
+		}
+		out = append(out, it)
+	}
+}
+
+// Requeue puts an item back at the front of its level (a retry keeps its place).
+func (l *Lease) Requeue(it Item) {
+	l.f.mu.Lock()
+	defer l.f.mu.Unlock()
+	lvl := min(max(it.Level, 0), l.f.cfg.Levels-1)
+	l.h.levels[lvl] = append([]Item{it}, l.h.levels[lvl]...)
+	l.h.count++
+	l.f.queued++
+}
+
+// Outcome describes what happened while the lease was held.
+type Outcome struct {
+	Requested  bool          // a request was sent to the host (robots.txt included)
+	At         time.Time     // when the response was complete (or the attempt ended); zero = now
+	Status     int           // HTTP status, 0 for a network error
+	Failed     bool          // network error or server error
+	RetryAfter time.Duration // from a 429/503 Retry-After header
+	Duration   time.Duration // response time
+	Until      time.Time     // no request before this time (robots.txt unavailable, retry later)
+}
+
+// Done returns the lease and schedules the host's next request.
+func (l *Lease) Done(o Outcome) {
+	f := l.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l.returned {
+		return
+	}
+	l.returned = true
+	h := l.h
+	h.leased = false
+	f.inFlight--
+	close(h.done)
+
+	if o.Requested {
+		at := o.At
+		if at.IsZero() {
+			at = f.cfg.Now()
+		}
+		h.backoff = f.nextBackoff(h, o)
+		h.nextAllowed = at.Add(max(h.delay, h.backoff))
+	}
+	if o.Until.After(h.nextAllowed) {
+		h.nextAllowed = o.Until
+	}
+	if f.hosts[h.key] != h || f.closed {
+		return // the partition was removed while the request ran
+	}
+	if h.count > 0 {
+		heap.Push(&f.waiting, h)
+	}
+	f.signalLocked()
+}
+
+// nextBackoff adapts the extra delay of a host: it grows on 429/503 and on errors,
+// follows slow responses, and decays when the host answers normally again.
+func (f *Frontier) nextBackoff(h *host, o Outcome) time.Duration {
+	b := h.backoff
+	switch {
+	case o.Status == 429 || o.Status == 503:
+		b = max(2*b, 2*h.delay, time.Second, o.RetryAfter)
+	case o.Failed:
+		b = max(2*b, 2*h.delay, time.Second)
+	case o.Duration > f.cfg.SlowThreshold:
+		b = max(b/2, time.Duration(float64(o.Duration)*f.cfg.SlowFactor))
+	default:
+		b /= 2
+		if b < h.delay {
+			b = 0
+		}
+	}
+	if o.RetryAfter > b {
+		b = o.RetryAfter
+	}
+	return min(b, max(f.cfg.MaxBackoff, o.RetryAfter))
+}
+
+// timeHeap orders idle hosts by next-allowed time.
+type timeHeap []*host
+
+func (q timeHeap) Len() int           { return len(q) }
+func (q timeHeap) Less(i, j int) bool { return q[i].nextAllowed.Before(q[j].nextAllowed) }
+func (q timeHeap) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].heapIdx = i
+	q[j].heapIdx = j
+}
+func (q *timeHeap) Push(x any) {
+	h := x.(*host)
+	h.heapIdx = len(*q)
+	*q = append(*q, h)
+}
+func (q *timeHeap) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	h.heapIdx = -1
+	return h
+}
+
+// readyHeap orders due hosts by their best queued level, then first come first served.
+type readyHeap struct {
+	hosts []*host
+	seq   uint64
+}
+
+func bestLevel(h *host) int {
+	for i, q := range h.levels {
+		if len(q) > 0 {
+			return i
+		}
+	}
+	return len(h.levels)
+}
+
+func (q readyHeap) Len() int { return len(q.hosts) }
+func (q readyHeap) Less(i, j int) bool {
+	a, b := bestLevel(q.hosts[i]), bestLevel(q.hosts[j])
+	if a != b {
+		return a < b
+	}
+	return q.hosts[i].seq < q.hosts[j].seq
+}
+func (q readyHeap) Swap(i, j int) {
+	q.hosts[i], q.hosts[j] = q.hosts[j], q.hosts[i]
+	q.hosts[i].heapIdx = i
+	q.hosts[j].heapIdx = j
+}
+func (q *readyHeap) Push(x any) {
+	h := x.(*host)
+	h.heapIdx = len(q.hosts)
+	q.hosts = append(q.hosts, h)
+}
+func (q *readyHeap) Pop() any {
+	old := q.hosts
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	q.hosts = old[:len(old)-1]
+	h.heapIdx = -1
+	return h
+}

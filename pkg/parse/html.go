@@ -1,0 +1,377 @@
+package parse
+
+import (
+	"bytes"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// parseHTML decodes and tokenizes body. A tentative encoding may be replaced
+// once by the first <meta> charset met while tokenizing (the spec's "change
+// the encoding"), which catches declarations beyond the 1024-byte prescan.
+func parseHTML(body []byte, enc encodingChoice, page *whatwg.Url, opt Options) (*Document, error) {
+	for attempt := 0; ; attempt++ {
+		decoded, err := decode(body, enc)
+		if err != nil {
+			return nil, err
+		}
+		p, err := newHTMLParser(enc, page, opt)
+		if err != nil {
+			return nil, err
+		}
+		p.run(html.NewTokenizer(bytes.NewReader(decoded)), false)
+		if p.reparse != nil && attempt == 0 {
+			enc = *p.reparse
+			continue
+		}
+		return p.finish(), nil
+	}
+}
+
+// htmlParser holds the state of one pass of the tokenizer over a document.
+type htmlParser struct {
+	opt  Options
+	enc  encodingChoice
+	page *whatwg.Url
+	base *whatwg.Url // nil until the first <base href>
+	doc  *Document
+
+	// unresolved holds the raw reference of each entry of doc.Links while no
+	// <base> has been seen, because a later <base> applies to them too.
+	unresolved []string
+	baseSeen   bool
+
+	text          textBuilder
+	raw           atom.Atom // raw-text element whose content the next text token is
+	templateDepth int
+	foreignDepth  int // inside <svg> or <math>
+
+	robots                             directives
+	titleSeen, descSeen, canonicalSeen bool
+	refreshSeen                        bool
+	canonicalRef, refreshRef           string
+	htmlLang, metaLang                 string
+
+	encodingSettled bool            // a <meta> charset has been considered
+	reparse         *encodingChoice // set when that <meta> asks for another encoding
+}
+
+func newHTMLParser(enc encodingChoice, page *whatwg.Url, opt Options) (*htmlParser, error) {
+	if cm := queryCharmap(enc.name); cm != nil {
+		// Re-parse the page URL with a parser that encodes queries like a
+		// browser showing this page would; relative references inherit it.
+		u, err := whatwg.NewParser(whatwg.WithEncodingOverride(cm)).Parse(page.Href(false))
+		if err != nil {
+			return nil, err
+		}
+		page = u
+	}
+	return &htmlParser{
+		opt:  opt,
+		enc:  enc,
+		page: page,
+		doc:  &Document{HTML: true, Charset: enc.name},
+		text: textBuilder{max: opt.MaxTextSize},
+	}, nil
+}
+
+// run consumes tokens until the end of input. In a nested run (the content
+// of <noscript>, which the tokenizer hands over as raw text) only links are
+// collected: that markup is what a browser without scripts would show.
+func (p *htmlParser) run(z *html.Tokenizer, nested bool) {
+	for {
+		tt := z.Next()
+		raw := p.raw
+		p.raw = 0
+		switch tt {
+		case html.ErrorToken:
+			return
+		case html.TextToken:
+			if !nested {
+				p.handleText(z, raw)
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			if nested {
+				p.handleNestedStart(z)
+				continue
+			}
+			if stop := p.handleStart(z, tt == html.SelfClosingTagToken); stop {
+				return
+			}
+		case html.EndTagToken:
+			if !nested {
+				p.handleEnd(z)
+			}
+		}
+	}
+}
+
+func (p *htmlParser) handleText(z *html.Tokenizer, raw atom.Atom) {
+	if p.templateDepth > 0 {
+		return
+	}
+	switch raw {
+	case atom.Title:
+		if !p.titleSeen {
+			p.titleSeen = true
+			p.doc.Title = collapse(string(z.Text()), maxTitleBytes)
+		}
+	case atom.Noscript:
+		p.run(html.NewTokenizer(bytes.NewReader(z.Text())), true)
+	case atom.Script, atom.Style, atom.Textarea, atom.Iframe, atom.Noembed, atom.Noframes:
+		// Not rendered as page text.
+	default: // normal text, <xmp>, <plaintext>
+		if p.foreignDepth == 0 {
+			p.text.write(z.Text())
+		}
+	}
+}
+
+// handleStart processes a start tag and reports whether tokenizing must stop
+// because the document has to be decoded again.
+func (p *htmlParser) handleStart(z *html.Tokenizer, selfClosing bool) (stop bool) {
+	name, hasAttr := z.TagName()
+	a := atom.Lookup(name)
+	if !isInline(a) {
+		p.text.boundary()
+	}
+	if p.foreignDepth > 0 {
+		// SVG and MathML have no raw-text elements; the tree builder
+		// tells the tokenizer the same.
+		z.NextIsNotRawText()
+	} else if isRawText(a) {
+		p.raw = a
+	}
+	switch a {
+	case atom.Svg, atom.Math:
+		if !selfClosing {
+			p.foreignDepth++
+		}
+		return false
+	case atom.Template:
+		if p.foreignDepth == 0 {
+			p.templateDepth++
+		}
+		return false
+	}
+	if p.templateDepth > 0 || !hasAttr {
+		return false
+	}
+	switch a {
+	case atom.A, atom.Area, atom.Link, atom.Iframe, atom.Frame:
+		p.linkElement(z, a)
+	case atom.Base:
+		p.baseElement(z)
+	case atom.Meta:
+		return p.metaElement(z)
+	case atom.Html:
+		p.htmlElement(z)
+	}
+	return false
+}
+
+func (p *htmlParser) handleNestedStart(z *html.Tokenizer) {
+	name, hasAttr := z.TagName()
+	if !hasAttr {
+		return
+	}
+	switch a := atom.Lookup(name); a {
+	case atom.A, atom.Area, atom.Link, atom.Iframe, atom.Frame:
+		p.linkElement(z, a)
+	}
+}
+
+func (p *htmlParser) handleEnd(z *html.Tokenizer) {
+	name, _ := z.TagName()
+	a := atom.Lookup(name)
+	if !isInline(a) {
+		p.text.boundary()
+	}
+	switch a {
+	case atom.Svg, atom.Math:
+		if p.foreignDepth > 0 {
+			p.foreignDepth--
+		}
+	case atom.Template:
+		if p.templateDepth > 0 && p.foreignDepth == 0 {
+			p.templateDepth--
+		}
+	}
+}
+
+// attrs reads the values of the named attributes of the current tag into
+// vals (same order as names). As in the HTML spec, the first of duplicate
+// attributes wins; found reports which names were present.
+func attrs(z *html.Tokenizer, names []string, vals []string) (found uint) {
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		for i, n := range names {
+			if found&(1<<i) == 0 && string(k) == n {
+				found |= 1 << i
+				vals[i] = string(v)
+				break
+			}
+		}
+	}
+	return found
+}
+
+var (
+	hrefRel      = []string{"href", "rel", "xlink:href"}
+	srcOnly      = []string{"src"}
+	hrefOnly     = []string{"href"}
+	metaAttrs    = []string{"name", "content", "http-equiv", "charset"}
+	htmlLangAttr = []string{"lang", "xml:lang"}
+)
+
+func (p *htmlParser) linkElement(z *html.Tokenizer, a atom.Atom) {
+	var vals [3]string
+	var ref, rel string
+	switch a {
+	case atom.Iframe, atom.Frame:
+		if attrs(z, srcOnly, vals[:1]) == 0 {
+			return
+		}
+		ref = vals[0]
+	default:
+		found := attrs(z, hrefRel, vals[:])
+		switch {
+		case found&1 != 0:
+			ref = vals[0]
+		case found&4 != 0 && p.foreignDepth > 0: // SVG 1.1 links
+			ref = vals[2]
+		default:
+			return
+		}
+		rel = vals[1]
+	}
+	rel = collapse(lowerASCII(rel), maxRelBytes)
+	if a == atom.Link && !p.canonicalSeen && hasToken(rel, "canonical") {
+		p.canonicalSeen = true
+		p.canonicalRef = ref
+	}
+	p.addLink(a.String(), ref, rel)
+}
+
+func (p *htmlParser) baseElement(z *html.Tokenizer) {
+	var vals [1]string
+	if p.baseSeen || attrs(z, hrefOnly, vals[:]) == 0 {
+		return
+	}
+	p.baseSeen = true
+	// The spec's "frozen base URL": a bad or data:/javascript: base falls
+	// back to the page URL.
+	u, err := p.page.Parse(trimASCIISpace(vals[0]))
+	if err != nil || u.Scheme() == "data" || u.Scheme() == "javascript" {
+		u = p.page
+	}
+	p.base = u
+	p.reresolve()
+}
+
+func (p *htmlParser) metaElement(z *html.Tokenizer) (stop bool) {
+	var v [4]string
+	attrs(z, metaAttrs, v[:])
+	name, content, httpEquiv, charsetAttr := v[0], v[1], v[2], v[3]
+
+	if !p.enc.certain && !p.encodingSettled {
+		if label := metaCharsetLabel(charsetAttr, httpEquiv, content); label != "" {
+			if e, n := lookupDeclared(label); e != nil {
+				p.encodingSettled = true
+				if n != p.enc.name {
+					p.reparse = &encodingChoice{enc: e, name: n, certain: true}
+					return true
+				}
+			}
+		}
+	}
+
+	switch name = lowerASCII(trimASCIISpace(name)); {
+	case name == "":
+	case name == "robots" || (p.opt.RobotsAgent != "" && name == p.opt.RobotsAgent):
+		p.robots.applyList(content)
+	case name == "description" && !p.descSeen:
+		p.descSeen = true
+		p.doc.Description = collapse(content, maxDescriptionBytes)
+	}
+
+	switch lowerASCII(trimASCIISpace(httpEquiv)) {
+	case "refresh":
+		if !p.refreshSeen {
+			if ref, ok := refreshTarget(content); ok {
+				p.refreshSeen = true
+				p.refreshRef = ref
+			}
+		}
+	case "content-language":
+		if p.metaLang == "" {
+			lang, _, _ := cutByte(content, ',')
+			p.metaLang = collapse(lang, maxLanguageBytes)
+		}
+	}
+	return false
+}
+
+func (p *htmlParser) htmlElement(z *html.Tokenizer) {
+	if p.htmlLang != "" {
+		return
+	}
+	var v [2]string
+	attrs(z, htmlLangAttr, v[:])
+	lang := collapse(v[0], maxLanguageBytes)
+	if lang == "" {
+		lang = collapse(v[1], maxLanguageBytes)
+	}
+	p.htmlLang = lang
+}
+
+func (p *htmlParser) finish() *Document {
+	d := p.doc
+	d.Text = p.text.String()
+	d.Language = p.htmlLang
+	if d.Language == "" {
+		d.Language = p.metaLang
+	}
+	if p.canonicalSeen {
+		if u, res := p.resolve(p.canonicalRef); res == refOK {
+			d.Canonical = u
+		}
+	}
+	if p.refreshRef != "" {
+		if u, res := p.resolve(p.refreshRef); res == refOK {
+			d.RefreshURL = u
+		}
+	}
+	d.NoIndex = p.robots.noIndex
+	d.NoFollow = p.robots.noFollow
+	d.NoArchive = p.robots.noArchive
+	return d
+}
+
+// isRawText reports whether the tokenizer returns the element's content as
+// one text token.
+func isRawText(a atom.Atom) bool {
+	switch a {
+	case atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Plaintext,
+		atom.Script, atom.Style, atom.Textarea, atom.Title, atom.Xmp:
+		return true
+	}
+	return false
+}
+
+// isInline reports whether an element flows within a line, so its tags do
+// not separate words ("<b>bold</b>er" is one word, "<p>a</p><p>b</p>" two).
+func isInline(a atom.Atom) bool {
+	switch a {
+	case atom.A, atom.Abbr, atom.B, atom.Bdi, atom.Bdo, atom.Big, atom.Cite,
+		atom.Code, atom.Data, atom.Del, atom.Dfn, atom.Em, atom.Font, atom.I,
+		atom.Ins, atom.Kbd, atom.Label, atom.Mark, atom.Nobr, atom.Q, atom.S,
+		atom.Samp, atom.Small, atom.Span, atom.Strike, atom.Strong, atom.Sub,
+		atom.Sup, atom.Time, atom.Tt, atom.U, atom.Var, atom.Wbr:
+		return true
+	}
+	return false
+}

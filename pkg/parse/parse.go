@@ -1,0 +1,117 @@
+package parse
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
+)
+
+// Defaults applied by Parse to zero or negative Options fields.
+const (
+	DefaultMaxLinks    = 5000
+	DefaultMaxTextSize = 256 << 10
+)
+
+// Caps on metadata strings, in bytes. They keep hostile pages from bloating
+// capture rows; real titles and descriptions are far shorter.
+const (
+	maxTitleBytes       = 1 << 10
+	maxDescriptionBytes = 1 << 10
+	maxLanguageBytes    = 64
+	maxRelBytes         = 256
+)
+
+// ErrBadPageURL is returned when the page URL is not an absolute http or
+// https URL. Such a message is poison: nothing can be resolved against it.
+var ErrBadPageURL = errors.New("page URL is not an absolute http(s) URL")
+
+// Options bound the work and output of Parse.
+type Options struct {
+	MaxLinks    int    // default 5000; excess dropped and counted in Document.LinksDropped
+	MaxTextSize int    // bytes of main text kept; default 256 KiB
+	RobotsAgent string // product token honoured in <meta name=...> and X-Robots-Tag "agent:" forms, besides "robots"
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxLinks <= 0 {
+		o.MaxLinks = DefaultMaxLinks
+	}
+	if o.MaxTextSize <= 0 {
+		o.MaxTextSize = DefaultMaxTextSize
+	}
+	o.RobotsAgent = strings.ToLower(strings.TrimSpace(o.RobotsAgent))
+	return o
+}
+
+// Link is one outgoing reference found on a page.
+type Link struct {
+	URL      string // absolute http(s), resolved against the base (page URL or <base href>), not otherwise normalized
+	Tag      string // "a", "area", "link", "iframe", "frame"
+	Rel      string // rel attribute, lowercased and trimmed
+	NoFollow bool   // rel contains the token "nofollow" (not ugc or sponsored)
+}
+
+// Document is what the parser tier learns from one fetched body.
+type Document struct {
+	HTML         bool   // false for non-HTML content types: no links parsed, content still stored by the caller
+	Charset      string // WHATWG name of the encoding used to decode the body, e.g. "utf-8", "windows-1252", "shift_jis"
+	Title        string // first <title> outside SVG/MathML, whitespace collapsed, at most 1 KiB
+	Description  string // <meta name=description>, whitespace collapsed, at most 1 KiB
+	Language     string // <html lang> (or xml:lang), else <meta http-equiv=content-language>
+	Canonical    string // absolute http(s), from the first <link rel=canonical>
+	Links        []Link // in document order, at most Options.MaxLinks
+	LinksDropped int    // valid links beyond Options.MaxLinks
+	LinksInvalid int    // href/src values that are not valid URLs
+	Text         string // visible text (no script/style/noscript/template/svg), whitespace collapsed, at most Options.MaxTextSize bytes
+	NoIndex      bool   // meta robots / X-Robots-Tag noindex (or "none")
+	NoFollow     bool   // meta robots / X-Robots-Tag nofollow (or "none"): caller follows no links
+	NoArchive    bool   // meta robots / X-Robots-Tag noarchive (or "nocache")
+	RefreshURL   string // absolute http(s) target of the first <meta http-equiv=refresh>
+}
+
+// Parse reads body (already content-decoded), contentType is the Content-Type
+// header value, pageURL the absolute URL the body was fetched from, xRobotsTag
+// all X-Robots-Tag header values ("agent: directives" forms are honoured for
+// Options.RobotsAgent and for all agents).
+//
+// A non-HTML body gives a Document with HTML false and only the X-Robots-Tag
+// directives set. The only error is ErrBadPageURL (wrapped); malformed bodies
+// are parsed as far as they go.
+func Parse(body []byte, contentType string, pageURL string, xRobotsTag []string, opt Options) (*Document, error) {
+	opt = opt.withDefaults()
+	page, err := parsePageURL(pageURL)
+	if err != nil {
+		return nil, err
+	}
+
+	var robots directives
+	for _, v := range xRobotsTag {
+		robots.applyHeader(v, opt.RobotsAgent)
+	}
+
+	doc := &Document{}
+	if IsHTML(contentType, body) {
+		enc := detectEncoding(body, contentType)
+		doc, err = parseHTML(body, enc, page, opt)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", pageURL, err)
+		}
+	}
+	doc.NoIndex = doc.NoIndex || robots.noIndex
+	doc.NoFollow = doc.NoFollow || robots.noFollow
+	doc.NoArchive = doc.NoArchive || robots.noArchive
+	return doc, nil
+}
+
+func parsePageURL(pageURL string) (*whatwg.Url, error) {
+	u, err := whatwg.Parse(pageURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse page URL %q: %w: %v", pageURL, ErrBadPageURL, err)
+	}
+	if s := u.Scheme(); s != "http" && s != "https" {
+		return nil, fmt.Errorf("parse page URL %q: %w", pageURL, ErrBadPageURL)
+	}
+	return u, nil
+}

@@ -1,0 +1,93 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// MaxRecordBytes bounds one record: a fetch result carries the raw and the decoded
+// body, each capped by the fetcher's limits.
+const MaxRecordBytes = 64 << 20
+
+// Embedded is an in-process Kafka broker whose log lives under a data folder, so a
+// restarted crawler resumes from its committed offsets.
+type Embedded struct {
+	cluster *kfake.Cluster
+}
+
+// StartEmbedded starts the embedded broker on a loopback port.
+func StartEmbedded(dataDir string) (*Embedded, error) {
+	c, err := kfake.NewCluster(
+		kfake.NumBrokers(1),
+		kfake.DataDir(dataDir),
+		kfake.ListenFn(nil),
+		kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(MaxRecordBytes)}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("start embedded broker in %s: %w", dataDir, err)
+	}
+	return &Embedded{cluster: c}, nil
+}
+
+// Addrs returns the broker's listen addresses.
+func (e *Embedded) Addrs() []string { return e.cluster.ListenAddrs() }
+
+// Close stops the broker and flushes its log.
+func (e *Embedded) Close() { e.cluster.Close() }
+
+// ClientOptions returns the options every client of the cluster shares.
+func ClientOptions(seeds []string, log *slog.Logger) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.SeedBrokers(seeds...),
+		kgo.ProducerBatchMaxBytes(MaxRecordBytes),
+		kgo.FetchMaxPartitionBytes(MaxRecordBytes),
+		kgo.BrokerMaxReadBytes(2 * MaxRecordBytes),
+		kgo.ProducerBatchCompression(kgo.ZstdCompression(), kgo.Lz4Compression(), kgo.NoCompression()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.WithLogger(kgoLogger{log}),
+	}
+}
+
+// EnsureTopics creates the crawler's topics if they are missing.
+func EnsureTopics(ctx context.Context, cl *kgo.Client) error {
+	adm := kadm.NewClient(cl)
+	cfg := map[string]*string{"max.message.bytes": kadm.StringPtr(strconv.Itoa(MaxRecordBytes))}
+	for _, t := range []struct {
+		name  string
+		parts int32
+	}{{TopicURLs, Partitions}, {TopicPages, PagesPartitions}, {TopicDeadLetter, 1}} {
+		resp, err := adm.CreateTopic(ctx, t.parts, -1, cfg, t.name)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// kgoLogger routes franz-go's logs to slog at warn and above.
+type kgoLogger struct{ l *slog.Logger }
+
+func (k kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+func (k kgoLogger) Log(level kgo.LogLevel, msg string, kv ...any) {
+	if k.l == nil {
+		return
+	}
+	switch level {
+	case kgo.LogLevelError:
+		k.l.Error(msg, kv...)
+	default:
+		k.l.Warn(msg, kv...)
+	}
+}

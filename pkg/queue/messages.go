@@ -1,0 +1,147 @@
+package queue
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Record formats. Every value starts with a one-byte schema version so a consumer can
+// reject (dead-letter) what it does not understand instead of misreading it.
+const (
+	urlVersion  byte = 1
+	pageVersion byte = 1
+)
+
+// ErrPoison marks a record that cannot be decoded; it goes to the dead-letter topic.
+var ErrPoison = errors.New("undecodable record")
+
+// Kind of a URL candidate.
+const (
+	KindPage    = "page"
+	KindSitemap = "sitemap"
+	KindRobots  = "robots"
+)
+
+// URL is one URL candidate on crawl.urls.
+type URL struct {
+	URL          string    `json:"url"`
+	Depth        int       `json:"depth,omitempty"`
+	Priority     int       `json:"priority,omitempty"` // operator-given score bonus (API); 0 = computed
+	Kind         string    `json:"kind,omitempty"`     // page (default) or sitemap
+	Seed         bool      `json:"seed,omitempty"`
+	Redirects    int       `json:"redirects,omitempty"`
+	Parent       string    `json:"parent,omitempty"`
+	FromRobots   bool      `json:"from_robots,omitempty"` // a sitemap listed in robots.txt
+	CrawlID      string    `json:"crawl_id,omitempty"`
+	DiscoveredAt time.Time `json:"discovered_at"`
+}
+
+// EncodeURL returns the record value for u.
+func EncodeURL(u URL) ([]byte, error) {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("encode url %s: %w", u.URL, err)
+	}
+	return append([]byte{urlVersion}, b...), nil
+}
+
+// DecodeURL parses a crawl.urls record value.
+func DecodeURL(v []byte) (URL, error) {
+	var u URL
+	if len(v) == 0 || v[0] != urlVersion {
+		return u, fmt.Errorf("%w: crawl.urls schema version %v", ErrPoison, firstByte(v))
+	}
+	if err := json.Unmarshal(v[1:], &u); err != nil {
+		return u, fmt.Errorf("%w: crawl.urls json: %v", ErrPoison, err)
+	}
+	if u.URL == "" {
+		return u, fmt.Errorf("%w: crawl.urls record without url", ErrPoison)
+	}
+	return u, nil
+}
+
+func firstByte(v []byte) any {
+	if len(v) == 0 {
+		return "missing"
+	}
+	return v[0]
+}
+
+// Page is one fetch result on crawl.pages.
+type Page struct {
+	FetchID      string    `json:"fetch_id"` // unique per fetch; the parser's idempotency key
+	URL          string    `json:"url"`
+	Host         string    `json:"host"`
+	Kind         string    `json:"kind"` // page, sitemap or robots
+	Depth        int       `json:"depth,omitempty"`
+	Redirects    int       `json:"redirects,omitempty"`
+	FromRobots   bool      `json:"from_robots,omitempty"`
+	Status       int       `json:"status"`
+	ContentType  string    `json:"content_type,omitempty"`
+	Location     string    `json:"location,omitempty"`
+	XRobotsTag   []string  `json:"x_robots_tag,omitempty"`
+	ETag         string    `json:"etag,omitempty"`
+	LastModified string    `json:"last_modified,omitempty"`
+	Truncated    string    `json:"truncated,omitempty"` // truncation reason
+	IP           string    `json:"ip,omitempty"`
+	FetchedAt    time.Time `json:"fetched_at"`
+	DurationMS   int64     `json:"duration_ms"`
+	CrawlID      string    `json:"crawl_id,omitempty"`
+
+	RawRequest  []byte `json:"-"` // for the WARC request record
+	RawResponse []byte `json:"-"` // as received, for the WARC response record
+	Body        []byte `json:"-"` // content-decoded
+}
+
+// EncodePage lays a page out as version, then four length-prefixed sections: JSON
+// metadata, raw request, raw response, decoded body. Bodies stay raw bytes (no base64).
+func EncodePage(p Page) ([]byte, error) {
+	meta, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode page %s: %w", p.URL, err)
+	}
+	n := 1 + 4*4 + len(meta) + len(p.RawRequest) + len(p.RawResponse) + len(p.Body)
+	out := make([]byte, 1, n)
+	out[0] = pageVersion
+	for _, sec := range [][]byte{meta, p.RawRequest, p.RawResponse, p.Body} {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(sec)))
+		out = append(out, sec...)
+	}
+	return out, nil
+}
+
+// DecodePage parses a crawl.pages record value. The byte slices alias v.
+func DecodePage(v []byte) (Page, error) {
+	var p Page
+	if len(v) == 0 || v[0] != pageVersion {
+		return p, fmt.Errorf("%w: crawl.pages schema version %v", ErrPoison, firstByte(v))
+	}
+	rest := v[1:]
+	var secs [4][]byte
+	for i := range secs {
+		if len(rest) < 4 {
+			return p, fmt.Errorf("%w: crawl.pages section %d: short header", ErrPoison, i)
+		}
+		n := binary.BigEndian.Uint32(rest)
+		rest = rest[4:]
+		if uint64(n) > uint64(len(rest)) {
+			return p, fmt.Errorf("%w: crawl.pages section %d: length %d beyond record", ErrPoison, i, n)
+		}
+		secs[i] = rest[:n:n]
+		rest = rest[n:]
+	}
+	if len(rest) != 0 {
+		return p, fmt.Errorf("%w: crawl.pages: %d trailing bytes", ErrPoison, len(rest))
+	}
+	if err := json.Unmarshal(secs[0], &p); err != nil {
+		return p, fmt.Errorf("%w: crawl.pages json: %v", ErrPoison, err)
+	}
+	if p.URL == "" || p.FetchID == "" {
+		return p, fmt.Errorf("%w: crawl.pages record without url or fetch_id", ErrPoison)
+	}
+	p.RawRequest, p.RawResponse, p.Body = secs[1], secs[2], secs[3]
+	return p, nil
+}

@@ -1,0 +1,84 @@
+package robots
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// MaxRedirects is how many consecutive redirects Fetch follows; RFC 9309
+// section 2.3.1.2 asks for at least five.
+const MaxRedirects = 5
+
+// Getter performs one GET of url without following redirects. location is the
+// Location header of a redirect, absolute or relative. The body should be
+// capped by the Getter (MaxSize+1 bytes is enough) and the request bounded by
+// ctx. err is for transport failures only; an HTTP error status is not an
+// error.
+type Getter func(ctx context.Context, url string) (status int, location string, body []byte, err error)
+
+// Fetch gets robotsURL, following up to MaxRedirects redirects (301, 302,
+// 303, 307, 308), even across hosts, resolving a relative Location against the
+// URL that returned it. The rules found apply to the original host.
+//
+// After more than MaxRedirects hops the file is treated as unavailable and
+// Fetch returns status 404 (RFC 9309 allows assuming "unavailable"). A
+// redirect Fetch cannot follow (no Location, or a non-http(s) target) is
+// returned as is; Evaluate reads a final 3xx as unavailable too. An error
+// means the host was unreachable, or ctx ended: in that case the caller is
+// shutting down and should not record the outcome.
+func Fetch(ctx context.Context, get Getter, robotsURL string) (status int, body []byte, err error) {
+	cur := robotsURL
+	for hop := 0; ; hop++ {
+		if err := ctx.Err(); err != nil {
+			return 0, nil, fmt.Errorf("fetch robots.txt %s: %w", robotsURL, err)
+		}
+		status, location, body, err := get(ctx, cur)
+		if err != nil {
+			return status, nil, fmt.Errorf("fetch robots.txt %s: %w", cur, err)
+		}
+		if !isFollowedRedirect(status) {
+			return status, body, nil
+		}
+		if hop == MaxRedirects {
+			return http.StatusNotFound, nil, nil
+		}
+		next, ok := resolveRedirect(cur, location)
+		if !ok {
+			return status, body, nil
+		}
+		cur = next
+	}
+}
+
+func isFollowedRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// resolveRedirect keeps redirects on http(s): a robots.txt must never lead
+// the crawler to file:, ftp: or other schemes its Getter might honour.
+func resolveRedirect(base, location string) (string, bool) {
+	if strings.TrimSpace(location) == "" {
+		return "", false
+	}
+	b, err := url.Parse(base)
+	if err != nil {
+		return "", false
+	}
+	l, err := url.Parse(strings.TrimSpace(location))
+	if err != nil {
+		return "", false
+	}
+	u := b.ResolveReference(l)
+	if s := strings.ToLower(u.Scheme); (s != "http" && s != "https") || u.Host == "" {
+		return "", false
+	}
+	return u.String(), true
+}

@@ -1,0 +1,275 @@
+package urlnorm
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		err            error
+	}{
+		// Case folding.
+		{"scheme and host lowercased", "HTTP://WWW.Example.COM/Path", "http://www.example.com/Path", nil},
+		{"path case kept", "http://example.com/A/b/C", "http://example.com/A/b/C", nil},
+		{"https kept", "HTTPS://example.com", "https://example.com/", nil},
+		// IDN.
+		{"IDN to punycode", "http://bücher.de/", "http://xn--bcher-kva.de/", nil},
+		{"IDN uppercase", "http://BÜCHER.de/", "http://xn--bcher-kva.de/", nil},
+		{"punycode kept", "http://xn--bcher-kva.de/", "http://xn--bcher-kva.de/", nil},
+		{"percent-encoded host decoded", "http://%65xample.com/", "http://example.com/", nil},
+		{"trailing dot on host", "http://example.com./a", "http://example.com/a", nil},
+		// Ports.
+		{"default http port removed", "http://example.com:80/", "http://example.com/", nil},
+		{"default https port removed", "https://example.com:443/", "https://example.com/", nil},
+		{"non-default port kept", "http://example.com:8080/", "http://example.com:8080/", nil},
+		{"https on 80 keeps port", "https://example.com:80/", "https://example.com:80/", nil},
+		{"leading zeros in port", "http://example.com:0080/", "http://example.com/", nil},
+		{"port 0 rejected", "http://example.com:0/", "", ErrInvalid},
+		{"port out of range", "http://example.com:65536/", "", ErrInvalid},
+		// Paths and dot segments.
+		{"empty path becomes slash", "http://example.com", "http://example.com/", nil},
+		{"dot segments", "http://example.com/a/./b/../c", "http://example.com/a/c", nil},
+		{"dot-dot past root", "http://example.com/../../a", "http://example.com/a", nil},
+		{"encoded dot segments", "http://example.com/a/%2e%2E/b", "http://example.com/b", nil},
+		{"trailing dot-dot keeps slash", "http://example.com/a/b/..", "http://example.com/a/", nil},
+		{"backslash is slash", "http://example.com\\a\\b", "http://example.com/a/b", nil},
+		{"double slash kept", "http://example.com//a", "http://example.com//a", nil},
+		// Fragments and userinfo.
+		{"fragment dropped", "http://example.com/a#section", "http://example.com/a", nil},
+		{"empty fragment dropped", "http://example.com/a?b=1#", "http://example.com/a?b=1", nil},
+		{"userinfo dropped", "http://user:pass@example.com/", "http://example.com/", nil},
+		// Percent-encoding.
+		{"unreserved decoded", "http://example.com/%41%62%2D%5F%7e", "http://example.com/Ab-_~", nil},
+		{"hex uppercased", "http://example.com/a%2fb%3a", "http://example.com/a%2Fb%3A", nil},
+		{"reserved slash kept encoded", "http://example.com/a%2Fb", "http://example.com/a%2Fb", nil},
+		{"reserved raw kept raw", "http://example.com/a:b@c;d=e!", "http://example.com/a:b@c;d=e!", nil},
+		{"space encoded", "http://example.com/a b", "http://example.com/a%20b", nil},
+		{"pipe encoded", "http://example.com/a|b", "http://example.com/a%7Cb", nil},
+		{"pipe spellings agree", "http://example.com/a%7cb", "http://example.com/a%7Cb", nil},
+		{"non-ASCII path as UTF-8", "http://example.com/café", "http://example.com/caf%C3%A9", nil},
+		{"non-ASCII query as UTF-8", "http://example.com/?q=ü", "http://example.com/?q=%C3%BC", nil},
+		{"stray percent encoded", "http://example.com/100%", "http://example.com/100%25", nil},
+		{"bad escape encoded", "http://example.com/%zz?%g1", "http://example.com/%25zz?%25g1", nil},
+		{"encoded query delimiters kept", "http://example.com/?a=%26%3D", "http://example.com/?a=%26%3D", nil},
+		{"query unreserved decoded", "http://example.com/?%61=%7E", "http://example.com/?a=~", nil},
+		// Query.
+		{"query sorted", "http://example.com/?b=2&a=1&c=3", "http://example.com/?a=1&b=2&c=3", nil},
+		{"query sort stable for repeats", "http://example.com/?b=1&a=2&b=0&a=1", "http://example.com/?a=2&a=1&b=1&b=0", nil},
+		{"empty query removed", "http://example.com/a?", "http://example.com/a", nil},
+		{"empty params removed", "http://example.com/?&a=1&&b=2&", "http://example.com/?a=1&b=2", nil},
+		{"valueless param kept", "http://example.com/?flag&a=1", "http://example.com/?a=1&flag", nil},
+		{"plus kept", "http://example.com/?q=a+b", "http://example.com/?q=a+b", nil},
+		// Tracking and session removal.
+		{"utm removed", "http://example.com/p?utm_source=x&id=3&UTM_Medium=y", "http://example.com/p?id=3", nil},
+		{"click ids removed", "http://example.com/?gclid=1&fbclid=2&msclkid=3&q=go", "http://example.com/?q=go", nil},
+		{"session ids removed case-insensitively", "http://example.com/?PHPSESSID=abc&JSessionID=d&sid=1", "http://example.com/", nil},
+		{"encoded tracking name removed", "http://example.com/?utm%5Fsource=x&a=1", "http://example.com/?a=1", nil},
+		{"similar names kept", "http://example.com/?sidebar=1&utm=2", "http://example.com/?sidebar=1&utm=2", nil},
+		{"jsessionid path param removed", "http://example.com/shop/cart.jsp;jsessionid=0A1B2C?item=4", "http://example.com/shop/cart.jsp?item=4", nil},
+		{"other path params kept", "http://example.com/a;v=1;JSESSIONID=x;w=2/b", "http://example.com/a;v=1;w=2/b", nil},
+		{"path param strip resolves dots", "http://example.com/a/b/..;jsessionid=1/c", "http://example.com/a/c", nil},
+		// IP hosts.
+		{"IPv4", "http://127.0.0.1:8080/", "http://127.0.0.1:8080/", nil},
+		{"IPv4 hex and short form", "http://0x7f.1/", "http://127.0.0.1/", nil},
+		{"IPv6 compressed and lowercased", "http://[2001:DB8:0:0:0:0:0:1]:443/", "http://[2001:db8::1]:443/", nil},
+		{"IPv6 default port", "https://[::1]:443/x", "https://[::1]/x", nil},
+		{"IPv6 unclosed", "http://[::1/", "", ErrInvalid},
+		// Rejections.
+		{"javascript rejected", "javascript:alert(1)", "", ErrScheme},
+		{"mailto rejected", "mailto:someone@example.com", "", ErrScheme},
+		{"data rejected", "data:text/html,<b>x</b>", "", ErrScheme},
+		{"ftp rejected", "ftp://example.com/file", "", ErrScheme},
+		{"unparsable other scheme", "ws://[bad/", "", ErrScheme},
+		{"relative without base", "/just/a/path", "", ErrInvalid},
+		{"no host", "http://", "", ErrNoHost},
+		{"only port", "http://:80/", "", ErrNoHost},
+		{"only dots for host", "http://.../", "", ErrNoHost},
+		{"forbidden host char", "http://exa mple.com/", "", ErrInvalid},
+		{"host char DNS cannot hold", "http://a{b}.com/", "", ErrInvalid},
+		{"empty label", "http://a..b.com/", "", ErrInvalid},
+		{"too long", "http://example.com/" + strings.Repeat("a", 2100), "", ErrTooLong},
+		{"too long after encoding", "http://example.com/" + strings.Repeat("é", 700), "", ErrTooLong},
+		{"huge input", "http://example.com/" + strings.Repeat("a/../", 5000), "", ErrTooLong},
+		{"whitespace trimmed", "  http://example.com/a\n ", "http://example.com/a", nil},
+		{"tabs and newlines removed", "http://exa\tmple.com/a\nb", "http://example.com/ab", nil},
+	}
+	n := New(DefaultPolicy())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := n.Normalize(tc.in)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("Normalize(%q) = %q, %v; want error %v", tc.in, got, err, tc.err)
+				}
+				if got != "" {
+					t.Errorf("Normalize(%q) returned %q with an error", tc.in, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Normalize(%q): %v", tc.in, err)
+			}
+			if got != tc.want {
+				t.Errorf("Normalize(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			}
+			again, err := n.Normalize(got)
+			if err != nil || again != got {
+				t.Errorf("not idempotent: Normalize(%q) = %q, %v", got, again, err)
+			}
+		})
+	}
+}
+
+func TestResolve(t *testing.T) {
+	const base = "http://example.com/dir/page.html?x=1#top"
+	tests := []struct {
+		name, base, ref, want string
+		err                   error
+	}{
+		{"relative file", base, "other.html", "http://example.com/dir/other.html", nil},
+		{"parent", base, "../up.html", "http://example.com/up.html", nil},
+		{"parent past root", base, "../../../../x", "http://example.com/x", nil},
+		{"absolute path", base, "/root?b=2&a=1", "http://example.com/root?a=1&b=2", nil},
+		{"protocol-relative", base, "//Other.Example.org/x#f", "http://other.example.org/x", nil},
+		{"protocol-relative on https", "https://example.com/", "//cdn.example.com:443/a", "https://cdn.example.com/a", nil},
+		{"query only", base, "?q=2", "http://example.com/dir/page.html?q=2", nil},
+		{"fragment only", base, "#other", "http://example.com/dir/page.html?x=1", nil},
+		{"empty ref", base, "", "http://example.com/dir/page.html?x=1", nil},
+		{"absolute ref", base, "HTTPS://Example.NET:443", "https://example.net/", nil},
+		{"dot ref", base, ".", "http://example.com/dir/", nil},
+		{"ref with whitespace", base, "  next.html\n", "http://example.com/dir/next.html", nil},
+		{"tracking removed", base, "a?utm_campaign=x", "http://example.com/dir/a", nil},
+		{"javascript ref", base, "javascript:void(0)", "", ErrScheme},
+		{"mailto ref", base, "mailto:a@example.com", "", ErrScheme},
+		{"data ref", base, "data:image/png;base64,AAAA", "", ErrScheme},
+		{"tel ref", base, "tel:+4712345678", "", ErrScheme},
+		{"bad ref host", base, "http://[::1", "", ErrInvalid},
+		{"relative base", "/dir/", "a", "", ErrInvalid},
+		{"non-http base", "ftp://example.com/", "a", "", ErrScheme},
+	}
+	n := New(DefaultPolicy())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := n.Resolve(tc.base, tc.ref)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("Resolve(%q, %q) = %q, %v; want error %v", tc.base, tc.ref, got, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve(%q, %q): %v", tc.base, tc.ref, err)
+			}
+			if got != tc.want {
+				t.Errorf("Resolve(%q, %q)\n got %q\nwant %q", tc.base, tc.ref, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy Policy
+		in     string
+		want   string
+		err    error
+	}{
+		{"zero policy strips nothing", Policy{}, "http://e.com/?utm_source=a&sid=1", "http://e.com/?sid=1&utm_source=a", nil},
+		{"custom exact name", Policy{StripParams: []string{"Ref"}}, "http://e.com/?ref=a&refx=b", "http://e.com/?refx=b", nil},
+		{"custom prefix", Policy{StripPrefixes: []string{"pk_"}}, "http://e.com/?PK_campaign=a&pk=b", "http://e.com/?pk=b", nil},
+		{"custom prefix applies to path params", Policy{StripPrefixes: []string{"s_"}}, "http://e.com/a;s_id=1", "http://e.com/a", nil},
+		{"max length exact fits", Policy{MaxLength: 20}, "http://e.com/1234567", "http://e.com/1234567", nil},
+		{"max length one over", Policy{MaxLength: 20}, "http://e.com/12345678", "", ErrTooLong},
+		{"zero max length means default", Policy{}, "http://e.com/" + strings.Repeat("a", 2035), "http://e.com/" + strings.Repeat("a", 2035), nil},
+		{"default max length enforced", Policy{}, "http://e.com/" + strings.Repeat("a", 2036), "", ErrTooLong},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := New(tc.policy).Normalize(tc.in)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("got %q, %v; want error %v", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestReason(t *testing.T) {
+	n := New(DefaultPolicy())
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"ok", "http://example.com/", ""},
+		{"invalid", "not a url", "invalid_url"},
+		{"scheme", "mailto:x@example.com", "unsupported_scheme"},
+		{"too long", "http://example.com/" + strings.Repeat("x", 3000), "url_too_long"},
+		{"no host", "https://", "no_host"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := n.Normalize(tc.in)
+			if got := Reason(err); got != tc.want {
+				t.Errorf("Reason(%v) = %q, want %q", err, got, tc.want)
+			}
+		})
+	}
+	if got := Reason(errors.New("other")); got != "invalid_url" {
+		t.Errorf("Reason(foreign error) = %q, want invalid_url", got)
+	}
+}
+
+func TestAuthority(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"http://example.com/a", "example.com"},
+		{"https://example.com", "example.com"},
+		{"http://127.0.1.2:8080/x?y", "127.0.1.2:8080"},
+		{"http://[::1]:8080/", "[::1]:8080"},
+		{"https://[::1]/", "[::1]"},
+		{"HTTP://Example.COM:80/", "example.com"},
+		{"https://example.com:443/", "example.com"},
+		{"http://example.com:443/", "example.com:443"},
+		{"http://example.com:8080/", "example.com:8080"},
+		{"http://u:p@example.com/", "example.com"},
+		{"http://example.com?q", "example.com"},
+		{"example.com/a", ""},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			if got := Authority(tc.in); got != tc.want {
+				t.Errorf("Authority(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNormalizeConcurrent(t *testing.T) {
+	n := New(DefaultPolicy())
+	done := make(chan struct{})
+	for range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 50 {
+				got, err := n.Resolve("http://example.com/a/", "../b?utm_source=x&z=1&a=2")
+				if err != nil || got != "http://example.com/b?a=2&z=1" {
+					t.Errorf("Resolve = %q, %v", got, err)
+					return
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+}

@@ -1,0 +1,113 @@
+package warc
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"time"
+)
+
+// Record types the crawler writes (WARC 1.1 section 6).
+const (
+	TypeWarcinfo = "warcinfo"
+	TypeRequest  = "request"
+	TypeResponse = "response"
+	TypeRevisit  = "revisit"
+	TypeMetadata = "metadata"
+	TypeResource = "resource"
+)
+
+// Field names used by the writer.
+const (
+	FieldType               = "WARC-Type"
+	FieldRecordID           = "WARC-Record-ID"
+	FieldDate               = "WARC-Date"
+	FieldContentLength      = "Content-Length"
+	FieldContentType        = "Content-Type"
+	FieldTargetURI          = "WARC-Target-URI"
+	FieldIPAddress          = "WARC-IP-Address"
+	FieldConcurrentTo       = "WARC-Concurrent-To"
+	FieldBlockDigest        = "WARC-Block-Digest"
+	FieldPayloadDigest      = "WARC-Payload-Digest"
+	FieldTruncated          = "WARC-Truncated"
+	FieldProfile            = "WARC-Profile"
+	FieldRefersTo           = "WARC-Refers-To"
+	FieldRefersToTargetURI  = "WARC-Refers-To-Target-URI"
+	FieldRefersToDate       = "WARC-Refers-To-Date"
+	FieldFilename           = "WARC-Filename"
+	FieldWarcinfoID         = "WARC-Warcinfo-ID"
+	ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+)
+
+const (
+	version        = "WARC/1.1"
+	contentHTTPReq = "application/http;msgtype=request"
+	contentHTTPRes = "application/http;msgtype=response"
+	contentFields  = "application/warc-fields"
+	// dateLayout is W3C-DTF in UTC; WARC 1.1 allows fractional seconds, which
+	// keep captures of one URL within the same second distinguishable.
+	dateLayout = "2006-01-02T15:04:05.999999Z"
+)
+
+// Record is one WARC record: its named fields and its content block.
+type Record struct {
+	Header Header // WARC-Type, WARC-Record-ID, WARC-Date, Content-Length, Content-Type, WARC-Target-URI, ...
+	Block  []byte
+}
+
+// Type returns the WARC-Type field, e.g. "response".
+func (r *Record) Type() string { return r.Header.Get(FieldType) }
+
+// ID returns the WARC-Record-ID field, "<urn:uuid:...>".
+func (r *Record) ID() string { return r.Header.Get(FieldRecordID) }
+
+// Date parses the WARC-Date field.
+func (r *Record) Date() (time.Time, error) { return ParseDate(r.Header.Get(FieldDate)) }
+
+// FormatDate renders t the way the writer puts it in WARC-Date.
+func FormatDate(t time.Time) string { return t.UTC().Format(dateLayout) }
+
+// ParseDate parses a WARC-Date value (W3C-DTF, with or without fractional
+// seconds).
+func ParseDate(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t, nil
+}
+
+// appendRecordHead serializes the part of rec before its block: version line
+// and header, with Content-Length set to the block size. The caller writes the
+// block and recordTrailer itself, so large bodies are not copied.
+func appendRecordHead(buf []byte, rec *Record) ([]byte, error) {
+	buf = append(buf, version...)
+	buf = append(buf, '\r', '\n')
+	rec.Header.Set(FieldContentLength, strconv.Itoa(len(rec.Block)))
+	buf, err := rec.Header.appendTo(buf)
+	if err != nil {
+		return buf, err
+	}
+	return append(buf, '\r', '\n'), nil
+}
+
+var recordTrailer = []byte("\r\n\r\n")
+
+// newRecordID returns a random (version 4) UUID as a WARC-Record-ID.
+func newRecordID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (Go 1.24+).
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], u[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], u[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], u[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], u[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], u[10:])
+	return "<urn:uuid:" + string(s[:]) + ">"
+}

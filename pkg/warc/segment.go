@@ -1,0 +1,412 @@
+package warc
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// DefaultMaxSize is the segment size at which a SegmentWriter rolls over when
+// SegmentConfig.MaxSize is zero.
+const DefaultMaxSize int64 = 1 << 30
+
+// SegmentConfig configures a SegmentWriter.
+type SegmentConfig struct {
+	Dir      string // folder for segments (created if missing)
+	Prefix   string // file names: Prefix-YYYYMMDDhhmmss-NNNNN-RANDOM.warc.gz; default "crawl"
+	MaxSize  int64  // roll to a new segment when the current one reaches this; default 1 GiB
+	Software string // for warcinfo
+	// OnClose is called after a segment is closed and fsynced (cluster mode
+	// uploads it to S3). It runs in the goroutine whose write filled the
+	// segment, outside the writer's lock, so a slow upload does not stall
+	// other writers.
+	OnClose func(path string) error
+}
+
+func (c SegmentConfig) withDefaults() (SegmentConfig, error) {
+	if c.Dir == "" {
+		return c, errors.New("WARC segment config: Dir is empty")
+	}
+	if c.Prefix == "" {
+		c.Prefix = "crawl"
+	}
+	if strings.ContainsAny(c.Prefix, `/\`) || !validValue(c.Prefix) {
+		return c, fmt.Errorf("WARC segment config: Prefix %q is not a plain file name part", c.Prefix)
+	}
+	if c.MaxSize < 0 {
+		return c, fmt.Errorf("WARC segment config: MaxSize %d is negative", c.MaxSize)
+	}
+	if c.MaxSize == 0 {
+		c.MaxSize = DefaultMaxSize
+	}
+	if c.Software == "" {
+		c.Software = "crawlcluster-crawler"
+	}
+	if !validValue(c.Software) {
+		return c, fmt.Errorf("WARC segment config: Software %q contains control characters", c.Software)
+	}
+	return c, nil
+}
+
+// SegmentWriter appends records to size-limited WARC segment files. It is safe
+// for concurrent use. Records are compressed by the calling goroutine and
+// written with one write call per capture, each record its own gzip member.
+// Files are opened with O_EXCL: a writer never appends to an existing file, so
+// a restarted crawler starts fresh segments next to any damaged one.
+type SegmentWriter struct {
+	cfg SegmentConfig
+	tag string           // random per-writer part of file names
+	now func() time.Time // clock for file names and warcinfo; tests replace it
+
+	mu     sync.Mutex
+	seg    *segment // nil until the next write opens one
+	serial int
+	closed bool
+
+	hooks sync.WaitGroup // OnClose calls still running
+}
+
+type segment struct {
+	f    *os.File
+	name string
+	size int64
+}
+
+// NewSegmentWriter creates cfg.Dir if needed. The first segment is opened by
+// the first write, so an idle writer leaves no empty files behind.
+func NewSegmentWriter(cfg SegmentConfig) (*SegmentWriter, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create WARC segment dir %s: %w", cfg.Dir, err)
+	}
+	var tag [6]byte
+	_, _ = rand.Read(tag[:])
+	return &SegmentWriter{cfg: cfg, tag: hex.EncodeToString(tag[:]), now: time.Now}, nil
+}
+
+// WriteCapture writes a request and a response record (WARC-Concurrent-To linking
+// them, WARC-IP-Address, WARC-Payload-Digest, WARC-Block-Digest) into the same segment
+// and returns the response record's location. A capture without RawRequest
+// gets only the response record.
+func (w *SegmentWriter) WriteCapture(c Capture) (Location, error) {
+	if err := c.validate(); err != nil {
+		return Location{}, err
+	}
+	req, resp, digest := captureRecords(&c)
+	recs := []*Record{resp}
+	if req != nil {
+		recs = []*Record{req, resp}
+	}
+	loc, err := w.writeRecords(recs)
+	if loc.File == "" {
+		return Location{}, fmt.Errorf("write capture of %s: %w", c.TargetURI, err)
+	}
+	loc.PayloadDigest = digest
+	if err != nil {
+		err = fmt.Errorf("write capture of %s: %w", c.TargetURI, err)
+	}
+	return loc, err
+}
+
+// WriteRevisit writes a revisit record (profile identical-payload-digest, WARC 1.1
+// URI http://netpreserve.org/warc/1.1/revisit/identical-payload-digest) whose block is
+// the HTTP headers only, referring to the original by WARC-Refers-To,
+// WARC-Refers-To-Target-URI and WARC-Refers-To-Date. c.RawResponse may be a
+// 304 answer without body; a body, if present, must match
+// original.PayloadDigest.
+func (w *SegmentWriter) WriteRevisit(c Capture, original Location, originalURI string, originalDate time.Time) (Location, error) {
+	if err := c.validate(); err != nil {
+		return Location{}, err
+	}
+	rec, digest, err := revisitRecord(&c, original, originalURI, originalDate)
+	if err != nil {
+		return Location{}, err
+	}
+	loc, err := w.writeRecords([]*Record{rec})
+	if loc.File == "" {
+		return Location{}, fmt.Errorf("write revisit of %s: %w", c.TargetURI, err)
+	}
+	loc.PayloadDigest = digest
+	if err != nil {
+		err = fmt.Errorf("write revisit of %s: %w", c.TargetURI, err)
+	}
+	return loc, err
+}
+
+// WriteRecord writes any other record (metadata, resource, ...). WARC-Type
+// must be set; WARC-Record-ID, WARC-Date and WARC-Block-Digest are filled in
+// when absent, and Content-Length always follows len(rec.Block). rec itself is
+// not modified.
+func (w *SegmentWriter) WriteRecord(rec *Record) (Location, error) {
+	if rec.Type() == "" {
+		return Location{}, fmt.Errorf("write record: no WARC-Type: %w", ErrInvalidRecord)
+	}
+	cp := &Record{Header: rec.Header.clone(), Block: rec.Block}
+	if cp.ID() == "" {
+		cp.Header.Set(FieldRecordID, newRecordID())
+	}
+	if cp.Header.Get(FieldDate) == "" {
+		cp.Header.Set(FieldDate, FormatDate(time.Now()))
+	}
+	if cp.Header.Get(FieldBlockDigest) == "" {
+		cp.Header.Set(FieldBlockDigest, sha1Digest(cp.Block))
+	}
+	loc, err := w.writeRecords([]*Record{cp})
+	if loc.File == "" {
+		return Location{}, fmt.Errorf("write %s record: %w", cp.Type(), err)
+	}
+	loc.PayloadDigest = cp.Header.Get(FieldPayloadDigest)
+	if err != nil {
+		err = fmt.Errorf("write %s record: %w", cp.Type(), err)
+	}
+	return loc, err
+}
+
+// writeRecords compresses recs into one buffer and appends it to the current
+// segment in a single write, so the records of one capture never straddle two
+// segments. It returns the location of the last record. A non-nil error with a
+// non-empty Location.File is an OnClose failure after a successful write.
+func (w *SegmentWriter) writeRecords(recs []*Record) (Location, error) {
+	enc := getEncoder()
+	defer putEncoder(enc)
+	var last, lastLen int64
+	for _, rec := range recs {
+		start := int64(enc.out.Len())
+		if err := enc.member(rec); err != nil {
+			return Location{}, err
+		}
+		last, lastLen = start, int64(enc.out.Len())-start
+	}
+
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return Location{}, ErrClosed
+	}
+	if w.seg == nil {
+		if err := w.openLocked(); err != nil {
+			w.mu.Unlock()
+			return Location{}, err
+		}
+	}
+	seg := w.seg
+	base := seg.size
+	if _, err := seg.f.Write(enc.out.Bytes()); err != nil {
+		// Cut the partial write off so the segment ends on a member boundary,
+		// then retire it: the next write starts a fresh segment.
+		_ = seg.f.Truncate(base)
+		seg.size = base
+		werr := fmt.Errorf("write WARC segment %s: %w", seg.name, err)
+		path, cerr := w.closeLocked()
+		w.mu.Unlock()
+		if cerr == nil {
+			cerr = w.runHook(path)
+		}
+		return Location{}, errors.Join(werr, cerr)
+	}
+	seg.size += int64(enc.out.Len())
+	loc := Location{
+		File:     seg.name,
+		Offset:   base + last,
+		Length:   lastLen,
+		RecordID: recs[len(recs)-1].ID(),
+	}
+	if seg.size < w.cfg.MaxSize {
+		w.mu.Unlock()
+		return loc, nil
+	}
+	path, err := w.closeLocked()
+	w.mu.Unlock()
+	if err != nil {
+		// The record is written but the segment may not be durable: report
+		// it as a failed write so the caller does not commit its location.
+		return Location{}, err
+	}
+	return loc, w.runHook(path)
+}
+
+// openLocked starts a new segment and writes its warcinfo record.
+func (w *SegmentWriter) openLocked() error {
+	now := w.now().UTC()
+	var (
+		f    *os.File
+		name string
+		err  error
+	)
+	for range 10 {
+		w.serial++
+		name = fmt.Sprintf("%s-%s-%05d-%s.warc.gz", w.cfg.Prefix, now.Format("20060102150405"), w.serial, w.tag)
+		f, err = os.OpenFile(filepath.Join(w.cfg.Dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("create WARC segment in %s: %w", w.cfg.Dir, err)
+	}
+	info := &Record{Block: []byte("software: " + w.cfg.Software + "\r\n" +
+		"format: WARC File Format 1.1\r\n" +
+		"conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n")}
+	info.Header.Add(FieldType, TypeWarcinfo)
+	info.Header.Add(FieldRecordID, newRecordID())
+	info.Header.Add(FieldDate, FormatDate(now))
+	info.Header.Add(FieldFilename, name)
+	info.Header.Add(FieldContentType, contentFields)
+	info.Header.Add(FieldBlockDigest, sha1Digest(info.Block))
+
+	enc := getEncoder()
+	defer putEncoder(enc)
+	err = enc.member(info)
+	if err == nil {
+		_, err = f.Write(enc.out.Bytes())
+	}
+	if err == nil {
+		// The directory entry must be durable too, or an fsynced segment
+		// could vanish in a crash before its first Flush.
+		err = syncDir(w.cfg.Dir)
+	}
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("start WARC segment %s: %w", name, err)
+	}
+	w.seg = &segment{f: f, name: name, size: int64(enc.out.Len())}
+	return nil
+}
+
+// closeLocked fsyncs and closes the current segment and registers the OnClose
+// call the caller must make (with runHook) after releasing the lock.
+func (w *SegmentWriter) closeLocked() (string, error) {
+	seg := w.seg
+	w.seg = nil
+	path := seg.f.Name()
+	if err := seg.f.Sync(); err != nil {
+		_ = seg.f.Close()
+		return "", fmt.Errorf("sync WARC segment %s: %w", seg.name, err)
+	}
+	if err := seg.f.Close(); err != nil {
+		return "", fmt.Errorf("close WARC segment %s: %w", seg.name, err)
+	}
+	w.hooks.Add(1)
+	return path, nil
+}
+
+func (w *SegmentWriter) runHook(path string) error {
+	defer w.hooks.Done()
+	if w.cfg.OnClose == nil {
+		return nil
+	}
+	if err := w.cfg.OnClose(path); err != nil {
+		return fmt.Errorf("%w for %s: %w", ErrOnClose, path, err)
+	}
+	return nil
+}
+
+// Flush makes everything written so far durable (fsync). The crawler calls it
+// before committing the metadata that points into the segment.
+func (w *SegmentWriter) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seg == nil {
+		return nil
+	}
+	if err := w.seg.f.Sync(); err != nil {
+		return fmt.Errorf("sync WARC segment %s: %w", w.seg.name, err)
+	}
+	return nil
+}
+
+// Close closes the current segment, runs its OnClose and waits for OnClose
+// calls still running in other goroutines. Later writes fail with ErrClosed;
+// a second Close is a no-op.
+func (w *SegmentWriter) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	var err error
+	if w.seg != nil {
+		var path string
+		path, err = w.closeLocked()
+		w.mu.Unlock()
+		if err == nil {
+			err = w.runHook(path)
+		}
+	} else {
+		w.mu.Unlock()
+	}
+	w.hooks.Wait()
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// encoder turns records into gzip members. Encoders are pooled because a gzip
+// writer's state is several hundred kilobytes.
+type encoder struct {
+	gz   *gzip.Writer
+	head []byte
+	out  bytes.Buffer
+}
+
+var encoders = sync.Pool{New: func() any {
+	gz, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
+	return &encoder{gz: gz}
+}}
+
+func getEncoder() *encoder {
+	enc := encoders.Get().(*encoder)
+	enc.out.Reset()
+	return enc
+}
+
+// maxPooledBuffer keeps one huge capture from pinning its buffer in the pool.
+const maxPooledBuffer = 4 << 20
+
+func putEncoder(enc *encoder) {
+	if enc.out.Cap() > maxPooledBuffer {
+		enc.out = bytes.Buffer{}
+	}
+	encoders.Put(enc)
+}
+
+// member appends rec to enc.out as one gzip member.
+func (enc *encoder) member(rec *Record) error {
+	head, err := appendRecordHead(enc.head[:0], rec)
+	enc.head = head
+	if err != nil {
+		return fmt.Errorf("encode %s record %s: %w", rec.Type(), rec.ID(), err)
+	}
+	enc.gz.Reset(&enc.out)
+	for _, p := range [][]byte{head, rec.Block, recordTrailer} {
+		if _, err := enc.gz.Write(p); err != nil {
+			return fmt.Errorf("compress %s record %s: %w", rec.Type(), rec.ID(), err)
+		}
+	}
+	if err := enc.gz.Close(); err != nil {
+		return fmt.Errorf("compress %s record %s: %w", rec.Type(), rec.ID(), err)
+	}
+	return nil
+}
