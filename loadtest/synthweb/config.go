@@ -2,6 +2,7 @@ package synthweb
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"time"
 )
@@ -31,6 +32,25 @@ func DefaultConfig() Config {
 		CrossLinks:   true,
 		Agent:        "testbot",
 	}
+}
+
+// RegisterFlags adds the web's shape to fs, each flag name prefixed with
+// prefix and defaulting to c's current value: call it on DefaultConfig().
+func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
+	fs.IntVar(&c.Hosts, prefix+"hosts", c.Hosts, "number of hosts, each on its own loopback address (Features needs at least 6)")
+	fs.IntVar(&c.PagesPerHost, prefix+"pages", c.PagesPerHost, "ordinary pages per host")
+	fs.IntVar(&c.Fanout, prefix+"fanout", c.Fanout, "links per ordinary page")
+	fs.IntVar(&c.PageBytes, prefix+"page-bytes", c.PageBytes, "approximate HTML size of an ordinary page in bytes")
+	fs.BoolVar(&c.CrossLinks, prefix+"cross-links", c.CrossLinks, "ordinary pages also link to other hosts' pages")
+	fs.BoolVar(&c.Features, prefix+"features", c.Features, "add the special cases: robots variants, redirects, traps, error pages, gzip bomb")
+	fs.StringVar(&c.Agent, prefix+"agent", c.Agent, "robots product token of the crawler under test")
+	fs.Int64Var(&c.Seed, prefix+"seed", c.Seed, "seed of the link graph and the texts")
+}
+
+// Validate reports a configuration Start would reject.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
 }
 
 // Limits that keep the address plan and the memory footprint sane.

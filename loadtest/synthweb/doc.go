@@ -47,13 +47,15 @@
 //     /private/open.html, and Sitemap: /sitemap_index.xml, which lists the
 //     gzip-compressed /sitemap-1.xml.gz (application/gzip, no
 //     Content-Encoding) naming /orphan/1..3.html, which no page links to. The
-//     traps: /calendar?month=YYYY-MM, /trap/a/ (links to "a/"), /deep/1/
-//     (links to /deep/1/2/ ...) and links carrying a fresh ?sid=.
+//     traps: /calendar?month=YYYY-MM (links to the months before and after),
+//     /trap/a/ (links to "a/"), /deep/1/ (links to "2/", and so on) and links
+//     carrying a fresh ?sid=.
 //   - Host 2: a robots group for Config.Agent (Disallow: /no-agent/) and a "*"
 //     group (Disallow: /no-star/); the crawler must obey only its own group.
 //     Error pages /err/404.html, /err/500.html (always 500), /err/429.html (the
 //     first request answers 429 with Retry-After: 1, later ones 200) and
-//     /slow.html (answers after 800 ms).
+//     /slow.html (answers after 800 ms, or gives up when the client leaves
+//     or the web closes).
 //   - Host 3: Crawl-delay: 0.25; /bomb.html (Content-Encoding: gzip, decodes to
 //     64 MiB); /sitemap.xml (not named in robots.txt) listing /orphan/1..2.html.
 //   - Host 4: /robots.txt answers 301 to /robots-real.txt, which says
@@ -63,22 +65,35 @@
 //
 // # Audit
 //
-// [Web.Audit] judges the log against [AuditConfig], the crawler's settings:
+// [Web.Audit] judges the log against [AuditConfig], the crawler's settings.
+// Requests are taken in order of arrival (Start); a request the server gave
+// up on (client gone, or Close) has Status 0 and is no answer.
 //
-//   - Politeness: per host, in order of arrival, Start(next) - End(previous)
-//     must be at least the effective delay: the robots Crawl-delay of the
-//     crawler's group clamped to [MinDelay, MaxDelay], else DefaultDelay.
-//     robots.txt requests count. Start(next) < End(previous) is an overlap.
-//   - Robots: every non-robots request must come after a robots.txt response
-//     that did not answer 5xx, and its path must be allowed for the crawler's
-//     group (RFC 9309 longest match, Allow wins ties).
+//   - Politeness: per host, Start(next) - End(previous) must be at least the
+//     effective delay, where previous is, among the requests that started
+//     before next, the one that ended last. The effective delay is the
+//     robots Crawl-delay of the crawler's group clamped to [MinDelay,
+//     MaxDelay] from the first robots.txt answer 200 on (the crawler cannot
+//     know it before), else DefaultDelay. robots.txt requests count.
+//     Start(next) < End(previous) is an overlap. Both allow
+//     AuditConfig.Tolerance (default [DefaultTolerance], 2 ms) for clock
+//     granularity.
+//   - Robots: every non-robots request must start after a robots.txt answer
+//     (redirect targets such as host 4's /robots-real.txt count), the latest
+//     such answer must not be 5xx, and its path must be allowed for the
+//     crawler's group (RFC 9309 longest match, Allow wins ties).
 //   - Retry-After: after a 429 or 503 with Retry-After, the host's next request
 //     must start no sooner than End + Retry-After.
 //   - Duplicates: a resource requested again after a final response (anything
-//     but 5xx and 429), or more than MaxRetries+1 times in all. robots.txt is
-//     exempt (re-fetching it is legitimate); Report.RobotsFetches counts it.
+//     but 5xx, 429 and no answer), or more than MaxRetries+1 times in all.
+//     robots.txt is exempt (re-fetching it is legitimate); Report.RobotsFetches
+//     counts it.
 //   - Missing and Forbidden: [Web.MustFetch] and [Web.MustNotFetch] are known by
-//     construction. Traps are counted in Report.TrapRequests ("calendar",
-//     "repeat", "depth", "session", "redirect_chain" for /chain/7 and beyond,
-//     "redirect_loop") and are not violations by themselves.
+//     construction. A MustFetch resource is fetched when it got a final
+//     response or was requested MaxRetries+1 times (retries exhausted, as for
+//     /err/500.html); Report.Coverage is the fetched share. Requesting a
+//     MustNotFetch resource is forbidden.
+//   - Traps are counted in Report.TrapRequests ("calendar", "repeat", "depth",
+//     "session", "redirect_chain" for /chain/7 and beyond, "redirect_loop"),
+//     entries included, and are not violations by themselves.
 package synthweb

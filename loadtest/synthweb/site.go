@@ -16,19 +16,20 @@ import (
 type role int
 
 const (
-	rolePlain        role = iota
-	roleOpen              // host 0: no robots.txt; URL spellings, redirects, content cases
-	roleStar              // host 1: "*" rules with Allow, sitemap index, traps
-	roleAgent             // host 2: agent-specific group; error pages
-	roleDelay             // host 3: Crawl-delay 0.25, gzip bomb, unlisted /sitemap.xml
-	roleRobotsRedir       // host 4: robots.txt redirects; Crawl-delay 30
-	roleRobots5xx         // host 5: robots.txt answers 500
+	rolePlain       role = iota
+	roleOpen             // host 0: no robots.txt; URL spellings, redirects, content cases
+	roleStar             // host 1: "*" rules with Allow, sitemap index, traps
+	roleAgent            // host 2: agent-specific group; error pages
+	roleDelay            // host 3: Crawl-delay 0.25, gzip bomb, unlisted /sitemap.xml
+	roleRobotsRedir      // host 4: robots.txt redirects; Crawl-delay 30
+	roleRobots5xx        // host 5: robots.txt answers 500
 )
 
 // resource is a pre-rendered response.
 type resource struct {
 	status int
-	kind   string
+	kind   string // Request.Kind
+	trap   string // Request.Trap, for static trap members (redirect chain and loop)
 	header http.Header
 	body   []byte
 }
@@ -78,7 +79,7 @@ func (w *Web) build() error {
 	for _, h := range w.hosts {
 		h.vocab = vocab
 		h.static = map[string]*resource{}
-		if w.cfg.Features && h.idx <= int(roleRobots5xx)-1+1 && h.idx < int(roleRobots5xx)+1 {
+		if w.cfg.Features && h.idx < int(roleRobots5xx) {
 			h.role = role(h.idx + 1)
 		}
 		h.robots = robotsPolicy{status: 200, groups: []robotsGroup{{agents: []string{"*"}, disallow: []string{"/cgi-bin/"}}}}
@@ -92,6 +93,7 @@ func (w *Web) build() error {
 			return err
 		}
 		h.buildPlain(home, perPage)
+		h.buildRobots()
 	}
 	slices.Sort(w.mustFetch)
 	w.mustFetch = slices.Compact(w.mustFetch)
@@ -230,13 +232,19 @@ func (h *host) buildOpen() []link {
 		if k == 8 {
 			next = "/p/0.html"
 		}
-		h.static[fmt.Sprintf("/chain/%d", k)] = redirect(http.StatusMovedPermanently, next)
+		r := redirect(http.StatusMovedPermanently, next)
+		if k >= 7 {
+			r.trap = trapRedirectChain
+		}
+		h.static[fmt.Sprintf("/chain/%d", k)] = r
 	}
 	home = append(home, link{href: "/chain/1", text: "Chain"})
 	h.mustFetch("/chain/1")
 
 	h.static["/loop/a"] = redirect(http.StatusMovedPermanently, "/loop/b")
 	h.static["/loop/b"] = redirect(http.StatusMovedPermanently, "/loop/a")
+	h.static["/loop/a"].trap = trapRedirectLoop
+	h.static["/loop/b"].trap = trapRedirectLoop
 	home = append(home, link{href: "/loop/a", text: "Loop"})
 	h.mustFetch("/loop/a")
 
@@ -292,7 +300,7 @@ func (h *host) buildOpen() []link {
 
 	// Past any sane URL length cap.
 	huge := "/x/huge-query?q=" + strings.Repeat("abcdefghij", 3<<10/10)
-	h.addPage("/x/huge-query")
+	h.addPage(huge) // canonical as it stands: one parameter, no escapes
 	h.mustNotFetch(huge)
 	home = append(home, link{href: huge, text: "Huge"})
 	return home

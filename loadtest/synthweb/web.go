@@ -20,8 +20,9 @@ type Request struct {
 	Target     string        // path?query exactly as received (r.RequestURI)
 	Resource   string        // Host + CanonicalTarget(Target)
 	Kind       string        // "robots", "sitemap", "page", "file", "trap", "redirect", "error", "notfound"
+	Trap       string        // trap the request went into (see Report.TrapRequests), else ""
 	Start, End time.Time     // End = when the handler finished writing
-	Status     int           // status code sent
+	Status     int           // status code sent; 0 when the handler gave up without answering
 	UserAgent  string        // User-Agent header
 	RetryAfter time.Duration // Retry-After sent with a 429/503, else 0
 }
@@ -35,6 +36,12 @@ type Web struct {
 	serving  sync.WaitGroup
 	done     chan struct{} // closed by Close; wakes slow handlers
 	closed   sync.Once
+
+	// Handlers hold handling for reading while they run, so that Close can
+	// wait for them and the log is complete once it returns; stopped (set
+	// under the write lock) turns away handlers that start after that.
+	handling sync.RWMutex
+	stopped  bool
 
 	mustFetch    []string
 	mustNotFetch map[string]bool
@@ -74,6 +81,7 @@ func Start(cfg Config) (*Web, error) {
 	quiet := log.New(io.Discard, "", 0)
 	for i, ln := range lns {
 		srv := &http.Server{
+			Addr:              ln.Addr().String(),
 			Handler:           w.hosts[i],
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
@@ -134,18 +142,24 @@ func listenHosts(n int) ([]net.Listener, error) {
 	return lns, nil
 }
 
-// Close stops every server, aborting requests in flight. The request log
-// stays readable.
+// Close stops every server, aborting requests in flight, and returns once
+// every handler has returned, so the request log is complete and stays
+// readable.
 func (w *Web) Close() error {
 	var errs []error
 	w.closed.Do(func() {
-		close(w.done)
+		// Connections go first: a slow handler woken by done then has no
+		// connection left to send an empty answer on.
 		for _, s := range w.servers {
 			if err := s.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errs = append(errs, fmt.Errorf("close %s: %w", s.Addr, err))
 			}
 		}
+		close(w.done)
 		w.serving.Wait()
+		w.handling.Lock()
+		w.stopped = true
+		w.handling.Unlock()
 	})
 	return errors.Join(errs...)
 }

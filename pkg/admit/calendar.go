@@ -140,6 +140,9 @@ func upToTwoDigits(s string, hi int) (int, bool) {
 	return number(s, 1, hi)
 }
 
+// number parses a decimal in lo..hi. Out of range it returns 0, so that
+// "m=99" or a day "45" is no month or day at all rather than one that
+// time.Date would carry into later years.
 func number(s string, lo, hi int) (int, bool) {
 	n := 0
 	for i := 0; i < len(s); i++ {
@@ -148,7 +151,10 @@ func number(s string, lo, hi int) (int, bool) {
 		}
 		n = n*10 + int(s[i]-'0')
 	}
-	return n, lo <= n && n <= hi
+	if n < lo || n > hi {
+		return 0, false
+	}
+	return n, true
 }
 
 func isYearName(n string) bool {

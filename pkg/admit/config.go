@@ -1,7 +1,9 @@
 package admit
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"time"
 )
 
@@ -40,6 +42,27 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.DurationVar(&c.CalendarPast, prefix+"calendar-past", DefaultCalendarPast, "dates in URLs further back than this are calendar traps (negative = no limit)")
 	fs.DurationVar(&c.CalendarFuture, prefix+"calendar-future", DefaultCalendarFuture, "dates in URLs further ahead than this are calendar traps (negative = no limit)")
 	fs.IntVar(&c.Levels, prefix+"levels", DefaultLevels, "number of front-queue priority levels")
+}
+
+// Validate reports settings New cannot honour. Zero and negative trap limits
+// are valid (default and off).
+func (c *Config) Validate() error {
+	var errs []error
+	switch c.Scope {
+	case ScopeAll, ScopeHost, ScopeDomain:
+	default:
+		errs = append(errs, fmt.Errorf("admit scope %v: %w", c.Scope, ErrScope))
+	}
+	if c.MaxDepth < 0 {
+		errs = append(errs, fmt.Errorf("admit max depth %d: must not be negative (0 = unlimited)", c.MaxDepth))
+	}
+	if c.MaxHostPages < 0 {
+		errs = append(errs, fmt.Errorf("admit max host pages %d: must not be negative (0 = unlimited)", c.MaxHostPages))
+	}
+	if c.Levels < 0 {
+		errs = append(errs, fmt.Errorf("admit levels %d: must not be negative (0 = default %d)", c.Levels, DefaultLevels))
+	}
+	return errors.Join(errs...)
 }
 
 // withDefaults fills zero fields. Negative trap limits stay negative: they

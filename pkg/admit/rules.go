@@ -130,14 +130,17 @@ type parts struct {
 	query     string // escaped, without '?'
 }
 
-// split cuts a URL without allocating. Candidates are normalized, so this
-// only has to be safe, not lenient, on anything else.
+// split cuts an http(s) URL without allocating. Candidates are normalized,
+// so this only has to be safe, not lenient, on anything else.
 func split(raw string) (parts, bool) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return parts{}, false
+	}
 	authority := urlnorm.Authority(raw)
 	if authority == "" {
 		return parts{}, false
 	}
-	_, rest, _ := strings.Cut(raw, "://")
 	if i := strings.IndexByte(rest, '#'); i >= 0 {
 		rest = rest[:i]
 	}

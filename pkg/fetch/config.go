@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -72,7 +73,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.DurationVar(&c.TotalTimeout, prefix+"total-timeout", DefaultTotalTimeout, "timeout for a whole fetch including the body")
 	fs.Int64Var(&c.MaxBodyBytes, prefix+"max-body-bytes", DefaultMaxBodyBytes, "raw body bytes read per response; more is truncated")
 	fs.Int64Var(&c.MaxDecodedBytes, prefix+"max-decoded-bytes", DefaultMaxDecodedBytes, "body bytes kept after content decoding; more is truncated")
-	fs.BoolVar(&c.AllowPrivate, prefix+"allow-private", false, "allow fetching loopback, private and link-local addresses")
+	fs.BoolVar(&c.AllowPrivate, prefix+"allow-private-networks", false, "allow fetching loopback, private, link-local and metadata addresses (tests, intranet crawls)")
 	fs.DurationVar(&c.DNSCacheTTL, prefix+"dns-cache-ttl", DefaultDNSCacheTTL, "how long resolved addresses are reused")
 	fs.IntVar(&c.MaxIdleConns, prefix+"max-idle-conns", DefaultMaxIdleConns, "idle keep-alive connections kept across all hosts")
 }
@@ -84,10 +85,10 @@ func (c *Config) Validate() error {
 	switch {
 	case ua == "":
 		return fmt.Errorf("%w: user agent is required", ErrInvalidConfig)
-	case !strings.Contains(ua, "http"):
-		return fmt.Errorf("%w: user agent %q must contain a contact URL", ErrInvalidConfig, c.UserAgent)
 	case strings.ContainsAny(c.UserAgent, "\r\n\x00"):
 		return fmt.Errorf("%w: user agent contains control characters", ErrInvalidConfig)
+	case !hasContactURL(ua):
+		return fmt.Errorf("%w: user agent %q must contain a contact URL (http:// or https:// with a host)", ErrInvalidConfig, c.UserAgent)
 	}
 	durations := []struct {
 		name string
@@ -130,4 +131,27 @@ func (c *Config) Validate() error {
 		c.MaxIdleConns = DefaultMaxIdleConns
 	}
 	return nil
+}
+
+// hasContactURL reports whether ua names an absolute http(s) URL with a
+// host, as in "crawlcluster/1.0 (+https://example.org/bot)". A bare mention
+// of "http" ("httpbot/1.0") gives an operator nowhere to go.
+func hasContactURL(ua string) bool {
+	tokens := strings.FieldsFunc(ua, func(r rune) bool {
+		switch r {
+		case ' ', '\t', '(', ')', ';', ',', '<', '>', '"':
+			return true
+		}
+		return false
+	})
+	for _, tok := range tokens {
+		u, err := url.Parse(strings.TrimLeft(tok, "+"))
+		if err != nil {
+			continue
+		}
+		if (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" {
+			return true
+		}
+	}
+	return false
 }

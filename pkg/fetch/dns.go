@@ -96,9 +96,13 @@ func (c *dnsCache) run(ctx context.Context, host string, e *dnsEntry) {
 		addrs, ttl = nil, c.negTTL
 		err = fmt.Errorf("%w %s: %w", errResolve, host, err)
 	}
+	// Copy while unmapping: the slice belongs to the resolver, which may
+	// hand the same one to every caller.
+	unmapped := make([]netip.Addr, len(addrs))
 	for i, a := range addrs {
-		addrs[i] = a.Unmap()
+		unmapped[i] = a.Unmap()
 	}
+	addrs = unmapped
 	c.mu.Lock()
 	e.addrs, e.err, e.expires = addrs, err, c.now().Add(ttl)
 	close(e.ready)

@@ -14,14 +14,20 @@ var blockedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"), // TEST-NET-2
 	netip.MustParsePrefix("203.0.113.0/24"),  // TEST-NET-3
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, includes broadcast
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated); a sit tunnel routes it to the embedded IPv4
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64 (RFC 8215): translated inside the crawler's own network
 	netip.MustParsePrefix("100::/64"),        // discard-only
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
 }
 
-// nat64Prefix embeds an IPv4 address in its low 32 bits; the embedded
-// address decides.
-var nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+// Prefixes that embed an IPv4 address which the packet ends up at: the
+// embedded address decides. NAT64 carries it in the low 32 bits, 6to4 in
+// bits 16-47.
+var (
+	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour   = netip.MustParsePrefix("2002::/16")
+)
 
 // blockedAddr reports whether a crawler without AllowPrivate must refuse to
 // connect to a.
@@ -30,9 +36,11 @@ func blockedAddr(a netip.Addr) bool {
 		return true
 	}
 	a = a.WithZone("").Unmap()
-	if a.Is6() && nat64Prefix.Contains(a) {
-		b := a.As16()
+	switch b := a.As16(); {
+	case a.Is6() && nat64Prefix.Contains(a):
 		a = netip.AddrFrom4([4]byte(b[12:16]))
+	case a.Is6() && sixToFour.Contains(a):
+		a = netip.AddrFrom4([4]byte(b[2:6]))
 	}
 	if a.IsLoopback() || a.IsPrivate() || a.IsUnspecified() ||
 		a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||

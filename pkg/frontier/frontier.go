@@ -45,6 +45,8 @@ type Item struct {
 	Attempts     int // failed attempts so far (5xx, 429, network)
 	ETag         string
 	LastModified string
+	FromRobots   bool   // a sitemap named in robots.txt (sitemap scope rule)
+	CrawlID      string // operator's crawl id, carried to the capture
 }
 
 // Config sets the politeness schedule. Zero values take the defaults noted.

@@ -3,11 +3,12 @@ package parse
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
-	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
 )
 
@@ -54,7 +55,38 @@ func detectEncoding(body []byte, contentType string) encodingChoice {
 		return encodingChoice{enc: e, name: name, certain: true}
 	}
 	e, name, certain := charset.DetermineEncoding(body, "")
+	if !certain && name == "windows-1252" && isUTF8(body) {
+		// DetermineEncoding only looks at the first 1024 bytes, so a page
+		// whose head is ASCII falls back to windows-1252 even when its text
+		// is UTF-8. A <meta> declaring windows-1252 still wins: the choice
+		// stays tentative, so metaElement asks for a second pass.
+		e, name = charset.Lookup("utf-8")
+	}
 	return encodingChoice{enc: e, name: name, certain: certain}
+}
+
+// isUTF8 reports whether body is valid UTF-8 with at least one non-ASCII
+// character. A rune cut off at the end (a truncated fetch) does not count
+// against it.
+func isUTF8(body []byte) bool {
+	for i := len(body) - 1; i >= 0 && i >= len(body)-utf8.UTFMax; i-- {
+		if c := body[i]; c < utf8.RuneSelf {
+			break
+		} else if utf8.RuneStart(c) {
+			if !utf8.FullRune(body[i:]) {
+				body = body[:i]
+			}
+			break
+		}
+	}
+	ascii := true
+	for _, c := range body {
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	return !ascii && utf8.Valid(body)
 }
 
 // decode converts body to UTF-8. UTF-8 input is returned as is: invalid
@@ -163,17 +195,121 @@ func xmlDeclEncoding(body []byte) string {
 	return rest[1 : 1+j]
 }
 
-// queryCharmap returns the single-byte charmap of a legacy encoding, which
-// the URL parser needs to percent-encode query strings the way a browser
-// would on that page. Multi-byte legacy encodings are left to UTF-8.
-func queryCharmap(name string) *charmap.Charmap {
-	if name == "utf-8" {
+// queryEncoding returns the encoding in which a browser showing a page
+// decoded with c percent-encodes the query of a URL found on it (the URL
+// Standard's "encoding", after HTML's "get an output encoding"), or nil for
+// UTF-8.
+func queryEncoding(c encodingChoice) encoding.Encoding {
+	switch c.name {
+	case "utf-8", "utf-16be", "utf-16le", "replacement":
 		return nil
 	}
-	e, err := htmlindex.Get(name)
+	// Not c.enc: charset.Lookup wraps encoders to write HTML numeric
+	// references for what they cannot encode, unescaped.
+	e, err := htmlindex.Get(c.name)
 	if err != nil {
 		return nil
 	}
-	cm, _ := e.(*charmap.Charmap)
-	return cm
+	return e
+}
+
+// encodeQuery percent-encodes the non-ASCII characters of the query of a
+// reference in e, as a browser does for a link on a page in a legacy
+// encoding ("percent-encode after encoding" in the URL Standard): a
+// character e cannot represent becomes its HTML numeric reference,
+// "%26%23NNN%3B". The rest of the reference (path, host, fragment) is left
+// to the URL parser, which always uses UTF-8 there; so is a query that is
+// ASCII, which is all of them on most pages.
+//
+// The URL parser's own encoding override is not used: it applies to the
+// path, the fragment and the host as well, and turns unmappable characters
+// into NUL.
+func encodeQuery(ref string, e encoding.Encoding) string {
+	if e == nil {
+		return ref
+	}
+	end := strings.IndexByte(ref, '#')
+	if end < 0 {
+		end = len(ref)
+	}
+	q := strings.IndexByte(ref[:end], '?')
+	if q < 0 {
+		return ref
+	}
+	query := ref[q+1 : end]
+	i := firstNonASCII(query)
+	if i < 0 {
+		return ref
+	}
+	var b strings.Builder
+	b.Grow(len(ref) + 3*len(query))
+	b.WriteString(ref[:q+1+i])
+	for query = query[i:]; query != ""; {
+		if query[0] < utf8.RuneSelf {
+			b.WriteByte(query[0])
+			query = query[1:]
+			continue
+		}
+		// Encode each run of non-ASCII characters in one go, so that a
+		// stateful encoding (ISO-2022-JP) switches back to ASCII after it.
+		n := firstASCII(query)
+		if n < 0 {
+			n = len(query)
+		}
+		encodeRun(&b, query[:n], e)
+		query = query[n:]
+	}
+	b.WriteString(ref[end:])
+	return b.String()
+}
+
+func encodeRun(b *strings.Builder, run string, e encoding.Encoding) {
+	if out, err := e.NewEncoder().String(run); err == nil {
+		percentEncodeQuery(b, out)
+		return
+	}
+	for _, r := range run {
+		out, err := e.NewEncoder().String(string(r))
+		if err != nil {
+			b.WriteString("%26%23")
+			b.WriteString(strconv.Itoa(int(r)))
+			b.WriteString("%3B")
+			continue
+		}
+		percentEncodeQuery(b, out)
+	}
+}
+
+// percentEncodeQuery writes s percent-encoded with the URL Standard's
+// special-query percent-encode set.
+func percentEncodeQuery(b *strings.Builder, s string) {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c <= ' ' || c > '~' || c == '"' || c == '#' || c == '\'' || c == '<' || c == '>':
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
+
+func firstNonASCII(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return -1
+}
+
+func firstASCII(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] < utf8.RuneSelf {
+			return i
+		}
+	}
+	return -1
 }

@@ -6,6 +6,7 @@ import (
 	whatwg "github.com/nlnwa/whatwg-url/url"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+	"golang.org/x/text/encoding"
 )
 
 // parseHTML decodes and tokenizes body. A tentative encoding may be replaced
@@ -17,10 +18,7 @@ func parseHTML(body []byte, enc encodingChoice, page *whatwg.Url, opt Options) (
 		if err != nil {
 			return nil, err
 		}
-		p, err := newHTMLParser(enc, page, opt)
-		if err != nil {
-			return nil, err
-		}
+		p := newHTMLParser(enc, page, opt)
 		p.run(html.NewTokenizer(bytes.NewReader(decoded)), false)
 		if p.reparse != nil && attempt == 0 {
 			enc = *p.reparse
@@ -32,11 +30,12 @@ func parseHTML(body []byte, enc encodingChoice, page *whatwg.Url, opt Options) (
 
 // htmlParser holds the state of one pass of the tokenizer over a document.
 type htmlParser struct {
-	opt  Options
-	enc  encodingChoice
-	page *whatwg.Url
-	base *whatwg.Url // nil until the first <base href>
-	doc  *Document
+	opt   Options
+	enc   encodingChoice
+	query encoding.Encoding // for the non-ASCII characters of link queries; nil for UTF-8
+	page  *whatwg.Url
+	base  *whatwg.Url // nil until the first <base href>
+	doc   *Document
 
 	// unresolved holds the raw reference of each entry of doc.Links while no
 	// <base> has been seen, because a later <base> applies to them too.
@@ -58,23 +57,15 @@ type htmlParser struct {
 	reparse         *encodingChoice // set when that <meta> asks for another encoding
 }
 
-func newHTMLParser(enc encodingChoice, page *whatwg.Url, opt Options) (*htmlParser, error) {
-	if cm := queryCharmap(enc.name); cm != nil {
-		// Re-parse the page URL with a parser that encodes queries like a
-		// browser showing this page would; relative references inherit it.
-		u, err := whatwg.NewParser(whatwg.WithEncodingOverride(cm)).Parse(page.Href(false))
-		if err != nil {
-			return nil, err
-		}
-		page = u
-	}
+func newHTMLParser(enc encodingChoice, page *whatwg.Url, opt Options) *htmlParser {
 	return &htmlParser{
-		opt:  opt,
-		enc:  enc,
-		page: page,
-		doc:  &Document{HTML: true, Charset: enc.name},
-		text: textBuilder{max: opt.MaxTextSize},
-	}, nil
+		opt:   opt,
+		enc:   enc,
+		query: queryEncoding(enc),
+		page:  page,
+		doc:   &Document{HTML: true, Charset: enc.name},
+		text:  textBuilder{max: opt.MaxTextSize},
+	}
 }
 
 // run consumes tokens until the end of input. In a nested run (the content
@@ -136,6 +127,13 @@ func (p *htmlParser) handleStart(z *html.Tokenizer, selfClosing bool) (stop bool
 	a := atom.Lookup(name)
 	if !isInline(a) {
 		p.text.boundary()
+	}
+	if p.foreignDepth > 0 && breaksOut(z, a, hasAttr) {
+		// An HTML element inside SVG or MathML closes it, as in the tree
+		// builder, so an unclosed <svg> does not hide the rest of the page.
+		// (Integration points such as <foreignObject> are not told apart:
+		// HTML there ends the foreign content early, which only shows text.)
+		p.foreignDepth = 0
 	}
 	if p.foreignDepth > 0 {
 		// SVG and MathML have no raw-text elements; the tree builder
@@ -264,7 +262,7 @@ func (p *htmlParser) baseElement(z *html.Tokenizer) {
 	p.baseSeen = true
 	// The spec's "frozen base URL": a bad or data:/javascript: base falls
 	// back to the page URL.
-	u, err := p.page.Parse(trimASCIISpace(vals[0]))
+	u, err := p.page.Parse(encodeQuery(trimASCIISpace(vals[0]), p.query))
 	if err != nil || u.Scheme() == "data" || u.Scheme() == "javascript" {
 		u = p.page
 	}
@@ -358,6 +356,32 @@ func isRawText(a atom.Atom) bool {
 	case atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Plaintext,
 		atom.Script, atom.Style, atom.Textarea, atom.Title, atom.Xmp:
 		return true
+	}
+	return false
+}
+
+// breaksOut reports whether a start tag ends foreign content: the list of
+// the HTML spec's "in foreign content" insertion mode.
+func breaksOut(z *html.Tokenizer, a atom.Atom, hasAttr bool) bool {
+	switch a {
+	case atom.B, atom.Big, atom.Blockquote, atom.Body, atom.Br, atom.Center,
+		atom.Code, atom.Dd, atom.Div, atom.Dl, atom.Dt, atom.Em, atom.Embed,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Head,
+		atom.Hr, atom.I, atom.Img, atom.Li, atom.Listing, atom.Menu, atom.Meta,
+		atom.Nobr, atom.Ol, atom.P, atom.Pre, atom.Ruby, atom.S, atom.Small,
+		atom.Span, atom.Strong, atom.Strike, atom.Sub, atom.Sup, atom.Table,
+		atom.Tt, atom.U, atom.Ul, atom.Var:
+		return true
+	case atom.Font:
+		// Only with one of these attributes; font is not otherwise read,
+		// so consuming its attributes here costs nothing.
+		for more := hasAttr; more; {
+			var k []byte
+			k, _, more = z.TagAttr()
+			if s := string(k); s == "color" || s == "face" || s == "size" {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -21,7 +21,7 @@ func (p *htmlParser) resolve(ref string) (string, refResult) {
 	if base == nil {
 		base = p.page
 	}
-	u, err := base.Parse(ref)
+	u, err := base.Parse(encodeQuery(ref, p.query))
 	if err != nil {
 		return "", refInvalid
 	}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Record formats. Every value starts with a one-byte schema version so a consumer can
@@ -144,4 +147,29 @@ func DecodePage(v []byte) (Page, error) {
 	}
 	p.RawRequest, p.RawResponse, p.Body = secs[1], secs[2], secs[3]
 	return p, nil
+}
+
+// Dead-letter record headers.
+const (
+	HeaderSourceTopic     = "source-topic"
+	HeaderSourcePartition = "source-partition"
+	HeaderSourceOffset    = "source-offset"
+	HeaderReason          = "reason"
+)
+
+// DeadLetter wraps a record that could not be processed for the dead-letter topic:
+// the original key and value, where it came from, and why it was set aside.
+func DeadLetter(rec *kgo.Record, reason error) *kgo.Record {
+	return &kgo.Record{
+		Topic:     TopicDeadLetter,
+		Partition: 0,
+		Key:       rec.Key,
+		Value:     rec.Value,
+		Headers: []kgo.RecordHeader{
+			{Key: HeaderSourceTopic, Value: []byte(rec.Topic)},
+			{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(rec.Partition)))},
+			{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(rec.Offset, 10))},
+			{Key: HeaderReason, Value: []byte(reason.Error())},
+		},
+	}
 }

@@ -112,3 +112,8 @@ func ParseBroker(s string) (Broker, error) {
 		return Broker{}, fmt.Errorf("%w %q: scheme must be embedded or kafka", ErrBrokerURL, s)
 	}
 }
+
+// PagePartitionOf spreads fetch results over crawl.pages by URL.
+func PagePartitionOf(url string) int32 {
+	return int32((murmur2([]byte(url)) & 0x7fffffff) % PagesPartitions)
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -28,7 +29,7 @@ var ErrInvalidEntry = errors.New("invalid robots entry")
 
 // Policy is the crawler's side of robots handling.
 type Policy struct {
-	Agent        string        // product token to match groups with
+	Agent        string        // product token to match groups with, or a User-Agent string that starts with it (see ProductToken)
 	MinDelay     time.Duration // crawl-delay clamp
 	MaxDelay     time.Duration // 0 means no upper clamp
 	TTL          time.Duration // cache lifetime of a successful entry, capped at MaxTTL; 0 means MaxTTL
@@ -44,6 +45,10 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: max delay %v below min delay %v", ErrInvalidPolicy, p.MaxDelay, p.MinDelay)
 	case ProductToken(p.Agent) == "":
 		return fmt.Errorf("%w: agent %q has no product token", ErrInvalidPolicy, p.Agent)
+	case strings.EqualFold(ProductToken(p.Agent), "Mozilla"):
+		// A browser-compatible User-Agent string reduces to "Mozilla", so
+		// the crawler would obey groups meant for nobody and skip its own.
+		return fmt.Errorf("%w: agent %q gives product token Mozilla; set the crawler's own token (FooBot in \"Mozilla/5.0 (compatible; FooBot/1.2)\")", ErrInvalidPolicy, p.Agent)
 	}
 	return nil
 }

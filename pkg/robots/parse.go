@@ -147,7 +147,10 @@ func skipBOM(b []byte) []byte {
 
 // splitLine splits "key: value # comment". Like Google, it also accepts a
 // missing colon when the line is exactly two words ("user-agent FooBot",
-// "disallow /"), a common mistake whose meaning is unambiguous.
+// "disallow /"), a common mistake whose meaning is unambiguous. Unlike
+// Google, the second word may hold a colon ("sitemap https://x/s.xml",
+// "disallow /a:b"): that is tried when the text before the first colon is no
+// known key.
 func splitLine(line string) (k key, value string, ok bool) {
 	if i := strings.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
@@ -156,22 +159,24 @@ func splitLine(line string) (k key, value string, ok bool) {
 	if line == "" {
 		return keyUnknown, "", false
 	}
-	name, value, found := strings.Cut(line, ":")
-	if !found {
-		i := strings.IndexAny(line, " \t")
-		if i < 0 {
-			return keyUnknown, "", false
-		}
-		name, value = line[:i], strings.TrimLeft(line[i:], " \t")
-		if strings.ContainsAny(value, " \t") {
-			return keyUnknown, "", false
+	if name, value, found := strings.Cut(line, ":"); found {
+		if k, known := keys[strings.ToLower(strings.TrimSpace(name))]; known {
+			return k, strings.TrimSpace(value), true
 		}
 	}
-	k, known := keys[strings.ToLower(strings.TrimSpace(name))]
+	i := strings.IndexAny(line, " \t")
+	if i < 0 {
+		return keyUnknown, "", false
+	}
+	name, value := line[:i], strings.TrimLeft(line[i:], " \t")
+	if strings.ContainsAny(value, " \t") {
+		return keyUnknown, "", false
+	}
+	k, known := keys[strings.ToLower(name)]
 	if !known {
 		return keyUnknown, "", false
 	}
-	return k, strings.TrimSpace(value), true
+	return k, value, true
 }
 
 // parseCrawlDelay accepts non-negative decimal seconds ("10", "0.5", ".5").
@@ -192,11 +197,11 @@ func parseCrawlDelay(v string) (time.Duration, bool) {
 	if digits == 0 || dots > 1 {
 		return 0, false
 	}
+	// The syntax is checked above, so the only possible error is ErrRange:
+	// more digits than a float64 holds, which is clamped like any other
+	// value that is too large rather than ignored.
 	secs, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0, false
-	}
-	if secs >= maxCrawlDelay.Seconds() {
+	if err != nil || secs >= maxCrawlDelay.Seconds() {
 		return maxCrawlDelay, true
 	}
 	return time.Duration(secs * float64(time.Second)), true

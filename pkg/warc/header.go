@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Field is one named field of a WARC record header.
@@ -99,7 +101,10 @@ func (h *Header) clone() Header {
 
 // appendTo serializes the fields as "Name: value\r\n" lines. It refuses names
 // that are not tokens and values that contain CR, LF or other control bytes,
-// since either would let a crawled URL inject fields or break framing.
+// since either would let a crawled URL inject fields or break framing. It also
+// refuses values that would not read back as written: invalid UTF-8 (WARC 1.1
+// headers are UTF-8, and other readers decode them as such) and leading or
+// trailing white space, which readers trim.
 func (h *Header) appendTo(buf []byte) ([]byte, error) {
 	for _, f := range h.fields {
 		if !validName(f.Name) {
@@ -107,6 +112,12 @@ func (h *Header) appendTo(buf []byte) ([]byte, error) {
 		}
 		if !validValue(f.Value) {
 			return buf, fmt.Errorf("header field %s value %q: %w", f.Name, f.Value, ErrInvalidRecord)
+		}
+		if !utf8.ValidString(f.Value) {
+			return buf, fmt.Errorf("header field %s value %q: not UTF-8: %w", f.Name, f.Value, ErrInvalidRecord)
+		}
+		if padded(f.Value) {
+			return buf, fmt.Errorf("header field %s value %q: leading or trailing white space: %w", f.Name, f.Value, ErrInvalidRecord)
 		}
 		buf = append(buf, f.Name...)
 		buf = append(buf, ':', ' ')
@@ -139,3 +150,17 @@ func validValue(s string) bool {
 	}
 	return true
 }
+
+// padded reports whether s starts or ends with white space. Our reader trims
+// only SP and HT, as WARC 1.1 says; others (warcio.js uses String.trim) trim
+// any Unicode space and the byte order mark, so the writer refuses all of them.
+func padded(s string) bool {
+	if s == "" {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	return isPad(first) || isPad(last)
+}
+
+func isPad(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' }

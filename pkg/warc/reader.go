@@ -137,7 +137,25 @@ func (r *Reader) nextGzip() (*Record, error) {
 	if err := r.finishMemberIfDone(); err != nil {
 		return nil, r.wrap(err)
 	}
+	if r.open {
+		// The member goes on, which only another record may do (the writer
+		// never does it; other tools may). Anything else means the member is
+		// damaged, and so may be rec: its checksum decides which error it is.
+		if b, _ := r.src.Peek(len(version)); !bytes.HasPrefix(b, []byte("WARC/")) || len(b) < len(version) {
+			err := fmt.Errorf("%s record %s: followed by %q in its gzip member: %w", rec.Type(), rec.ID(), clip(b), ErrMalformed)
+			return nil, r.wrap(r.drainMember(err))
+		}
+	}
 	return rec, nil
+}
+
+// drainMember reads the current member to its end and returns the error
+// that verifying it gave, or err if the member is intact.
+func (r *Reader) drainMember(err error) error {
+	if _, derr := io.Copy(io.Discard, r.src); derr != nil {
+		return derr
+	}
+	return err
 }
 
 // finishMemberIfDone skips blank lines in the current member and marks it
@@ -199,8 +217,9 @@ func (r *Reader) readLine() ([]byte, error) {
 	if err == bufio.ErrBufferFull {
 		r.line = append(r.line[:0], line...)
 		for err == bufio.ErrBufferFull {
-			if len(r.line) > maxLineLen {
-				return nil, fmt.Errorf("header line longer than %d bytes: %w", maxLineLen, ErrTooLarge)
+			// The line ending does not count towards the limit.
+			if len(r.line) > maxLineLen+2 {
+				return nil, errLineTooLong
 			}
 			line, err = r.src.ReadSlice('\n')
 			r.line = append(r.line, line...)
@@ -221,8 +240,13 @@ func (r *Reader) readLine() ([]byte, error) {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
+	if len(line) > maxLineLen {
+		return nil, errLineTooLong
+	}
 	return line, nil
 }
+
+var errLineTooLong = fmt.Errorf("header line longer than %d bytes: %w", maxLineLen, ErrTooLarge)
 
 // parseRecord reads one record starting at its version line.
 func (r *Reader) parseRecord() (*Record, error) {
@@ -259,14 +283,14 @@ func (r *Reader) parseRecord() (*Record, error) {
 			if n == 0 {
 				return nil, fmt.Errorf("continuation line before any field: %w", ErrMalformed)
 			}
-			rec.Header.fields[n-1].Value += " " + strings.TrimSpace(string(line))
+			rec.Header.fields[n-1].Value += " " + trimLWS(string(line))
 			continue
 		}
 		name, value, ok := bytes.Cut(line, []byte(":"))
 		if !ok || !validName(string(name)) {
 			return nil, fmt.Errorf("header line %q: %w", clip(line), ErrMalformed)
 		}
-		rec.Header.Add(string(name), strings.TrimSpace(string(value)))
+		rec.Header.Add(string(name), trimLWS(string(value)))
 	}
 
 	if rec.Type() == "" {
@@ -320,6 +344,10 @@ func (r *Reader) readBlock(n int64) ([]byte, error) {
 	}
 	return buf.Bytes(), err
 }
+
+// trimLWS removes the linear white space (SP and HT) around a field value.
+// strings.TrimSpace would also strip Unicode spaces that are part of it.
+func trimLWS(s string) string { return strings.Trim(s, " \t") }
 
 func clip(b []byte) string {
 	const max = 64

@@ -64,9 +64,10 @@ func (c SegmentConfig) withDefaults() (SegmentConfig, error) {
 // Files are opened with O_EXCL: a writer never appends to an existing file, so
 // a restarted crawler starts fresh segments next to any damaged one.
 type SegmentWriter struct {
-	cfg SegmentConfig
-	tag string           // random per-writer part of file names
-	now func() time.Time // clock for file names and warcinfo; tests replace it
+	cfg  SegmentConfig
+	tag  string               // random per-writer part of file names
+	now  func() time.Time     // clock for file names and warcinfo; tests replace it
+	sync func(*os.File) error // fsync; tests replace it to observe ordering
 
 	mu     sync.Mutex
 	seg    *segment // nil until the next write opens one
@@ -94,7 +95,7 @@ func NewSegmentWriter(cfg SegmentConfig) (*SegmentWriter, error) {
 	}
 	var tag [6]byte
 	_, _ = rand.Read(tag[:])
-	return &SegmentWriter{cfg: cfg, tag: hex.EncodeToString(tag[:]), now: time.Now}, nil
+	return &SegmentWriter{cfg: cfg, tag: hex.EncodeToString(tag[:]), now: time.Now, sync: (*os.File).Sync}, nil
 }
 
 // WriteCapture writes a request and a response record (WARC-Concurrent-To linking
@@ -213,7 +214,11 @@ func (w *SegmentWriter) writeRecords(recs []*Record) (Location, error) {
 		path, cerr := w.closeLocked()
 		w.mu.Unlock()
 		if cerr == nil {
-			cerr = w.runHook(path)
+			if herr := w.runHook(path); herr != nil {
+				// Not ErrOnClose: that would tell the caller the write
+				// succeeded and its Location is valid.
+				cerr = fmt.Errorf("OnClose for %s: %w", path, herr)
+			}
 		}
 		return Location{}, errors.Join(werr, cerr)
 	}
@@ -235,7 +240,7 @@ func (w *SegmentWriter) writeRecords(recs []*Record) (Location, error) {
 		// it as a failed write so the caller does not commit its location.
 		return Location{}, err
 	}
-	return loc, w.runHook(path)
+	return loc, onCloseErr(path, w.runHook(path))
 }
 
 // openLocked starts a new segment and writes its warcinfo record.
@@ -276,7 +281,7 @@ func (w *SegmentWriter) openLocked() error {
 	if err == nil {
 		// The directory entry must be durable too, or an fsynced segment
 		// could vanish in a crash before its first Flush.
-		err = syncDir(w.cfg.Dir)
+		err = w.syncDir()
 	}
 	if err != nil {
 		_ = f.Close()
@@ -293,7 +298,7 @@ func (w *SegmentWriter) closeLocked() (string, error) {
 	seg := w.seg
 	w.seg = nil
 	path := seg.f.Name()
-	if err := seg.f.Sync(); err != nil {
+	if err := w.sync(seg.f); err != nil {
 		_ = seg.f.Close()
 		return "", fmt.Errorf("sync WARC segment %s: %w", seg.name, err)
 	}
@@ -304,15 +309,23 @@ func (w *SegmentWriter) closeLocked() (string, error) {
 	return path, nil
 }
 
+// runHook calls OnClose for a segment registered by closeLocked and returns
+// its error as is.
 func (w *SegmentWriter) runHook(path string) error {
 	defer w.hooks.Done()
 	if w.cfg.OnClose == nil {
 		return nil
 	}
-	if err := w.cfg.OnClose(path); err != nil {
-		return fmt.Errorf("%w for %s: %w", ErrOnClose, path, err)
+	return w.cfg.OnClose(path)
+}
+
+// onCloseErr wraps a hook error in ErrOnClose, for callers whose own work
+// succeeded.
+func onCloseErr(path string, err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%w for %s: %w", ErrOnClose, path, err)
 }
 
 // Flush makes everything written so far durable (fsync). The crawler calls it
@@ -323,7 +336,7 @@ func (w *SegmentWriter) Flush() error {
 	if w.seg == nil {
 		return nil
 	}
-	if err := w.seg.f.Sync(); err != nil {
+	if err := w.sync(w.seg.f); err != nil {
 		return fmt.Errorf("sync WARC segment %s: %w", w.seg.name, err)
 	}
 	return nil
@@ -345,7 +358,7 @@ func (w *SegmentWriter) Close() error {
 		path, err = w.closeLocked()
 		w.mu.Unlock()
 		if err == nil {
-			err = w.runHook(path)
+			err = onCloseErr(path, w.runHook(path))
 		}
 	} else {
 		w.mu.Unlock()
@@ -354,13 +367,13 @@ func (w *SegmentWriter) Close() error {
 	return err
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+func (w *SegmentWriter) syncDir() error {
+	d, err := os.Open(w.cfg.Dir)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	return d.Sync()
+	return w.sync(d)
 }
 
 // encoder turns records into gzip members. Encoders are pooled because a gzip

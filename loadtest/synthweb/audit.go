@@ -1,0 +1,414 @@
+package synthweb
+
+import (
+	"cmp"
+	"flag"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultTolerance is the slack the time checks allow. Start and End are
+// read on the server's clock around the handler, a little after the bytes
+// arrive and a little before the last ones reach the crawler, and the
+// crawler's timers are coarse; 2 ms absorbs that without hiding a crawler
+// that ignores its delay.
+const DefaultTolerance = 2 * time.Millisecond
+
+// defaultMaxExamples is how many examples a Violations keeps when
+// AuditConfig.MaxExamples is zero.
+const defaultMaxExamples = 10
+
+// AuditConfig is the crawler's side of the audit: the settings it ran with.
+type AuditConfig struct {
+	Agent        string        // robots product token whose group applies; "" means Config.Agent
+	DefaultDelay time.Duration // between two requests to a host whose robots.txt has no Crawl-delay
+	MinDelay     time.Duration // lower clamp of a Crawl-delay
+	MaxDelay     time.Duration // upper clamp of a Crawl-delay; 0 means none
+	MaxRetries   int           // re-requests allowed after a 5xx, a 429 or no answer
+	Tolerance    time.Duration // slack of the time checks; 0 means DefaultTolerance, negative means none
+	MaxExamples  int           // examples kept per violation category; 0 means 10
+}
+
+// DefaultAuditConfig returns the settings the command's flags default to.
+func DefaultAuditConfig() AuditConfig {
+	return AuditConfig{DefaultDelay: time.Second, MaxRetries: 2}
+}
+
+// RegisterFlags adds the crawler's politeness settings to fs, each flag name
+// prefixed with prefix and defaulting to c's current value. The robots
+// agent is not among them: it is the web's (Config.Agent).
+func (c *AuditConfig) RegisterFlags(fs *flag.FlagSet, prefix string) {
+	fs.DurationVar(&c.DefaultDelay, prefix+"default-delay", c.DefaultDelay, "crawler's delay between two requests to a host without Crawl-delay")
+	fs.DurationVar(&c.MinDelay, prefix+"min-delay", c.MinDelay, "crawler's lower clamp of a robots Crawl-delay")
+	fs.DurationVar(&c.MaxDelay, prefix+"max-delay", c.MaxDelay, "crawler's upper clamp of a robots Crawl-delay (0: none)")
+	fs.IntVar(&c.MaxRetries, prefix+"max-retries", c.MaxRetries, "crawler's re-requests of a URL after a 5xx, a 429 or no answer")
+}
+
+// Validate reports settings no crawler can have.
+func (c AuditConfig) Validate() error {
+	switch {
+	case c.DefaultDelay < 0 || c.MinDelay < 0 || c.MaxDelay < 0:
+		return fmt.Errorf("%w: negative delay", ErrConfig)
+	case c.MaxDelay != 0 && c.MaxDelay < c.MinDelay:
+		return fmt.Errorf("%w: max delay %v below min delay %v", ErrConfig, c.MaxDelay, c.MinDelay)
+	case c.MaxRetries < 0:
+		return fmt.Errorf("%w: max retries %d < 0", ErrConfig, c.MaxRetries)
+	case c.MaxExamples < 0:
+		return fmt.Errorf("%w: max examples %d < 0", ErrConfig, c.MaxExamples)
+	}
+	return nil
+}
+
+// clamp applies MinDelay and MaxDelay to a Crawl-delay.
+func (c AuditConfig) clamp(d time.Duration) time.Duration {
+	d = max(d, c.MinDelay)
+	if c.MaxDelay > 0 {
+		d = min(d, c.MaxDelay)
+	}
+	return d
+}
+
+// Report is the audit's verdict. Each Violations counts one category; a
+// request breaking several rules counts once in each.
+type Report struct {
+	Requests      int            `json:"requests"`       // requests in the log
+	Hosts         int            `json:"hosts"`          // hosts that received at least one request
+	RobotsFetches int            `json:"robots_fetches"` // robots.txt requests, redirect targets included
+	MustFetch     int            `json:"must_fetch"`     // len(Web.MustFetch())
+	Fetched       int            `json:"fetched"`        // MustFetch resources fetched (see the Missing rule)
+	Coverage      float64        `json:"coverage"`       // Fetched / MustFetch; 1 when MustFetch is empty
+	TrapRequests  map[string]int `json:"trap_requests"`  // requests into each trap, its entry included
+
+	Overlaps   Violations `json:"overlaps"`    // a request started before the host's previous one ended
+	Politeness Violations `json:"politeness"`  // a request started less than the effective delay after the previous one ended
+	Robots     Violations `json:"robots"`      // no usable robots.txt answer before it, or disallowed for the agent
+	RetryAfter Violations `json:"retry_after"` // a request sooner than a 429/503's Retry-After allowed
+	Duplicates Violations `json:"duplicates"`  // a resource requested after a final answer, or too many times
+	Missing    Violations `json:"missing"`     // a MustFetch resource not fetched
+	Forbidden  Violations `json:"forbidden"`   // a MustNotFetch resource requested
+}
+
+// Violations counts the breaches of one rule and keeps the first few as
+// readable examples.
+type Violations struct {
+	Count    int      `json:"count"`
+	Examples []string `json:"examples,omitempty"` // at most AuditConfig.MaxExamples
+}
+
+func (v *Violations) add(limit int, format string, args ...any) {
+	v.Count++
+	if len(v.Examples) < limit {
+		v.Examples = append(v.Examples, fmt.Sprintf(format, args...))
+	}
+}
+
+// category pairs a Violations with its name in String.
+type category struct {
+	name string
+	v    *Violations
+}
+
+func (r *Report) categories() []category {
+	return []category{
+		{"overlaps", &r.Overlaps},
+		{"politeness", &r.Politeness},
+		{"robots", &r.Robots},
+		{"retry-after", &r.RetryAfter},
+		{"duplicates", &r.Duplicates},
+		{"missing", &r.Missing},
+		{"forbidden", &r.Forbidden},
+	}
+}
+
+// OK reports whether no rule was broken. Traps alone do not fail a crawl.
+func (r Report) OK() bool {
+	for _, c := range r.categories() {
+		if c.v.Count > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// String is a summary for a terminal: totals, coverage, traps, then each
+// category with its examples.
+func (r Report) String() string {
+	var b strings.Builder
+	verdict := "OK"
+	if !r.OK() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&b, "synthweb audit: %s\n", verdict)
+	fmt.Fprintf(&b, "  requests:   %d to %d hosts, %d of them for robots.txt\n", r.Requests, r.Hosts, r.RobotsFetches)
+	fmt.Fprintf(&b, "  coverage:   %.1f%% (%d of %d must-fetch resources)\n", 100*r.Coverage, r.Fetched, r.MustFetch)
+	b.WriteString("  traps:     ")
+	if len(r.TrapRequests) == 0 {
+		b.WriteString(" none")
+	}
+	for i, name := range slices.Sorted(maps.Keys(r.TrapRequests)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " %s %d", name, r.TrapRequests[name])
+	}
+	b.WriteByte('\n')
+	for _, c := range r.categories() {
+		fmt.Fprintf(&b, "  %-11s %d\n", c.name+":", c.v.Count)
+		for _, e := range c.v.Examples {
+			fmt.Fprintf(&b, "    - %s\n", e)
+		}
+		if more := c.v.Count - len(c.v.Examples); more > 0 && len(c.v.Examples) > 0 {
+			fmt.Fprintf(&b, "    ... and %d more\n", more)
+		}
+	}
+	return b.String()
+}
+
+// Audit judges the request log against cfg, the crawler's settings, by the
+// rules in the package comment. Call it after the crawl, ideally after
+// Close, which waits for requests in flight. cfg should pass Validate.
+func (w *Web) Audit(cfg AuditConfig) Report {
+	wd := world{
+		agent:        w.cfg.Agent,
+		robots:       make(map[string]robotsPolicy, len(w.hosts)),
+		mustFetch:    w.mustFetch,
+		mustNotFetch: w.mustNotFetch,
+	}
+	for _, h := range w.hosts {
+		wd.robots[h.key] = h.robots
+	}
+	return audit(w.Requests(), wd, cfg)
+}
+
+// world is what the audit knows by construction. Its own type lets tests
+// audit hand-made logs against hand-made worlds.
+type world struct {
+	agent        string                  // Config.Agent, used when AuditConfig.Agent is empty
+	robots       map[string]robotsPolicy // by host key; a missing host has no robots.txt
+	mustFetch    []string                // resource ids
+	mustNotFetch map[string]bool         // resource ids
+}
+
+// auditor holds one audit's settings and verdict.
+type auditor struct {
+	cfg   AuditConfig
+	agent string
+	tol   time.Duration
+	max   int       // examples per category
+	t0    time.Time // first Start: examples show times relative to it
+	rep   Report
+}
+
+func audit(log []Request, wd world, cfg AuditConfig) Report {
+	a := &auditor{cfg: cfg, agent: cmp.Or(cfg.Agent, wd.agent), tol: cfg.Tolerance, max: cfg.MaxExamples}
+	switch {
+	case a.tol == 0:
+		a.tol = DefaultTolerance
+	case a.tol < 0:
+		a.tol = 0
+	}
+	if a.max <= 0 {
+		a.max = defaultMaxExamples
+	}
+
+	reqs := slices.Clone(log)
+	for i := range reqs {
+		if reqs[i].Resource == "" {
+			c, _ := CanonicalTarget(reqs[i].Target)
+			reqs[i].Resource = reqs[i].Host + c
+		}
+	}
+	// The log is in order of completion; the rules speak of arrival.
+	slices.SortStableFunc(reqs, func(x, y Request) int {
+		return cmp.Or(x.Start.Compare(y.Start), x.End.Compare(y.End))
+	})
+	a.rep.Requests = len(reqs)
+	a.rep.TrapRequests = map[string]int{}
+	if len(reqs) > 0 {
+		a.t0 = reqs[0].Start
+	}
+
+	byHost := map[string][]Request{}
+	for _, r := range reqs {
+		byHost[r.Host] = append(byHost[r.Host], r)
+	}
+	a.rep.Hosts = len(byHost)
+	for _, key := range slices.Sorted(maps.Keys(byHost)) {
+		pol, ok := wd.robots[key]
+		if !ok {
+			pol = robotsPolicy{status: http.StatusNotFound}
+		}
+		a.host(byHost[key], pol)
+	}
+	a.resources(reqs, wd)
+	return a.rep
+}
+
+// host checks politeness, Retry-After and robots for one host's requests,
+// which are in order of Start.
+func (a *auditor) host(reqs []Request, pol robotsPolicy) {
+	// The Crawl-delay binds from the first robots.txt answer that carried
+	// the rules: before it, the crawler could only know its default.
+	crawlDelay, hasCrawlDelay := pol.crawlDelay(a.agent)
+	crawlDelay = a.cfg.clamp(crawlDelay)
+	var rulesAt time.Time
+	var robotsAnswers []*Request // by End, answered only
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Kind != "robots" || r.Status == 0 {
+			continue
+		}
+		robotsAnswers = append(robotsAnswers, r)
+		if r.Status == http.StatusOK && (rulesAt.IsZero() || r.End.Before(rulesAt)) {
+			rulesAt = r.End
+		}
+	}
+	slices.SortStableFunc(robotsAnswers, func(x, y *Request) int { return x.End.Compare(y.End) })
+
+	var (
+		prev    *Request // among the requests started so far, the one that ended last
+		retryOn *Request // a 429/503 with Retry-After whose next request is still to come
+		nRobots int      // robots answers that ended before the current Start
+	)
+	for i := range reqs {
+		r := &reqs[i]
+		if prev != nil {
+			delay := a.cfg.DefaultDelay
+			if hasCrawlDelay && !rulesAt.IsZero() && !r.Start.Before(rulesAt) {
+				delay = crawlDelay
+			}
+			switch gap := r.Start.Sub(prev.End); {
+			case gap < 0:
+				a.rep.Overlaps.add(a.max, "%s %s started at %s, %v before %s ended",
+					r.Host, short(r.Target), a.at(r.Start), round(-gap), short(prev.Target))
+			case gap < delay-a.tol:
+				a.rep.Politeness.add(a.max, "%s %s started at %s, %v after %s ended; delay %v",
+					r.Host, short(r.Target), a.at(r.Start), round(gap), short(prev.Target), delay)
+			}
+		}
+		if prev == nil || r.End.After(prev.End) {
+			prev = r
+		}
+
+		if retryOn != nil {
+			if wait := r.Start.Sub(retryOn.End); wait < retryOn.RetryAfter-a.tol {
+				a.rep.RetryAfter.add(a.max, "%s %s started at %s, %v after %s answered %d with Retry-After %v",
+					r.Host, short(r.Target), a.at(r.Start), round(wait), short(retryOn.Target), retryOn.Status, retryOn.RetryAfter)
+			}
+			retryOn = nil
+		}
+		if r.RetryAfter > 0 && (r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable) {
+			retryOn = r
+		}
+
+		for nRobots < len(robotsAnswers) && !robotsAnswers[nRobots].End.After(r.Start) {
+			nRobots++
+		}
+		if r.Kind == "robots" {
+			continue
+		}
+		target, _ := CanonicalTarget(r.Target)
+		switch {
+		case nRobots == 0:
+			a.rep.Robots.add(a.max, "%s %s requested at %s before any robots.txt answer", r.Host, short(r.Target), a.at(r.Start))
+		case robotsAnswers[nRobots-1].Status >= 500:
+			a.rep.Robots.add(a.max, "%s %s requested at %s after robots.txt answered %d",
+				r.Host, short(r.Target), a.at(r.Start), robotsAnswers[nRobots-1].Status)
+		case !pol.allowed(a.agent, target):
+			a.rep.Robots.add(a.max, "%s %s is disallowed for %s", r.Host, short(r.Target), a.agent)
+		}
+	}
+}
+
+// resources checks duplicates, forbidden and missing resources and counts
+// traps, over all requests in order of Start.
+func (a *auditor) resources(reqs []Request, wd world) {
+	type state struct {
+		requests    int
+		finalStatus int // 0 until a final answer
+		lastStatus  int
+	}
+	seen := map[string]*state{}
+	for _, r := range reqs {
+		if r.Trap != "" {
+			a.rep.TrapRequests[r.Trap]++
+		}
+		if r.Kind == "robots" {
+			a.rep.RobotsFetches++ // re-fetching robots.txt is legitimate
+			continue
+		}
+		if wd.mustNotFetch[r.Resource] {
+			a.rep.Forbidden.add(a.max, "%s requested at %s (answered %d)", short(r.Resource), a.at(r.Start), r.Status)
+		}
+		st := seen[r.Resource]
+		if st == nil {
+			st = &state{}
+			seen[r.Resource] = st
+		}
+		st.requests++
+		switch {
+		case st.finalStatus != 0:
+			a.rep.Duplicates.add(a.max, "%s requested again at %s after a final %d",
+				short(r.Resource), a.at(r.Start), st.finalStatus)
+		case st.requests > a.cfg.MaxRetries+1:
+			a.rep.Duplicates.add(a.max, "%s requested %d times at %s, more than %d retries allow",
+				short(r.Resource), st.requests, a.at(r.Start), a.cfg.MaxRetries)
+		}
+		st.lastStatus = r.Status
+		if st.finalStatus == 0 && isFinal(r.Status) {
+			st.finalStatus = r.Status
+		}
+	}
+
+	a.rep.MustFetch = len(wd.mustFetch)
+	for _, id := range wd.mustFetch {
+		st := seen[id]
+		switch {
+		case st == nil:
+			a.rep.Missing.add(a.max, "%s never requested", short(id))
+		case st.finalStatus != 0 || st.requests > a.cfg.MaxRetries:
+			a.rep.Fetched++ // answered, or retries exhausted
+		default:
+			a.rep.Missing.add(a.max, "%s requested %d times without a final answer (last %s)",
+				short(id), st.requests, statusText(st.lastStatus))
+		}
+	}
+	a.rep.Coverage = 1
+	if a.rep.MustFetch > 0 {
+		a.rep.Coverage = float64(a.rep.Fetched) / float64(a.rep.MustFetch)
+	}
+}
+
+// isFinal reports whether an answer ends a resource's fetch: anything but
+// no answer, a 429 or a 5xx, which a crawler may retry.
+func isFinal(status int) bool {
+	return status != 0 && status != http.StatusTooManyRequests && status < 500
+}
+
+func statusText(status int) string {
+	if status == 0 {
+		return "no answer"
+	}
+	return fmt.Sprint(status)
+}
+
+// at formats t relative to the first request of the log.
+func (a *auditor) at(t time.Time) string {
+	return "+" + round(t.Sub(a.t0)).String()
+}
+
+func round(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+
+// short keeps examples readable whatever the crawler asked for (the huge
+// query is 3 KiB).
+func short(s string) string {
+	const limit = 120
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit] + "..."
+}

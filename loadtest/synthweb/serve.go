@@ -1,0 +1,194 @@
+package synthweb
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Trap names, as in Request.Trap and Report.TrapRequests.
+const (
+	trapCalendar      = "calendar"       // /calendar?month=YYYY-MM, linking the months around it
+	trapRepeat        = "repeat"         // /trap/a/, /trap/a/a/, ...
+	trapDepth         = "depth"          // /deep/1/, /deep/1/2/, ...
+	trapSession       = "session"        // any request carrying sid, sessionid or jsessionid
+	trapRedirectChain = "redirect_chain" // /chain/7 and /chain/8, past 5 hops from /chain/1
+	trapRedirectLoop  = "redirect_loop"  // /loop/a <-> /loop/b
+)
+
+const (
+	robotsPath = "/robots.txt"
+
+	// slowDelay is how long /slow.html makes the crawler wait.
+	slowDelay = 800 * time.Millisecond
+
+	// retryAfter is what the one 429 of /err/429.html asks for.
+	retryAfter = time.Second
+)
+
+var (
+	notFound = newResource(http.StatusNotFound, "notfound", ctHTML,
+		[]byte("<!DOCTYPE html>\n<html lang=\"en\"><title>Not found</title><p>No such page.</p></html>\n"))
+
+	tooManyRequests = func() *resource {
+		r := newResource(http.StatusTooManyRequests, "error", ctHTML,
+			[]byte("<!DOCTYPE html>\n<html lang=\"en\"><title>Slow down</title><p>Too many requests.</p></html>\n"))
+		r.header["Retry-After"] = []string{strconv.Itoa(int(retryAfter / time.Second))}
+		return r
+	}()
+)
+
+// ServeHTTP answers one request and appends it to the log. Pre-rendered
+// resources, robots.txt included, cost a map look-up and one write; only
+// the traps and the error pages of the special hosts are built per request.
+func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	w := h.web
+	w.handling.RLock()
+	defer w.handling.RUnlock()
+	if w.stopped {
+		return // Close has returned; the connection is gone too
+	}
+
+	target, session := CanonicalTarget(r.RequestURI)
+	rec := Request{
+		Host:      h.key,
+		Target:    r.RequestURI,
+		Resource:  h.key + target,
+		Start:     start,
+		UserAgent: r.UserAgent(),
+	}
+	res := h.static[target]
+	if res == nil {
+		res = h.dynamic(r.Context(), target, &rec)
+	}
+	if res == nil {
+		// The handler gave up (client gone or Close): nothing was sent.
+		rec.End = time.Now()
+		w.record(rec)
+		return
+	}
+
+	hdr := rw.Header()
+	for k, v := range res.header {
+		hdr[k] = v // shared, never modified: net/http only reads header values
+	}
+	rw.WriteHeader(res.status)
+	// A failed write means the client went away; the log still records what
+	// the server answered.
+	_, _ = rw.Write(res.body)
+	if f, ok := rw.(http.Flusher); ok {
+		f.Flush() // so that End is when the bytes left, not when they were buffered
+	}
+	rec.End = time.Now()
+	rec.Status, rec.Kind, rec.Trap = res.status, res.kind, res.trap
+	if rec.Trap == "" && session {
+		rec.Trap = trapSession
+	}
+	w.record(rec)
+}
+
+// dynamic answers what is not pre-rendered: traps, the one-off 429 and the
+// slow page. It returns nil when it gave up without an answer, having set
+// rec.Kind.
+func (h *host) dynamic(ctx context.Context, target string, rec *Request) *resource {
+	switch h.role {
+	case roleStar:
+		if res := h.trapPage(target); res != nil {
+			return res
+		}
+	case roleAgent:
+		switch target {
+		case "/err/429.html":
+			if h.web.sent429.CompareAndSwap(false, true) {
+				rec.RetryAfter = retryAfter
+				return tooManyRequests
+			}
+			return h.page429ok
+		case "/slow.html":
+			t := time.NewTimer(slowDelay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return h.slow
+			case <-ctx.Done():
+			case <-h.web.done:
+			}
+			rec.Kind = h.slow.kind
+			return nil
+		}
+	}
+	return notFound
+}
+
+// trapPage renders a page of one of host 1's endless URL spaces, or returns
+// nil if target is not in one.
+func (h *host) trapPage(target string) *resource {
+	var (
+		links []link
+		trap  string
+	)
+	switch {
+	case strings.HasPrefix(target, "/calendar?"):
+		month, ok := strings.CutPrefix(target, "/calendar?month=")
+		t, err := time.Parse("2006-01", month)
+		if !ok || err != nil || t.Format("2006-01") != month {
+			return nil
+		}
+		trap = trapCalendar
+		links = []link{
+			{href: "/calendar?month=" + t.AddDate(0, -1, 0).Format("2006-01"), text: "Previous month"},
+			{href: "/calendar?month=" + t.AddDate(0, 1, 0).Format("2006-01"), text: "Next month"},
+		}
+	case strings.HasPrefix(target, "/trap/"):
+		rest := target[len("/trap/"):]
+		if rest == "" || len(rest)%2 != 0 {
+			return nil
+		}
+		for i := 0; i < len(rest); i += 2 {
+			if rest[i:i+2] != "a/" {
+				return nil
+			}
+		}
+		trap = trapRepeat
+		links = []link{{href: "a/", text: "Again"}}
+	case strings.HasPrefix(target, "/deep/"):
+		rest, ok := strings.CutSuffix(target[len("/deep/"):], "/")
+		if !ok {
+			return nil
+		}
+		depth := 0
+		for seg := range strings.SplitSeq(rest, "/") {
+			depth++
+			if seg != strconv.Itoa(depth) {
+				return nil
+			}
+		}
+		trap = trapDepth
+		links = []link{{href: strconv.Itoa(depth+1) + "/", text: "Deeper"}}
+	default:
+		return nil
+	}
+	res := h.textResource(target, 300, append(links, link{href: "/", text: "Home"}))
+	res.kind, res.trap = "trap", trap
+	return res
+}
+
+// buildRobots renders robots.txt (and, when it redirects, its target) from
+// the host's policy, so that serving it is a map look-up like any page.
+func (h *host) buildRobots() {
+	p := h.robots
+	switch p.status {
+	case http.StatusOK:
+		h.static[robotsPath] = newResource(http.StatusOK, "robots", ctText, []byte(p.text()))
+	case http.StatusMovedPermanently:
+		r := redirect(http.StatusMovedPermanently, p.realPath)
+		r.kind = "robots"
+		h.static[robotsPath] = r
+		h.static[p.realPath] = newResource(http.StatusOK, "robots", ctText, []byte(p.text()))
+	default:
+		h.static[robotsPath] = newResource(p.status, "robots", ctText, []byte(http.StatusText(p.status)+"\n"))
+	}
+}

@@ -1,0 +1,361 @@
+// Package embedded wires the frontier, fetcher and parser tiers into one process
+// over the embedded Kafka broker, a SQLite file and a local WARC folder: the
+// `crawler` command. It is the same components a cluster runs as separate
+// processes, not a second implementation (DESIGN.md: one code path, three wirings).
+//
+// The data folder holds everything a resumed run needs:
+//
+//	DIR/kafka/     the embedded broker's log (topics, committed offsets)
+//	DIR/crawl.db   SQLite metadata: urls, hosts, captures, exclusions, near-dup index
+//	DIR/warc/      WARC/1.1 segments, gzip per record
+package embedded
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/api"
+	"github.com/crawlcluster/crawler/pkg/fetcher"
+	"github.com/crawlcluster/crawler/pkg/parser"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/sqlite"
+	"github.com/crawlcluster/crawler/pkg/submit"
+	"github.com/crawlcluster/crawler/pkg/warc"
+)
+
+// DefaultUserAgent names the project and where to reach whoever runs it; operators
+// should set their own contact URL with -user-agent.
+const DefaultUserAgent = "crawlcluster/0.1 (+https://github.com/crawlcluster/crawler)"
+
+// Config is the crawler command's configuration.
+type Config struct {
+	DataDir          string
+	SeedsFile        string
+	Seeds            []string // URLs given as arguments
+	CrawlID          string
+	Listen           string
+	ExitWhenIdle     bool
+	MaxDuration      time.Duration
+	Progress         time.Duration
+	WARCSegmentBytes int64
+	LogFormat        string
+	Fetcher          fetcher.Config
+}
+
+// RegisterFlags registers every flag of the crawler command.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.Fetcher.Fetch.UserAgent = DefaultUserAgent
+	fs.StringVar(&c.DataDir, "data", "", "data folder (created if missing); a second run on the same folder resumes (required)")
+	fs.StringVar(&c.SeedsFile, "seeds", "", "file of seed URLs, one per line, '#' starts a comment")
+	fs.StringVar(&c.CrawlID, "crawl-id", "", "label stored with every URL and capture of this run's seeds")
+	fs.StringVar(&c.Listen, "listen", "", "address for the REST API and /metrics while running, e.g. 127.0.0.1:8080 (empty = off)")
+	fs.BoolVar(&c.ExitWhenIdle, "exit-when-idle", false, "exit 0 once nothing is queued, waiting or in flight")
+	fs.DurationVar(&c.MaxDuration, "max-duration", 0, "stop cleanly after this long (0 = no limit)")
+	fs.DurationVar(&c.Progress, "progress", 5*time.Second, "interval of the progress line (0 = off)")
+	fs.Int64Var(&c.WARCSegmentBytes, "warc-segment-bytes", 1<<30, "roll WARC segments at this size")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	c.Fetcher.RegisterFlags(fs)
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("-data is required"))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("-log-format %q: want text or json", c.LogFormat))
+	}
+	if c.WARCSegmentBytes < 1<<20 {
+		errs = append(errs, fmt.Errorf("-warc-segment-bytes %d: at least 1 MiB", c.WARCSegmentBytes))
+	}
+	if c.MaxDuration < 0 {
+		errs = append(errs, errors.New("-max-duration must not be negative"))
+	}
+	if err := c.Fetcher.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Logger returns the logger the configuration asks for.
+func (c *Config) Logger(w io.Writer) *slog.Logger {
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// ReadSeeds returns the seeds of the file (if any) followed by the arguments.
+func (c *Config) ReadSeeds() ([]string, error) {
+	var seeds []string
+	if c.SeedsFile != "" {
+		f, err := os.Open(c.SeedsFile)
+		if err != nil {
+			return nil, fmt.Errorf("read seeds: %w", err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if i := strings.IndexByte(line, '#'); i >= 0 {
+				line = line[:i]
+			}
+			if line = strings.TrimSpace(line); line != "" {
+				seeds = append(seeds, line)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read seeds %s: %w", c.SeedsFile, err)
+		}
+	}
+	return append(seeds, c.Seeds...), nil
+}
+
+// Summary is what a run did, for the final log line and for tests.
+type Summary struct {
+	Fetched  int64
+	Duration time.Duration
+	Store    store.Stats
+	Reason   string // why the run ended: idle, max-pages, max-duration, signal
+}
+
+// Run crawls until ctx ends, the crawl is idle (with ExitWhenIdle), MaxPages is
+// reached or MaxDuration passes, then shuts down cleanly.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return Summary{}, err
+	}
+	seeds, err := cfg.ReadSeeds()
+	if err != nil {
+		return Summary{}, err
+	}
+	start := time.Now()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return Summary{}, fmt.Errorf("create data folder: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	broker, err := queue.StartEmbedded(filepath.Join(cfg.DataDir, "kafka"))
+	if err != nil {
+		return Summary{}, err
+	}
+	defer broker.Close()
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "crawl.db"))
+	if err != nil {
+		return Summary{}, err
+	}
+	defer db.Close()
+	segments, err := warc.NewSegmentWriter(warc.SegmentConfig{Dir: filepath.Join(cfg.DataDir, "warc"), Prefix: "crawl", MaxSize: cfg.WARCSegmentBytes, Software: "crawlcluster"})
+	if err != nil {
+		return Summary{}, err
+	}
+	defer segments.Close()
+
+	kopts := queue.ClientOptions(broker.Addrs(), log)
+	admin, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return Summary{}, fmt.Errorf("kafka admin client: %w", err)
+	}
+	defer admin.Close()
+	if err := queue.EnsureTopics(ctx, admin); err != nil {
+		return Summary{}, err
+	}
+	fcfg := cfg.Fetcher
+	fet, err := fetcher.New(fcfg, db, kopts, reg, log.With("component", "fetcher"))
+	if err != nil {
+		return Summary{}, err
+	}
+	robotsAgent := fcfg.RobotsAgent
+	par, err := parser.New(parser.Config{RobotsAgent: robotsAgent}, db, segments, kopts, reg, log.With("component", "parser"))
+	if err != nil {
+		return Summary{}, err
+	}
+	sub := submit.New(db, admin)
+	live := &liveStats{fetcher: fet, start: start}
+
+	// Seeds go in through the same path as API submissions.
+	if len(seeds) > 0 {
+		var ss []submit.Seed
+		for _, s := range seeds {
+			ss = append(ss, submit.Seed{URL: s})
+		}
+		results, err := sub.Submit(ctx, ss, cfg.CrawlID)
+		if err != nil {
+			return Summary{}, err
+		}
+		var acc, dup int
+		for _, r := range results {
+			switch r.Status {
+			case submit.Accepted:
+				acc++
+			case submit.Duplicate:
+				dup++
+			default:
+				log.Warn("seed rejected", "url", r.URL, "reason", r.Reason)
+			}
+		}
+		log.Info("seeds submitted", "accepted", acc, "duplicate", dup, "rejected", len(results)-acc-dup)
+	}
+
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	if cfg.MaxDuration > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeoutCause(runCtx, cfg.MaxDuration, errMaxDuration)
+		defer cancel()
+	}
+
+	var srv *http.Server
+	apiSrv := api.New(api.Config{}, sub, db, live, reg, log.With("component", "api"))
+	if cfg.Listen != "" {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return Summary{}, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+		}
+		srv = apiSrv.NewHTTPServer(cfg.Listen)
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("api server", "err", err)
+			}
+		}()
+		log.Info("api listening", "addr", ln.Addr().String())
+	}
+
+	// The fetcher stops first (no new requests; in-flight ones finish and are
+	// produced), then the parser drains what it can, then storage closes.
+	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(ctx))
+	parseCtx, stopParse := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	var fetchErr, parseErr error
+	wg.Add(2)
+	go func() { defer wg.Done(); fetchErr = fet.Run(fetchCtx) }()
+	go func() { defer wg.Done(); parseErr = par.Run(parseCtx) }()
+	apiSrv.SetReady(true)
+
+	reason := watch(runCtx, cfg, fet, admin, live, log)
+
+	apiSrv.SetReady(false)
+	log.Info("stopping", "reason", reason)
+	stopFetch()
+	// Give the parser a moment to take what the fetcher produced last, so a
+	// finished crawl leaves nothing behind; a resumed run would handle it anyway.
+	if reason == reasonIdle || reason == reasonMaxPages {
+		waitParsed(admin, 30*time.Second)
+	}
+	stopParse()
+	wg.Wait()
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+	}
+	if err := segments.Close(); err != nil {
+		log.Error("close WARC segments", "err", err)
+	}
+	sum := Summary{Fetched: fet.Stats().Fetched, Duration: time.Since(start), Reason: reason}
+	if st, err := db.Stats(context.Background()); err == nil {
+		sum.Store = st
+	}
+	return sum, errors.Join(fetchErr, parseErr)
+}
+
+var errMaxDuration = errors.New("max duration reached")
+
+const (
+	reasonIdle        = "idle"
+	reasonMaxPages    = "max-pages"
+	reasonMaxDuration = "max-duration"
+	reasonSignal      = "signal"
+)
+
+// watch prints progress and decides when the run ends.
+func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Client, live *liveStats, log *slog.Logger) string {
+	adm := kadm.NewClient(admin)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	lastProgress := time.Now()
+	idleChecks := 0
+	for {
+		select {
+		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), errMaxDuration) {
+				return reasonMaxDuration
+			}
+			return reasonSignal
+		case <-fet.LimitReached():
+			return reasonMaxPages
+		case <-tick.C:
+		}
+		if cfg.Progress > 0 && time.Since(lastProgress) >= cfg.Progress {
+			lastProgress = time.Now()
+			live.progress(log)
+		}
+		if !cfg.ExitWhenIdle {
+			continue
+		}
+		// Work moves between the frontier, crawl.pages, the parser and crawl.urls;
+		// several consecutive empty observations rule out catching it in transit.
+		if fet.Idle() && groupsDrained(ctx, adm) {
+			idleChecks++
+		} else {
+			idleChecks = 0
+		}
+		if idleChecks >= 4 {
+			return reasonIdle
+		}
+	}
+}
+
+// groupsDrained reports whether both consumer groups have committed everything.
+func groupsDrained(ctx context.Context, adm *kadm.Client) bool {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	lags, err := adm.Lag(lctx, queue.GroupFetchers, queue.GroupParsers)
+	if err != nil {
+		return false
+	}
+	for _, g := range []string{queue.GroupFetchers, queue.GroupParsers} {
+		l, ok := lags[g]
+		if !ok || l.Error() != nil || l.Lag.Total() != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func waitParsed(admin *kgo.Client, limit time.Duration) {
+	adm := kadm.NewClient(admin)
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		lags, err := adm.Lag(ctx, queue.GroupParsers)
+		cancel()
+		if err == nil {
+			if l, ok := lags[queue.GroupParsers]; ok && l.Error() == nil && l.Lag.Total() == 0 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,250 @@
+package fetcher
+
+import (
+	"context"
+		"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/admit"
+	"github.com/crawlcluster/crawler/pkg/frontier"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
+
+// Reasons recorded by the fetcher besides admit's and urlnorm's.
+const (
+	ReasonMaxRedirects      = "max_redirects"
+	ReasonRobots            = "robots"
+	ReasonRobotsUnavailable = "robots_unavailable"
+	ReasonPoison            = "poison_record"
+)
+
+// MaxRedirects is how many redirect hops lead to a URL before it is excluded.
+const MaxRedirects = 5
+
+// consume polls crawl.urls until ctx ends. Records are processed a poll at a time,
+// and the poll's offsets are committed only after its URLs are in the store.
+func (f *Fetcher) consume(ctx context.Context) error {
+	for {
+		fetches := f.kafka.PollRecords(ctx, 2000)
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			f.kafka.AllowRebalance()
+			return err
+		}
+		fetches.EachError(func(t string, p int32, err error) {
+			f.log.Warn("fetch from kafka", "topic", t, "partition", p, "err", err)
+		})
+		recs := fetches.Records()
+		if len(recs) > 0 {
+			if err := f.admitRecords(ctx, recs); err != nil {
+				// The store is down or ctx ended: do not commit; the records are
+				// polled again after a restart or rebalance.
+				f.kafka.AllowRebalance()
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				f.log.Error("admit urls", "err", err)
+				sleep(ctx, time.Second)
+				// Rewind to the uncommitted records so none is skipped.
+				f.rewind()
+				continue
+			}
+			if err := f.kafka.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
+				f.log.Warn("commit crawl.urls offsets", "err", err)
+			}
+		}
+		f.kafka.AllowRebalance()
+	}
+}
+
+// rewind resets every owned partition to its committed offset.
+func (f *Fetcher) rewind() {
+	f.kafka.SetOffsets(f.kafka.CommittedOffsets())
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// candidate is a decoded, normalized URL on its way into the frontier.
+type candidate struct {
+	row        store.URL
+	seed       bool
+	fromRobots bool
+}
+
+// admitRecords runs one poll's records through admission and into the store and
+// frontier.
+func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
+	now := time.Now()
+	var (
+		cands    []candidate
+		excluded []store.Exclusion
+		reroute  []*kgo.Record
+		byHash   = map[int64]int{}
+	)
+	f.mu.Lock()
+	for _, rec := range recs {
+		u, err := queue.DecodeURL(rec.Value)
+		if err != nil {
+			f.metrics.deadLetters.Inc()
+			f.log.Warn("dead-letter record", "partition", rec.Partition, "offset", rec.Offset, "err", err)
+			reroute = append(reroute, queue.DeadLetter(rec, err))
+			continue
+		}
+		norm, err := f.norm.Normalize(u.URL)
+		if err != nil {
+			excluded = append(excluded, store.Exclusion{Hash: store.HashURL(u.URL), URL: truncate(u.URL, 2048), Reason: urlnorm.Reason(err), Parent: u.Parent, Depth: u.Depth, CrawlID: u.CrawlID, At: now})
+			continue
+		}
+		host := urlnorm.Authority(norm)
+		if p := queue.PartitionOf(host); p != rec.Partition {
+			// A producer that did not key by host: send it where its host lives, so
+			// that host's owner stays its only writer.
+			u.URL = norm
+			if v, err := queue.EncodeURL(u); err == nil {
+				reroute = append(reroute, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(host), Value: v, Partition: p})
+			}
+			continue
+		}
+		hash := store.HashURL(norm)
+		ex := store.Exclusion{Hash: hash, URL: norm, Host: host, Parent: u.Parent, Depth: u.Depth, CrawlID: u.CrawlID, At: now}
+		if u.Redirects > MaxRedirects {
+			ex.Reason = ReasonMaxRedirects
+			excluded = append(excluded, ex)
+			continue
+		}
+		if u.Seed {
+			f.rules.AddSeedHost(host)
+		}
+		hi := f.hostOf(host)
+		if hi.scheme == "" {
+			hi.scheme = schemeOf(norm)
+		}
+		v := f.rules.Check(admit.Candidate{URL: norm, Depth: u.Depth, Seed: u.Seed, HostPages: hi.pages, Now: now})
+		if !v.Admit {
+			ex.Reason = v.Reason
+			excluded = append(excluded, ex)
+			continue
+		}
+		if _, dup := byHash[hash]; dup {
+			continue
+		}
+		level := v.Level
+		if u.Priority > 0 {
+			level = levelOf(u.Priority, admitLevels(f.cfg.Admit))
+		}
+		kind := store.KindPage
+		if u.Kind == queue.KindSitemap {
+			kind = store.KindSitemap
+		}
+		byHash[hash] = len(cands)
+		cands = append(cands, candidate{
+			row: store.URL{
+				Hash: hash, Partition: rec.Partition, URL: norm, Host: host, Depth: u.Depth,
+				Level: level, Score: v.Score, Kind: kind, State: store.StateQueued,
+				Redirects: u.Redirects, Parent: u.Parent, CrawlID: u.CrawlID, DiscoveredAt: now,
+			},
+			seed:       u.Seed,
+			fromRobots: u.FromRobots,
+		})
+	}
+	f.mu.Unlock()
+
+	if len(reroute) > 0 {
+		if err := f.kafka.ProduceSync(ctx, reroute...).FirstErr(); err != nil {
+			return fmt.Errorf("re-route or dead-letter %d records: %w", len(reroute), err)
+		}
+	}
+	if len(excluded) > 0 {
+		if err := f.store.RecordExclusions(ctx, excluded); err != nil {
+			return fmt.Errorf("record %d exclusions: %w", len(excluded), err)
+		}
+		for _, ex := range excluded {
+			f.metrics.excluded.WithLabelValues(ex.Reason).Inc()
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+
+	hashes := make([]int64, len(cands))
+	for i, c := range cands {
+		hashes[i] = c.row.Hash
+	}
+	res, err := f.seen.Check(ctx, hashes)
+	if err != nil {
+		return err
+	}
+	f.metrics.dedup.WithLabelValues("bloom_new").Add(float64(res.BloomNew))
+	f.metrics.dedup.WithLabelValues("store_seen").Add(float64(res.StoreSeen))
+	f.metrics.dedup.WithLabelValues("bloom_false_positive").Add(float64(res.FalsePositive))
+	var fresh []candidate
+	for i, c := range cands {
+		if !res.Seen[i] {
+			fresh = append(fresh, c)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	rows := make([]store.URL, len(fresh))
+	for i, c := range fresh {
+		rows[i] = c.row
+	}
+	inserted, err := f.store.AdmitURLs(ctx, rows)
+	if err != nil {
+		return err
+	}
+	f.seen.Add(hashes...)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, c := range fresh {
+		if !inserted[i] {
+			continue
+		}
+		f.metrics.admitted.Inc()
+		f.hostOf(c.row.Host).pages++
+		if f.owned[c.row.Partition] {
+			f.fr.Push(itemOf(c.row, c.fromRobots))
+		}
+	}
+	return nil
+}
+
+// levelOf maps an operator's 1..100 priority onto the front-queue levels, 100 most
+// urgent.
+func levelOf(priority, levels int) int {
+	p := min(max(priority, 0), 100)
+	return (100 - p) * levels / 101
+}
+
+func itemOf(u store.URL, fromRobots bool) frontier.Item {
+	kind := frontier.KindPage
+	if u.Kind == store.KindSitemap {
+		kind = frontier.KindSitemap
+	}
+	return frontier.Item{
+		URL: u.URL, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,
+		Kind: kind, Redirects: u.Redirects, Attempts: u.Attempts, ETag: u.ETag,
+		LastModified: u.LastModified, FromRobots: fromRobots, CrawlID: u.CrawlID,
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

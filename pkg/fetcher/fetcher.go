@@ -1,0 +1,387 @@
+// Package fetcher is the fetcher tier: a member of consumer group "fetchers" on
+// crawl.urls that admits URL candidates into the store and its local Mercator
+// frontier, and fetches them politely, one request in flight per host.
+//
+// A fetcher owns the hosts of the partitions it is assigned (partition =
+// hash(host) % 256) and is their only writer, so politeness needs no shared lock
+// (DESIGN.md, "Ownership and state"). The flow per record:
+//
+//	crawl.urls record -> decode (poison -> dead-letter) -> normalize -> admission
+//	rules (scope, depth, traps, budget; rejects recorded with their reason)
+//	-> seen-URL check (Bloom, then the exact store) -> store insert (queued)
+//	-> frontier push -> offsets committed
+//
+// and per host, whenever the frontier says it may be contacted:
+//
+//	robots.txt fresh? else fetch it (that is the host's request this turn)
+//	-> next URL allowed? else excluded with reason "robots"
+//	-> HTTP fetch -> result produced to crawl.pages -> URL marked fetched
+//
+// Offsets are committed only after the admitted URLs are durable in the store; the
+// frontier is rebuilt from the store when a partition is assigned, so a crash loses
+// nothing and re-fetches at most what was in flight.
+package fetcher
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/admit"
+	"github.com/crawlcluster/crawler/pkg/fetch"
+	"github.com/crawlcluster/crawler/pkg/frontier"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/robots"
+	"github.com/crawlcluster/crawler/pkg/seen"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
+
+// Config configures a fetcher.
+type Config struct {
+	Workers          int           // concurrent requests (each to a different host)
+	DefaultDelay     time.Duration // between two requests to a host without Crawl-delay
+	MinDelay         time.Duration // lower clamp of every delay
+	MaxDelay         time.Duration // upper clamp of Crawl-delay
+	RobotsAgent      string        // product token for robots.txt groups; "" = from the User-Agent
+	RobotsRetry      time.Duration // first retry after a robots.txt 5xx / unreachable
+	RobotsMaxFails   int           // give up on a host's queued URLs after this many failed robots fetches in a row
+	MaxRetries       int           // retries of a page after a network error, 5xx or 429
+	MaxPages         int64         // stop fetching after this many fetches in this run; 0 = no limit
+	SitemapProbe     bool          // also try /sitemap.xml of every new host
+	BloomCapacity    uint          // URLs the seen filter is sized for
+	HostSaveInterval time.Duration // how often host state (robots, next-allowed) is persisted
+
+	Admit admit.Config
+	Fetch fetch.Config
+}
+
+// RegisterFlags registers the fetcher's flags (and those of admission and fetch).
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&c.Workers, "workers", 64, "concurrent requests, each to a different host")
+	fs.DurationVar(&c.DefaultDelay, "default-delay", time.Second, "delay between two requests to one host when robots.txt sets no Crawl-delay")
+	fs.DurationVar(&c.MinDelay, "min-delay", 0, "lower clamp of every per-host delay (Crawl-delay and default)")
+	fs.DurationVar(&c.MaxDelay, "max-delay", 30*time.Second, "upper clamp of robots.txt Crawl-delay")
+	fs.StringVar(&c.RobotsAgent, "robots-agent", "", "product token matched against robots.txt User-agent lines (default: the -user-agent up to its first '/')")
+	fs.DurationVar(&c.RobotsRetry, "robots-retry", 10*time.Second, "first retry after robots.txt answered 5xx/429 or the host was unreachable; doubles per failure")
+	fs.IntVar(&c.RobotsMaxFails, "robots-max-failures", 3, "failed robots.txt fetches in a row after which a host's queued URLs are given up (recorded as failed)")
+	fs.IntVar(&c.MaxRetries, "max-retries", 2, "retries of a page after a network error, 5xx or 429")
+	fs.Int64Var(&c.MaxPages, "max-pages", 0, "stop after this many fetches in this run (0 = no limit)")
+	fs.BoolVar(&c.SitemapProbe, "sitemap-probe", true, "also fetch /sitemap.xml of every host, besides the sitemaps robots.txt lists")
+	fs.UintVar(&c.BloomCapacity, "bloom-capacity", 10_000_000, "URLs the seen-URL Bloom filter is sized for (1% false positives; more URLs only cost store look-ups)")
+	fs.DurationVar(&c.HostSaveInterval, "host-save-interval", 500*time.Millisecond, "how often per-host politeness state is persisted")
+	c.Admit.RegisterFlags(fs, "")
+	c.Fetch.RegisterFlags(fs, "")
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers %d < 1", c.Workers))
+	}
+	if c.DefaultDelay < 0 || c.MinDelay < 0 || c.MaxDelay < 0 {
+		errs = append(errs, errors.New("delays must not be negative"))
+	}
+	if c.MaxDelay > 0 && c.MinDelay > c.MaxDelay {
+		errs = append(errs, fmt.Errorf("min-delay %v > max-delay %v", c.MinDelay, c.MaxDelay))
+	}
+	if c.MaxRetries < 0 {
+		errs = append(errs, fmt.Errorf("max-retries %d < 0", c.MaxRetries))
+	}
+	if c.RobotsMaxFails < 1 {
+		errs = append(errs, fmt.Errorf("robots-max-failures %d < 1", c.RobotsMaxFails))
+	}
+	if err := c.Fetch.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.robotsPolicy().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) robotsPolicy() robots.Policy {
+	agent := c.RobotsAgent
+	if agent == "" {
+		agent = robots.ProductToken(c.Fetch.UserAgent)
+	}
+	return robots.Policy{Agent: agent, MinDelay: c.MinDelay, MaxDelay: c.MaxDelay, RetryFailure: c.RobotsRetry}
+}
+
+// defaultDelay is the default clamped like every other delay, so -min-delay is a
+// floor for all hosts.
+func (c *Config) defaultDelay() time.Duration {
+	d := max(c.DefaultDelay, c.MinDelay)
+	if c.MaxDelay > 0 && c.DefaultDelay <= c.MaxDelay {
+		d = min(d, c.MaxDelay)
+	}
+	return d
+}
+
+// Store is what the fetcher needs from the metadata store.
+type Store interface {
+	store.FrontierStore
+}
+
+// Fetcher is one member of the fetchers group.
+type Fetcher struct {
+	cfg     Config
+	policy  robots.Policy
+	log     *slog.Logger
+	store   Store
+	client  *fetch.Client
+	kafka   *kgo.Client
+	norm    *urlnorm.Normalizer
+	rules   *admit.Rules
+	fr      *frontier.Frontier
+	seen    *seen.Filter
+	metrics *metrics
+
+	mu        sync.Mutex
+	hosts     map[string]*hostInfo // robots and bookkeeping of owned hosts
+	owned     map[int32]bool
+	dirty     map[string]bool // hosts whose state changed since the last save
+	updates   []store.URLUpdate
+	fetched   atomic.Int64 // fetches in this run (pages and sitemaps)
+	inFlight  atomic.Int64 // requests and produces not yet settled
+	errCount  atomic.Int64 // network errors and 5xx answers
+	limitHit  chan struct{}
+	limitOnce sync.Once
+}
+
+// hostInfo is what the fetcher knows about an owned host besides its queue.
+type hostInfo struct {
+	robots   *robots.Entry
+	scheme   string // of the URL that first brought the host; its robots.txt uses it
+	pages    int    // admitted URLs (budget)
+	errors   int
+	sitemaps bool // sitemaps from robots.txt already queued
+}
+
+// New builds a fetcher. kafkaOpts are the shared client options (brokers, logger);
+// the fetcher adds its group membership.
+func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger) (*Fetcher, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("fetcher config: %w", err)
+	}
+	client, err := fetch.New(cfg.Fetch)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fetcher{
+		cfg:      cfg,
+		policy:   cfg.robotsPolicy(),
+		log:      log,
+		store:    st,
+		client:   client,
+		norm:     urlnorm.New(urlnorm.DefaultPolicy()),
+		rules:    admit.New(cfg.Admit),
+		seen:     seen.New(st, cfg.BloomCapacity, 0.01),
+		metrics:  newMetrics(reg),
+		hosts:    map[string]*hostInfo{},
+		owned:    map[int32]bool{},
+		dirty:    map[string]bool{},
+		limitHit: make(chan struct{}),
+	}
+	f.fr = frontier.New(frontier.Config{Levels: admitLevels(cfg.Admit), DefaultDelay: cfg.defaultDelay()})
+	opts := append([]kgo.Opt{}, kafkaOpts...)
+	opts = append(opts,
+		kgo.ConsumerGroup(queue.GroupFetchers),
+		kgo.ConsumeTopics(queue.TopicURLs),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(f.assigned),
+		kgo.OnPartitionsRevoked(f.revoked),
+		kgo.OnPartitionsLost(f.lost),
+	)
+	f.kafka, err = kgo.NewClient(opts...)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("fetcher kafka client: %w", err)
+	}
+	return f, nil
+}
+
+func admitLevels(c admit.Config) int {
+	if c.Levels > 0 {
+		return c.Levels
+	}
+	return admit.DefaultLevels
+}
+
+// LimitReached is closed when MaxPages fetches have been made.
+func (f *Fetcher) LimitReached() <-chan struct{} { return f.limitHit }
+
+// Stats is the fetcher's part of the progress line.
+type Stats struct {
+	Fetched  int64
+	InFlight int64
+	Frontier frontier.Stats
+}
+
+// Stats returns a snapshot.
+func (f *Fetcher) Stats() Stats {
+	return Stats{Fetched: f.fetched.Load(), InFlight: f.inFlight.Load(), Frontier: f.fr.Stats()}
+}
+
+// Idle reports whether the fetcher holds no work: nothing queued in its frontier,
+// no request or produce in flight, no unsaved URL update.
+func (f *Fetcher) Idle() bool {
+	f.mu.Lock()
+	pending := len(f.updates)
+	f.mu.Unlock()
+	return pending == 0 && f.inFlight.Load() == 0 && f.fr.Idle()
+}
+
+// Errors returns the number of fetches that ended in a network error or a 5xx.
+func (f *Fetcher) Errors() int64 { return f.errCount.Load() }
+
+// Host returns the frontier's view of one host, for the API.
+func (f *Fetcher) Host(key string) (frontier.HostState, bool) { return f.fr.Host(key) }
+
+// Run consumes crawl.urls and fetches until ctx ends, then stops cleanly: no new
+// requests, in-flight requests finished, results produced, URL states and host
+// state saved, offsets committed.
+func (f *Fetcher) Run(ctx context.Context) error {
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	var wg sync.WaitGroup
+	for range f.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.work(workCtx)
+		}()
+	}
+	saveCtx, stopSave := context.WithCancel(context.WithoutCancel(ctx))
+	saved := make(chan struct{})
+	go func() {
+		defer close(saved)
+		f.saveLoop(saveCtx)
+	}()
+
+	err := f.consume(ctx)
+
+	// Shutdown order (STYLE.md): stop fetching, finish in-flight work, flush
+	// producers, save state, commit, close.
+	f.fr.Close()
+	stopWork()
+	wg.Wait()
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if ferr := f.kafka.Flush(flushCtx); ferr != nil {
+		f.log.Warn("flush fetch results", "err", ferr)
+	}
+	stopSave()
+	<-saved
+	if serr := f.saveState(flushCtx, f.fr.Hosts()); serr != nil {
+		f.log.Error("save fetcher state on shutdown", "err", serr)
+	}
+	if cerr := f.kafka.CommitUncommittedOffsets(flushCtx); cerr != nil {
+		f.log.Warn("commit offsets on shutdown", "err", cerr)
+	}
+	f.kafka.CloseAllowingRebalance()
+	f.client.Close()
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}
+
+// saveLoop persists URL updates and dirty hosts periodically.
+func (f *Fetcher) saveLoop(ctx context.Context) {
+	t := time.NewTicker(f.cfg.HostSaveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		f.mu.Lock()
+		var states []frontier.HostState
+		for h := range f.dirty {
+			if s, ok := f.fr.Host(h); ok {
+				states = append(states, s)
+			}
+		}
+		f.mu.Unlock()
+		if err := f.saveState(ctx, states); err != nil && ctx.Err() == nil {
+			f.log.Error("save fetcher state", "err", err)
+		}
+	}
+}
+
+// saveState writes pending URL updates and the given hosts' state.
+func (f *Fetcher) saveState(ctx context.Context, states []frontier.HostState) error {
+	f.mu.Lock()
+	updates := f.updates
+	f.updates = nil
+	rows := make([]store.Host, 0, len(states))
+	now := time.Now()
+	for _, s := range states {
+		delete(f.dirty, s.Host)
+		row := store.Host{Host: s.Host, Partition: s.Partition, Delay: s.Delay, NextAllowed: s.NextAllowed, Backoff: s.Backoff, UpdatedAt: now}
+		if hi := f.hosts[s.Host]; hi != nil {
+			row.Errors = hi.errors
+			if hi.robots != nil {
+				row.Robots, _ = hi.robots.MarshalBinary()
+			}
+		}
+		rows = append(rows, row)
+	}
+	f.mu.Unlock()
+	var errs []error
+	if len(updates) > 0 {
+		if err := f.store.UpdateURLs(ctx, updates); err != nil {
+			// Keep them for the next round: a lost "fetched" mark costs a re-fetch.
+			f.mu.Lock()
+			f.updates = append(updates, f.updates...)
+			f.mu.Unlock()
+			errs = append(errs, fmt.Errorf("update %d urls: %w", len(updates), err))
+		}
+	}
+	if len(rows) > 0 {
+		if err := f.store.SaveHosts(ctx, rows); err != nil {
+			errs = append(errs, fmt.Errorf("save %d hosts: %w", len(rows), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (f *Fetcher) queueUpdate(u store.URLUpdate) {
+	f.mu.Lock()
+	f.updates = append(f.updates, u)
+	f.mu.Unlock()
+}
+
+func (f *Fetcher) markDirty(host string) {
+	f.mu.Lock()
+	f.dirty[host] = true
+	f.mu.Unlock()
+}
+
+// hostOf returns the bookkeeping of a host, creating it.
+func (f *Fetcher) hostOf(host string) *hostInfo {
+	hi := f.hosts[host]
+	if hi == nil {
+		hi = &hostInfo{}
+		f.hosts[host] = hi
+	}
+	return hi
+}
+
+func schemeOf(u string) string {
+	s, _, _ := strings.Cut(u, "://")
+	return s
+}

@@ -1,0 +1,136 @@
+package fetcher
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/robots"
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// assigned loads the frontier of newly owned partitions from the store: host state
+// first (so politeness carries over from the previous owner), then the queued URLs.
+// It runs between polls (BlockRebalanceOnPoll), so no admission races with it.
+func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	start := time.Now()
+	var hosts, urls int
+	for _, p := range assigned[queue.TopicURLs] {
+		h, u, err := f.loadPartition(ctx, p)
+		if err != nil {
+			// Without its state the partition cannot be served politely; leave
+			// the group so another member (or a restart) takes over.
+			f.log.Error("load partition", "partition", p, "err", err)
+			f.kafka.LeaveGroup()
+			return
+		}
+		hosts += h
+		urls += u
+	}
+	f.log.Info("partitions assigned", "partitions", len(assigned[queue.TopicURLs]), "hosts", hosts, "queued", urls, "took", time.Since(start).Round(time.Millisecond))
+}
+
+func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, err error) {
+	rows, err := f.store.Hosts(ctx, p)
+	if err != nil {
+		return 0, 0, err
+	}
+	now := time.Now()
+	f.mu.Lock()
+	f.owned[p] = true
+	for _, r := range rows {
+		hi := f.hostOf(r.Host)
+		hi.pages = r.Pages
+		hi.errors = r.Errors
+		delay := f.cfg.defaultDelay()
+		if len(r.Robots) > 0 {
+			e := new(robots.Entry)
+			if err := e.UnmarshalBinary(r.Robots); err == nil {
+				hi.robots = e
+				hi.sitemaps = true // queued when the entry was first fetched
+				if d, ok := e.Delay(f.policy); ok {
+					delay = d
+				}
+			}
+		}
+		f.fr.SetHostDelay(r.Host, p, delay)
+		// The previous owner's last request may be more recent than its last save
+		// (a crash): waiting one full delay from now is always polite.
+		f.fr.SetNextAllowed(r.Host, p, maxTime(r.NextAllowed, now.Add(max(delay, r.Backoff))))
+	}
+	f.mu.Unlock()
+	err = f.store.URLHashes(ctx, p, func(h int64) error {
+		f.seen.Add(h)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	err = f.store.QueuedURLs(ctx, p, func(u store.URL) error {
+		f.mu.Lock()
+		hi := f.hostOf(u.Host)
+		if hi.scheme == "" {
+			hi.scheme = schemeOf(u.URL)
+		}
+		f.mu.Unlock()
+		f.fr.Push(itemOf(u, false))
+		urls++
+		return nil
+	})
+	return len(rows), urls, err
+}
+
+// revoked hands partitions back: their hosts stop being scheduled, requests in
+// flight finish, and each host's next-allowed time is saved for the next owner
+// before offsets are committed and the partitions released.
+func (f *Fetcher) revoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	f.release(ctx, revoked[queue.TopicURLs], true)
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		f.log.Warn("commit on revoke", "err", err)
+	}
+}
+
+// lost drops partitions whose ownership could not be kept. Their state is not
+// saved: another member may already own them.
+func (f *Fetcher) lost(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
+	f.release(ctx, lost[queue.TopicURLs], false)
+}
+
+func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
+	for _, p := range parts {
+		waitCtx, cancel := context.WithTimeout(ctx, 2*f.cfg.Fetch.TotalTimeout)
+		states, err := f.fr.RemovePartition(waitCtx, p)
+		cancel()
+		if err != nil {
+			f.log.Warn("release partition: in-flight requests did not finish", "partition", p, "err", err)
+		}
+		f.mu.Lock()
+		delete(f.owned, p)
+		for _, s := range states {
+			if !save {
+				delete(f.hosts, s.Host)
+				delete(f.dirty, s.Host)
+			}
+		}
+		f.mu.Unlock()
+		if save {
+			if err := f.saveState(ctx, states); err != nil {
+				f.log.Error("save host state on revoke", "partition", p, "err", err)
+			}
+			f.mu.Lock()
+			for _, s := range states {
+				delete(f.hosts, s.Host)
+			}
+			f.mu.Unlock()
+		}
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,317 @@
+package fetcher
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+		"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/fetch"
+	"github.com/crawlcluster/crawler/pkg/frontier"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/robots"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
+
+// work serves leases until ctx ends or the frontier closes.
+func (f *Fetcher) work(ctx context.Context) {
+	for {
+		if f.cfg.MaxPages > 0 && f.fetched.Load() >= f.cfg.MaxPages {
+			f.limitOnce.Do(func() { close(f.limitHit) })
+			return
+		}
+		lease, err := f.fr.Next(ctx)
+		if err != nil {
+			return
+		}
+		f.inFlight.Add(1)
+		out := f.serve(ctx, lease)
+		lease.Done(out)
+		f.inFlight.Add(-1)
+	}
+}
+
+// serve makes at most one request to the lease's host: its robots.txt when the
+// cached copy is missing or stale, else its next allowed URL.
+func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Outcome {
+	f.mu.Lock()
+	hi := f.hostOf(lease.Host)
+	entry := hi.robots
+	scheme := hi.scheme
+	f.mu.Unlock()
+	if scheme == "" {
+		scheme = "http"
+	}
+	now := time.Now()
+	if !entry.Fresh(now) {
+		return f.fetchRobots(ctx, lease, scheme, entry)
+	}
+	if entry.Kind == robots.KindDisallowAll {
+		// Unreachable robots.txt: nothing but robots.txt may be requested until it
+		// answers; Fresh above turns false when the retry is due.
+		return frontier.Outcome{Until: entry.Expires}
+	}
+	for {
+		it, ok := lease.Take()
+		if !ok {
+			return frontier.Outcome{}
+		}
+		if !entry.Allowed(pathAndQuery(it.URL)) {
+			f.metrics.robotsDecisions.WithLabelValues("disallowed").Inc()
+			f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: ReasonRobots})
+			continue
+		}
+		f.metrics.robotsDecisions.WithLabelValues("allowed").Inc()
+		return f.fetchItem(ctx, lease, it)
+	}
+}
+
+// fetchRobots fetches and evaluates the host's robots.txt. It is the host's request
+// for this turn; the URL that would have gone next stays queued.
+func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme string, prev *robots.Entry) frontier.Outcome {
+	robotsURL := scheme + "://" + lease.Host + "/robots.txt"
+	start := time.Now()
+	hops := 0
+	get := func(ctx context.Context, u string) (int, string, []byte, error) {
+		if hops > 0 {
+			// A redirect hop is another request, possibly to the same host: keep
+			// the host's delay between them. Its Crawl-delay is unknown yet and is
+			// clamped to MaxDelay, so waiting that long is polite in any case.
+			sleep(ctx, max(f.cfg.defaultDelay(), f.cfg.MaxDelay))
+		}
+		hops++
+		return f.client.Get(ctx, u)
+	}
+	status, body, err := robots.Fetch(ctx, get, robotsURL)
+	if err != nil && ctx.Err() != nil {
+		// Shutting down: record nothing, the host keeps its place.
+		return frontier.Outcome{Requested: hops > 0}
+	}
+	done := time.Now()
+	entry := robots.Evaluate(f.policy, status, body, err, done, prev)
+	outcome := frontier.Outcome{Requested: true, At: done, Duration: done.Sub(start)}
+	f.metrics.robotsFetches.WithLabelValues(robotsOutcome(status, err)).Inc()
+
+	f.mu.Lock()
+	hi := f.hostOf(lease.Host)
+	hi.robots = entry
+	firstSitemaps := !hi.sitemaps && entry.Kind != robots.KindDisallowAll
+	if firstSitemaps {
+		hi.sitemaps = true
+	}
+	f.dirty[lease.Host] = true
+	f.mu.Unlock()
+
+	delay := f.cfg.defaultDelay()
+	if d, ok := entry.Delay(f.policy); ok {
+		delay = d
+	}
+	f.fr.SetHostDelay(lease.Host, lease.Partition, delay)
+
+	if entry.Kind == robots.KindDisallowAll {
+		outcome.Until = entry.Expires
+		if entry.Failures >= f.cfg.RobotsMaxFails {
+			// Give up on what is queued (with a reason, so nothing is lost
+			// silently); URLs discovered later try again.
+			for _, it := range lease.Drain() {
+				f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateFailed, Reason: ReasonRobotsUnavailable, Status: status, FetchedAt: done})
+			}
+			f.log.Info("giving up on host: robots.txt unavailable", "host", lease.Host, "status", status, "failures", entry.Failures, "err", err)
+		}
+		return outcome
+	}
+	if firstSitemaps {
+		f.queueSitemaps(lease, scheme, entry)
+	}
+	return outcome
+}
+
+// queueSitemaps sends the sitemaps robots.txt names (and, if enabled, the
+// conventional /sitemap.xml) to crawl.urls, where they pass admission like links.
+func (f *Fetcher) queueSitemaps(lease *frontier.Lease, scheme string, entry *robots.Entry) {
+	sitemaps := entry.Sitemaps()
+	var recs []*kgo.Record
+	add := func(u string, fromRobots bool) {
+		u, err := f.norm.Normalize(u)
+		if err != nil {
+			return
+		}
+		v, err := queue.EncodeURL(queue.URL{URL: u, Kind: queue.KindSitemap, FromRobots: fromRobots, Parent: scheme + "://" + lease.Host + "/robots.txt", DiscoveredAt: time.Now()})
+		if err != nil {
+			return
+		}
+		host := urlnorm.Authority(u)
+		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(host), Value: v, Partition: queue.PartitionOf(host)})
+	}
+	for _, s := range sitemaps {
+		add(s, true)
+	}
+	if f.cfg.SitemapProbe {
+		probe := scheme + "://" + lease.Host + "/sitemap.xml"
+		listed := false
+		for _, s := range sitemaps {
+			listed = listed || s == probe
+		}
+		if !listed {
+			add(probe, false)
+		}
+	}
+	for _, r := range recs {
+		f.inFlight.Add(1)
+		f.kafka.Produce(context.Background(), r, func(_ *kgo.Record, err error) {
+			defer f.inFlight.Add(-1)
+			if err != nil {
+				f.log.Warn("queue sitemap", "host", lease.Host, "err", err)
+			}
+		})
+	}
+}
+
+// fetchItem fetches one URL and hands the result to the parser tier.
+func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it frontier.Item) frontier.Outcome {
+	resp, err := f.client.Do(ctx, fetch.Request{URL: it.URL, ETag: it.ETag, LastModified: it.LastModified})
+	done := time.Now()
+	if err != nil && ctx.Err() != nil {
+		// Shutting down: the URL stays queued in the store and is fetched after a
+		// restart. Put it back so a revoke sees the right queue.
+		lease.Requeue(it)
+		return frontier.Outcome{Requested: true, At: done}
+	}
+	f.fetched.Add(1)
+	hash := store.HashURL(it.URL)
+	if err != nil {
+		class := fetch.Classify(err)
+		f.errCount.Add(1)
+		f.metrics.fetches.WithLabelValues("error", class).Inc()
+		out := frontier.Outcome{Requested: true, At: done, Failed: true}
+		retriable := !errors.Is(err, fetch.ErrBlockedAddress) && !errors.Is(err, fetch.ErrInvalidURL)
+		if retriable && it.Attempts < f.cfg.MaxRetries {
+			it.Attempts++
+			lease.Requeue(it)
+			return out
+		}
+		f.noteError(lease.Host)
+		f.queueUpdate(store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "fetch_" + class, Attempts: it.Attempts + 1, FetchedAt: done})
+		return out
+	}
+	f.metrics.fetches.WithLabelValues("response", statusClass(resp.Status)).Inc()
+	f.metrics.fetchSeconds.Observe(resp.Duration.Seconds())
+	f.metrics.fetchBytes.Add(float64(len(resp.RawResponse)))
+	out := frontier.Outcome{Requested: true, At: done, Status: resp.Status, Duration: resp.Duration,
+		Failed: resp.Status >= 500, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), done)}
+	if resp.Status >= 500 {
+		f.errCount.Add(1)
+	}
+	if (resp.Status >= 500 || resp.Status == 429) && it.Attempts < f.cfg.MaxRetries {
+		it.Attempts++
+		lease.Requeue(it)
+		return out
+	}
+	if resp.Status >= 500 {
+		f.noteError(lease.Host)
+	}
+	f.produce(it, resp, hash)
+	return out
+}
+
+func (f *Fetcher) noteError(host string) {
+	f.mu.Lock()
+	f.hostOf(host).errors++
+	f.dirty[host] = true
+	f.mu.Unlock()
+}
+
+// produce sends the fetch result to crawl.pages and marks the URL fetched once the
+// broker has it. If the process dies before that, the URL is still queued in the
+// store and is fetched again after the restart: the in-flight window of invariant 4.
+func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
+	kind := queue.KindPage
+	if it.Kind == frontier.KindSitemap {
+		kind = queue.KindSitemap
+	}
+	p := queue.Page{
+		FetchID: newFetchID(), URL: it.URL, Host: it.Host, Kind: kind, Depth: it.Depth,
+		Redirects: it.Redirects, FromRobots: it.FromRobots, Status: resp.Status,
+		ContentType: resp.Header.Get("Content-Type"), Location: resp.Location,
+		XRobotsTag: resp.Header.Values("X-Robots-Tag"), ETag: resp.Header.Get("ETag"),
+		LastModified: resp.Header.Get("Last-Modified"), Truncated: resp.TruncReason,
+		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: resp.Duration.Milliseconds(),
+		CrawlID: it.CrawlID, RawRequest: resp.RawRequest, RawResponse: resp.RawResponse, Body: resp.Body,
+	}
+	v, err := queue.EncodePage(p)
+	if err != nil {
+		f.queueUpdate(store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "encode_result", Status: resp.Status, FetchedAt: resp.FetchedAt})
+		return
+	}
+	rec := &kgo.Record{Topic: queue.TopicPages, Key: []byte(it.URL), Value: v, Partition: queue.PagePartitionOf(it.URL)}
+	f.inFlight.Add(1)
+	f.kafka.Produce(context.Background(), rec, func(_ *kgo.Record, err error) {
+		defer f.inFlight.Add(-1)
+		if err != nil {
+			// Left queued in the store: a restart fetches it again.
+			f.log.Error("produce fetch result", "url", it.URL, "err", err)
+			return
+		}
+		f.queueUpdate(store.URLUpdate{Hash: hash, State: store.StateFetched, Status: resp.Status, Attempts: it.Attempts + 1, FetchedAt: resp.FetchedAt})
+	})
+}
+
+func newFetchID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func pathAndQuery(u string) string {
+	_, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "/"
+	}
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		if j := strings.IndexByte(rest, '?'); j >= 0 {
+			return "/" + rest[j:]
+		}
+		return "/"
+	}
+	return rest[i:]
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		return min(time.Duration(max(s, 0))*time.Second, time.Hour)
+	}
+	if t, err := time.Parse(time.RFC1123, v); err == nil {
+		return min(max(t.Sub(now), 0), time.Hour)
+	}
+	return 0
+}
+
+func statusClass(s int) string {
+	switch {
+	case s >= 100 && s < 600:
+		return strconv.Itoa(s/100) + "xx"
+	}
+	return "other"
+}
+
+func robotsOutcome(status int, err error) string {
+	switch {
+	case err != nil:
+		return "unreachable"
+	case status == 429:
+		return "429"
+	default:
+		return statusClass(status)
+	}
+}

@@ -1,0 +1,68 @@
+package parse
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
+)
+
+// FuzzParse holds Parse to what the parser tier relies on for any body and
+// headers: no panic, no error for a good page URL, bounded outputs, absolute
+// http(s) links and valid UTF-8 text.
+func FuzzParse(f *testing.F) {
+	for _, fx := range fixtures {
+		body, err := os.ReadFile(filepath.Join("testdata", fx.file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(body, fx.contentType, strings.Join(fx.xRobots, ","))
+	}
+	f.Add([]byte(`<svg><a xlink:href="//x.example/?é"><noscript><a href="/n">`), "", "otherbot: noindex, fuzzbot: nofollow")
+	f.Add([]byte("\xff\xfe<\x00a\x00 \x00h\x00r\x00e\x00f\x00=\x00x\x00>\x00"), "text/html", "none")
+	f.Add([]byte(`<base href="?é"><a href="&#x1F600;?&#26085;">`), "text/html; charset=windows-1252", "")
+	f.Add([]byte(`<meta charset="iso-2022-jp"><a href="?`+"\x1b$BF|\x1b(B"+`">`), "text/html", "")
+	f.Add([]byte(`<template><meta charset=koi8-r></template><meta http-equiv=refresh content="0;url='http://r.example/'">`), "", "")
+
+	opt := Options{MaxLinks: 20, MaxTextSize: 512, RobotsAgent: "FuzzBot"}
+	f.Fuzz(func(t *testing.T, body []byte, contentType, xRobots string) {
+		d, err := Parse(body, contentType, pageURL, strings.Split(xRobots, "\n"), opt)
+		if err != nil {
+			t.Fatalf("Parse: %v", err)
+		}
+		checkInvariants(t, d, opt.withDefaults())
+		if !utf8.ValidString(d.Text) {
+			t.Fatalf("Text is not valid UTF-8: %q", d.Text)
+		}
+		for _, l := range d.Links {
+			checkURL(t, l.URL)
+		}
+		for _, u := range []string{d.Canonical, d.RefreshURL} {
+			if u != "" {
+				checkURL(t, u)
+			}
+		}
+	})
+}
+
+// checkURL requires an absolute http(s) URL that the WHATWG parser reads
+// back unchanged, so the caller's normalizer sees what a browser would.
+func checkURL(t *testing.T, s string) {
+	t.Helper()
+	u, err := whatwg.Parse(s)
+	if err != nil {
+		t.Fatalf("link %q does not parse: %v", s, err)
+	}
+	if sc := u.Scheme(); (sc != "http" && sc != "https") || u.Hostname() == "" || !isAbsHTTP(s) {
+		t.Fatalf("link %q is not absolute http(s)", s)
+	}
+	if h := u.Href(false); h != s {
+		t.Fatalf("link %q reads back as %q", s, h)
+	}
+	if !utf8.ValidString(s) {
+		t.Fatalf("link %q is not valid UTF-8", s)
+	}
+}

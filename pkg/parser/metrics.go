@@ -1,0 +1,73 @@
+package parser
+
+import "github.com/prometheus/client_golang/prometheus"
+
+type metrics struct {
+	pages           *prometheus.CounterVec
+	captures        prometheus.Counter
+	nearDups        prometheus.Counter
+	warcRecords     *prometheus.CounterVec
+	warcBytes       prometheus.Counter
+	discovered      prometheus.Counter
+	excluded        *prometheus.CounterVec
+	storeSeconds    *prometheus.HistogramVec
+	blobSeconds     prometheus.Histogram
+	storageFailures prometheus.Counter
+	deadLetters     prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	buckets := prometheus.ExponentialBuckets(0.0005, 3, 10)
+	m := &metrics{
+		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_parser_pages_total",
+			Help: "Fetch results handled by the parser, by what they were (html, not_html, sitemap, redirect, status_4xx, noindex, already_stored, ...).",
+		}, []string{"kind"}),
+		captures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_parser_captures_total",
+			Help: "Captures stored.",
+		}),
+		nearDups: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_dedup_near_duplicates_total",
+			Help: "Pages whose SimHash is within distance 3 of an earlier page.",
+		}),
+		warcRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_warc_records_total",
+			Help: "WARC captures written, by type (response with its request, or revisit).",
+		}, []string{"type"}),
+		warcBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_warc_bytes_total",
+			Help: "Compressed bytes of WARC response and revisit records written.",
+		}),
+		discovered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_parser_discovered_urls_total",
+			Help: "URL candidates produced to crawl.urls (links, redirects, sitemap entries), after per-batch dedup.",
+		}),
+		excluded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_parser_excluded_total",
+			Help: "Candidates the parser did not pass on, by reason.",
+		}, []string{"reason"}),
+		storeSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "crawler_store_operation_duration_seconds",
+			Help:    "Metadata store latency by operation.",
+			Buckets: buckets,
+		}, []string{"operation"}),
+		blobSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "crawler_blob_flush_duration_seconds",
+			Help:    "Time to make a batch's WARC records durable (fsync or upload).",
+			Buckets: buckets,
+		}),
+		storageFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_parser_storage_failures_total",
+			Help: "Batches that failed to store (WARC or metadata) and were retried.",
+		}),
+		deadLetters: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_parser_dead_letters_total",
+			Help: "crawl.pages records sent to the dead-letter topic.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.pages, m.captures, m.nearDups, m.warcRecords, m.warcBytes, m.discovered, m.excluded, m.storeSeconds, m.blobSeconds, m.storageFailures, m.deadLetters)
+	}
+	return m
+}

@@ -1,0 +1,473 @@
+// Package parser is the parser tier: a member of consumer group "parsers" on
+// crawl.pages that turns fetch results into stored captures and new URL candidates.
+//
+// Per poll of fetch results:
+//
+//	decode (poison -> dead-letter) -> skip fetches already stored (replay after a
+//	crash) -> parse HTML (links, meta robots, canonical, title, text) or sitemap
+//	-> content dedup: SHA-256 exact duplicate (WARC revisit record) and SimHash
+//	near-duplicate (banded index) -> WARC records -> segment fsync -> metadata in
+//	one store transaction -> discovered links produced to crawl.urls (key = host)
+//	-> offsets committed
+//
+// The order is what makes a kill -9 safe (DESIGN invariant 2): offsets are
+// committed only after the WARC bytes, the metadata and the links are durable, and a
+// replayed fetch whose capture exists is not stored again but still yields its
+// links, so a crash between the store commit and the link produce loses nothing.
+package parser
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/parse"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/simhash"
+	"github.com/crawlcluster/crawler/pkg/sitemap"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+	"github.com/crawlcluster/crawler/pkg/warc"
+)
+
+// Reasons the parser records for candidates it does not pass on.
+const (
+	ReasonSitemapScope = "sitemap_out_of_scope"
+	ReasonMaxRedirects = "max_redirects"
+)
+
+// maxRedirects matches the fetcher's limit: a redirect target reached through more
+// hops than this is excluded.
+const maxRedirects = 5
+
+// Store is what the parser needs from the metadata store.
+type Store interface {
+	store.CaptureStore
+	RecordExclusions(ctx context.Context, ex []store.Exclusion) error
+}
+
+// Archive receives the WARC records.
+type Archive interface {
+	WriteCapture(c warc.Capture) (warc.Location, error)
+	WriteRevisit(c warc.Capture, original warc.Location, originalURI string, originalDate time.Time) (warc.Location, error)
+	Flush() error
+}
+
+// Config configures a parser.
+type Config struct {
+	RobotsAgent string // product token honoured in meta robots / X-Robots-Tag
+	MaxLinks    int    // per page; 0 = parse's default
+	BatchSize   int    // records per poll; default 500
+}
+
+// Parser is one member of the parsers group.
+type Parser struct {
+	cfg     Config
+	log     *slog.Logger
+	store   Store
+	archive Archive
+	kafka   *kgo.Client
+	norm    *urlnorm.Normalizer
+	metrics *metrics
+}
+
+// New builds a parser.
+func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger) (*Parser, error) {
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 500
+	}
+	p := &Parser{cfg: cfg, log: log, store: st, archive: archive, norm: urlnorm.New(urlnorm.DefaultPolicy()), metrics: newMetrics(reg)}
+	opts := append([]kgo.Opt{}, kafkaOpts...)
+	opts = append(opts,
+		kgo.ConsumerGroup(queue.GroupParsers),
+		kgo.ConsumeTopics(queue.TopicPages),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
+			// Everything polled has been processed (rebalances wait for
+			// AllowRebalance), so committing here hands over a clean position.
+			if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+				log.Warn("commit on revoke", "err", err)
+			}
+		}),
+	)
+	var err error
+	p.kafka, err = kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("parser kafka client: %w", err)
+	}
+	return p, nil
+}
+
+// Run consumes crawl.pages until ctx ends. A batch that is being processed when
+// ctx ends is finished first, so shutdown never leaves half a batch.
+func (p *Parser) Run(ctx context.Context) error {
+	defer p.kafka.CloseAllowingRebalance()
+	work := context.WithoutCancel(ctx)
+	for {
+		fetches := p.kafka.PollRecords(ctx, p.cfg.BatchSize)
+		if fetches.IsClientClosed() || ctx.Err() != nil {
+			p.kafka.AllowRebalance()
+			return nil
+		}
+		fetches.EachError(func(t string, part int32, err error) {
+			p.log.Warn("fetch from kafka", "topic", t, "partition", part, "err", err)
+		})
+		recs := fetches.Records()
+		if len(recs) == 0 {
+			p.kafka.AllowRebalance()
+			continue
+		}
+		for {
+			err := p.process(work, recs)
+			if err == nil {
+				break
+			}
+			// Storage is failing: retry the same batch rather than skip it.
+			p.metrics.storageFailures.Inc()
+			p.log.Error("process fetch results; retrying", "records", len(recs), "err", err)
+			select {
+			case <-ctx.Done():
+				p.kafka.AllowRebalance()
+				return nil
+			case <-time.After(2 * time.Second):
+			}
+		}
+		if err := p.kafka.CommitRecords(work, recs...); err != nil {
+			p.log.Warn("commit crawl.pages offsets", "err", err)
+		}
+		p.kafka.AllowRebalance()
+	}
+}
+
+// pending is one fetch result on its way to the store.
+type pending struct {
+	page    queue.Page
+	hash    int64
+	capture store.Capture
+	sha     [32]byte
+	hasSHA  bool
+	// Index within the batch of an earlier page with the same content or a near
+	// duplicate; their IDs are known only after the first store write.
+	revisitOfBatch, nearOfBatch int
+}
+
+// process handles one poll of records end to end.
+func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
+	var (
+		pages []queue.Page
+		dead  []*kgo.Record
+	)
+	for _, rec := range recs {
+		pg, err := queue.DecodePage(rec.Value)
+		if err != nil {
+			p.metrics.deadLetters.Inc()
+			p.log.Warn("dead-letter record", "partition", rec.Partition, "offset", rec.Offset, "err", err)
+			dead = append(dead, queue.DeadLetter(rec, err))
+			continue
+		}
+		pages = append(pages, pg)
+	}
+	ids := make([]string, len(pages))
+	hashes := make([]int64, len(pages))
+	for i, pg := range pages {
+		ids[i] = pg.FetchID
+		hashes[i] = store.HashURL(pg.URL)
+	}
+	stored, err := p.store.StoredFetches(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("look up stored fetches: %w", err)
+	}
+	states, err := p.store.URLStates(ctx, hashes)
+	if err != nil {
+		return fmt.Errorf("look up url states: %w", err)
+	}
+
+	var (
+		out      outbox
+		batch    []*pending
+		contents = map[[32]byte]int{} // content digest -> index in batch
+		near     simhash.Index        // fingerprints of this batch, id = index in batch
+	)
+	out.init(p)
+	inBatch := map[int64]bool{}
+	for i, pg := range pages {
+		doc := p.analyze(pg, &out)
+		if stored[i] || states[i] == store.StateStored || inBatch[hashes[i]] {
+			// A replay after a crash, or a second fetch of a stored URL (the
+			// in-flight window of a killed fetcher): never stored twice.
+			p.metrics.pages.WithLabelValues("already_stored").Inc()
+			continue
+		}
+		pd := &pending{page: pg, hash: hashes[i], revisitOfBatch: -1, nearOfBatch: -1}
+		pd.capture = captureOf(pg, pd.hash, doc)
+		if err := p.dedup(ctx, pd, doc, len(batch), contents, &near, batch); err != nil {
+			return err
+		}
+		if err := p.archiveOne(ctx, pd, doc, batch); err != nil {
+			return err
+		}
+		batch = append(batch, pd)
+		inBatch[pd.hash] = true
+	}
+	if len(batch) > 0 {
+		start := time.Now()
+		if err := p.archive.Flush(); err != nil {
+			return fmt.Errorf("flush WARC segment: %w", err)
+		}
+		p.metrics.blobSeconds.Observe(time.Since(start).Seconds())
+		if err := p.storeBatch(ctx, batch); err != nil {
+			return err
+		}
+	}
+	if err := out.flush(ctx); err != nil {
+		return err
+	}
+	if len(dead) > 0 {
+		if err := p.kafka.ProduceSync(ctx, dead...).FirstErr(); err != nil {
+			return fmt.Errorf("produce %d dead letters: %w", len(dead), err)
+		}
+	}
+	return nil
+}
+
+// analyze parses a fetch result and queues what it points to: links of an HTML
+// page, entries of a sitemap, the target of a redirect.
+func (p *Parser) analyze(pg queue.Page, out *outbox) *parse.Document {
+	if pg.Location != "" && pg.Status >= 300 && pg.Status < 400 {
+		p.metrics.pages.WithLabelValues("redirect").Inc()
+		out.add(pg.Location, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
+		return nil
+	}
+	if pg.Status < 200 || pg.Status >= 300 {
+		p.metrics.pages.WithLabelValues("status_" + statusClass(pg.Status)).Inc()
+		return nil
+	}
+	if pg.Kind == queue.KindSitemap {
+		p.sitemap(pg, out)
+		return nil
+	}
+	if !parse.IsHTML(pg.ContentType, pg.Body) {
+		p.metrics.pages.WithLabelValues("not_html").Inc()
+		return nil
+	}
+	doc, err := parse.Parse(pg.Body, pg.ContentType, pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
+	if err != nil {
+		p.metrics.pages.WithLabelValues("parse_error").Inc()
+		p.log.Warn("parse page", "url", pg.URL, "err", err)
+		return nil
+	}
+	p.metrics.pages.WithLabelValues("html").Inc()
+	if doc.NoFollow {
+		return doc
+	}
+	for _, l := range doc.Links {
+		if !l.NoFollow {
+			out.add(l.URL, pg, pg.Depth+1, 0, queue.KindPage, false)
+		}
+	}
+	if doc.Canonical != "" {
+		out.add(doc.Canonical, pg, pg.Depth, 0, queue.KindPage, false)
+	}
+	if doc.RefreshURL != "" {
+		out.add(doc.RefreshURL, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
+	}
+	return doc
+}
+
+// sitemap turns a sitemap's entries into candidates: pages from a urlset or text
+// sitemap, further sitemaps from an index.
+func (p *Parser) sitemap(pg queue.Page, out *outbox) {
+	var entries []sitemap.Entry
+	res, err := sitemap.Parse(bytes.NewReader(pg.Body), sitemap.DefaultLimits(), func(e sitemap.Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil && len(entries) == 0 {
+		p.metrics.pages.WithLabelValues("sitemap_invalid").Inc()
+		return
+	}
+	p.metrics.pages.WithLabelValues("sitemap").Inc()
+	kind := queue.KindPage
+	if res.Kind == sitemap.KindIndex {
+		kind = queue.KindSitemap
+	}
+	for _, e := range entries {
+		if !sitemap.InScope(pg.URL, e.Loc, pg.FromRobots) {
+			out.exclude(e.Loc, pg, ReasonSitemapScope)
+			continue
+		}
+		out.add(e.Loc, pg, pg.Depth+1, 0, kind, pg.FromRobots && kind == queue.KindSitemap)
+	}
+}
+
+func captureOf(pg queue.Page, hash int64, doc *parse.Document) store.Capture {
+	c := store.Capture{
+		FetchID: pg.FetchID, URLHash: hash, URL: pg.URL, FetchedAt: pg.FetchedAt, Status: pg.Status,
+		ContentType: pg.ContentType, Length: int64(len(pg.Body)), Truncated: pg.Truncated,
+		ETag: pg.ETag, LastModified: pg.LastModified,
+	}
+	if doc != nil {
+		c.Title, c.Description, c.Language, c.Canonical = doc.Title, doc.Description, doc.Language, doc.Canonical
+		c.NoIndex = doc.NoIndex
+		c.Links = len(doc.Links)
+	}
+	return c
+}
+
+// dedup finds an earlier capture with the same payload (exact) or a near-identical
+// text (SimHash), first in the store, then in this batch.
+func (p *Parser) dedup(ctx context.Context, pd *pending, doc *parse.Document, idx int, contents map[[32]byte]int, near *simhash.Index, batch []*pending) error {
+	pg := pd.page
+	if pg.Status == http.StatusOK && len(pg.Body) > 0 && pg.Truncated == "" {
+		pd.sha = sha256.Sum256(pg.Body)
+		pd.hasSHA = true
+		pd.capture.ContentSHA256 = pd.sha[:]
+	}
+	if doc != nil && !doc.NoIndex && doc.Text != "" {
+		pd.capture.SimHash = simhash.Fingerprint(doc.Text)
+	}
+	if pd.hasSHA {
+		if j, ok := contents[pd.sha]; ok {
+			pd.revisitOfBatch = j
+		} else {
+			contents[pd.sha] = idx
+		}
+	}
+	if fp := pd.capture.SimHash; fp != 0 {
+		start := time.Now()
+		id, _, ok, err := p.store.NearDuplicate(ctx, fp, simhash.MaxDistance)
+		p.metrics.storeSeconds.WithLabelValues("near_duplicate").Observe(time.Since(start).Seconds())
+		if err != nil {
+			return fmt.Errorf("near-duplicate look-up: %w", err)
+		}
+		if ok {
+			pd.capture.NearDupOf = id
+		} else if j, _, ok := near.Near(fp, simhash.MaxDistance); ok {
+			pd.nearOfBatch = int(j)
+		}
+		near.Add(fp, uint64(idx))
+		if ok || pd.nearOfBatch >= 0 {
+			p.metrics.nearDups.Inc()
+		}
+	}
+	_ = batch
+	return nil
+}
+
+// archiveOne writes the WARC record(s) of a capture: a revisit when the payload is
+// already archived, nothing for a noindex page, else request and response.
+func (p *Parser) archiveOne(ctx context.Context, pd *pending, doc *parse.Document, batch []*pending) error {
+	pg := pd.page
+	if doc != nil && doc.NoIndex {
+		p.metrics.pages.WithLabelValues("noindex").Inc()
+		return nil
+	}
+	wc := warc.Capture{TargetURI: pg.URL, Date: pg.FetchedAt, IP: pg.IP, RawRequest: pg.RawRequest, RawResponse: pg.RawResponse, Truncated: warcTruncated(pg.Truncated)}
+	var (
+		loc warc.Location
+		err error
+	)
+	switch {
+	case pd.revisitOfBatch >= 0:
+		orig := batch[pd.revisitOfBatch]
+		loc, err = p.archive.WriteRevisit(wc, locationOf(orig.capture), orig.page.URL, orig.page.FetchedAt)
+	case pd.hasSHA:
+		var owner store.Capture
+		owner, err = p.store.ContentOwner(ctx, pd.sha[:])
+		switch {
+		case err == nil && owner.WARCFile != "":
+			pd.capture.RevisitOf = owner.ID
+			loc, err = p.archive.WriteRevisit(wc, locationOf(owner), owner.URL, owner.FetchedAt)
+		case err == nil || errors.Is(err, store.ErrNotFound):
+			loc, err = p.archive.WriteCapture(wc)
+		}
+	default:
+		loc, err = p.archive.WriteCapture(wc)
+	}
+	if err != nil && !errors.Is(err, warc.ErrOnClose) {
+		return fmt.Errorf("write WARC for %s: %w", pg.URL, err)
+	}
+	if err != nil {
+		p.log.Error("WARC segment hook", "err", err)
+	}
+	if pd.revisitOfBatch >= 0 || pd.capture.RevisitOf != 0 {
+		p.metrics.warcRecords.WithLabelValues("revisit").Inc()
+	} else {
+		p.metrics.warcRecords.WithLabelValues("response").Inc()
+	}
+	p.metrics.warcBytes.Add(float64(loc.Length))
+	pd.capture.WARCFile, pd.capture.WARCOffset, pd.capture.WARCLength = loc.File, loc.Offset, loc.Length
+	pd.capture.WARCRecordID, pd.capture.PayloadDigest = loc.RecordID, loc.PayloadDigest
+	return nil
+}
+
+func locationOf(c store.Capture) warc.Location {
+	return warc.Location{File: c.WARCFile, Offset: c.WARCOffset, Length: c.WARCLength, RecordID: c.WARCRecordID, PayloadDigest: c.PayloadDigest}
+}
+
+// warcTruncated maps the fetcher's truncation reasons onto WARC-Truncated values.
+func warcTruncated(reason string) string {
+	switch reason {
+	case "":
+		return ""
+	case "max_body_bytes", "max_decoded_bytes":
+		return "length"
+	default:
+		return "unspecified"
+	}
+}
+
+// storeBatch writes the batch's metadata: captures without an in-batch reference
+// first, then those referring to them, whose IDs are known by then.
+func (p *Parser) storeBatch(ctx context.Context, batch []*pending) error {
+	var first, second []store.Capture
+	var firstIdx, secondIdx []int
+	for i, pd := range batch {
+		if pd.revisitOfBatch >= 0 || pd.nearOfBatch >= 0 {
+			second = append(second, pd.capture)
+			secondIdx = append(secondIdx, i)
+		} else {
+			first = append(first, pd.capture)
+			firstIdx = append(firstIdx, i)
+		}
+	}
+	start := time.Now()
+	if err := p.store.AddCaptures(ctx, first); err != nil {
+		return fmt.Errorf("store %d captures: %w", len(first), err)
+	}
+	for j, i := range firstIdx {
+		batch[i].capture.ID = first[j].ID
+	}
+	if len(second) > 0 {
+		for j, i := range secondIdx {
+			if r := batch[i].revisitOfBatch; r >= 0 {
+				second[j].RevisitOf = batch[r].capture.ID
+			}
+			if n := batch[i].nearOfBatch; n >= 0 && second[j].NearDupOf == 0 {
+				second[j].NearDupOf = batch[n].capture.ID
+			}
+		}
+		if err := p.store.AddCaptures(ctx, second); err != nil {
+			return fmt.Errorf("store %d captures: %w", len(second), err)
+		}
+	}
+	p.metrics.storeSeconds.WithLabelValues("add_captures").Observe(time.Since(start).Seconds())
+	p.metrics.captures.Add(float64(len(batch)))
+	return nil
+}
+
+func statusClass(s int) string {
+	if s >= 100 && s < 600 {
+		return fmt.Sprintf("%dxx", s/100)
+	}
+	return "other"
+}

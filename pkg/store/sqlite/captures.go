@@ -1,0 +1,253 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// StoredFetches reports for each fetch ID whether a capture with it exists.
+func (db *DB) StoredFetches(ctx context.Context, fetchIDs []string) ([]bool, error) {
+	stored := make([]bool, len(fetchIDs))
+	if len(fetchIDs) == 0 {
+		return stored, nil
+	}
+	at := positions(fetchIDs)
+	err := inChunks(ctx, db.r, `SELECT fetch_id FROM captures WHERE fetch_id IN (%s)`, fetchIDs, func(rows *sql.Rows) error {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		for _, i := range at[id] {
+			stored[i] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up stored fetches: %w", err)
+	}
+	return stored, nil
+}
+
+// URLStates returns the state of each URL hash ("" when unknown).
+func (db *DB) URLStates(ctx context.Context, hashes []int64) ([]store.State, error) {
+	states := make([]store.State, len(hashes))
+	if len(hashes) == 0 {
+		return states, nil
+	}
+	at := positions(hashes)
+	err := inChunks(ctx, db.r, `SELECT hash, state FROM urls WHERE hash IN (%s)`, hashes, func(rows *sql.Rows) error {
+		var h int64
+		var s string
+		if err := rows.Scan(&h, &s); err != nil {
+			return err
+		}
+		for _, i := range at[h] {
+			states[i] = store.State(s)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up url states: %w", err)
+	}
+	return states, nil
+}
+
+const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
+	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
+	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified`
+
+func scanCapture(rows interface{ Scan(...any) error }) (store.Capture, error) {
+	var c store.Capture
+	var fetched, simhash int64
+	err := rows.Scan(&c.ID, &c.FetchID, &c.URLHash, &c.URL, &fetched, &c.Status, &c.ContentType, &c.Length,
+		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
+		&c.ContentSHA256, &simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
+		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified)
+	c.FetchedAt, c.SimHash = fromMillis(fetched), uint64(simhash)
+	return c, err
+}
+
+// ContentOwner returns the first capture (lowest ID) with this content digest and
+// status 200.
+func (db *DB) ContentOwner(ctx context.Context, sha []byte) (store.Capture, error) {
+	if len(sha) == 0 {
+		return store.Capture{}, fmt.Errorf("content owner of an empty digest: %w", store.ErrNotFound)
+	}
+	row := db.r.QueryRowContext(ctx, `SELECT `+captureColumns+` FROM captures
+		WHERE content_sha256 = ? AND status = 200 ORDER BY id LIMIT 1`, sha)
+	c, err := scanCapture(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Capture{}, fmt.Errorf("content owner of %x: %w", sha, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Capture{}, fmt.Errorf("content owner of %x: %w", sha, err)
+	}
+	return c, nil
+}
+
+// bands is how many 16-bit bands a fingerprint is cut into; see simhash_bands in
+// migrations/sqlite/0001_init.sql.
+const bands = 4
+
+// bandKey returns band i's key of fingerprint fp.
+func bandKey(fp uint64, i int) int64 {
+	return int64(uint16(fp >> (16 * i)))
+}
+
+// NearDuplicate returns the capture whose SimHash is closest to fp and within
+// maxDist, the lowest ID among equally close ones. It makes one primary-key look-up
+// per band and compares the candidates' fingerprints in Go.
+//
+// The look-up is exact for maxDist up to 3: two fingerprints that far apart agree
+// on at least one of the four bands. For a larger maxDist it finds only candidates
+// that share a band, which misses some. A fingerprint of 0 (none) matches nothing.
+func (db *DB) NearDuplicate(ctx context.Context, fp uint64, maxDist int) (int64, int, bool, error) {
+	if fp == 0 || maxDist < 0 {
+		return 0, 0, false, nil
+	}
+	conn, err := db.r.Conn(ctx)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("near duplicate of %016x: %w", fp, err)
+	}
+	defer conn.Close()
+	st, err := conn.PrepareContext(ctx, `SELECT capture_id, fingerprint FROM simhash_bands
+		WHERE band = ? AND key = ? ORDER BY capture_id`)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("near duplicate of %016x: %w", fp, err)
+	}
+	defer st.Close()
+
+	bestID, bestDist := int64(0), maxDist+1
+	for band := range bands {
+		err := func() error {
+			rows, err := st.QueryContext(ctx, band, bandKey(fp, band))
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id, other int64
+				if err := rows.Scan(&id, &other); err != nil {
+					return err
+				}
+				// Rows come by ID: past an exact match, nothing in this band can win.
+				if bestDist == 0 && id > bestID {
+					break
+				}
+				d := bits.OnesCount64(fp ^ uint64(other))
+				if d < bestDist || (d == bestDist && id < bestID) {
+					bestID, bestDist = id, d
+				}
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return 0, 0, false, fmt.Errorf("near duplicate of %016x: %w", fp, err)
+		}
+	}
+	if bestID == 0 {
+		return 0, 0, false, nil
+	}
+	return bestID, bestDist, true, nil
+}
+
+// AddCaptures stores captures in one transaction; see store.CaptureStore. Besides
+// the interface's contract, it records the content digest and SimHash on the URL
+// row, counts the capture in fetch_count (and in change_count when the digest
+// differs from the previous capture's), and leaves revisits (RevisitOf != 0) out of
+// the near-duplicate index: their fingerprint is the original's, indexed already. A
+// zero URLHash gets store.HashURL(URL).
+func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
+	if len(caps) == 0 {
+		return nil
+	}
+	for _, c := range caps {
+		if c.FetchID == "" {
+			return fmt.Errorf("add captures: capture of %s has no fetch ID", c.URL)
+		}
+	}
+	ids := make([]int64, len(caps))
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO captures (fetch_id, url_hash, url, fetched_at, status,
+				content_type, length, truncated, warc_file, warc_offset, warc_length, warc_record_id,
+				payload_digest, content_sha256, simhash, revisit_of, near_dup_of, title, description,
+				language, canonical, noindex, links, etag, last_modified)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (fetch_id) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		band, err := tx.PrepareContext(ctx, `INSERT INTO simhash_bands (band, key, capture_id, fingerprint)
+			VALUES (0, ?, ?, ?), (1, ?, ?, ?), (2, ?, ?, ?), (3, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer band.Close()
+		upd, err := tx.PrepareContext(ctx, `UPDATE urls SET
+				state = 'stored', reason = '', fetched_at = ?, status = ?, etag = ?, last_modified = ?,
+				fetch_count = fetch_count + 1,
+				change_count = change_count + (content_sha256 IS NOT NULL AND content_sha256 IS NOT ?),
+				content_sha256 = ?, simhash = ?
+			WHERE hash = ?`)
+		if err != nil {
+			return err
+		}
+		defer upd.Close()
+
+		for i := range caps {
+			c := &caps[i]
+			urlHash := c.URLHash
+			if urlHash == 0 {
+				urlHash = store.HashURL(c.URL)
+			}
+			var sha any
+			if len(c.ContentSHA256) > 0 {
+				sha = c.ContentSHA256
+			}
+			fp := int64(c.SimHash)
+			fetched := millis(c.FetchedAt)
+			res, err := ins.ExecContext(ctx, c.FetchID, urlHash, c.URL, fetched, c.Status, c.ContentType,
+				c.Length, c.Truncated, c.WARCFile, c.WARCOffset, c.WARCLength, c.WARCRecordID, c.PayloadDigest,
+				sha, fp, c.RevisitOf, c.NearDupOf, c.Title, c.Description, c.Language, c.Canonical, c.NoIndex,
+				c.Links, c.ETag, c.LastModified)
+			if err != nil {
+				return fmt.Errorf("insert capture %s: %w", c.FetchID, err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				continue // stored already, by an earlier run of this batch
+			}
+			id, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			ids[i] = id
+			if c.SimHash != 0 && c.RevisitOf == 0 {
+				if _, err := band.ExecContext(ctx,
+					bandKey(c.SimHash, 0), id, fp, bandKey(c.SimHash, 1), id, fp,
+					bandKey(c.SimHash, 2), id, fp, bandKey(c.SimHash, 3), id, fp); err != nil {
+					return fmt.Errorf("index simhash of capture %s: %w", c.FetchID, err)
+				}
+			}
+			if _, err := upd.ExecContext(ctx, fetched, c.Status, c.ETag, c.LastModified, sha, sha, fp, urlHash); err != nil {
+				return fmt.Errorf("mark url of capture %s stored: %w", c.FetchID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("add captures: %w", err)
+	}
+	// Only a committed transaction's IDs are real.
+	for i := range caps {
+		caps[i].ID = ids[i]
+	}
+	return nil
+}

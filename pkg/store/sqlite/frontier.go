@@ -1,0 +1,351 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// AdmitURLs inserts the URLs as queued in one transaction. A URL whose Hash is 0
+// gets store.HashURL(URL); a zero DiscoveredAt becomes now and an empty Kind
+// KindPage. State, Reason and Attempts of the input are ignored: a new URL is
+// queued, and an existing one keeps its row untouched. A hash that appears twice in
+// urls is inserted once, for its first position.
+func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
+	inserted := make([]bool, len(urls))
+	if len(urls) == 0 {
+		return inserted, nil
+	}
+	now := millis(time.Now())
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO urls
+			(hash, partition, url, host, depth, level, score, kind, state, redirects, parent, crawl_id, discovered_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)
+			ON CONFLICT (hash) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+
+		type hostPages struct {
+			partition int32
+			pages     int
+		}
+		newPages := map[string]*hostPages{}
+		var hosts []string // in order of first appearance, so lock order is stable
+		for i := range urls {
+			u := &urls[i]
+			hash := u.Hash
+			if hash == 0 {
+				hash = store.HashURL(u.URL)
+			}
+			kind := u.Kind
+			if kind == "" {
+				kind = store.KindPage
+			}
+			discovered := millis(u.DiscoveredAt)
+			if discovered == 0 {
+				discovered = now
+			}
+			res, err := ins.ExecContext(ctx, hash, u.Partition, u.URL, u.Host, u.Depth, u.Level, u.Score,
+				string(kind), u.Redirects, u.Parent, u.CrawlID, discovered)
+			if err != nil {
+				return fmt.Errorf("insert %s: %w", u.URL, err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				continue
+			}
+			inserted[i] = true
+			hp := newPages[u.Host]
+			if hp == nil {
+				hp = &hostPages{partition: u.Partition}
+				newPages[u.Host] = hp
+				hosts = append(hosts, u.Host)
+			}
+			hp.pages++
+		}
+		if len(hosts) == 0 {
+			return nil
+		}
+
+		up, err := tx.PrepareContext(ctx, `INSERT INTO hosts (host, partition, pages, updated_at)
+			VALUES (?, ?, ?, ?)
+			ON CONFLICT (host) DO UPDATE SET pages = pages + excluded.pages`)
+		if err != nil {
+			return err
+		}
+		defer up.Close()
+		for _, h := range hosts {
+			hp := newPages[h]
+			if _, err := up.ExecContext(ctx, h, hp.partition, hp.pages, now); err != nil {
+				return fmt.Errorf("count pages of host %s: %w", h, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("admit urls: %w", err)
+	}
+	return inserted, nil
+}
+
+// Seen reports for each hash whether the URL is in the urls table.
+func (db *DB) Seen(ctx context.Context, hashes []int64) ([]bool, error) {
+	seen := make([]bool, len(hashes))
+	if len(hashes) == 0 {
+		return seen, nil
+	}
+	at := positions(hashes)
+	err := inChunks(ctx, db.r, `SELECT hash FROM urls WHERE hash IN (%s)`, hashes, func(rows *sql.Rows) error {
+		var h int64
+		if err := rows.Scan(&h); err != nil {
+			return err
+		}
+		for _, i := range at[h] {
+			seen[i] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up seen urls: %w", err)
+	}
+	return seen, nil
+}
+
+// positions maps each key to the indexes where it occurs.
+func positions[K comparable](keys []K) map[K][]int {
+	at := make(map[K][]int, len(keys))
+	for i, k := range keys {
+		at[k] = append(at[k], i)
+	}
+	return at
+}
+
+const urlColumns = `hash, partition, url, host, depth, level, score, kind, state, reason, attempts,
+	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified`
+
+func scanURL(rows interface{ Scan(...any) error }) (store.URL, error) {
+	var u store.URL
+	var kind, state string
+	var discovered, fetched int64
+	err := rows.Scan(&u.Hash, &u.Partition, &u.URL, &u.Host, &u.Depth, &u.Level, &u.Score, &kind, &state,
+		&u.Reason, &u.Attempts, &u.Redirects, &u.Parent, &u.CrawlID, &discovered, &fetched, &u.Status,
+		&u.ETag, &u.LastModified)
+	u.Kind, u.State = store.Kind(kind), store.State(state)
+	u.DiscoveredAt, u.FetchedAt = fromMillis(discovered), fromMillis(fetched)
+	return u, err
+}
+
+// QueuedURLs calls fn for every queued URL of partition p, in hash order, a page at
+// a time: a URL admitted or moved on while the iteration runs may or may not be seen.
+func (db *DB) QueuedURLs(ctx context.Context, p int32, fn func(store.URL) error) error {
+	err := pages(ctx, db.r,
+		`SELECT `+urlColumns+` FROM urls
+		WHERE partition = ? AND state = 'queued' AND hash >= ?
+		ORDER BY hash LIMIT ?`,
+		[]any{p},
+		func(rows *sql.Rows) (store.URL, error) { return scanURL(rows) },
+		func(u store.URL) int64 { return u.Hash },
+		fn)
+	if err != nil {
+		return fmt.Errorf("queued urls of partition %d: %w", p, err)
+	}
+	return nil
+}
+
+// URLHashes calls fn with the hash of every URL of partition p, in hash order.
+func (db *DB) URLHashes(ctx context.Context, p int32, fn func(int64) error) error {
+	err := pages(ctx, db.r,
+		`SELECT hash FROM urls WHERE partition = ? AND hash >= ? ORDER BY hash LIMIT ?`,
+		[]any{p},
+		func(rows *sql.Rows) (int64, error) {
+			var h int64
+			err := rows.Scan(&h)
+			return h, err
+		},
+		func(h int64) int64 { return h },
+		fn)
+	if err != nil {
+		return fmt.Errorf("url hashes of partition %d: %w", p, err)
+	}
+	return nil
+}
+
+const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at`
+
+func scanHost(rows interface{ Scan(...any) error }) (store.Host, error) {
+	var h store.Host
+	var delay, next, backoff, updated int64
+	err := rows.Scan(&h.Host, &h.Partition, &h.Robots, &delay, &next, &backoff, &h.Pages, &h.Errors, &updated)
+	h.Delay, h.Backoff = time.Duration(delay)*time.Millisecond, time.Duration(backoff)*time.Millisecond
+	h.NextAllowed, h.UpdatedAt = fromMillis(next), fromMillis(updated)
+	return h, err
+}
+
+// Hosts returns the host rows of partition p, by name.
+func (db *DB) Hosts(ctx context.Context, p int32) ([]store.Host, error) {
+	var hosts []store.Host
+	err := queryRows(ctx, db.r, `SELECT `+hostColumns+` FROM hosts WHERE partition = ? ORDER BY host`, []any{p},
+		func(rows *sql.Rows) error {
+			h, err := scanHost(rows)
+			hosts = append(hosts, h)
+			return err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("hosts of partition %d: %w", p, err)
+	}
+	return hosts, nil
+}
+
+// SaveHosts upserts host rows in one transaction; Pages is left to AdmitURLs. A zero
+// UpdatedAt is saved as now.
+func (db *DB) SaveHosts(ctx context.Context, hosts []store.Host) error {
+	if len(hosts) == 0 {
+		return nil
+	}
+	for _, h := range hosts {
+		if h.Host == "" {
+			return fmt.Errorf("save hosts: a host has no name")
+		}
+	}
+	now := time.Now()
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO hosts
+			(host, partition, robots, delay_ms, next_allowed_at, backoff_ms, errors, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (host) DO UPDATE SET
+				partition = excluded.partition,
+				robots = excluded.robots,
+				delay_ms = excluded.delay_ms,
+				next_allowed_at = excluded.next_allowed_at,
+				backoff_ms = excluded.backoff_ms,
+				errors = excluded.errors,
+				updated_at = excluded.updated_at`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, h := range hosts {
+			var robots any
+			if h.Robots != nil {
+				robots = h.Robots
+			}
+			updated := h.UpdatedAt
+			if updated.IsZero() {
+				updated = now
+			}
+			if _, err := st.ExecContext(ctx, h.Host, h.Partition, robots, h.Delay.Milliseconds(),
+				millis(h.NextAllowed), h.Backoff.Milliseconds(), h.Errors, millis(updated)); err != nil {
+				return fmt.Errorf("host %s: %w", h.Host, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("save hosts: %w", err)
+	}
+	return nil
+}
+
+// stateRank orders states along a crawl cycle; the three outcomes share a rank.
+var stateRank = map[store.State]int{
+	store.StateQueued:   0,
+	store.StateFetched:  1,
+	store.StateStored:   2,
+	store.StateFailed:   2,
+	store.StateExcluded: 2,
+}
+
+// UpdateURLs applies state transitions in one transaction. An update is applied
+// when it keeps the URL's state (a retry that only counts an attempt, say) or moves
+// it forward: queued -> fetched -> one of stored, failed, excluded. Any other
+// update, including one for a URL the store does not hold, is dropped, so a replay
+// of old updates after a crash cannot move a URL back. A zero FetchedAt keeps the
+// stored one; Reason, Status and Attempts are written as given.
+func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	for _, u := range updates {
+		if _, ok := stateRank[u.State]; !ok {
+			return fmt.Errorf("update urls: url %d: unknown state %q", u.Hash, u.State)
+		}
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `UPDATE urls SET
+				state = ?, reason = ?, status = ?, attempts = ?,
+				fetched_at = CASE WHEN ? <> 0 THEN ? ELSE fetched_at END
+			WHERE hash = ? AND (
+				state = ?
+				OR (state = 'queued' AND ? <> 'queued')
+				OR (state = 'fetched' AND ? IN ('stored', 'failed', 'excluded')))`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, u := range updates {
+			s, at := string(u.State), millis(u.FetchedAt)
+			if _, err := st.ExecContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at, u.Hash, s, s, s); err != nil {
+				return fmt.Errorf("url %d: %w", u.Hash, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("update urls: %w", err)
+	}
+	return nil
+}
+
+// RecordExclusions inserts exclusions in one transaction. A URL recorded already
+// keeps its first reason and details; its count grows by one and its last sighting
+// moves to At. A zero Hash gets store.HashURL(URL), a zero At now. Every exclusion
+// needs a reason (DESIGN.md invariant 2).
+func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error {
+	if len(ex) == 0 {
+		return nil
+	}
+	for _, e := range ex {
+		if e.Reason == "" {
+			return fmt.Errorf("record exclusions: %s has no reason", e.URL)
+		}
+	}
+	now := millis(time.Now())
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO exclusions
+			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+			ON CONFLICT (hash) DO UPDATE SET
+				count = count + 1,
+				last_at = max(last_at, excluded.last_at)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, e := range ex {
+			hash := e.Hash
+			if hash == 0 {
+				hash = store.HashURL(e.URL)
+			}
+			at := millis(e.At)
+			if at == 0 {
+				at = now
+			}
+			if _, err := st.ExecContext(ctx, hash, e.URL, e.Host, e.Reason, e.Parent, e.Depth, e.CrawlID, at, at); err != nil {
+				return fmt.Errorf("exclusion of %s: %w", e.URL, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record exclusions: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// Stats reads the counters the schema's triggers keep, so its cost does not grow
+// with the crawl.
+func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
+	s := store.Stats{
+		URLs:     map[store.State]int64{},
+		Excluded: map[string]int64{},
+		Reasons:  map[string]int64{},
+	}
+	err := queryRows(ctx, db.r, `SELECT name, key, n FROM counters WHERE n <> 0`, nil, func(rows *sql.Rows) error {
+		var name, key string
+		var n int64
+		if err := rows.Scan(&name, &key, &n); err != nil {
+			return err
+		}
+		switch name {
+		case "urls":
+			s.URLs[store.State(key)] = n
+		case "reasons":
+			s.Reasons[key] = n
+		case "excluded":
+			s.Excluded[key] = n
+		case "hosts":
+			s.Hosts = n
+		case "captures":
+			s.Captures = n
+		case "revisits":
+			s.Revisits = n
+		case "near_dups":
+			s.NearDups = n
+		case "content_len":
+			s.ContentLen = n
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Stats{}, fmt.Errorf("stats: %w", err)
+	}
+	return s, nil
+}
+
+// URLInfo returns the URL row, the exclusion record and the captures (newest first)
+// of a normalized URL, read from one snapshot.
+func (db *DB) URLInfo(ctx context.Context, normalized string) (store.URLInfo, error) {
+	info, err := db.urlInfo(ctx, store.HashURL(normalized))
+	if err != nil {
+		return store.URLInfo{}, fmt.Errorf("url info of %s: %w", normalized, err)
+	}
+	if info.URL == nil && info.Exclusion == nil && len(info.Captures) == 0 {
+		return store.URLInfo{}, fmt.Errorf("url info of %s: %w", normalized, store.ErrNotFound)
+	}
+	return info, nil
+}
+
+func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
+	var info store.URLInfo
+	tx, err := db.r.BeginTx(ctx, nil)
+	if err != nil {
+		return info, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only; nothing to keep
+
+	u, err := scanURL(tx.QueryRowContext(ctx, `SELECT `+urlColumns+` FROM urls WHERE hash = ?`, hash))
+	switch {
+	case err == nil:
+		info.URL = &u
+	case !errors.Is(err, sql.ErrNoRows):
+		return info, err
+	}
+
+	var e store.Exclusion
+	var at int64
+	err = tx.QueryRowContext(ctx, `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at
+		FROM exclusions WHERE hash = ?`, hash).
+		Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at)
+	switch {
+	case err == nil:
+		e.At = fromMillis(at)
+		info.Exclusion = &e
+	case !errors.Is(err, sql.ErrNoRows):
+		return info, err
+	}
+
+	rows, err := tx.QueryContext(ctx, `SELECT `+captureColumns+` FROM captures
+		WHERE url_hash = ? ORDER BY fetched_at DESC, id DESC`, hash)
+	if err != nil {
+		return info, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanCapture(rows)
+		if err != nil {
+			return info, err
+		}
+		info.Captures = append(info.Captures, c)
+	}
+	return info, rows.Err()
+}
+
+// Host returns one host row.
+func (db *DB) Host(ctx context.Context, host string) (store.Host, error) {
+	h, err := scanHost(db.r.QueryRowContext(ctx, `SELECT `+hostColumns+` FROM hosts WHERE host = ?`, host))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Host{}, fmt.Errorf("host %s: %w", host, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Host{}, fmt.Errorf("host %s: %w", host, err)
+	}
+	return h, nil
+}
+
+// Captures calls fn for every capture in ID order, a page at a time.
+func (db *DB) Captures(ctx context.Context, fn func(store.Capture) error) error {
+	err := pages(ctx, db.r,
+		`SELECT `+captureColumns+` FROM captures WHERE id >= ? ORDER BY id LIMIT ?`,
+		nil,
+		func(rows *sql.Rows) (store.Capture, error) { return scanCapture(rows) },
+		func(c store.Capture) int64 { return c.ID },
+		fn)
+	if err != nil {
+		return fmt.Errorf("captures: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+// Package store defines what the crawler keeps in its metadata store and the
+// interfaces the pipeline uses to reach it. Implementations live in their own
+// packages (store/sqlite for the embedded mode, store/postgres for clusters), so the
+// fetcher, parser and API depend only on the contracts here.
+//
+// The store is the system of record (DESIGN.md, "Ownership and state"): the exact
+// seen-URL set and the queued frontier are durable here, Kafka only carries records
+// between tiers. Three rules follow, and every implementation must keep them:
+//
+//   - AdmitURLs is idempotent (INSERT ... ON CONFLICT DO NOTHING): a record replayed
+//     after a crash never queues a URL twice and never resets a fetched one.
+//   - A URL's state only moves forward within a crawl cycle (queued -> fetched ->
+//     stored | failed | excluded); UpdateURLs never moves it back to queued except
+//     through Requeue.
+//   - AddCaptures is idempotent on FetchID and runs in one transaction with the URL
+//     updates it implies, so a parser that replays a batch after a crash stores
+//     nothing twice.
+//
+// URLs are identified by Hash: the first 8 bytes of the SHA-256 of the normalized
+// URL, big-endian, as an int64 (SQL has no unsigned 64-bit type). At a billion URLs
+// the chance of any collision is about 3%; at ten million it is 3e-6, and the
+// collision would show as one URL reported seen.
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by look-ups of a URL or host the store does not hold.
+var ErrNotFound = errors.New("not found")
+
+// HashURL returns the store key of a normalized URL.
+func HashURL(normalized string) int64 {
+	sum := sha256.Sum256([]byte(normalized))
+	return int64(binary.BigEndian.Uint64(sum[:8]))
+}
+
+// State is where a URL is in its crawl cycle.
+type State string
+
+const (
+	StateQueued   State = "queued"   // admitted, waiting in a fetcher's frontier
+	StateFetched  State = "fetched"  // fetched and handed to the parser tier
+	StateStored   State = "stored"   // capture written (content in WARC, metadata here)
+	StateFailed   State = "failed"   // gave up: network error or 5xx after retries; Reason says which
+	StateExcluded State = "excluded" // admitted, then ruled out at fetch time (robots, redirect limit); Reason says which
+)
+
+// Kind says what a URL is fetched for.
+type Kind string
+
+const (
+	KindPage    Kind = "page"
+	KindSitemap Kind = "sitemap"
+)
+
+// URL is one row of the urls table.
+type URL struct {
+	Hash         int64
+	Partition    int32 // crawl.urls partition of Host
+	URL          string
+	Host         string // politeness key (urlnorm.Authority)
+	Depth        int
+	Level        int // front-queue priority level, 0 most urgent
+	Score        int // 0..100
+	Kind         Kind
+	State        State
+	Reason       string // why failed or excluded
+	Attempts     int
+	Redirects    int // redirect hops that led here
+	Parent       string
+	CrawlID      string
+	DiscoveredAt time.Time
+	FetchedAt    time.Time // zero until fetched
+	Status       int       // last HTTP status, 0 until fetched or for a network error
+	ETag         string
+	LastModified string
+}
+
+// URLUpdate moves one URL to a new state after a fetch attempt or a decision.
+type URLUpdate struct {
+	Hash      int64
+	State     State
+	Reason    string
+	Status    int
+	Attempts  int
+	FetchedAt time.Time
+}
+
+// Exclusion records a candidate that was never admitted, and why (DESIGN invariant
+// 2: a URL not fetched has a recorded reason). One row per URL: the first reason
+// recorded stays, and Count grows with each repeated sighting.
+type Exclusion struct {
+	Hash    int64
+	URL     string // as normalized, or as received when it could not be normalized
+	Host    string
+	Reason  string
+	Parent  string
+	Depth   int
+	CrawlID string
+	At      time.Time
+}
+
+// Host is one row of the hosts table: what a new partition owner needs to stay
+// polite, and what the API reports.
+type Host struct {
+	Host        string
+	Partition   int32
+	Robots      []byte // robots.Entry.MarshalBinary; nil when never fetched
+	Delay       time.Duration
+	NextAllowed time.Time
+	Backoff     time.Duration
+	Pages       int // URLs admitted for the host (the per-host budget counts these)
+	Errors      int // failed fetches
+	UpdatedAt   time.Time
+}
+
+// Capture is one stored fetch: where its WARC record is and what the parser found.
+type Capture struct {
+	ID            int64 // assigned by AddCaptures
+	FetchID       string
+	URLHash       int64
+	URL           string
+	FetchedAt     time.Time
+	Status        int
+	ContentType   string
+	Length        int64  // bytes of the decoded body
+	Truncated     string // truncation reason, "" when complete
+	WARCFile      string // segment name (base name, or the object key in cluster mode)
+	WARCOffset    int64
+	WARCLength    int64
+	WARCRecordID  string
+	PayloadDigest string   // "sha1:BASE32", as in the WARC record
+	ContentSHA256 []byte   // 32 bytes of the decoded body; nil for an empty body
+	SimHash       uint64   // 0 = none (non-HTML, noindex or empty text)
+	RevisitOf     int64    // capture ID with the identical payload; 0 = original content
+	NearDupOf     int64    // capture ID within SimHash distance; 0 = none
+	Title         string
+	Description   string
+	Language      string
+	Canonical     string
+	NoIndex       bool
+	Links         int // links found
+	ETag          string
+	LastModified  string
+}
+
+// FrontierStore is what a fetcher needs: admission (the exact half of the seen-URL
+// check), its partitions' queued URLs and host state, and state transitions.
+type FrontierStore interface {
+	// AdmitURLs inserts the URLs as queued and bumps each new URL's host Pages
+	// counter (creating the host row if needed). Rows that exist already are left as
+	// they are. inserted[i] reports whether urls[i] was new.
+	AdmitURLs(ctx context.Context, urls []URL) (inserted []bool, err error)
+	// Seen reports for each hash whether the URL is in the urls table.
+	Seen(ctx context.Context, hashes []int64) ([]bool, error)
+	// QueuedURLs calls fn for every queued URL of partition p, in no particular order.
+	QueuedURLs(ctx context.Context, p int32, fn func(URL) error) error
+	// URLHashes calls fn with the hash of every URL of partition p, whatever its
+	// state, to fill the fetcher's Bloom filter.
+	URLHashes(ctx context.Context, p int32, fn func(int64) error) error
+	// Hosts returns the host rows of partition p.
+	Hosts(ctx context.Context, p int32) ([]Host, error)
+	// SaveHosts upserts host rows. Pages is not written (AdmitURLs owns it); every
+	// other field is.
+	SaveHosts(ctx context.Context, hosts []Host) error
+	// UpdateURLs applies state transitions.
+	UpdateURLs(ctx context.Context, updates []URLUpdate) error
+	// RecordExclusions inserts exclusions; a URL already recorded keeps its first
+	// reason and has its count incremented.
+	RecordExclusions(ctx context.Context, ex []Exclusion) error
+}
+
+// CaptureStore is what a parser needs.
+type CaptureStore interface {
+	// StoredFetches reports for each fetch ID whether a capture with it exists.
+	StoredFetches(ctx context.Context, fetchIDs []string) ([]bool, error)
+	// URLStates returns the state of each URL hash ("" when unknown).
+	URLStates(ctx context.Context, hashes []int64) ([]State, error)
+	// ContentOwner returns the first capture with this content digest and status
+	// 200, the original a revisit record refers to.
+	ContentOwner(ctx context.Context, sha []byte) (Capture, error) // ErrNotFound if none
+	// NearDuplicate returns the ID and distance of a capture whose SimHash is within
+	// maxDist of fp, through the banded index (never a scan). ok is false if none.
+	NearDuplicate(ctx context.Context, fp uint64, maxDist int) (id int64, dist int, ok bool, err error)
+	// AddCaptures stores captures in one transaction: inserts them (a FetchID that
+	// exists already is skipped, and its ID left 0), adds each SimHash to the banded
+	// index, and moves each capture's URL to StateStored with its fetch time, status,
+	// ETag and Last-Modified. The IDs are written back into caps.
+	AddCaptures(ctx context.Context, caps []Capture) error
+}
+
+// Stats is a snapshot for the API and the progress line.
+type Stats struct {
+	URLs       map[State]int64  // rows per state
+	Excluded   map[string]int64 // never-admitted candidates per reason
+	Reasons    map[string]int64 // failed and excluded URLs per reason
+	Captures   int64
+	Revisits   int64
+	NearDups   int64
+	Hosts      int64
+	ContentLen int64 // bytes of decoded bodies stored
+}
+
+// URLInfo is everything the store knows about one URL.
+type URLInfo struct {
+	URL       *URL       // nil when never admitted
+	Exclusion *Exclusion // non-nil when recorded as excluded before admission
+	Captures  []Capture  // newest first
+}
+
+// Reader serves the API's look-ups.
+type Reader interface {
+	Stats(ctx context.Context) (Stats, error)
+	URLInfo(ctx context.Context, normalized string) (URLInfo, error) // ErrNotFound when unknown
+	Host(ctx context.Context, host string) (Host, error)             // ErrNotFound when unknown
+	Captures(ctx context.Context, fn func(Capture) error) error      // every capture, by ID
+}
+
+// Store is a whole metadata store.
+type Store interface {
+	FrontierStore
+	CaptureStore
+	Reader
+	Close() error
+}
