@@ -95,7 +95,9 @@ func cleanQuery(q string) (string, bool) {
 }
 
 // normalizeEscapes decodes percent-escapes of unreserved characters and
-// upper-cases the hex of all others; malformed escapes are left alone.
+// upper-cases the hex of all others. A '%' that starts no escape becomes
+// "%25": left alone, it could pair with a decoded digit into a new escape
+// ("%0%61" would become "%0a"), and the result would not be canonical.
 func normalizeEscapes(s string) string {
 	if strings.IndexByte(s, '%') < 0 {
 		return s
@@ -104,13 +106,16 @@ func normalizeEscapes(s string) string {
 	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c != '%' || i+2 >= len(s) {
+		if c != '%' {
 			b.WriteByte(c)
 			continue
 		}
-		hi, lo := unhex(s[i+1]), unhex(s[i+2])
+		hi, lo := -1, -1
+		if i+2 < len(s) {
+			hi, lo = unhex(s[i+1]), unhex(s[i+2])
+		}
 		if hi < 0 || lo < 0 {
-			b.WriteByte(c)
+			b.WriteString("%25")
 			continue
 		}
 		v := byte(hi<<4 | lo)

@@ -435,7 +435,8 @@ func TestCanonicalTarget(t *testing.T) {
 		{"/p#frag", "/p", false},
 		{"HTTP://127.0.1.1:80/p?q", "/p?q", false},
 		{"http://127.0.1.1:80", "/", false},
-		{"/%zz%4", "/%zz%4", false},
+		{"/%zz%4", "/%25zz%254", false},
+		{"/%0%61", "/%250a", false},
 	}
 	for _, tt := range tests {
 		got, session := CanonicalTarget(tt.in)

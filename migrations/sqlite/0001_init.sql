@@ -23,7 +23,7 @@ CREATE TABLE hosts (
     updated_at      INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
-CREATE INDEX hosts_partition ON hosts (partition);
+CREATE INDEX hosts_partition ON hosts (partition, host);
 
 -- urls: the exact seen-URL set and the durable frontier. hash is the rowid, so a
 -- look-up by hash is one B-tree search and every secondary index carries it.

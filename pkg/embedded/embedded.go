@@ -35,6 +35,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/fetcher"
 	"github.com/crawlcluster/crawler/pkg/parser"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/sqlite"
 	"github.com/crawlcluster/crawler/pkg/submit"
@@ -187,6 +188,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		return Summary{}, err
 	}
 	robotsAgent := fcfg.RobotsAgent
+	if robotsAgent == "" {
+		robotsAgent = robots.ProductToken(fcfg.Fetch.UserAgent)
+	}
 	par, err := parser.New(parser.Config{RobotsAgent: robotsAgent}, db, segments, kopts, reg, log.With("component", "parser"))
 	if err != nil {
 		return Summary{}, err

@@ -35,7 +35,8 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 	}
 	var addrs []netip.Addr
 	if a, perr := netip.ParseAddr(host); perr == nil {
-		addrs = []netip.Addr{a}
+		// Unmapped as resolver answers are, so both dial the same address.
+		addrs = []netip.Addr{a.Unmap()}
 	} else if addrs, err = d.dns.resolve(ctx, host); err != nil {
 		return nil, fmt.Errorf("dial %s: %w", address, err)
 	}

@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"compress/zlib"
+	"fmt"
 	"io"
 	"testing"
 
@@ -18,6 +19,24 @@ const testUA = "crawlcluster-test/1.0 (+http://example.test/bot)"
 // deflate without the zlib wrapper, as some servers send it.
 func encode(t testing.TB, coding string, data []byte) []byte {
 	t.Helper()
+	b, err := compress(coding, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// mustEncode is encode for package-level fixtures and handlers, which have
+// no testing.TB to fail.
+func mustEncode(coding string, data []byte) []byte {
+	b, err := compress(coding, data)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func compress(coding string, data []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	var w io.WriteCloser
 	var err error
@@ -33,16 +52,16 @@ func encode(t testing.TB, coding string, data []byte) []byte {
 	case "deflate-raw":
 		w, err = flate.NewWriter(&buf, flate.DefaultCompression)
 	default:
-		t.Fatalf("unknown coding %q", coding)
+		return nil, fmt.Errorf("unknown coding %q", coding)
 	}
 	if err != nil {
-		t.Fatalf("new %s writer: %v", coding, err)
+		return nil, fmt.Errorf("new %s writer: %w", coding, err)
 	}
 	if _, err := w.Write(data); err != nil {
-		t.Fatalf("%s write: %v", coding, err)
+		return nil, fmt.Errorf("%s write: %w", coding, err)
 	}
 	if err := w.Close(); err != nil {
-		t.Fatalf("%s close: %v", coding, err)
+		return nil, fmt.Errorf("%s close: %w", coding, err)
 	}
-	return buf.Bytes()
+	return buf.Bytes(), nil
 }

@@ -54,7 +54,12 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 	}
 	if entry.Kind == robots.KindDisallowAll {
 		// Unreachable robots.txt: nothing but robots.txt may be requested until it
-		// answers; Fresh above turns false when the retry is due.
+		// answers; Fresh above turns false when the retry is due. A host that has
+		// failed too often has its newly queued URLs given up at once (recorded),
+		// so one dead host does not hold a crawl open for its whole backoff.
+		if entry.Failures >= f.cfg.RobotsMaxFails {
+			f.giveUp(lease, entry.Status, now)
+		}
 		return frontier.Outcome{Until: entry.Expires}
 	}
 	for {
@@ -93,7 +98,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 		// Shutting down: record nothing, the host keeps its place.
 		return frontier.Outcome{Requested: hops > 0}
 	}
-	done := time.Now()
+	done := time.Now().Add(politenessMargin)
 	entry := robots.Evaluate(f.policy, status, body, err, done, prev)
 	outcome := frontier.Outcome{Requested: true, At: done, Duration: done.Sub(start)}
 	f.metrics.robotsFetches.WithLabelValues(robotsOutcome(status, err)).Inc()
@@ -118,11 +123,9 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 		outcome.Until = entry.Expires
 		if entry.Failures >= f.cfg.RobotsMaxFails {
 			// Give up on what is queued (with a reason, so nothing is lost
-			// silently); URLs discovered later try again.
-			for _, it := range lease.Drain() {
-				f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateFailed, Reason: ReasonRobotsUnavailable, Status: status, FetchedAt: done})
-			}
-			f.log.Info("giving up on host: robots.txt unavailable", "host", lease.Host, "status", status, "failures", entry.Failures, "err", err)
+			// silently); URLs discovered after the retry time try again.
+			f.giveUp(lease, status, done)
+			f.log.Info("giving up on host's queued URLs: robots.txt unavailable", "host", lease.Host, "status", status, "failures", entry.Failures, "err", err, "retry_at", entry.Expires)
 		}
 		return outcome
 	}
@@ -131,6 +134,19 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 	}
 	return outcome
 }
+
+// giveUp records every queued URL of the host as failed.
+func (f *Fetcher) giveUp(lease *frontier.Lease, status int, at time.Time) {
+	for _, it := range lease.Drain() {
+		f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateFailed, Reason: ReasonRobotsUnavailable, Status: status, FetchedAt: at})
+	}
+}
+
+// politenessMargin is added to the completion time of every request before the
+// host's delay starts. Our completion time is after the server finished sending,
+// but a server that stamps its own end time late (scheduling, GC) could see a gap a
+// few milliseconds short of the delay; the margin keeps the promise from its side.
+const politenessMargin = 5 * time.Millisecond
 
 // queueSitemaps sends the sitemaps robots.txt names (and, if enabled, the
 // conventional /sitemap.xml) to crawl.urls, where they pass admission like links.
@@ -176,7 +192,7 @@ func (f *Fetcher) queueSitemaps(lease *frontier.Lease, scheme string, entry *rob
 // fetchItem fetches one URL and hands the result to the parser tier.
 func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it frontier.Item) frontier.Outcome {
 	resp, err := f.client.Do(ctx, fetch.Request{URL: it.URL, ETag: it.ETag, LastModified: it.LastModified})
-	done := time.Now()
+	done := time.Now().Add(politenessMargin)
 	if err != nil && ctx.Err() != nil {
 		// Shutting down: the URL stays queued in the store and is fetched after a
 		// restart. Put it back so a revoke sees the right queue.

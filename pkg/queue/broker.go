@@ -28,7 +28,6 @@ func StartEmbedded(dataDir string) (*Embedded, error) {
 	c, err := kfake.NewCluster(
 		kfake.NumBrokers(1),
 		kfake.DataDir(dataDir),
-		kfake.ListenFn(nil),
 		kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(MaxRecordBytes)}),
 	)
 	if err != nil {

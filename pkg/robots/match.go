@@ -80,20 +80,21 @@ func (r *rule) match(path string) bool {
 
 // sortRules orders rules so that the first match is the decisive one:
 // longest pattern first, and Allow before Disallow on equal length because
-// RFC 9309 says the allow rule SHOULD win a tie. Exact duplicates go.
+// RFC 9309 says the allow rule SHOULD win a tie. Ordering the rest by pattern
+// changes no decision but makes duplicates adjacent, so exact duplicates go
+// (a site may repeat a rule in every group for the same agent).
 func sortRules(rules []rule) []rule {
-	slices.SortStableFunc(rules, func(a, b rule) int {
+	slices.SortFunc(rules, func(a, b rule) int {
 		if c := cmp.Compare(b.priority(), a.priority()); c != 0 {
 			return c
 		}
-		switch {
-		case a.allow == b.allow:
-			return 0
-		case a.allow:
-			return -1
-		default:
+		if a.allow != b.allow {
+			if a.allow {
+				return -1
+			}
 			return 1
 		}
+		return strings.Compare(a.pattern, b.pattern)
 	})
 	return slices.CompactFunc(rules, func(a, b rule) bool {
 		return a.allow == b.allow && a.pattern == b.pattern

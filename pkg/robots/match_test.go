@@ -230,9 +230,9 @@ func TestAllowedPrecedence(t *testing.T) {
 			deny:  []string{"/x", "/x/y"},
 		},
 		{
-			name:  "empty allow changes nothing",
-			body:  star("Allow:", "Disallow: /"),
-			deny:  []string{"/", "/a"},
+			name: "empty allow changes nothing",
+			body: star("Allow:", "Disallow: /"),
+			deny: []string{"/", "/a"},
 		},
 		{
 			name:  "robots.txt is always allowed",
@@ -336,5 +336,25 @@ func TestMatchLinear(t *testing.T) {
 	}
 	if g.Allowed(path + "b") {
 		t.Errorf("Allowed(/aaa...b) = true, want false")
+	}
+}
+
+// TestSortRulesDropsDuplicates checks the precedence order and that a
+// pattern repeated anywhere in the merged groups is kept once.
+func TestSortRulesDropsDuplicates(t *testing.T) {
+	body := "User-agent: FooBot\nDisallow: /a\nDisallow: /b\nAllow: /a\nDisallow: /a\n\n" +
+		"User-agent: *\nDisallow: /z\n\nUser-agent: foobot\nAllow: /a\nDisallow: /%61\nDisallow: /ccc\n"
+	g := Parse([]byte(body)).Group(testAgent)
+	var got []string
+	for _, r := range g.rules {
+		verb := "disallow "
+		if r.allow {
+			verb = "allow "
+		}
+		got = append(got, verb+r.pattern)
+	}
+	want := []string{"disallow /ccc", "allow /a", "disallow /a", "disallow /b"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("rules = %q, want %q", got, want)
 	}
 }

@@ -160,7 +160,7 @@ func splitLine(line string) (k key, value string, ok bool) {
 		return keyUnknown, "", false
 	}
 	if name, value, found := strings.Cut(line, ":"); found {
-		if k, known := keys[strings.ToLower(strings.TrimSpace(name))]; known {
+		if k, known := lookupKey(strings.TrimSpace(name)); known {
 			return k, strings.TrimSpace(value), true
 		}
 	}
@@ -172,11 +172,29 @@ func splitLine(line string) (k key, value string, ok bool) {
 	if strings.ContainsAny(value, " \t") {
 		return keyUnknown, "", false
 	}
-	k, known := keys[strings.ToLower(name)]
+	k, known := lookupKey(name)
 	if !known {
 		return keyUnknown, "", false
 	}
 	return k, value, true
+}
+
+// lookupKey finds a record name case-insensitively without allocating, as
+// strings.ToLower would for the usual "User-agent" and "Disallow".
+func lookupKey(name string) (key, bool) {
+	var buf [len("crawl-delay")]byte
+	if len(name) > len(buf) {
+		return keyUnknown, false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	k, ok := keys[string(buf[:len(name)])]
+	return k, ok
 }
 
 // parseCrawlDelay accepts non-negative decimal seconds ("10", "0.5", ".5").

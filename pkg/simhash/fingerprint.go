@@ -2,6 +2,7 @@ package simhash
 
 import (
 	"math/bits"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -52,6 +53,7 @@ func fingerprint[T string | []byte](s T) uint64 {
 		words++
 		inWord = false
 	}
+	runes := runeTable()
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -68,7 +70,13 @@ func fingerprint[T string | []byte](s T) uint64 {
 		}
 		r, size := decodeRune(s[i:min(i+utf8.UTFMax, len(s))])
 		i += size
-		switch class(r) {
+		var ri runeInfo
+		if r < bmp {
+			ri = (*runes)[r]
+		} else {
+			ri = infoOf(r)
+		}
+		switch ri.class() {
 		case separator:
 			if inWord {
 				endWord()
@@ -77,13 +85,13 @@ func fingerprint[T string | []byte](s T) uint64 {
 			if inWord {
 				endWord()
 			}
-			word = hashRune(fnvOffset, r)
+			word = ri.hash(fnvOffset)
 			endWord()
 		case wordRune:
 			if !inWord {
 				word, inWord = fnvOffset, true
 			}
-			word = hashRune(word, unicode.ToLower(r))
+			word = ri.hash(word)
 		}
 	}
 	if inWord {
@@ -105,16 +113,6 @@ func fingerprint[T string | []byte](s T) uint64 {
 // long, so converting a []byte to a string is done on the stack.
 func decodeRune[T string | []byte](s T) (rune, int) {
 	return utf8.DecodeRuneInString(string(s))
-}
-
-// hashRune feeds the UTF-8 encoding of r into the FNV-1a state h.
-func hashRune(h uint64, r rune) uint64 {
-	var buf [utf8.UTFMax]byte
-	n := utf8.EncodeRune(buf[:], r)
-	for _, b := range buf[:n] {
-		h = (h ^ uint64(b)) * fnvPrime
-	}
-	return h
 }
 
 // mix is the MurmurHash3 64-bit finalizer. FNV-1a alone leaves its low bits
@@ -147,6 +145,52 @@ func class(r rune) runeClass {
 	}
 	return separator
 }
+
+// runeInfo is what the tokenizer needs to know about a rune, looked up once:
+// its class and the UTF-8 encoding of its lower case, up to 4 bytes, first
+// byte lowest.
+type runeInfo uint64
+
+func infoOf(r rune) runeInfo {
+	c := class(r)
+	if c == separator {
+		return 0
+	}
+	var buf [utf8.UTFMax]byte
+	n := utf8.EncodeRune(buf[:], unicode.ToLower(r))
+	ri := runeInfo(c)<<40 | runeInfo(n)<<32
+	for j, b := range buf[:n] {
+		ri |= runeInfo(b) << (8 * j)
+	}
+	return ri
+}
+
+func (ri runeInfo) class() runeClass { return runeClass(ri >> 40) }
+
+// hash feeds the lower-case UTF-8 bytes into the FNV-1a state h.
+func (ri runeInfo) hash(h uint64) uint64 {
+	for range int(ri >> 32 & 0xff) {
+		h = (h ^ uint64(byte(ri))) * fnvPrime
+		ri >>= 8
+	}
+	return h
+}
+
+// bmp bounds the Basic Multilingual Plane, which holds nearly all the
+// letters of running text.
+const bmp = 0x10000
+
+// runeTable caches infoOf for the BMP: the unicode package's binary searches
+// (IsLetter, ToLower) would otherwise cost more than everything else
+// together for non-Latin text. It is 512 KiB, built in a few milliseconds on
+// first use.
+var runeTable = sync.OnceValue(func() *[bmp]runeInfo {
+	t := new([bmp]runeInfo)
+	for r := range rune(bmp) {
+		t[r] = infoOf(r)
+	}
+	return t
+})
 
 // asciiLower maps ASCII letters and digits to their lower-case byte and
 // everything else to 0 (a separator).

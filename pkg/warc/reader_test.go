@@ -630,27 +630,32 @@ func TestReaderMalformedPlain(t *testing.T) {
 		maxBlock int64
 		records  int
 		want     error
+		// withheld: compressed as one member, the last good record shares
+		// its member with the damage and is not handed out.
+		withheld bool
 	}{
-		{"not WARC", "HTTP/1.1 200 OK\r\n\r\n", 0, 0, ErrMalformed},
-		{"bad version line", good + "WARX/1.1\r\n", 0, 1, ErrMalformed},
-		{"header line without colon", "WARC/1.1\r\nWARC-Type resource\r\n\r\n", 0, 0, ErrMalformed},
-		{"field name with space", "WARC/1.1\r\nWARC Type: resource\r\n\r\n", 0, 0, ErrMalformed},
-		{"continuation before any field", "WARC/1.1\r\n continued\r\n\r\n", 0, 0, ErrMalformed},
-		{"no WARC-Type", "WARC/1.1\r\nContent-Length: 0\r\n\r\n\r\n\r\n", 0, 0, ErrMalformed},
-		{"no Content-Length", "WARC/1.1\r\nWARC-Type: resource\r\n\r\n\r\n\r\n", 0, 0, ErrMalformed},
-		{"Content-Length not a number", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 3x\r\n\r\nabc\r\n\r\n", 0, 0, ErrMalformed},
-		{"negative Content-Length", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: -3\r\n\r\nabc\r\n\r\n", 0, 0, ErrMalformed},
-		{"Content-Length overflows", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 99999999999999999999\r\n\r\n", 0, 0, ErrMalformed},
-		{"block longer than Content-Length", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 2\r\n\r\nabc\r\n\r\n", 0, 0, ErrMalformed},
-		{"block shorter than Content-Length", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 9\r\n\r\nabc\r\n\r\n", 0, 0, ErrTruncated},
-		{"no trailer", good[:len(good)-4], 0, 0, ErrTruncated},
-		{"half a trailer", good[:len(good)-2], 0, 0, ErrTruncated},
-		{"ends in header", "WARC/1.1\r\nWARC-Type: resou", 0, 0, ErrTruncated},
-		{"ends after version line", "WARC/1.1\r\n", 0, 0, ErrTruncated},
-		{"block over the limit", good, 2, 0, ErrTooLarge},
-		{"huge Content-Length, little data", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 1073741824\r\n\r\nabc", 0, 0, ErrTruncated},
-		{"header line over 1 MiB", "WARC/1.1\r\nWARC-Type: resource\r\nX: " + strings.Repeat("a", 1<<20+1) + "\r\n\r\n", 0, 0, ErrTooLarge},
-		{"header over 4 MiB", "WARC/1.1\r\nWARC-Type: resource\r\n" + strings.Repeat("X: "+strings.Repeat("a", 1<<19)+"\r\n", 9) + "\r\n", 0, 0, ErrTooLarge},
+		{"not WARC", "HTTP/1.1 200 OK\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"bad version line", good + "WARX/1.1\r\n", 0, 1, ErrMalformed, true},
+		{"garbage after a record", good + "garbage\r\n", 0, 1, ErrMalformed, true},
+		{"second record truncated", good + good[:20], 0, 1, ErrTruncated, false},
+		{"header line without colon", "WARC/1.1\r\nWARC-Type resource\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"field name with space", "WARC/1.1\r\nWARC Type: resource\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"continuation before any field", "WARC/1.1\r\n continued\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"no WARC-Type", "WARC/1.1\r\nContent-Length: 0\r\n\r\n\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"no Content-Length", "WARC/1.1\r\nWARC-Type: resource\r\n\r\n\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"Content-Length not a number", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 3x\r\n\r\nabc\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"negative Content-Length", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: -3\r\n\r\nabc\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"Content-Length overflows", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 99999999999999999999\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"block longer than Content-Length", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 2\r\n\r\nabc\r\n\r\n", 0, 0, ErrMalformed, false},
+		{"block shorter than Content-Length", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 9\r\n\r\nabc\r\n\r\n", 0, 0, ErrTruncated, false},
+		{"no trailer", good[:len(good)-4], 0, 0, ErrTruncated, false},
+		{"half a trailer", good[:len(good)-2], 0, 0, ErrTruncated, false},
+		{"ends in header", "WARC/1.1\r\nWARC-Type: resou", 0, 0, ErrTruncated, false},
+		{"ends after version line", "WARC/1.1\r\n", 0, 0, ErrTruncated, false},
+		{"block over the limit", good, 2, 0, ErrTooLarge, false},
+		{"huge Content-Length, little data", "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 1073741824\r\n\r\nabc", 0, 0, ErrTruncated, false},
+		{"header line over 1 MiB", "WARC/1.1\r\nWARC-Type: resource\r\nX: " + strings.Repeat("a", 1<<20+1) + "\r\n\r\n", 0, 0, ErrTooLarge, false},
+		{"header over 4 MiB", "WARC/1.1\r\nWARC-Type: resource\r\n" + strings.Repeat("X: "+strings.Repeat("a", 1<<19)+"\r\n", 9) + "\r\n", 0, 0, ErrTooLarge, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -663,9 +668,13 @@ func TestReaderMalformedPlain(t *testing.T) {
 				if limit == 0 {
 					limit = DefaultMaxBlockSize
 				}
+				records := tt.records
+				if compressed && tt.withheld {
+					records--
+				}
 				res := readAllLimit(bytes.NewReader(in), limit)
-				if len(res.recs) != tt.records || !errors.Is(res.err, tt.want) {
-					t.Errorf("gzip %v: %d records, error %v; want %d records, then %v", compressed, len(res.recs), res.err, tt.records, tt.want)
+				if len(res.recs) != records || !errors.Is(res.err, tt.want) {
+					t.Errorf("gzip %v: %d records, error %v; want %d records, then %v", compressed, len(res.recs), res.err, records, tt.want)
 				}
 			}
 		})
@@ -784,12 +793,15 @@ func TestReadAtErrors(t *testing.T) {
 		{"zero length", path, loc.Offset, 0, ErrMalformed},
 		{"length too short", path, loc.Offset, loc.Length - 1, ErrTruncated},
 		{"range past the end", path, int64(len(data)), 100, ErrTruncated},
-		{"offset inside a member", path, loc.Offset + 1, loc.Length - 1, ErrMalformed},
+		{"offset inside a member", path, loc.Offset + 1, loc.Length - 1, nil}, // any of the Reader's errors
 		{"missing file", filepath.Join(filepath.Dir(path), "nope.warc.gz"), 0, 100, fs.ErrNotExist},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec, err := ReadAt(tt.path, tt.offset, tt.length)
+			if tt.want == nil && rec == nil && sentinel(err) {
+				return
+			}
 			if rec != nil || !errors.Is(err, tt.want) {
 				t.Errorf("ReadAt = %v, %v; want error %v", rec, err, tt.want)
 			}

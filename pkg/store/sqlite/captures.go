@@ -17,7 +17,7 @@ func (db *DB) StoredFetches(ctx context.Context, fetchIDs []string) ([]bool, err
 		return stored, nil
 	}
 	at := positions(fetchIDs)
-	err := inChunks(ctx, db.r, `SELECT fetch_id FROM captures WHERE fetch_id IN (%s)`, fetchIDs, func(rows *sql.Rows) error {
+	err := inChunks(ctx, db.r, qStoredFetches, fetchIDs, func(rows *sql.Rows) error {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			return err
@@ -40,7 +40,7 @@ func (db *DB) URLStates(ctx context.Context, hashes []int64) ([]store.State, err
 		return states, nil
 	}
 	at := positions(hashes)
-	err := inChunks(ctx, db.r, `SELECT hash, state FROM urls WHERE hash IN (%s)`, hashes, func(rows *sql.Rows) error {
+	err := inChunks(ctx, db.r, qURLStates, hashes, func(rows *sql.Rows) error {
 		var h int64
 		var s string
 		if err := rows.Scan(&h, &s); err != nil {
@@ -56,10 +56,6 @@ func (db *DB) URLStates(ctx context.Context, hashes []int64) ([]store.State, err
 	}
 	return states, nil
 }
-
-const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
-	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
-	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified`
 
 func scanCapture(rows interface{ Scan(...any) error }) (store.Capture, error) {
 	var c store.Capture
@@ -78,8 +74,7 @@ func (db *DB) ContentOwner(ctx context.Context, sha []byte) (store.Capture, erro
 	if len(sha) == 0 {
 		return store.Capture{}, fmt.Errorf("content owner of an empty digest: %w", store.ErrNotFound)
 	}
-	row := db.r.QueryRowContext(ctx, `SELECT `+captureColumns+` FROM captures
-		WHERE content_sha256 = ? AND status = 200 ORDER BY id LIMIT 1`, sha)
+	row := db.r.QueryRowContext(ctx, qContentOwner, sha)
 	c, err := scanCapture(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Capture{}, fmt.Errorf("content owner of %x: %w", sha, store.ErrNotFound)
@@ -115,8 +110,7 @@ func (db *DB) NearDuplicate(ctx context.Context, fp uint64, maxDist int) (int64,
 		return 0, 0, false, fmt.Errorf("near duplicate of %016x: %w", fp, err)
 	}
 	defer conn.Close()
-	st, err := conn.PrepareContext(ctx, `SELECT capture_id, fingerprint FROM simhash_bands
-		WHERE band = ? AND key = ? ORDER BY capture_id`)
+	st, err := conn.PrepareContext(ctx, qBandCandidates)
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("near duplicate of %016x: %w", fp, err)
 	}
@@ -173,28 +167,17 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 	}
 	ids := make([]int64, len(caps))
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO captures (fetch_id, url_hash, url, fetched_at, status,
-				content_type, length, truncated, warc_file, warc_offset, warc_length, warc_record_id,
-				payload_digest, content_sha256, simhash, revisit_of, near_dup_of, title, description,
-				language, canonical, noindex, links, etag, last_modified)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (fetch_id) DO NOTHING`)
+		ins, err := tx.PrepareContext(ctx, qInsertCapture)
 		if err != nil {
 			return err
 		}
 		defer ins.Close()
-		band, err := tx.PrepareContext(ctx, `INSERT INTO simhash_bands (band, key, capture_id, fingerprint)
-			VALUES (0, ?, ?, ?), (1, ?, ?, ?), (2, ?, ?, ?), (3, ?, ?, ?)`)
+		band, err := tx.PrepareContext(ctx, qInsertBands)
 		if err != nil {
 			return err
 		}
 		defer band.Close()
-		upd, err := tx.PrepareContext(ctx, `UPDATE urls SET
-				state = 'stored', reason = '', fetched_at = ?, status = ?, etag = ?, last_modified = ?,
-				fetch_count = fetch_count + 1,
-				change_count = change_count + (content_sha256 IS NOT NULL AND content_sha256 IS NOT ?),
-				content_sha256 = ?, simhash = ?
-			WHERE hash = ?`)
+		upd, err := tx.PrepareContext(ctx, qStoreURL)
 		if err != nil {
 			return err
 		}

@@ -21,10 +21,7 @@ func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
 	}
 	now := millis(time.Now())
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO urls
-			(hash, partition, url, host, depth, level, score, kind, state, redirects, parent, crawl_id, discovered_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)
-			ON CONFLICT (hash) DO NOTHING`)
+		ins, err := tx.PrepareContext(ctx, qInsertURL)
 		if err != nil {
 			return err
 		}
@@ -75,9 +72,7 @@ func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
 			return nil
 		}
 
-		up, err := tx.PrepareContext(ctx, `INSERT INTO hosts (host, partition, pages, updated_at)
-			VALUES (?, ?, ?, ?)
-			ON CONFLICT (host) DO UPDATE SET pages = pages + excluded.pages`)
+		up, err := tx.PrepareContext(ctx, qCountPages)
 		if err != nil {
 			return err
 		}
@@ -103,7 +98,7 @@ func (db *DB) Seen(ctx context.Context, hashes []int64) ([]bool, error) {
 		return seen, nil
 	}
 	at := positions(hashes)
-	err := inChunks(ctx, db.r, `SELECT hash FROM urls WHERE hash IN (%s)`, hashes, func(rows *sql.Rows) error {
+	err := inChunks(ctx, db.r, qSeen, hashes, func(rows *sql.Rows) error {
 		var h int64
 		if err := rows.Scan(&h); err != nil {
 			return err
@@ -128,9 +123,6 @@ func positions[K comparable](keys []K) map[K][]int {
 	return at
 }
 
-const urlColumns = `hash, partition, url, host, depth, level, score, kind, state, reason, attempts,
-	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified`
-
 func scanURL(rows interface{ Scan(...any) error }) (store.URL, error) {
 	var u store.URL
 	var kind, state string
@@ -147,9 +139,7 @@ func scanURL(rows interface{ Scan(...any) error }) (store.URL, error) {
 // a time: a URL admitted or moved on while the iteration runs may or may not be seen.
 func (db *DB) QueuedURLs(ctx context.Context, p int32, fn func(store.URL) error) error {
 	err := pages(ctx, db.r,
-		`SELECT `+urlColumns+` FROM urls
-		WHERE partition = ? AND state = 'queued' AND hash >= ?
-		ORDER BY hash LIMIT ?`,
+		qQueuedURLs,
 		[]any{p},
 		func(rows *sql.Rows) (store.URL, error) { return scanURL(rows) },
 		func(u store.URL) int64 { return u.Hash },
@@ -163,7 +153,7 @@ func (db *DB) QueuedURLs(ctx context.Context, p int32, fn func(store.URL) error)
 // URLHashes calls fn with the hash of every URL of partition p, in hash order.
 func (db *DB) URLHashes(ctx context.Context, p int32, fn func(int64) error) error {
 	err := pages(ctx, db.r,
-		`SELECT hash FROM urls WHERE partition = ? AND hash >= ? ORDER BY hash LIMIT ?`,
+		qURLHashes,
 		[]any{p},
 		func(rows *sql.Rows) (int64, error) {
 			var h int64
@@ -178,8 +168,6 @@ func (db *DB) URLHashes(ctx context.Context, p int32, fn func(int64) error) erro
 	return nil
 }
 
-const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at`
-
 func scanHost(rows interface{ Scan(...any) error }) (store.Host, error) {
 	var h store.Host
 	var delay, next, backoff, updated int64
@@ -192,7 +180,7 @@ func scanHost(rows interface{ Scan(...any) error }) (store.Host, error) {
 // Hosts returns the host rows of partition p, by name.
 func (db *DB) Hosts(ctx context.Context, p int32) ([]store.Host, error) {
 	var hosts []store.Host
-	err := queryRows(ctx, db.r, `SELECT `+hostColumns+` FROM hosts WHERE partition = ? ORDER BY host`, []any{p},
+	err := queryRows(ctx, db.r, qHosts, []any{p},
 		func(rows *sql.Rows) error {
 			h, err := scanHost(rows)
 			hosts = append(hosts, h)
@@ -217,17 +205,7 @@ func (db *DB) SaveHosts(ctx context.Context, hosts []store.Host) error {
 	}
 	now := time.Now()
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO hosts
-			(host, partition, robots, delay_ms, next_allowed_at, backoff_ms, errors, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (host) DO UPDATE SET
-				partition = excluded.partition,
-				robots = excluded.robots,
-				delay_ms = excluded.delay_ms,
-				next_allowed_at = excluded.next_allowed_at,
-				backoff_ms = excluded.backoff_ms,
-				errors = excluded.errors,
-				updated_at = excluded.updated_at`)
+		st, err := tx.PrepareContext(ctx, qSaveHost)
 		if err != nil {
 			return err
 		}
@@ -279,13 +257,7 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 		}
 	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `UPDATE urls SET
-				state = ?, reason = ?, status = ?, attempts = ?,
-				fetched_at = CASE WHEN ? <> 0 THEN ? ELSE fetched_at END
-			WHERE hash = ? AND (
-				state = ?
-				OR (state = 'queued' AND ? <> 'queued')
-				OR (state = 'fetched' AND ? IN ('stored', 'failed', 'excluded')))`)
+		st, err := tx.PrepareContext(ctx, qUpdateURL)
 		if err != nil {
 			return err
 		}
@@ -319,12 +291,7 @@ func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error 
 	}
 	now := millis(time.Now())
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO exclusions
-			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
-			ON CONFLICT (hash) DO UPDATE SET
-				count = count + 1,
-				last_at = max(last_at, excluded.last_at)`)
+		st, err := tx.PrepareContext(ctx, qRecordExclusion)
 		if err != nil {
 			return err
 		}

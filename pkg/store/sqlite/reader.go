@@ -17,7 +17,7 @@ func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
 		Excluded: map[string]int64{},
 		Reasons:  map[string]int64{},
 	}
-	err := queryRows(ctx, db.r, `SELECT name, key, n FROM counters WHERE n <> 0`, nil, func(rows *sql.Rows) error {
+	err := queryRows(ctx, db.r, qCounters, nil, func(rows *sql.Rows) error {
 		var name, key string
 		var n int64
 		if err := rows.Scan(&name, &key, &n); err != nil {
@@ -70,7 +70,7 @@ func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only; nothing to keep
 
-	u, err := scanURL(tx.QueryRowContext(ctx, `SELECT `+urlColumns+` FROM urls WHERE hash = ?`, hash))
+	u, err := scanURL(tx.QueryRowContext(ctx, qURL, hash))
 	switch {
 	case err == nil:
 		info.URL = &u
@@ -80,8 +80,7 @@ func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
 
 	var e store.Exclusion
 	var at int64
-	err = tx.QueryRowContext(ctx, `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at
-		FROM exclusions WHERE hash = ?`, hash).
+	err = tx.QueryRowContext(ctx, qExclusion, hash).
 		Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at)
 	switch {
 	case err == nil:
@@ -91,8 +90,7 @@ func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
 		return info, err
 	}
 
-	rows, err := tx.QueryContext(ctx, `SELECT `+captureColumns+` FROM captures
-		WHERE url_hash = ? ORDER BY fetched_at DESC, id DESC`, hash)
+	rows, err := tx.QueryContext(ctx, qURLCaptures, hash)
 	if err != nil {
 		return info, err
 	}
@@ -109,7 +107,7 @@ func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
 
 // Host returns one host row.
 func (db *DB) Host(ctx context.Context, host string) (store.Host, error) {
-	h, err := scanHost(db.r.QueryRowContext(ctx, `SELECT `+hostColumns+` FROM hosts WHERE host = ?`, host))
+	h, err := scanHost(db.r.QueryRowContext(ctx, qHost, host))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Host{}, fmt.Errorf("host %s: %w", host, store.ErrNotFound)
 	}
@@ -122,7 +120,7 @@ func (db *DB) Host(ctx context.Context, host string) (store.Host, error) {
 // Captures calls fn for every capture in ID order, a page at a time.
 func (db *DB) Captures(ctx context.Context, fn func(store.Capture) error) error {
 	err := pages(ctx, db.r,
-		`SELECT `+captureColumns+` FROM captures WHERE id >= ? ORDER BY id LIMIT ?`,
+		qCaptures,
 		nil,
 		func(rows *sql.Rows) (store.Capture, error) { return scanCapture(rows) },
 		func(c store.Capture) int64 { return c.ID },

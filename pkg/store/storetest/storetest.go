@@ -18,6 +18,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -674,7 +675,7 @@ func captureEqual(a, b store.Capture) bool {
 	}
 	a.FetchedAt, b.FetchedAt = time.Time{}, time.Time{}
 	a.ContentSHA256, b.ContentSHA256 = nil, nil
-	return a == b
+	return reflect.DeepEqual(a, b)
 }
 
 func testContentOwner(t *testing.T, s store.Store) {
@@ -768,7 +769,7 @@ func testNearDuplicate(t *testing.T, s store.Store) {
 		more := []store.Capture{
 			Capture(u, "d1", "d1", flip(2)),           // distance 1 from the query below
 			Capture(u, "d1-twin", "d1", flip(2)),      // as close, higher ID
-			Capture(u, "d4", "x", flip(1, 2, 20, 21)), // distance 2
+			Capture(u, "d2", "x", flip(1, 2, 20, 21)), // distance 2
 		}
 		addCaptures(t, s, more)
 		q := flip(1, 2) // distance 2 from base, 1 from d1 and its twin

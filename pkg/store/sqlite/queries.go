@@ -1,0 +1,115 @@
+package sqlite
+
+// The statements of the store, in one place so that the query-plan test checks the
+// very text the methods run. "%s" marks where inChunks puts an IN list.
+
+const urlColumns = `hash, partition, url, host, depth, level, score, kind, state, reason, attempts,
+	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified`
+
+const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at`
+
+const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
+	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
+	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified`
+
+// Frontier.
+const (
+	qInsertURL = `INSERT INTO urls
+		(hash, partition, url, host, depth, level, score, kind, state, redirects, parent, crawl_id, discovered_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)
+		ON CONFLICT (hash) DO NOTHING`
+
+	qCountPages = `INSERT INTO hosts (host, partition, pages, updated_at)
+		VALUES (?, ?, ?, ?)
+		ON CONFLICT (host) DO UPDATE SET pages = pages + excluded.pages`
+
+	qSeen = `SELECT hash FROM urls WHERE hash IN (%s)`
+
+	// INDEXED BY: urls_partition would serve too, but reads every URL of the
+	// partition, crawled or not; the planner cannot tell them apart on a new file.
+	qQueuedURLs = `SELECT ` + urlColumns + ` FROM urls INDEXED BY urls_queued
+		WHERE partition = ? AND state = 'queued' AND hash >= ?
+		ORDER BY hash LIMIT ?`
+
+	qURLHashes = `SELECT hash FROM urls WHERE partition = ? AND hash >= ? ORDER BY hash LIMIT ?`
+
+	qHosts = `SELECT ` + hostColumns + ` FROM hosts WHERE partition = ? ORDER BY host`
+
+	qSaveHost = `INSERT INTO hosts
+		(host, partition, robots, delay_ms, next_allowed_at, backoff_ms, errors, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (host) DO UPDATE SET
+			partition = excluded.partition,
+			robots = excluded.robots,
+			delay_ms = excluded.delay_ms,
+			next_allowed_at = excluded.next_allowed_at,
+			backoff_ms = excluded.backoff_ms,
+			errors = excluded.errors,
+			updated_at = excluded.updated_at`
+
+	// Parameters: state, reason, status, attempts, fetched_at twice, hash, then the
+	// new state three times for the forward-only check.
+	qUpdateURL = `UPDATE urls SET
+			state = ?, reason = ?, status = ?, attempts = ?,
+			fetched_at = CASE WHEN ? <> 0 THEN ? ELSE fetched_at END
+		WHERE hash = ? AND (
+			state = ?
+			OR (state = 'queued' AND ? <> 'queued')
+			OR (state = 'fetched' AND ? IN ('stored', 'failed', 'excluded')))`
+
+	qRecordExclusion = `INSERT INTO exclusions
+		(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+		ON CONFLICT (hash) DO UPDATE SET
+			count = count + 1,
+			last_at = max(last_at, excluded.last_at)`
+)
+
+// Captures.
+const (
+	qStoredFetches = `SELECT fetch_id FROM captures WHERE fetch_id IN (%s)`
+
+	qURLStates = `SELECT hash, state FROM urls WHERE hash IN (%s)`
+
+	qContentOwner = `SELECT ` + captureColumns + ` FROM captures
+		WHERE content_sha256 = ? AND status = 200 ORDER BY id LIMIT 1`
+
+	qBandCandidates = `SELECT capture_id, fingerprint FROM simhash_bands
+		WHERE band = ? AND key = ? ORDER BY capture_id`
+
+	qInsertCapture = `INSERT INTO captures (fetch_id, url_hash, url, fetched_at, status,
+			content_type, length, truncated, warc_file, warc_offset, warc_length, warc_record_id,
+			payload_digest, content_sha256, simhash, revisit_of, near_dup_of, title, description,
+			language, canonical, noindex, links, etag, last_modified)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (fetch_id) DO NOTHING`
+
+	qInsertBands = `INSERT INTO simhash_bands (band, key, capture_id, fingerprint)
+		VALUES (0, ?, ?, ?), (1, ?, ?, ?), (2, ?, ?, ?), (3, ?, ?, ?)`
+
+	// Parameters: fetched_at, status, etag, last_modified, content digest twice,
+	// simhash, hash.
+	qStoreURL = `UPDATE urls SET
+			state = 'stored', reason = '', fetched_at = ?, status = ?, etag = ?, last_modified = ?,
+			fetch_count = fetch_count + 1,
+			change_count = change_count + (content_sha256 IS NOT NULL AND content_sha256 IS NOT ?),
+			content_sha256 = ?, simhash = ?
+		WHERE hash = ?`
+)
+
+// Reader.
+const (
+	qCounters = `SELECT name, key, n FROM counters WHERE n <> 0`
+
+	qURL = `SELECT ` + urlColumns + ` FROM urls WHERE hash = ?`
+
+	qExclusion = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at
+		FROM exclusions WHERE hash = ?`
+
+	qURLCaptures = `SELECT ` + captureColumns + ` FROM captures
+		WHERE url_hash = ? ORDER BY fetched_at DESC, id DESC`
+
+	qHost = `SELECT ` + hostColumns + ` FROM hosts WHERE host = ?`
+
+	qCaptures = `SELECT ` + captureColumns + ` FROM captures WHERE id >= ? ORDER BY id LIMIT ?`
+)

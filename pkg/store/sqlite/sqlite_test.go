@@ -1,0 +1,462 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/crawlcluster/crawler/migrations"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/storetest"
+)
+
+// openTemp opens a new store in t's temporary folder and closes it after the test.
+func openTemp(t testing.TB, opts ...Option) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	db, err := Open(context.Background(), path, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return db, path
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		db, _ := openTemp(t)
+		return db
+	})
+}
+
+func TestOpenRejects(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		path string
+		opts []Option
+	}{
+		{"memory", ":memory:", nil},
+		{"empty path", "", nil},
+		{"uri", "file:x.db", nil},
+		{"query in path", filepath.Join(dir, "x.db?mode=ro"), nil},
+		{"synchronous off", filepath.Join(dir, "x.db"), []Option{WithSynchronous("off")}},
+		{"no readers", filepath.Join(dir, "x.db"), []Option{WithReaders(0)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := Open(context.Background(), tt.path, tt.opts...)
+			if err == nil {
+				db.Close()
+				t.Fatalf("Open(%q) succeeded, want an error", tt.path)
+			}
+		})
+	}
+}
+
+func TestPragmas(t *testing.T) {
+	for _, mode := range []struct {
+		opt  string
+		want int // PRAGMA synchronous reports 1 for NORMAL, 2 for FULL
+	}{{"", 2}, {"normal", 1}} {
+		t.Run("synchronous="+mode.opt, func(t *testing.T) {
+			var opts []Option
+			if mode.opt != "" {
+				opts = append(opts, WithSynchronous(mode.opt))
+			}
+			db, _ := openTemp(t, opts...)
+			ctx := context.Background()
+			var journal string
+			var sync, fk, queryOnly int
+			if err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&journal); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.w.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.w.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+				t.Fatal(err)
+			}
+			if journal != "wal" || sync != mode.want || fk != 0 {
+				t.Errorf("writer: journal_mode %s, synchronous %d, foreign_keys %d; want wal, %d, 0", journal, sync, fk, mode.want)
+			}
+			if err := db.r.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.r.QueryRowContext(ctx, "PRAGMA query_only").Scan(&queryOnly); err != nil {
+				t.Fatal(err)
+			}
+			if sync != mode.want || queryOnly != 1 {
+				t.Errorf("reader: synchronous %d, query_only %d; want %d, 1", sync, queryOnly, mode.want)
+			}
+			if _, err := db.r.ExecContext(ctx, "DELETE FROM urls"); err == nil {
+				t.Errorf("a read connection accepted a write")
+			}
+		})
+	}
+}
+
+func TestReopenKeepsDataAndMigrations(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t)
+	u := storetest.URL(1, "a.example", "/")
+	if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+		t.Fatal(err)
+	}
+	caps := []store.Capture{storetest.Capture(u, "f1", "body", 0xABCDEF)}
+	if err := db.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	type applied struct {
+		version int
+		at      int64
+	}
+	migrationsOf := func(db *DB) []applied {
+		t.Helper()
+		var out []applied
+		rows, err := db.r.QueryContext(ctx, `SELECT version, applied_at FROM schema_migrations ORDER BY version`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var a applied
+			if err := rows.Scan(&a.version, &a.at); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, a)
+		}
+		return out
+	}
+	before := migrationsOf(db)
+	if len(before) == 0 {
+		t.Fatal("no migrations recorded")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for i := range 2 {
+		db2, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("reopen %d: %v", i, err)
+		}
+		if after := migrationsOf(db2); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("reopen %d: migrations %v, want %v untouched", i, after, before)
+		}
+		seen, err := db2.Seen(ctx, []int64{u.Hash})
+		if err != nil || !seen[0] {
+			t.Errorf("reopen %d: Seen = %v, %v", i, seen, err)
+		}
+		if id, _, ok, err := db2.NearDuplicate(ctx, 0xABCDEF, 0); err != nil || !ok || id != caps[0].ID {
+			t.Errorf("reopen %d: NearDuplicate = %d, %v, %v", i, id, ok, err)
+		}
+		if st, err := db2.Stats(ctx); err != nil || st.Captures != 1 || st.URLs[store.StateStored] != 1 {
+			t.Errorf("reopen %d: Stats = %+v, %v", i, st, err)
+		}
+		if err := db2.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+
+	// A later migration applies once, after the shipped ones.
+	ms, err := loadMigrations(migrations.SQLite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	for _, m := range ms {
+		fsys[m.name] = &fstest.MapFile{Data: []byte(m.sql)}
+	}
+	fsys["9000_extra.sql"] = &fstest.MapFile{Data: []byte(`CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (1);`)}
+	for range 2 {
+		if err := migrate(ctx, db.w, fsys); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+	}
+	var n int
+	if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM extra`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("extra migration applied %d times (%v), want once", n, err)
+	}
+
+	// A failing migration leaves no trace.
+	fsys["9001_broken.sql"] = &fstest.MapFile{Data: []byte(`CREATE TABLE broken (x INTEGER); SELECT * FROM nowhere;`)}
+	if err := migrate(ctx, db.w, fsys); err == nil || !strings.Contains(err.Error(), "9001_broken.sql") {
+		t.Errorf("broken migration: err = %v, want one naming the file", err)
+	}
+	if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'broken'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("broken migration left its table (%d, %v)", n, err)
+	}
+	delete(fsys, "9001_broken.sql")
+
+	// A database migrated by a newer binary is refused.
+	if err := migrate(ctx, db.w, migrations.SQLite()); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("older migrations on a newer database: err = %v, want refusal", err)
+	}
+
+	for name, bad := range map[string]fstest.MapFS{
+		"unnumbered": {"init.sql": {Data: []byte("SELECT 1")}},
+		"duplicate":  {"0001_a.sql": {Data: []byte("SELECT 1")}, "0001_b.sql": {Data: []byte("SELECT 1")}},
+	} {
+		if _, err := loadMigrations(bad); err == nil {
+			t.Errorf("%s migrations: no error", name)
+		}
+	}
+}
+
+// TestQueryPlans holds every statement on a large table to an index or primary-key
+// search: a SCAN of urls, captures, hosts, exclusions or simhash_bands would make a
+// hot path cost grow with the crawl.
+func TestQueryPlans(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	in := func(q string) string { return strings.Replace(q, "%s", placeholders(3), 1) }
+	tests := []struct {
+		name  string
+		query string
+		args  int
+		want  string // a fragment the plan must contain
+	}{
+		{"insert url", qInsertURL, 12, ""},
+		{"count pages", qCountPages, 4, ""},
+		{"seen", in(qSeen), 3, "USING INTEGER PRIMARY KEY"},
+		{"queued urls", qQueuedURLs, 3, "USING INDEX urls_queued"},
+		{"url hashes", qURLHashes, 3, "USING COVERING INDEX urls_partition"},
+		{"hosts of partition", qHosts, 1, "USING INDEX hosts_partition"},
+		{"save host", qSaveHost, 8, ""},
+		{"update url", qUpdateURL, 10, "USING INTEGER PRIMARY KEY"},
+		{"record exclusion", qRecordExclusion, 9, ""},
+		{"stored fetches", in(qStoredFetches), 3, "USING COVERING INDEX sqlite_autoindex_captures_1"},
+		{"url states", in(qURLStates), 3, "USING INTEGER PRIMARY KEY"},
+		{"content owner", qContentOwner, 1, "USING INDEX captures_content"},
+		{"near duplicate band", qBandCandidates, 2, "USING PRIMARY KEY (band=? AND key=?)"},
+		{"insert capture", qInsertCapture, 25, ""},
+		{"insert bands", qInsertBands, 12, ""},
+		{"store url", qStoreURL, 8, "USING INTEGER PRIMARY KEY"},
+		{"url", qURL, 1, "USING INTEGER PRIMARY KEY"},
+		{"exclusion", qExclusion, 1, "USING INTEGER PRIMARY KEY"},
+		{"url captures", qURLCaptures, 1, "USING INDEX captures_url"},
+		{"host", qHost, 1, "USING INDEX sqlite_autoindex_hosts_1"},
+		{"captures page", qCaptures, 2, "USING INTEGER PRIMARY KEY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := make([]any, tt.args)
+			for i := range args {
+				args[i] = 1
+			}
+			rows, err := db.w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tt.query, args...)
+			if err != nil {
+				t.Fatalf("explain: %v", err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, notused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			joined := strings.Join(plan, "; ")
+			for _, step := range plan {
+				if strings.HasPrefix(step, "SCAN ") && !strings.HasSuffix(step, "VALUES CLAUSE") {
+					t.Errorf("plan scans: %s", joined)
+				}
+				if strings.Contains(step, "TEMP B-TREE") && tt.name != "url captures" {
+					// Captures of one URL are few; sorting them is fine.
+					t.Errorf("plan sorts: %s", joined)
+				}
+			}
+			if !strings.Contains(joined, tt.want) {
+				t.Errorf("plan %q does not contain %q", joined, tt.want)
+			}
+		})
+	}
+}
+
+// TestNearDuplicateSkipsRevisits checks that a revisit, whose fingerprint is its
+// original's, is not added to the band index a second time.
+func TestNearDuplicateSkipsRevisits(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	u := storetest.URL(1, "a.example", "/")
+	orig := storetest.Capture(u, "f1", "same", 0x1234_5678_9ABC_DEF0)
+	caps := []store.Capture{orig}
+	if err := db.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	revisit := storetest.Capture(u, "f2", "same", orig.SimHash)
+	revisit.RevisitOf = caps[0].ID
+	if err := db.AddCaptures(ctx, []store.Capture{revisit}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM simhash_bands`).Scan(&n); err != nil || n != bands {
+		t.Errorf("simhash_bands holds %d rows (%v), want %d: the original's only", n, err, bands)
+	}
+}
+
+// TestExclusionCount checks what the store keeps beyond store.Exclusion: sightings.
+func TestExclusionCount(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	e := store.Exclusion{URL: "https://a.example/trap", Reason: "trap", At: time.UnixMilli(1_767_225_600_000)}
+	for range 3 {
+		if err := db.RecordExclusions(ctx, []store.Exclusion{e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var count int
+	if err := db.r.QueryRowContext(ctx, `SELECT count FROM exclusions WHERE hash = ?`, store.HashURL(e.URL)).Scan(&count); err != nil || count != 3 {
+		t.Errorf("count = %d (%v), want 3", count, err)
+	}
+	if err := db.RecordExclusions(ctx, []store.Exclusion{{URL: "https://a.example/x"}}); err == nil {
+		t.Errorf("exclusion without a reason: no error")
+	}
+}
+
+// TestChangeCount checks the change statistics AddCaptures keeps on the URL row.
+func TestChangeCount(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	u := storetest.URL(1, "a.example", "/")
+	if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+		t.Fatal(err)
+	}
+	for i, body := range []string{"v1", "v1", "v2", "v2", "v3"} {
+		c := storetest.Capture(u, fmt.Sprintf("f%d", i), body, 0)
+		if err := db.AddCaptures(ctx, []store.Capture{c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var fetches, changes int
+	if err := db.r.QueryRowContext(ctx, `SELECT fetch_count, change_count FROM urls WHERE hash = ?`, u.Hash).Scan(&fetches, &changes); err != nil {
+		t.Fatal(err)
+	}
+	if fetches != 5 || changes != 2 {
+		t.Errorf("fetch_count %d, change_count %d; want 5, 2", fetches, changes)
+	}
+}
+
+// checkCounters compares the trigger-kept counters behind Stats with a recount of
+// the tables.
+func checkCounters(t *testing.T, db *DB) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := db.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.Stats{URLs: map[store.State]int64{}, Excluded: map[string]int64{}, Reasons: map[string]int64{}}
+	group := func(q string, into func(key string, n int64)) {
+		rows, err := db.r.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var n int64
+			if err := rows.Scan(&k, &n); err != nil {
+				t.Fatal(err)
+			}
+			into(k, n)
+		}
+	}
+	group(`SELECT state, count(*) FROM urls GROUP BY state`, func(k string, n int64) { want.URLs[store.State(k)] = n })
+	group(`SELECT reason, count(*) FROM urls WHERE state IN ('failed', 'excluded') GROUP BY reason`, func(k string, n int64) { want.Reasons[k] = n })
+	group(`SELECT reason, count(*) FROM exclusions GROUP BY reason`, func(k string, n int64) { want.Excluded[k] = n })
+	err = db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(revisit_of <> 0), 0), coalesce(sum(near_dup_of <> 0), 0),
+		coalesce(sum(length), 0) FROM captures`).Scan(&want.Captures, &want.Revisits, &want.NearDups, &want.ContentLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM hosts`).Scan(&want.Hosts); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Stats from counters:\n%+v\nrecounted:\n%+v", got, want)
+	}
+}
+
+func TestCountersMatchTables(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	states := []store.State{store.StateQueued, store.StateFetched, store.StateStored, store.StateFailed, store.StateExcluded}
+	reasons := []string{"", "dns", "robots", "timeout"}
+	for round := range 5 {
+		var urls []store.URL
+		for i := range 200 {
+			urls = append(urls, storetest.URL(int32(i%3), fmt.Sprintf("h%d.example", i%17), fmt.Sprintf("/%d", i*(round+1))))
+		}
+		if _, err := db.AdmitURLs(ctx, urls); err != nil {
+			t.Fatal(err)
+		}
+		var ups []store.URLUpdate
+		var caps []store.Capture
+		var ex []store.Exclusion
+		for i, u := range urls {
+			ups = append(ups, store.URLUpdate{Hash: u.Hash, State: states[(i+round)%len(states)], Reason: reasons[(i*7+round)%len(reasons)]})
+			if i%5 == round {
+				c := storetest.Capture(u, fmt.Sprintf("f%d-%d", round, i), u.URL, uint64(i+1))
+				c.RevisitOf, c.NearDupOf = int64(i%2), int64(i%3)
+				caps = append(caps, c)
+			}
+			if i%11 == 0 {
+				ex = append(ex, store.Exclusion{URL: u.URL + "#x", Reason: reasons[1+i%3]})
+			}
+		}
+		if err := db.UpdateURLs(ctx, ups); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.AddCaptures(ctx, caps); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RecordExclusions(ctx, ex); err != nil {
+			t.Fatal(err)
+		}
+		checkCounters(t, db)
+	}
+	// Deletes, which only an operator does, keep the counters true as well.
+	for _, q := range []string{
+		`DELETE FROM urls WHERE hash % 3 = 0`, `DELETE FROM captures WHERE id % 2 = 0`,
+		`DELETE FROM exclusions WHERE hash % 2 = 0`, `DELETE FROM hosts WHERE host = 'h1.example'`,
+	} {
+		if _, err := db.w.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkCounters(t, db)
+}
+
+func TestCloseTwice(t *testing.T) {
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		t.Logf("second Close: %v", err) // allowed to fail, must not panic
+	}
+}
