@@ -262,8 +262,13 @@ func (p *htmlParser) baseElement(z *html.Tokenizer) {
 	p.baseSeen = true
 	// The spec's "frozen base URL": a bad or data:/javascript: base falls
 	// back to the page URL.
-	u, err := p.page.Parse(encodeQuery(trimASCIISpace(vals[0]), p.query))
-	if err != nil || u.Scheme() == "data" || u.Scheme() == "javascript" {
+	ref := trimASCIISpace(vals[0])
+	var u *whatwg.Url
+	var err error
+	if len(ref) <= maxRefBytes && !longUserinfo(ref) {
+		u, err = p.page.Parse(encodeQuery(ref, p.query))
+	}
+	if u == nil || err != nil || u.Scheme() == "data" || u.Scheme() == "javascript" {
 		u = p.page
 	}
 	p.base = u

@@ -10,12 +10,24 @@ const (
 	refInvalid           // not a URL at all
 )
 
+// Bounds on a reference before it reaches the URL parser, whose time is
+// quadratic in the length of a userinfo ("http://@@@...@x/": seconds for
+// 8 KiB) and high per byte on other odd input. Longer references count as
+// invalid; the normalizer rejects URLs over 2 KiB anyway.
+const (
+	maxRefBytes      = 8 << 10
+	maxUserinfoBytes = 256
+)
+
 // resolve turns a reference from the page into an absolute http(s) URL
 // against the current base.
 func (p *htmlParser) resolve(ref string) (string, refResult) {
 	ref = trimASCIISpace(ref)
 	if ref == "" || ref == "#" || hasSkippedScheme(ref) {
 		return "", refSkip
+	}
+	if len(ref) > maxRefBytes || longUserinfo(ref) {
+		return "", refInvalid
 	}
 	base := p.base
 	if base == nil {
@@ -65,6 +77,25 @@ func (p *htmlParser) reresolve() {
 	}
 	p.doc.Links = kept
 	p.unresolved = nil
+}
+
+// longUserinfo reports whether ref may hold a userinfo longer than
+// maxUserinfoBytes. A userinfo ends at an '@' and cannot contain '/', '\\',
+// '?' or '#', so the test is on each run between those; it is conservative
+// (a long path segment ending in '@' counts too) and does not allocate.
+func longUserinfo(ref string) bool {
+	start := 0
+	for i := 0; i < len(ref); i++ {
+		switch ref[i] {
+		case '/', '\\', '?', '#':
+			start = i + 1
+		case '@':
+			if i-start > maxUserinfoBytes {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasSkippedScheme is a fast path for the non-crawlable schemes that make up

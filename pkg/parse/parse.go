@@ -63,7 +63,7 @@ type Document struct {
 	Canonical    string // absolute http(s), from the first <link rel=canonical>
 	Links        []Link // in document order, at most Options.MaxLinks
 	LinksDropped int    // valid links beyond Options.MaxLinks
-	LinksInvalid int    // href/src values that are not valid URLs
+	LinksInvalid int    // href/src values that are not valid URLs, or longer than 8 KiB
 	Text         string // visible text (no script/style/noscript/template/svg), whitespace collapsed, at most Options.MaxTextSize bytes
 	NoIndex      bool   // meta robots / X-Robots-Tag noindex (or "none")
 	NoFollow     bool   // meta robots / X-Robots-Tag nofollow (or "none"): caller follows no links

@@ -3,6 +3,7 @@ package robots
 import (
 	"errors"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -34,6 +35,9 @@ func FuzzParse(f *testing.F) {
 		allowed := g.Allowed(path)
 		if !g.Allowed("/robots.txt") {
 			t.Fatalf("/robots.txt disallowed")
+		}
+		if want := refAllowed(g.rules, path); allowed != want {
+			t.Fatalf("Allowed(%q) = %v, the reference decides %v", path, allowed, want)
 		}
 		delay, hasDelay := g.CrawlDelay()
 		if delay < 0 || delay > maxCrawlDelay || (!hasDelay && delay != 0) {
@@ -74,6 +78,37 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// refAllowed is the decision of RFC 9309 section 2.2.2 written the slow,
+// obvious way: every rule as a regular expression over the canonical path,
+// the longest matching pattern wins, and Allow wins a tie.
+func refAllowed(rules []rule, path string) bool {
+	p := canonicalPath(path)
+	if p == "/robots.txt" {
+		return true
+	}
+	best, allow := -1, true
+	for _, r := range rules {
+		parts := strings.Split(strings.TrimSuffix(r.pattern, "$"), "*")
+		for i := range parts {
+			parts[i] = regexp.QuoteMeta(parts[i])
+		}
+		expr := "^" + strings.Join(parts, ".*")
+		if strings.HasSuffix(r.pattern, "$") {
+			expr += "$"
+		}
+		if !regexp.MustCompile("(?s)" + expr).MatchString(p) {
+			continue
+		}
+		switch n := len(r.pattern); {
+		case n > best:
+			best, allow = n, r.allow
+		case n == best:
+			allow = allow || r.allow
+		}
+	}
+	return allow
 }
 
 // FuzzMatch checks that a Disallow rule without wildcards denies the request

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crawlcluster/crawler/loadtest/synthweb"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/sqlite"
+	"github.com/crawlcluster/crawler/pkg/warc"
+)
+
+// The end-to-end tests run the real binary, as an operator would, against the
+// synthetic web on loopback, and judge it from the servers' request log.
+
+const agent = "e2ebot"
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func crawlerBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "crawler-e2e-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "crawler")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			t.Logf("go build: %s", out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build crawler: %v", buildErr)
+	}
+	return binPath
+}
+
+// crawlArgs are the flags of every e2e run: short delays so the test is quick, but
+// the same politeness machinery as any crawl.
+func crawlArgs(data, seeds string, extra ...string) []string {
+	args := []string{
+		"-data", data, "-seeds", seeds,
+		"-user-agent", agent + "/1.0 (+http://example.test/bot)",
+		"-allow-private-networks", "-exit-when-idle",
+		"-default-delay", "40ms", "-max-delay", "400ms",
+		"-robots-retry", "300ms", "-robots-max-failures", "2",
+		"-total-timeout", "5s", "-max-duration", "3m", "-progress", "2s",
+		"-calendar-past", "8760h",
+	}
+	return append(args, extra...)
+}
+
+func auditConfig() synthweb.AuditConfig {
+	return synthweb.AuditConfig{Agent: agent, DefaultDelay: 40 * time.Millisecond, MaxDelay: 400 * time.Millisecond, MaxRetries: 2}
+}
+
+func startWeb(t *testing.T, cfg synthweb.Config) (*synthweb.Web, string) {
+	t.Helper()
+	cfg.Agent = agent
+	w, err := synthweb.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	seeds := filepath.Join(t.TempDir(), "seeds.txt")
+	body := "# synthetic web seeds\n" + strings.Join(w.Seeds(), "\n") + "\n"
+	if err := os.WriteFile(seeds, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w, seeds
+}
+
+func runCrawler(t *testing.T, args []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, crawlerBinary(t), args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("crawler: %v\n%s", err, out)
+	}
+	if testing.Verbose() {
+		t.Logf("crawler output:\n%s", out)
+	}
+}
+
+// checkStored verifies from the data folder that every page the web says must be
+// fetched has exactly one capture, and that every capture's WARC record reads back.
+func checkStored(t *testing.T, w *synthweb.Web, data string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(data, "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	perURL := map[int64]int{}
+	resources := map[string]bool{}
+	var records int
+	err = db.Captures(ctx, func(c store.Capture) error {
+		perURL[c.URLHash]++
+		if perURL[c.URLHash] == 2 {
+			t.Errorf("%s stored twice", c.URL)
+		}
+		host, target := splitURL(c.URL)
+		canon, _ := synthweb.CanonicalTarget(target)
+		resources[host+canon] = true
+		if c.WARCFile == "" {
+			if !c.NoIndex {
+				t.Errorf("%s has no WARC record", c.URL)
+			}
+			return nil
+		}
+		rec, err := warc.ReadAt(filepath.Join(data, "warc", c.WARCFile), c.WARCOffset, c.WARCLength)
+		if err != nil {
+			t.Errorf("read WARC record of %s: %v", c.URL, err)
+			return nil
+		}
+		if got := rec.Header.Get(warc.FieldTargetURI); got != c.URL {
+			t.Errorf("WARC record at %s:%d is for %q, capture says %q", c.WARCFile, c.WARCOffset, got, c.URL)
+		}
+		if typ := rec.Type(); typ != warc.TypeResponse && typ != warc.TypeRevisit {
+			t.Errorf("WARC record of %s has type %q", c.URL, typ)
+		}
+		records++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range w.MustFetch() {
+		if !resources[r] {
+			t.Errorf("must-fetch resource %s has no capture", r)
+		}
+	}
+	t.Logf("%d captures, %d WARC records read back", len(perURL), records)
+}
+
+func splitURL(u string) (host, target string) {
+	_, rest, _ := strings.Cut(u, "://")
+	i := strings.IndexAny(rest, "/?")
+	if i < 0 {
+		return rest, "/"
+	}
+	return rest[:i], rest[i:]
+}
+
+func requireAudit(t *testing.T, rep synthweb.Report) {
+	t.Helper()
+	t.Logf("audit:\n%s", rep.String())
+	if !rep.OK() {
+		t.Errorf("audit failed:\n%s", rep.String())
+	}
+}
+
+// TestCrawlSyntheticWeb crawls the feature web: robots groups and Allow rules,
+// Crawl-delay, robots redirects and 5xx, sitemaps (index, gzip, unlisted),
+// traps, redirects and loops, near and exact duplicates, errors, 429 with
+// Retry-After, a slow page and a gzip bomb.
+func TestCrawlSyntheticWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end crawl; skipped with -short")
+	}
+	cfg := synthweb.DefaultConfig()
+	cfg.Hosts = 8
+	cfg.PagesPerHost = 25
+	cfg.Features = true
+	w, seeds := startWeb(t, cfg)
+	data := filepath.Join(t.TempDir(), "data")
+	runCrawler(t, crawlArgs(data, seeds))
+	rep := w.Audit(auditConfig())
+	requireAudit(t, rep)
+	if rep.Coverage != 1 {
+		t.Errorf("coverage %.3f, want 1", rep.Coverage)
+	}
+	checkStored(t, w, data)
+
+	// A second run on the same folder resumes a finished crawl: nothing is
+	// fetched again, seeds are recognised as known.
+	before := len(w.Requests())
+	runCrawler(t, crawlArgs(data, seeds))
+	var again []string
+	for _, r := range w.Requests()[before:] {
+		if r.Kind != "robots" {
+			again = append(again, r.Host+r.Target)
+		}
+	}
+	if len(again) > 0 {
+		t.Errorf("resumed finished crawl fetched %d pages again, e.g. %v", len(again), again[:min(5, len(again))])
+	}
+}
+
+// TestKillAndResume kills the crawler with SIGKILL mid-crawl and starts it again on
+// the same folder: the crawl must finish with full coverage, stay polite across the
+// restart, and store no page twice. Re-fetches are allowed only within the killed
+// process's in-flight window; their count is reported.
+func TestKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end crawl; skipped with -short")
+	}
+	cfg := synthweb.DefaultConfig()
+	cfg.Hosts = 12
+	cfg.PagesPerHost = 40
+	w, seeds := startWeb(t, cfg)
+	data := filepath.Join(t.TempDir(), "data")
+
+	cmd := exec.Command(crawlerBinary(t), crawlArgs(data, seeds, "-progress", "200ms")...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill once a good part of the web has been fetched.
+	killed := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			_ = sc.Text()
+			if n := countPages(w); n >= cfg.Hosts*cfg.PagesPerHost/3 {
+				select {
+				case <-killed:
+				default:
+					_ = cmd.Process.Signal(syscall.SIGKILL)
+					close(killed)
+				}
+			}
+		}
+	}()
+	select {
+	case <-killed:
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("crawler did not get a third of the way in 2 minutes")
+	}
+	_ = cmd.Wait()
+	atKill := countPages(w)
+	t.Logf("killed after %d page requests", atKill)
+
+	runCrawler(t, crawlArgs(data, seeds))
+	rep := w.Audit(auditConfig())
+	t.Logf("audit:\n%s", rep.String())
+	for _, c := range []struct {
+		name string
+		v    synthweb.Violations
+	}{{"overlaps", rep.Overlaps}, {"politeness", rep.Politeness}, {"robots", rep.Robots}, {"missing", rep.Missing}, {"forbidden", rep.Forbidden}} {
+		if c.v.Count > 0 {
+			t.Errorf("%s: %d violations: %v", c.name, c.v.Count, c.v.Examples)
+		}
+	}
+	// The killed process can have had at most one request per worker in flight,
+	// plus results produced but not yet marked fetched.
+	t.Logf("duplicate fetches across the kill: %d", rep.Duplicates.Count)
+	if rep.Duplicates.Count > 64 {
+		t.Errorf("duplicate fetches %d exceed the in-flight window", rep.Duplicates.Count)
+	}
+	if rep.Coverage != 1 {
+		t.Errorf("coverage %.3f after resume, want 1", rep.Coverage)
+	}
+	checkStored(t, w, data)
+}
+
+func countPages(w *synthweb.Web) int {
+	n := 0
+	for _, r := range w.Requests() {
+		if r.Kind == "page" {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,160 @@
+package warc
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// fuzzMaxBlock is the block limit FuzzReader sets: records claiming more must
+// fail with ErrTooLarge before the reader allocates for them.
+const fuzzMaxBlock = 4 << 10
+
+// FuzzReader feeds arbitrary bytes, as they are and wrapped in gzip, to the
+// Reader. It must never panic, hand out a block over its limit or one that
+// disagrees with Content-Length, and every error must be one of its classes.
+func FuzzReader(f *testing.F) {
+	_, sample, locs := writeSample(f)
+	plain := gunzipped(f, sample)
+	f.Add(sample, false)
+	f.Add(sample[:locs[1].Offset+locs[1].Length/2], false)
+	f.Add(plain, false)
+	f.Add(plain, true)
+	f.Add(plain[:len(plain)/3], true)
+	for _, s := range []string{
+		"",
+		"WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 3\r\n\r\nabc\r\n\r\n",
+		"WARC/1.0\nWARC-Type: metadata\nX: a\n b\nContent-Length: 0\n\n\n\n",
+		"WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 99999999\r\n\r\nabc",
+		"WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: -1\r\n\r\n",
+		"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff",
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+
+	f.Fuzz(func(t *testing.T, data []byte, wrap bool) {
+		in := data
+		if wrap {
+			in = gzipped(t, data)
+		}
+		r := NewReader(bytes.NewReader(in))
+		r.SetMaxBlockSize(fuzzMaxBlock)
+		for n := 0; ; n++ {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				if !sentinel(err) {
+					t.Fatalf("record %d: error %v wraps none of the Reader's errors", n, err)
+				}
+				if _, again := r.Next(); again != err {
+					t.Fatalf("error not sticky: %v, then %v", err, again)
+				}
+				break
+			}
+			if int64(len(rec.Block)) > fuzzMaxBlock {
+				t.Fatalf("record %d: %d-byte block over the %d limit", n, len(rec.Block), fuzzMaxBlock)
+			}
+			if cl, err := strconv.ParseInt(rec.Header.Get(FieldContentLength), 10, 64); err != nil || cl != int64(len(rec.Block)) {
+				t.Fatalf("record %d: Content-Length %q for a %d-byte block", n, rec.Header.Get(FieldContentLength), len(rec.Block))
+			}
+			if rec.Type() == "" {
+				t.Fatalf("record %d without WARC-Type", n)
+			}
+			if n > len(in) {
+				t.Fatalf("more records than input bytes")
+			}
+		}
+	})
+}
+
+// FuzzRoundTrip writes arbitrary captures; each is either refused with
+// ErrInvalidRecord, for a reason the test can name, or reads back exactly.
+func FuzzRoundTrip(f *testing.F) {
+	f.Add("http://example.com/", []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"), []byte("HTTP/1.1 200 OK\r\n\r\nhello"), "")
+	f.Add("http://example.com/\r\nWARC-Type: resource", []byte(nil), []byte("HTTP/1.1 200 OK\r\n\r\n"), "")
+	f.Add("http://example.com/ü ", []byte("x"), []byte("HTTP/1.1 200 OK\n\nWARC/1.1\r\n\r\n"), "length")
+	f.Add("", []byte(nil), []byte(nil), "time")
+	f.Add("\xff", []byte("\x00"), []byte("\x1f\x8b"), "length\n")
+
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, uri string, req, resp []byte, truncated string) {
+		var path string
+		w, err := NewSegmentWriter(SegmentConfig{Dir: dir, MaxSize: 1, OnClose: func(p string) error { path = p; return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.sync = func(*os.File) error { return nil } // durability is not under test
+		c := Capture{TargetURI: uri, Date: testDate, RawRequest: req, RawResponse: resp, Truncated: truncated}
+		loc, err := w.WriteCapture(c)
+		if cerr := w.Close(); cerr != nil {
+			t.Fatal(cerr)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalidRecord) {
+				t.Fatalf("WriteCapture: %v, want ErrInvalidRecord or success", err)
+			}
+			if writable(uri) && writable(truncated) && len(resp) > 0 {
+				t.Fatalf("WriteCapture refused a writable capture: %v", err)
+			}
+			return
+		}
+		if !writable(uri) || (truncated != "" && !writable(truncated)) || len(resp) == 0 {
+			t.Fatalf("WriteCapture accepted URI %q, truncated %q, %d-byte response", uri, truncated, len(resp))
+		}
+		defer os.Remove(path)
+		if filepath.Base(path) != loc.File {
+			t.Fatalf("OnClose got %s, Location names %s", path, loc.File)
+		}
+
+		res := readPath(t, path)
+		want := []string{TypeWarcinfo, TypeResponse}
+		if len(req) > 0 {
+			want = []string{TypeWarcinfo, TypeRequest, TypeResponse}
+		}
+		if got := types(res.recs); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("record types %v, want %v", got, want)
+		}
+		got := res.recs[len(res.recs)-1]
+		if got.Header.Get(FieldTargetURI) != uri || got.Header.Get(FieldTruncated) != truncated {
+			t.Fatalf("read back URI %q, truncated %q", got.Header.Get(FieldTargetURI), got.Header.Get(FieldTruncated))
+		}
+		if !bytes.Equal(got.Block, resp) || got.Header.Get(FieldBlockDigest) != labelledSHA1(resp) {
+			t.Fatalf("response block or its digest differs")
+		}
+		if len(req) > 0 && (!bytes.Equal(res.recs[1].Block, req) || res.recs[1].Header.Get(FieldTargetURI) != uri) {
+			t.Fatalf("request record differs")
+		}
+		at, err := ReadAt(path, loc.Offset, loc.Length)
+		if err != nil || !sameRecord(at, got) {
+			t.Fatalf("ReadAt(Location): %v", err)
+		}
+	})
+}
+
+// writable says, independently of the writer, whether s can be a header
+// value: UTF-8 without control characters other than tab, and without white
+// space at either end (readers trim it).
+func writable(s string) bool {
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if (r < ' ' && r != '\t') || r == 0x7f {
+			return false
+		}
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	pad := func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' }
+	return !pad(first) && !pad(last)
+}
