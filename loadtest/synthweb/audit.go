@@ -143,9 +143,9 @@ func (r Report) String() string {
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(&b, "synthweb audit: %s\n", verdict)
-	fmt.Fprintf(&b, "  requests:   %d to %d hosts, %d of them for robots.txt\n", r.Requests, r.Hosts, r.RobotsFetches)
-	fmt.Fprintf(&b, "  coverage:   %.1f%% (%d of %d must-fetch resources)\n", 100*r.Coverage, r.Fetched, r.MustFetch)
-	b.WriteString("  traps:     ")
+	fmt.Fprintf(&b, "  requests:    %d to %d hosts, %d of them for robots.txt\n", r.Requests, r.Hosts, r.RobotsFetches)
+	fmt.Fprintf(&b, "  coverage:    %.1f%% (%d of %d must-fetch resources)\n", 100*r.Coverage, r.Fetched, r.MustFetch)
+	b.WriteString("  traps:      ")
 	if len(r.TrapRequests) == 0 {
 		b.WriteString(" none")
 	}
@@ -157,7 +157,7 @@ func (r Report) String() string {
 	}
 	b.WriteByte('\n')
 	for _, c := range r.categories() {
-		fmt.Fprintf(&b, "  %-11s %d\n", c.name+":", c.v.Count)
+		fmt.Fprintf(&b, "  %-12s %d\n", c.name+":", c.v.Count)
 		for _, e := range c.v.Examples {
 			fmt.Fprintf(&b, "    - %s\n", e)
 		}

@@ -337,12 +337,12 @@ func TestReport(t *testing.T) {
 	s := rep.String()
 	for _, want := range []string{
 		"synthweb audit: FAIL",
-		"31 to 1 hosts, 1 of them for robots.txt",
-		"coverage:   50.0% (1 of 2 must-fetch resources)",
-		"politeness: 30",
+		"requests:    31 to 1 hosts, 1 of them for robots.txt",
+		"coverage:    50.0% (1 of 2 must-fetch resources)",
+		"politeness:  30",
 		"    - 127.0.1.1:8000 /p/0.html started at +10ms, 9ms after /robots.txt ended; delay 1s",
 		"    ... and 27 more",
-		"missing:    1\n    - 127.0.1.1:8000/gone never requested",
+		"missing:     1\n    - 127.0.1.1:8000/gone never requested",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("String() lacks %q:\n%s", want, s)

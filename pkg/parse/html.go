@@ -265,7 +265,7 @@ func (p *htmlParser) baseElement(z *html.Tokenizer) {
 	ref := trimASCIISpace(vals[0])
 	var u *whatwg.Url
 	var err error
-	if len(ref) <= maxRefBytes && !longUserinfo(ref) {
+	if !tooCostly(ref) {
 		u, err = p.page.Parse(encodeQuery(ref, p.query))
 	}
 	if u == nil || err != nil || u.Scheme() == "data" || u.Scheme() == "javascript" {

@@ -10,14 +10,44 @@ const (
 	refInvalid           // not a URL at all
 )
 
-// Bounds on a reference before it reaches the URL parser, whose time is
-// quadratic in the length of a userinfo ("http://@@@...@x/": seconds for
-// 8 KiB) and high per byte on other odd input. Longer references count as
-// invalid; the normalizer rejects URLs over 2 KiB anyway.
+// Bounds on a reference before it reaches the URL parser, which is
+// quadratic in the length of a userinfo ("http://@@@...@x/" takes seconds at
+// 8 KiB) and in the number of path segments. Real links are far inside them;
+// the normalizer rejects URLs over 2 KiB anyway. A reference beyond them
+// counts as invalid.
 const (
 	maxRefBytes      = 8 << 10
-	maxUserinfoBytes = 256
+	maxRefSegments   = 256 // '/' and '\\' before the query or fragment
+	maxUserinfoBytes = 128
+	maxUserinfoAts   = 8
 )
+
+// tooCostly reports whether ref is outside the bounds above. It errs on the
+// side of rejecting: before the query, every run between '/' and '\\' is
+// checked as if it were a userinfo, so a path segment of more than 128 bytes
+// before an '@' counts too. It does not allocate.
+func tooCostly(ref string) bool {
+	if len(ref) > maxRefBytes {
+		return true
+	}
+	slashes, start, ats := 0, 0, 0
+	for i := 0; i < len(ref); i++ {
+		switch ref[i] {
+		case '?', '#':
+			return false // the query and fragment hold no segments or userinfo
+		case '/', '\\':
+			if slashes++; slashes > maxRefSegments {
+				return true
+			}
+			start, ats = i+1, 0
+		case '@':
+			if ats++; ats > maxUserinfoAts || i-start > maxUserinfoBytes {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // resolve turns a reference from the page into an absolute http(s) URL
 // against the current base.
@@ -26,7 +56,7 @@ func (p *htmlParser) resolve(ref string) (string, refResult) {
 	if ref == "" || ref == "#" || hasSkippedScheme(ref) {
 		return "", refSkip
 	}
-	if len(ref) > maxRefBytes || longUserinfo(ref) {
+	if tooCostly(ref) {
 		return "", refInvalid
 	}
 	base := p.base
@@ -44,16 +74,20 @@ func (p *htmlParser) resolve(ref string) (string, refResult) {
 }
 
 func (p *htmlParser) addLink(tag, ref, rel string) {
+	if len(p.doc.Links) >= p.opt.MaxLinks {
+		// Only count: resolving is most of the cost of a link, and a page
+		// of nothing but links must not cost more than MaxLinks of them.
+		if r := trimASCIISpace(ref); r != "" && r != "#" && !hasSkippedScheme(r) {
+			p.doc.LinksDropped++
+		}
+		return
+	}
 	u, res := p.resolve(ref)
 	switch res {
 	case refSkip:
 		return
 	case refInvalid:
 		p.doc.LinksInvalid++
-		return
-	}
-	if len(p.doc.Links) >= p.opt.MaxLinks {
-		p.doc.LinksDropped++
 		return
 	}
 	p.doc.Links = append(p.doc.Links, Link{URL: u, Tag: tag, Rel: rel, NoFollow: hasToken(rel, "nofollow")})
@@ -77,25 +111,6 @@ func (p *htmlParser) reresolve() {
 	}
 	p.doc.Links = kept
 	p.unresolved = nil
-}
-
-// longUserinfo reports whether ref may hold a userinfo longer than
-// maxUserinfoBytes. A userinfo ends at an '@' and cannot contain '/', '\\',
-// '?' or '#', so the test is on each run between those; it is conservative
-// (a long path segment ending in '@' counts too) and does not allocate.
-func longUserinfo(ref string) bool {
-	start := 0
-	for i := 0; i < len(ref); i++ {
-		switch ref[i] {
-		case '/', '\\', '?', '#':
-			start = i + 1
-		case '@':
-			if i-start > maxUserinfoBytes {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // hasSkippedScheme is a fast path for the non-crawlable schemes that make up

@@ -29,7 +29,7 @@ var ErrBadPageURL = errors.New("page URL is not an absolute http(s) URL")
 
 // Options bound the work and output of Parse.
 type Options struct {
-	MaxLinks    int    // default 5000; excess dropped and counted in Document.LinksDropped
+	MaxLinks    int    // default 5000; excess dropped unresolved and counted in Document.LinksDropped
 	MaxTextSize int    // bytes of main text kept; default 256 KiB
 	RobotsAgent string // product token honoured in <meta name=...> and X-Robots-Tag "agent:" forms, besides "robots"
 }
@@ -62,8 +62,8 @@ type Document struct {
 	Language     string // <html lang> (or xml:lang), else <meta http-equiv=content-language>
 	Canonical    string // absolute http(s), from the first <link rel=canonical>
 	Links        []Link // in document order, at most Options.MaxLinks
-	LinksDropped int    // valid links beyond Options.MaxLinks
-	LinksInvalid int    // href/src values that are not valid URLs, or longer than 8 KiB
+	LinksDropped int    // references beyond Options.MaxLinks, not resolved (so possibly invalid or not http(s))
+	LinksInvalid int    // references before that which are not URLs, or too long or odd to parse safely (over 8 KiB, say)
 	Text         string // visible text (no script/style/noscript/template/svg), whitespace collapsed, at most Options.MaxTextSize bytes
 	NoIndex      bool   // meta robots / X-Robots-Tag noindex (or "none")
 	NoFollow     bool   // meta robots / X-Robots-Tag nofollow (or "none"): caller follows no links

@@ -887,8 +887,10 @@ func TestParseBounds(t *testing.T) {
 		}
 		d := parseString(t, page.String(), Options{MaxLinks: 3})
 		wantLinks(t, d, "http://example.com/l0", "http://example.com/l1", "http://example.com/l2")
-		wantEq(t, "LinksDropped", d.LinksDropped, 7)
-		wantEq(t, "LinksInvalid", d.LinksInvalid, 10)
+		// Past the limit references are counted, not resolved: the invalid
+		// ones there count as dropped. javascript: is never counted.
+		wantEq(t, "LinksDropped", d.LinksDropped, 7+8)
+		wantEq(t, "LinksInvalid", d.LinksInvalid, 2)
 	})
 	t.Run("MaxLinks with a late base", func(t *testing.T) {
 		d := parseString(t, `<a href=a></a><a href=b></a><a href=c></a><base href="http://b.example/">`, Options{MaxLinks: 2})
@@ -1047,9 +1049,9 @@ func TestEncodeQuery(t *testing.T) {
 		want string
 	}{
 		{"/p?q=é", "/p?q=%E9"},
-		{"/pé?q=a", "/pé?q=a"},          // the path is the URL parser's business
-		{"/p?q=a#é?é", "/p?q=a#é?é"},    // so is the fragment
-		{"/p#x?é", "/p#x?é"},            // a '?' after '#' starts no query
+		{"/pé?q=a", "/pé?q=a"},       // the path is the URL parser's business
+		{"/p?q=a#é?é", "/p?q=a#é?é"}, // so is the fragment
+		{"/p#x?é", "/p#x?é"},         // a '?' after '#' starts no query
 		{"?a=é&b=日", "?a=%E9&b=%26%2326085%3B"},
 		{"?é日é", "?%E9%26%2326085%3B%E9"},
 		{"?q=a b\"é", "?q=a b\"%E9"}, // ASCII is the URL parser's business too
@@ -1088,4 +1090,53 @@ func TestHasToken(t *testing.T) {
 			t.Errorf("hasToken(%q, %q) = %v", tt.list, tt.tok, got)
 		}
 	}
+}
+
+// TestParseCostlyReferences pins the bounds that keep the URL parser's
+// quadratic corners out of reach; BenchmarkParseHostile measures them.
+func TestParseCostlyReferences(t *testing.T) {
+	tests := []struct {
+		name  string
+		ref   string
+		valid bool
+	}{
+		{"8 KiB", "/" + strings.Repeat("a", maxRefBytes-1), true},
+		{"over 8 KiB", "/" + strings.Repeat("a", maxRefBytes), false},
+		{"userinfo at the limit", "http://" + strings.Repeat("u", maxUserinfoBytes) + "@x.example/", true},
+		{"userinfo over the limit", "http://" + strings.Repeat("u", maxUserinfoBytes+1) + "@x.example/", false},
+		{"many @ in a userinfo", "http://" + strings.Repeat("@", maxUserinfoAts+1) + "x.example/", false},
+		{"@ in path segments", "/@user@example.social/" + strings.Repeat("@a/", 50), true},
+		{"@ in a long query", "/?" + strings.Repeat("q", 500) + "&mail=a@b.example&" + strings.Repeat("@", 20), true},
+		{"@ in a long fragment", "/#" + strings.Repeat("q", 500) + "@", true},
+		{"@ after a long path segment", "/" + strings.Repeat("p", 500) + "@", false},
+		{"256 path separators", strings.Repeat("/a", maxRefSegments/2) + strings.Repeat(`\b`, maxRefSegments/2), true},
+		{"257 path separators", strings.Repeat("/a", maxRefSegments+1), false},
+		{"slashes in the query do not count", "/?u=" + strings.Repeat("/", 2*maxRefSegments), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := parseString(t, `<a href="`+tt.ref+`">x</a>`, Options{})
+			if got := len(d.Links) == 1; got != tt.valid || d.LinksInvalid != boolInt(!tt.valid) {
+				t.Errorf("links %d, invalid %d; want valid %v", len(d.Links), d.LinksInvalid, tt.valid)
+			}
+		})
+	}
+	t.Run("base", func(t *testing.T) {
+		d := parseString(t, `<base href="http://`+strings.Repeat("@", 100)+`evil.example/"><a href="x">x</a>`, Options{})
+		wantLinks(t, d, "http://example.com/dir/x")
+	})
+	t.Run("references past MaxLinks are not resolved", func(t *testing.T) {
+		// Each would take seconds to parse if it reached the URL parser.
+		costly := "http://" + strings.Repeat("a@", 4000) + "x/"
+		d := parseString(t, `<a href="/a">a</a>`+strings.Repeat(`<a href="`+costly+`">x</a>`, 3), Options{MaxLinks: 1})
+		wantLinks(t, d, "http://example.com/a")
+		wantEq(t, "LinksDropped", d.LinksDropped, 3)
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -21,23 +21,61 @@ func (t *textBuilder) boundary() { t.space = true }
 
 func (t *textBuilder) write(s []byte) {
 	for i := 0; i < len(s) && !t.full; {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			i++
-			if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
-				t.space = true
+		if n := spaceLen(s[i:]); n > 0 {
+			t.space = true
+			i += n
+			continue
+		}
+		j, valid := i, true
+		for j < len(s) && spaceLen(s[j:]) == 0 {
+			if s[j] < utf8.RuneSelf {
+				j++
 				continue
 			}
-			t.add(rune(c), 1)
-			continue
+			r, size := utf8.DecodeRune(s[j:])
+			valid = valid && !(r == utf8.RuneError && size == 1)
+			j += size
 		}
-		r, size := utf8.DecodeRune(s[i:])
-		i += size
-		if unicode.IsSpace(r) {
-			t.space = true
-			continue
+		t.addWord(s[i:j], valid)
+		i = j
+	}
+}
+
+// spaceLen returns the length of the white-space rune at the start of s, or
+// 0 if there is none.
+func spaceLen(s []byte) int {
+	if c := s[0]; c < utf8.RuneSelf {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
+			return 1
 		}
+		return 0
+	}
+	if r, size := utf8.DecodeRune(s); unicode.IsSpace(r) {
+		return size
+	}
+	return 0
+}
+
+// addWord appends a run of non-space runes. A valid word that fits is copied
+// in one go; otherwise it goes rune by rune, so that invalid bytes become
+// U+FFFD and the cut at max falls on a rune boundary.
+func (t *textBuilder) addWord(w []byte, valid bool) {
+	sep := 0
+	if t.space && len(t.buf) > 0 {
+		sep = 1
+	}
+	if valid && len(t.buf)+sep+len(w) <= t.max {
+		if sep == 1 {
+			t.buf = append(t.buf, ' ')
+		}
+		t.space = false
+		t.buf = append(t.buf, w...)
+		return
+	}
+	for k := 0; k < len(w) && !t.full; {
 		// DecodeRune gives RuneError for invalid bytes; it encodes as U+FFFD.
+		r, size := utf8.DecodeRune(w[k:])
+		k += size
 		t.add(r, utf8.RuneLen(r))
 	}
 }

@@ -80,5 +80,12 @@ func resolveRedirect(base, location string) (string, bool) {
 	if s := strings.ToLower(u.Scheme); (s != "http" && s != "https") || u.Host == "" {
 		return "", false
 	}
-	return u.String(), true
+	// ResolveReference can build a URL that does not parse again ("//0::0"
+	// gives host "0::0"): the Getter would fail on it as if the host were
+	// unreachable, turning an unfollowable redirect into disallow-all.
+	next := u.String()
+	if _, err := url.Parse(next); err != nil {
+		return "", false
+	}
+	return next, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -154,6 +155,12 @@ func TestFetch(t *testing.T) {
 			wantCalls: []string{robotsURL},
 		},
 		{
+			name:       "Location resolving to an unparsable URL is not followed",
+			pages:      map[string]response{robotsURL: {status: 301, location: "//0::0"}},
+			wantStatus: 301, wantKind: KindAllowAll,
+			wantCalls: []string{robotsURL},
+		},
+		{
 			name:       "300 is not followed",
 			pages:      map[string]response{robotsURL: {status: 300, location: "/other.txt"}},
 			wantStatus: 300, wantKind: KindAllowAll,
@@ -241,6 +248,37 @@ func TestFetchErrors(t *testing.T) {
 		}
 		if _, _, err := Fetch(context.Background(), get, robotsURL); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Fetch error = %v, want context.DeadlineExceeded", err)
+		}
+	})
+}
+
+// FuzzFetch feeds arbitrary Location headers to Fetch: it must stay on
+// http(s) URLs with a host and stop after MaxRedirects redirects.
+func FuzzFetch(f *testing.F) {
+	for _, loc := range []string{"/robots.txt", "//h/x", "ftp://h/x", "file:///etc/passwd", "http://[::1", " ", "?q", "#f", "https://h:99999/x", "javascript:alert(1)"} {
+		f.Add(loc, 301)
+	}
+	f.Fuzz(func(t *testing.T, location string, status int) {
+		var calls []string
+		get := func(_ context.Context, u string) (int, string, []byte, error) {
+			calls = append(calls, u)
+			return status, location, nil, nil
+		}
+		got, _, err := Fetch(context.Background(), get, robotsURL)
+		if err != nil {
+			t.Fatalf("Fetch: %v", err)
+		}
+		if len(calls) > MaxRedirects+1 {
+			t.Fatalf("%d requests, want at most %d", len(calls), MaxRedirects+1)
+		}
+		for _, c := range calls[1:] {
+			u, err := url.Parse(c)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				t.Fatalf("followed Location %q to %q", location, c)
+			}
+		}
+		if len(calls) == MaxRedirects+1 && isFollowedRedirect(status) && got != 404 {
+			t.Fatalf("status %d after exhausting redirects, want 404", got)
 		}
 	})
 }

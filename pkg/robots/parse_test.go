@@ -162,6 +162,11 @@ func TestGroupSelection(t *testing.T) {
 			deny:  []string{"/y"},
 		},
 		{
+			name:  "empty disallow is a rule and ends the group's user-agent lines",
+			body:  "User-agent: FooBot\nDisallow:\nUser-agent: BarBot\nDisallow: /\n",
+			allow: []string{"/", "/a"},
+		},
+		{
 			name: "sitemap does not end a group",
 			body: "User-agent: FooBot\nSitemap: https://example.com/sitemap.xml\nUser-agent: *\nDisallow: /\n",
 			deny: []string{"/"},

@@ -486,14 +486,15 @@ func (l linear) near(fp uint64, maxDist int) (id uint64, dist int, ok bool) {
 func TestIndexMatchesLinearScan(t *testing.T) {
 	for _, tt := range []struct {
 		name string
+		n    int
 		fp   func(*rand.Rand) uint64
 	}{
-		{"uniform", (*rand.Rand).Uint64},
+		{"uniform", 20000, (*rand.Rand).Uint64},
 		// Few values per band: full buckets, many candidates and ties.
-		{"clustered", func(rng *rand.Rand) uint64 {
+		{"clustered", 5000, func(rng *rand.Rand) uint64 {
 			var fp uint64
 			for i := range Bands {
-				fp |= uint64(rng.IntN(4)*0x1111) << (16 * i)
+				fp |= uint64(rng.IntN(8)*0x1111) << (16 * i)
 			}
 			return flipRandom(rng, fp, rng.IntN(3))
 		}},
@@ -511,7 +512,7 @@ func TestIndexMatchesLinearScan(t *testing.T) {
 					model = append(model, record{fp, id})
 				}
 			}
-			for range 20000 {
+			for range tt.n {
 				fp := tt.fp(rng)
 				add(fp)
 				if rng.IntN(10) == 0 { // plant neighbours at distance 1 to 5
@@ -523,9 +524,9 @@ func TestIndexMatchesLinearScan(t *testing.T) {
 			if x.Len() != len(model) {
 				t.Fatalf("Len = %d, want %d", x.Len(), len(model))
 			}
-			queries := 20000
+			queries := 3000
 			if testing.Short() {
-				queries = 2000
+				queries = 300
 			}
 			for range queries {
 				var q uint64

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -348,26 +347,33 @@ func TestParseGzipBomb(t *testing.T) {
 	}
 }
 
-func gzipBomb(t *testing.T, prefix string, fill byte, size int64) []byte {
+// gzipBomb returns prefix followed by size bytes of fill, gzip-compressed
+// as a chain of members: the fill is compressed once, 1 MiB to about 1 KiB,
+// and that member repeated, so building a 200 MiB bomb costs one 1 MiB
+// compression. gzip readers decode concatenated members as one stream.
+func gzipBomb(t testing.TB, prefix string, fill byte, size int64) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(zw, prefix); err != nil {
-		t.Fatal(err)
-	}
-	chunk := bytes.Repeat([]byte{fill}, 1<<20)
-	for written := int64(0); written < size; written += int64(len(chunk)) {
-		if _, err := zw.Write(chunk); err != nil {
+	member := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if _, err := zw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
+	const chunk = 1 << 20
+	fillMember := member(bytes.Repeat([]byte{fill}, chunk))
+	out := member([]byte(prefix))
+	for written := int64(0); written < size; written += chunk {
+		out = append(out, fillMember...)
 	}
-	return buf.Bytes()
+	return out
 }
 
 func TestKindString(t *testing.T) {

@@ -106,17 +106,21 @@ func TestCrashSafety(t *testing.T) {
 			}
 		}
 		// The batch the kill interrupted is in or out whole, transaction by transaction.
+		var unreported []string
 		for n := last + 1; n <= last+2; n++ {
-			if urls, caps := batchPresence(t, db, n); (urls != 0 && urls != crashBatch) || (caps != 0 && caps != crashCaptures) {
+			urls, caps := batchPresence(t, db, n)
+			if (urls != 0 && urls != crashBatch) || (caps != 0 && caps != crashCaptures) {
 				t.Errorf("round %d: interrupted batch %d is partly stored: %d URLs, %d captures", round, n, urls, caps)
 			}
+			unreported = append(unreported, fmt.Sprintf("batch %d: %d URLs, %d captures", n, urls, caps))
 		}
 		checkCounters(t, db)
 		checkPages(t, db)
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("round %d: %d batches reported before SIGKILL, all present", round, len(got))
+		t.Logf("round %d: %d batches reported before SIGKILL, all present; after them %s",
+			round, len(got), strings.Join(unreported, ", "))
 	}
 }
 

@@ -1,0 +1,66 @@
+# Targets: build, test, test-short, bench, lint, fmt, run, demo, fuzz.
+GO      ?= go
+BIN     ?= bin
+DATA    ?= demo-data
+PKGS    ?= ./...
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: all build test test-short bench lint fmt run demo fuzz warcio clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/... ./loadtest/cmd/...
+
+# The full suite: unit tables, race detector, end-to-end crawls of the synthetic
+# web, and the WARC check with an independent reader (warcio.js, installed by the
+# warcio target).
+test: warcio
+	$(GO) vet $(PKGS)
+	CRAWLER_REQUIRE_WARCIO=1 $(GO) test -race -timeout 30m $(PKGS)
+
+# Quick iteration: no end-to-end crawls, no race detector.
+test-short:
+	$(GO) test -short -timeout 10m $(PKGS)
+
+warcio: tools/warcio-check/node_modules/.package-lock.json
+
+tools/warcio-check/node_modules/.package-lock.json: tools/warcio-check/package-lock.json
+	npm ci --prefix tools/warcio-check --no-audit --no-fund
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 $(PKGS)
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+# Short fuzzing pass over every parser of untrusted input.
+FUZZTIME ?= 20s
+fuzz:
+	@for pkg in $$($(GO) list $(PKGS)); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+# A real crawl of the project's synthetic web on loopback (no internet needed),
+# audited from the servers' side when it finishes.
+demo: build
+	rm -rf $(DATA)
+	$(BIN)/synthweb -hosts 20 -pages 50 -features -agent crawlcluster \
+		-default-delay 100ms -max-delay 2s -- \
+		$(BIN)/crawler -data $(DATA) -seeds {seeds} -allow-private-networks \
+		-exit-when-idle -default-delay 100ms -max-delay 2s -robots-retry 1s
+
+# Crawl whatever SEEDS names (a file) or URLS lists, into DATA.
+run: build
+	$(BIN)/crawler -data $(DATA) $(if $(SEEDS),-seeds $(SEEDS)) $(URLS)
+
+clean:
+	rm -rf $(BIN) $(DATA)

@@ -1,0 +1,188 @@
+// Command synthweb serves the synthetic web of package synthweb on loopback
+// and audits a crawler from the servers' side.
+//
+// Usage:
+//
+//	synthweb [flags] -- CMD ARGS...
+//	synthweb [flags]
+//
+// With a command, synthweb starts the web, writes the seed URLs one per
+// line to -seeds-file, replaces every "{seeds}" in ARGS with that file's
+// path, and runs CMD as the crawler with stdout and stderr passed through.
+// At -timeout, or on SIGINT/SIGTERM, CMD's process group gets SIGTERM and,
+// 10 s later, SIGKILL. Without a command, synthweb prints the seeds file's
+// path on the first line of stdout and serves until SIGINT or SIGTERM.
+//
+// Either way it then stops the web, audits the request log against the
+// crawler's settings (-agent, -default-delay, -min-delay, -max-delay,
+// -max-retries), prints the report on stdout and, with -report-json, writes
+// it as JSON. The exit status is 0 when the crawler succeeded and the audit
+// is clean, 1 when either failed, 2 for a usage or start-up error.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/crawlcluster/crawler/loadtest/synthweb"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options is the command line.
+type options struct {
+	web        synthweb.Config
+	audit      synthweb.AuditConfig
+	seedsFile  string
+	timeout    time.Duration
+	reportJSON string
+	child      []string // CMD ARGS...; empty means serve until a signal
+}
+
+func parseOptions(args []string, stderr io.Writer) (options, error) {
+	o := options{web: synthweb.DefaultConfig(), audit: synthweb.DefaultAuditConfig()}
+	fs := flag.NewFlagSet("synthweb", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage:\n  synthweb [flags] -- CMD ARGS...   run CMD as the crawler ({seeds} in ARGS is the seeds file), then audit\n"+
+			"  synthweb [flags]                  serve until SIGINT/SIGTERM, then audit\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	o.web.RegisterFlags(fs, "")
+	o.audit.RegisterFlags(fs, "")
+	fs.StringVar(&o.seedsFile, "seeds-file", "", "write the seed URLs here (default: a temporary file, removed at exit)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "stop CMD after this long (0: never)")
+	fs.StringVar(&o.reportJSON, "report-json", "", "also write the audit report as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.child = fs.Args()
+	switch {
+	case o.timeout < 0:
+		return o, fmt.Errorf("-timeout %v is negative", o.timeout)
+	case len(o.child) > 0 && o.child[0] == "":
+		return o, errors.New("empty command after --")
+	}
+	if err := o.web.Validate(); err != nil {
+		return o, err
+	}
+	return o, o.audit.Validate()
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseOptions(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "synthweb: %v\n", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	web, err := synthweb.Start(o.web)
+	if err != nil {
+		logger.Error("start web", "err", err)
+		return 2
+	}
+	seeds, removeSeeds, err := writeSeeds(o.seedsFile, web.Seeds())
+	if err != nil {
+		logger.Error("write seeds", "err", err)
+		web.Close()
+		return 2
+	}
+	defer removeSeeds()
+	logger.Info("serving", "hosts", len(web.Hosts()), "first", web.Hosts()[0], "seeds_file", seeds,
+		"must_fetch", len(web.MustFetch()), "features", o.web.Features)
+
+	crawlerOK := true
+	if len(o.child) == 0 {
+		fmt.Fprintln(stdout, seeds)
+		<-ctx.Done()
+		logger.Info("stopping on signal")
+	} else {
+		args := make([]string, len(o.child)-1)
+		for i, a := range o.child[1:] {
+			args[i] = strings.ReplaceAll(a, "{seeds}", seeds)
+		}
+		logger.Info("running crawler", "cmd", o.child[0], "args", args, "timeout", o.timeout)
+		start := time.Now()
+		err := runCrawler(ctx, o.timeout, o.child[0], args, stdout, stderr)
+		if err != nil {
+			crawlerOK = false
+			logger.Error("crawler failed", "err", err, "after", time.Since(start).Round(time.Millisecond))
+		} else {
+			logger.Info("crawler finished", "after", time.Since(start).Round(time.Millisecond))
+		}
+	}
+
+	// Close waits for requests in flight, so the log is complete.
+	if err := web.Close(); err != nil {
+		logger.Error("stop web", "err", err)
+	}
+	rep := web.Audit(o.audit)
+	fmt.Fprint(stdout, rep.String())
+	if o.reportJSON != "" {
+		if err := writeJSON(o.reportJSON, rep); err != nil {
+			logger.Error("write report", "err", err)
+			return 1
+		}
+	}
+	if !crawlerOK || !rep.OK() {
+		return 1
+	}
+	return 0
+}
+
+// writeSeeds writes one URL a line to path, or to a new temporary file
+// when path is empty, in which case remove deletes it.
+func writeSeeds(path string, seeds []string) (written string, remove func(), err error) {
+	body := []byte(strings.Join(seeds, "\n") + "\n")
+	if path != "" {
+		if err := os.WriteFile(path, body, 0o644); err != nil {
+			return "", nil, fmt.Errorf("write seeds to %s: %w", path, err)
+		}
+		return path, func() {}, nil
+	}
+	f, err := os.CreateTemp("", "synthweb-seeds-*.txt")
+	if err != nil {
+		return "", nil, fmt.Errorf("create seeds file: %w", err)
+	}
+	remove = func() { os.Remove(f.Name()) }
+	if _, err := f.Write(body); err != nil {
+		f.Close()
+		remove()
+		return "", nil, fmt.Errorf("write seeds to %s: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		remove()
+		return "", nil, fmt.Errorf("write seeds to %s: %w", f.Name(), err)
+	}
+	return f.Name(), remove, nil
+}
+
+func writeJSON(path string, rep synthweb.Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write report to %s: %w", path, err)
+	}
+	return nil
+}

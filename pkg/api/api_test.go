@@ -1,0 +1,243 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/sqlite"
+	"github.com/crawlcluster/crawler/pkg/submit"
+)
+
+// env is a real SQLite store and a real (embedded) Kafka broker behind the API.
+type env struct {
+	srv *httptest.Server
+	db  *sqlite.DB
+	cl  *kgo.Client
+}
+
+func newEnv(t *testing.T, cfg Config) *env {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	broker, err := queue.StartEmbedded(filepath.Join(dir, "kafka"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(broker.Close)
+	cl, err := kgo.NewClient(queue.ClientOptions(broker.Addrs(), nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if err := queue.EnsureTopics(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	reg := prometheus.NewRegistry()
+	s := New(cfg, submit.New(db, cl), db, nil, reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s.SetReady(true)
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return &env{srv: srv, db: db, cl: cl}
+}
+
+func (e *env) do(t *testing.T, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s %s: body is not JSON: %v", method, path, err)
+	}
+	return resp.StatusCode, out
+}
+
+// consumeSeeds reads what the API produced to crawl.urls.
+func (e *env) consumeSeeds(t *testing.T, want int) []queue.URL {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.cl.OptValue(kgo.SeedBrokers).([]string)...), kgo.ConsumeTopics(queue.TopicURLs), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []queue.URL
+	for len(out) < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("got %d of %d seeds from crawl.urls", len(out), want)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			u, err := queue.DecodeURL(r.Value)
+			if err != nil {
+				t.Errorf("undecodable seed record: %v", err)
+				return
+			}
+			if r.Partition != queue.PartitionOf(string(r.Key)) {
+				t.Errorf("seed %s on partition %d, its host %s belongs on %d", u.URL, r.Partition, r.Key, queue.PartitionOf(string(r.Key)))
+			}
+			out = append(out, u)
+		})
+	}
+	return out
+}
+
+func TestPostURLsMixedBatch(t *testing.T) {
+	e := newEnv(t, Config{})
+	body := `{"crawl_id":"c1","urls":[
+		{"url":"http://Example.COM:80/a/../b?utm_source=x&z=1&a=2#frag"},
+		{"url":"ftp://example.com/file"},
+		{"url":"not a url"},
+		{"url":"http://example.com/b?a=2&z=1"},
+		{"url":"https://other.example/","priority":90,"depth":1},
+		{"url":"http://x.example/","priority":500}
+	]}`
+	code, out := e.do(t, "POST", "/api/v1/frontier/urls", "", body)
+	if code != http.StatusAccepted {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	if out["accepted"] != 2.0 || out["rejected"] != 3.0 || out["duplicate"] != 1.0 {
+		t.Errorf("counts = %v/%v/%v, want 2 accepted, 3 rejected, 1 duplicate", out["accepted"], out["rejected"], out["duplicate"])
+	}
+	results := out["results"].([]any)
+	want := []string{"accepted", "rejected", "rejected", "duplicate", "accepted", "rejected"}
+	for i, r := range results {
+		m := r.(map[string]any)
+		if m["status"] != want[i] {
+			t.Errorf("result %d = %v, want %s", i, m, want[i])
+		}
+		if m["status"] == "rejected" && m["reason"] == "" {
+			t.Errorf("result %d rejected without a reason", i)
+		}
+	}
+	if n := results[0].(map[string]any)["normalized"]; n != "http://example.com/b?a=2&z=1" {
+		t.Errorf("normalized = %v", n)
+	}
+	seeds := e.consumeSeeds(t, 2)
+	for _, s := range seeds {
+		if !s.Seed || s.CrawlID != "c1" {
+			t.Errorf("seed record %+v: want Seed and crawl id c1", s)
+		}
+	}
+}
+
+func TestPostURLsDuplicateOfStored(t *testing.T) {
+	e := newEnv(t, Config{})
+	n := "http://known.example/"
+	if _, err := e.db.AdmitURLs(context.Background(), []store.URL{{Hash: store.HashURL(n), URL: n, Host: "known.example", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.do(t, "POST", "/api/v1/frontier/urls", "", `{"urls":[{"url":"http://KNOWN.example"}]}`)
+	if code != http.StatusAccepted || out["duplicate"] != 1.0 {
+		t.Errorf("status %d, %v: want the stored URL reported duplicate", code, out)
+	}
+}
+
+func TestPostURLsBadRequests(t *testing.T) {
+	e := newEnv(t, Config{MaxSeeds: 2, MaxBodyBytes: 300})
+	cases := []struct {
+		name, body string
+		code       int
+	}{
+		{"not json", `{"urls":`, 400},
+		{"unknown field", `{"urls":[{"url":"http://a/"}],"extra":1}`, 400},
+		{"empty", `{"urls":[]}`, 400},
+		{"too many", `{"urls":[{"url":"http://a/"},{"url":"http://b/"},{"url":"http://c/"}]}`, 413},
+		{"too big", `{"urls":[{"url":"http://a/` + strings.Repeat("x", 400) + `"}]}`, 413},
+		{"trailing", `{"urls":[{"url":"http://a/"}]} {}`, 400},
+		{"wrong type", `{"urls":"http://a/"}`, 400},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out := e.do(t, "POST", "/api/v1/frontier/urls", "", c.body)
+			if code != c.code {
+				t.Errorf("status %d, want %d (%v)", code, c.code, out)
+			}
+			if out["error"] == nil || out["code"] != float64(code) {
+				t.Errorf("error body %v lacks error/code", out)
+			}
+		})
+	}
+}
+
+func TestAuth(t *testing.T) {
+	e := newEnv(t, Config{Tokens: []string{"s3cret", "other"}})
+	for _, tok := range []string{"", "wrong", "s3cre"} {
+		if code, _ := e.do(t, "GET", "/api/v1/stats", tok, ""); code != http.StatusUnauthorized {
+			t.Errorf("token %q: status %d, want 401", tok, code)
+		}
+	}
+	for _, tok := range []string{"s3cret", "other"} {
+		if code, out := e.do(t, "GET", "/api/v1/stats", tok, ""); code != http.StatusOK {
+			t.Errorf("token %q: status %d (%v), want 200", tok, code, out)
+		}
+	}
+	// Health stays open for probes.
+	if code, _ := e.do(t, "GET", "/-/healthy", "", ""); code != http.StatusOK {
+		t.Errorf("/-/healthy status %d", code)
+	}
+}
+
+func TestLookups(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	n := "http://look.example/page"
+	if _, err := e.db.AdmitURLs(ctx, []store.URL{{Hash: store.HashURL(n), Partition: queue.PartitionOf("look.example"), URL: n, Host: "look.example", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.do(t, "GET", "/api/v1/urls?url="+"HTTP://look.example/page%23", "", "")
+	if code != http.StatusOK {
+		t.Fatalf("url look-up: %d %v", code, out)
+	}
+	info := out["info"].(map[string]any)["URL"].(map[string]any)
+	if info["State"] != "queued" {
+		t.Errorf("state = %v", info["State"])
+	}
+	if code, _ := e.do(t, "GET", "/api/v1/urls?url=http://nowhere.example/", "", ""); code != 404 {
+		t.Errorf("unknown url: %d, want 404", code)
+	}
+	if code, _ := e.do(t, "GET", "/api/v1/urls", "", ""); code != 400 {
+		t.Errorf("missing url param: %d, want 400", code)
+	}
+	if code, out := e.do(t, "GET", "/api/v1/hosts/look.example", "", ""); code != 200 || out["stored"] == nil {
+		t.Errorf("host look-up: %d %v", code, out)
+	}
+	if code, _ := e.do(t, "GET", "/api/v1/hosts/none.example", "", ""); code != 404 {
+		t.Errorf("unknown host: %d, want 404", code)
+	}
+	code, out = e.do(t, "GET", "/api/v1/stats", "", "")
+	if code != 200 || out["store"] == nil {
+		t.Errorf("stats: %d %v", code, out)
+	}
+	if code, _ := e.do(t, "GET", "/nope", "", ""); code != 404 {
+		t.Errorf("unknown route: %d", code)
+	}
+}

@@ -1,0 +1,168 @@
+package parse
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// benchPage builds a typical article page of about 50 KiB with about 200
+// links: head with stylesheets and inline script, navigation, body text with
+// inline links, a footer, and a sprinkle of skipped schemes.
+func benchPage() []byte {
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<title>Crawling politely: an article — Example News</title>
+<meta name="description" content="A long article about crawling the web politely, with many links.">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="canonical" href="https://news.example.com/2024/05/crawling-politely">
+`)
+	for i := range 6 {
+		fmt.Fprintf(&b, "<link rel=\"stylesheet\" href=\"/static/css/site-%d.css?v=20240501\">\n", i)
+	}
+	b.WriteString("<script>\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "  window.dataLayer.push({event: 'view', id: %d, html: '<a href=\"/not-a-link-%d\">x</a>'});\n", i, i)
+	}
+	b.WriteString("</script>\n<style>\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, ".c%d { margin: %dpx; color: #%06x; }\n", i, i, i*4099)
+	}
+	b.WriteString("</style></head>\n<body><header><nav><ul>\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "<li><a href=\"/section/%d/\" class=\"nav\">Section %d</a></li>\n", i, i)
+	}
+	b.WriteString("</ul></nav></header>\n<main><article><h1>Crawling politely</h1>\n")
+	words := strings.Fields("the crawler fetches pages from many hosts while keeping each host's load low and honouring robots.txt rules — politeness matters, ça va sans dire, und zwar überall")
+	for p := range 60 {
+		b.WriteString("<p>")
+		for w := range 55 {
+			b.WriteString(words[(p*7+w)%len(words)])
+			b.WriteByte(' ')
+			if w == 20 {
+				fmt.Fprintf(&b, `<a href="../related/story-%d.html">related story %d</a> `, p, p)
+			}
+			if w == 40 && p%2 == 0 {
+				fmt.Fprintf(&b, `<a href="https://other%d.example.org/path/to/page?ref=news&id=%d" rel="nofollow">source</a> `, p%9, p)
+			}
+		}
+		b.WriteString("</p>\n")
+		if p%10 == 0 {
+			fmt.Fprintf(&b, "<figure><img src=\"/img/%d.jpg\" alt=\"figure %d\"><figcaption>Figure %d</figcaption></figure>\n", p, p, p)
+		}
+	}
+	b.WriteString("</article><aside><ul>\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "<li><a href=\"//cdn.example.net/t/%d\">Tag %d</a></li>\n", i, i)
+	}
+	b.WriteString("</ul></aside></main>\n<footer>\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "<a href=\"/about/page-%d\">About %d</a> | ", i, i)
+	}
+	b.WriteString(`<a href="mailto:news@example.com">mail</a> <a href="javascript:void(0)">top</a>
+<iframe src="https://player.example.com/embed/1"></iframe></footer></body></html>
+`)
+	return []byte(b.String())
+}
+
+const benchURL = "https://news.example.com/2024/05/crawling-politely"
+
+func BenchmarkParse(b *testing.B) {
+	page := benchPage()
+	d, err := Parse(page, "text/html; charset=utf-8", benchURL, nil, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("page %d bytes, %d links", len(page), len(d.Links))
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(page, "text/html; charset=utf-8", benchURL, nil, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTreeBuilder does the same work as BenchmarkParse with html.Parse
+// and a walk of the tree: the alternative the package comment weighs.
+func BenchmarkTreeBuilder(b *testing.B) {
+	page := benchPage()
+	base, err := whatwg.Parse(benchURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		root, err := html.Parse(bytes.NewReader(page))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var links []string
+		var text strings.Builder
+		var walk func(n *html.Node)
+		walk = func(n *html.Node) {
+			switch n.Type {
+			case html.TextNode:
+				if p := n.Parent; p == nil || (p.DataAtom != atom.Script && p.DataAtom != atom.Style && p.DataAtom != atom.Title) {
+					text.WriteString(n.Data)
+				}
+			case html.ElementNode:
+				key := "href"
+				if n.DataAtom == atom.Iframe || n.DataAtom == atom.Frame {
+					key = "src"
+				}
+				switch n.DataAtom {
+				case atom.A, atom.Area, atom.Link, atom.Iframe, atom.Frame:
+					for _, a := range n.Attr {
+						if a.Key == key {
+							if u, err := base.Parse(a.Val); err == nil {
+								links = append(links, u.Href(false))
+							}
+							break
+						}
+					}
+				}
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				walk(c)
+			}
+		}
+		walk(root)
+		if len(links) < 150 {
+			b.Fatalf("%d links", len(links))
+		}
+	}
+}
+
+// BenchmarkParseHostile measures pages built to find the slow paths: 1 MiB of
+// nothing but links, and of references the URL parser handles in quadratic
+// time (kept out by tooCostly), past and before Options.MaxLinks.
+func BenchmarkParseHostile(b *testing.B) {
+	pages := []struct {
+		name string
+		link string
+	}{
+		{"short-links", `<a href=/a>`},
+		{"userinfo", `<a href="http://` + strings.Repeat("@", 200) + `x/">`},
+		{"segments", `<a href="` + strings.Repeat(`\a/`, 300) + `">`},
+		{"long-refs", `<a href="/` + strings.Repeat("%", maxRefBytes-1) + `">`},
+	}
+	for _, p := range pages {
+		page := []byte(strings.Repeat(p.link, 1<<20/len(p.link)))
+		b.Run(p.name, func(b *testing.B) {
+			b.SetBytes(int64(len(page)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Parse(page, "text/html; charset=utf-8", benchURL, nil, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,179 @@
+package queue
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+)
+
+// Kafka's own test vectors (clients/src/test/java/.../utils/UtilsTest.java,
+// testMurmur2): an external producer keying by host must land on our partition.
+func TestMurmur2MatchesKafka(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int32
+	}{
+		{"21", -973932308},
+		{"foobar", -790332482},
+		{"a-little-bit-long-string", -985981536},
+		{"a-little-bit-longer-string", -1486304829},
+		{"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971},
+		{"abc", 479470107},
+	}
+	for _, c := range cases {
+		if got := int32(murmur2([]byte(c.in))); got != c.want {
+			t.Errorf("murmur2(%q) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+func TestPartitionOfInRange(t *testing.T) {
+	seen := map[int32]bool{}
+	for i := range 5000 {
+		h := "host" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + ".example"
+		p := PartitionOf(h)
+		if p < 0 || p >= Partitions {
+			t.Fatalf("PartitionOf(%q) = %d", h, p)
+		}
+		if PartitionOf(h) != p {
+			t.Fatalf("PartitionOf not deterministic")
+		}
+		seen[p] = true
+	}
+	if len(seen) < Partitions/2 {
+		t.Errorf("676 hosts hit only %d partitions", len(seen))
+	}
+}
+
+func TestURLRoundTrip(t *testing.T) {
+	u := URL{URL: "http://a.example/x", Depth: 3, Priority: 50, Kind: KindSitemap, Seed: true, Redirects: 2, Parent: "http://a.example/", FromRobots: true, CrawlID: "c1", DiscoveredAt: time.Unix(1700000000, 0).UTC()}
+	v, err := EncodeURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeURL(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != u {
+		t.Errorf("round trip: got %+v, want %+v", got, u)
+	}
+}
+
+func TestPageRoundTrip(t *testing.T) {
+	p := Page{FetchID: "f1", URL: "http://a.example/", Host: "a.example", Kind: KindPage, Status: 200,
+		XRobotsTag: []string{"noindex"}, FetchedAt: time.Unix(1700000000, 0).UTC(),
+		RawRequest: []byte("GET / HTTP/1.1\r\n\r\n"), RawResponse: []byte("HTTP/1.1 200 OK\r\n\r\nhi"), Body: []byte("hi")}
+	v, err := EncodePage(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodePage(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.URL != p.URL || got.FetchID != p.FetchID || !bytes.Equal(got.RawRequest, p.RawRequest) ||
+		!bytes.Equal(got.RawResponse, p.RawResponse) || !bytes.Equal(got.Body, p.Body) || got.XRobotsTag[0] != "noindex" {
+		t.Errorf("round trip: got %+v", got)
+	}
+}
+
+func TestDecodeRejectsPoison(t *testing.T) {
+	good, _ := EncodePage(Page{FetchID: "f", URL: "http://a/"})
+	cases := map[string][]byte{
+		"empty":          nil,
+		"version":        {9, '{', '}'},
+		"json":           {urlVersion, '{'},
+		"no url":         append([]byte{urlVersion}, []byte(`{"depth":1}`)...),
+		"page short":     {pageVersion, 0, 0},
+		"page length":    {pageVersion, 0xff, 0xff, 0xff, 0xff},
+		"page trailing":  append(append([]byte{}, good...), 1),
+		"page truncated": good[:len(good)-1],
+	}
+	for name, v := range cases {
+		t.Run(name, func(t *testing.T) {
+			var err error
+			if len(v) > 0 && v[0] == pageVersion && name != "version" {
+				_, err = DecodePage(v)
+			} else {
+				_, err = DecodeURL(v)
+			}
+			if !errors.Is(err, ErrPoison) {
+				t.Errorf("err = %v, want ErrPoison", err)
+			}
+		})
+	}
+}
+
+func FuzzDecodeURL(f *testing.F) {
+	v, _ := EncodeURL(URL{URL: "http://a/", Depth: 1})
+	f.Add(v)
+	f.Add([]byte{1, '{', '"', 'u', 'r', 'l', '"', ':', '1', '}'})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		u, err := DecodeURL(v)
+		if err != nil {
+			if !errors.Is(err, ErrPoison) {
+				t.Fatalf("error not ErrPoison: %v", err)
+			}
+			return
+		}
+		// What decodes must survive a round trip.
+		v2, err := EncodeURL(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u2, err := DecodeURL(v2)
+		if err != nil || u2.URL != u.URL || u2.Depth != u.Depth {
+			t.Fatalf("round trip: %+v -> %+v, %v", u, u2, err)
+		}
+	})
+}
+
+func FuzzDecodePage(f *testing.F) {
+	v, _ := EncodePage(Page{FetchID: "f", URL: "http://a/", Body: []byte("x")})
+	f.Add(v)
+	f.Add([]byte{pageVersion, 0, 0, 0, 2, '{', '}', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		p, err := DecodePage(v)
+		if err != nil {
+			if !errors.Is(err, ErrPoison) {
+				t.Fatalf("error not ErrPoison: %v", err)
+			}
+			return
+		}
+		v2, err := EncodePage(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2, err := DecodePage(v2)
+		if err != nil || p2.URL != p.URL || !bytes.Equal(p2.Body, p.Body) || !bytes.Equal(p2.RawResponse, p.RawResponse) {
+			t.Fatalf("round trip failed: %v", err)
+		}
+	})
+}
+
+func TestParseBroker(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    Broker
+		wantErr bool
+	}{
+		{"embedded:///data/kafka", Broker{Embedded: true, DataDir: "/data/kafka"}, false},
+		{"kafka://b1:9092,b2:9092", Broker{Seeds: []string{"b1:9092", "b2:9092"}}, false},
+		{"embedded://", Broker{}, true},
+		{"kafka://", Broker{}, true},
+		{"redis://x", Broker{}, true},
+		{"::", Broker{}, true},
+	}
+	for _, c := range cases {
+		got, err := ParseBroker(c.in)
+		if (err != nil) != c.wantErr {
+			t.Errorf("ParseBroker(%q) err = %v", c.in, err)
+			continue
+		}
+		if err == nil && (got.Embedded != c.want.Embedded || got.DataDir != c.want.DataDir || len(got.Seeds) != len(c.want.Seeds)) {
+			t.Errorf("ParseBroker(%q) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+}
