@@ -84,7 +84,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/stats", s.auth(s.getStats))
 	mux.HandleFunc("GET /api/v1/urls", s.auth(s.getURL))
 	mux.HandleFunc("GET /api/v1/hosts/{host}", s.auth(s.getHost))
-	mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]string{"status": "ok"}) })
+	mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
 	mux.HandleFunc("GET /-/ready", func(w http.ResponseWriter, _ *http.Request) {
 		if !s.ready.Load() {
 			writeError(w, http.StatusServiceUnavailable, "not ready")

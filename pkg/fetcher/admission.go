@@ -2,7 +2,7 @@ package fetcher
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"

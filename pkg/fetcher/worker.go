@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-		"strconv"
+	"strconv"
 	"strings"
 	"time"
 

@@ -134,11 +134,11 @@ type Capture struct {
 	WARCOffset    int64
 	WARCLength    int64
 	WARCRecordID  string
-	PayloadDigest string   // "sha1:BASE32", as in the WARC record
-	ContentSHA256 []byte   // 32 bytes of the decoded body; nil for an empty body
-	SimHash       uint64   // 0 = none (non-HTML, noindex or empty text)
-	RevisitOf     int64    // capture ID with the identical payload; 0 = original content
-	NearDupOf     int64    // capture ID within SimHash distance; 0 = none
+	PayloadDigest string // "sha1:BASE32", as in the WARC record
+	ContentSHA256 []byte // 32 bytes of the decoded body; nil for an empty body
+	SimHash       uint64 // 0 = none (non-HTML, noindex or empty text)
+	RevisitOf     int64  // capture ID with the identical payload; 0 = original content
+	NearDupOf     int64  // capture ID within SimHash distance; 0 = none
 	Title         string
 	Description   string
 	Language      string
