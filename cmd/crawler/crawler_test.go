@@ -65,8 +65,13 @@ func crawlArgs(data, seeds string, extra ...string) []string {
 	return append(args, extra...)
 }
 
+// auditConfig mirrors crawlArgs. The tolerance absorbs the server's own clock
+// stamps: it takes End after its last write, and on a loaded 2-core machine that
+// stamp can come several milliseconds after the crawler has read the response
+// (seen: 11 ms at load 20). The crawler itself waits its delay plus a 10 ms margin
+// from when it finished reading, so a real politeness bug shows up far beyond this.
 func auditConfig() synthweb.AuditConfig {
-	return synthweb.AuditConfig{Agent: agent, DefaultDelay: 40 * time.Millisecond, MaxDelay: 400 * time.Millisecond, MaxRetries: 2}
+	return synthweb.AuditConfig{Agent: agent, DefaultDelay: 40 * time.Millisecond, MaxDelay: 400 * time.Millisecond, MaxRetries: 2, Tolerance: 15 * time.Millisecond}
 }
 
 func startWeb(t *testing.T, cfg synthweb.Config) (*synthweb.Web, string) {

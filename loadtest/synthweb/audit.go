@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// DefaultTolerance is the slack the time checks allow. Start and End are
+// DefaultTolerance is the slack every time comparison of the audit allows. Start and End are
 // read on the server's clock around the handler, a little after the bytes
 // arrive and a little before the last ones reach the crawler, and the
 // crawler's timers are coarse; 2 ms absorbs that without hiding a crawler
@@ -169,9 +169,14 @@ func (r Report) String() string {
 }
 
 // Audit judges the request log against cfg, the crawler's settings, by the
-// rules in the package comment. Call it after the crawl, ideally after
-// Close, which waits for requests in flight. cfg should pass Validate.
+// rules in the package comment. It first waits for the handlers in flight,
+// so every request answered before the call is in the log even though a
+// handler records its request just after the client has the answer. Call
+// it once the crawler is done. cfg should pass Validate.
 func (w *Web) Audit(cfg AuditConfig) Report {
+	w.handling.Lock()
+	//lint:ignore SA2001 the lock is taken only to wait for the handlers holding it
+	w.handling.Unlock()
 	wd := world{
 		agent:        w.cfg.Agent,
 		robots:       make(map[string]robotsPolicy, len(w.hosts)),
@@ -272,7 +277,7 @@ func (a *auditor) host(reqs []Request, pol robotsPolicy) {
 	var (
 		prev    *Request // among the requests started so far, the one that ended last
 		retryOn *Request // a 429/503 with Retry-After whose next request is still to come
-		nRobots int      // robots answers that ended before the current Start
+		nRobots int      // robots answers that ended before the current Start (within tolerance)
 	)
 	for i := range reqs {
 		r := &reqs[i]
@@ -282,7 +287,7 @@ func (a *auditor) host(reqs []Request, pol robotsPolicy) {
 				delay = crawlDelay
 			}
 			switch gap := r.Start.Sub(prev.End); {
-			case gap < 0:
+			case gap < -a.tol:
 				a.rep.Overlaps.add(a.max, "%s %s started at %s, %v before %s ended",
 					r.Host, short(r.Target), a.at(r.Start), round(-gap), short(prev.Target))
 			case gap < delay-a.tol:
@@ -305,19 +310,28 @@ func (a *auditor) host(reqs []Request, pol robotsPolicy) {
 			retryOn = r
 		}
 
-		for nRobots < len(robotsAnswers) && !robotsAnswers[nRobots].End.After(r.Start) {
+		for nRobots < len(robotsAnswers) && !robotsAnswers[nRobots].End.After(r.Start.Add(a.tol)) {
 			nRobots++
 		}
 		if r.Kind == "robots" {
 			continue
 		}
+		// The tolerance is for End only: a robots.txt request that started
+		// after this one cannot have been waited for.
+		var latest *Request
+		for j := nRobots - 1; j >= 0; j-- {
+			if robotsAnswers[j].Start.Before(r.Start) {
+				latest = robotsAnswers[j]
+				break
+			}
+		}
 		target, _ := CanonicalTarget(r.Target)
 		switch {
-		case nRobots == 0:
+		case latest == nil:
 			a.rep.Robots.add(a.max, "%s %s requested at %s before any robots.txt answer", r.Host, short(r.Target), a.at(r.Start))
-		case robotsAnswers[nRobots-1].Status >= 500:
+		case latest.Status >= 500:
 			a.rep.Robots.add(a.max, "%s %s requested at %s after robots.txt answered %d",
-				r.Host, short(r.Target), a.at(r.Start), robotsAnswers[nRobots-1].Status)
+				r.Host, short(r.Target), a.at(r.Start), latest.Status)
 		case !pol.allowed(a.agent, target):
 			a.rep.Robots.add(a.max, "%s %s is disallowed for %s", r.Host, short(r.Target), a.agent)
 		}

@@ -129,6 +129,17 @@ func TestAudit(t *testing.T) {
 			want: map[string]int{"overlaps": 1, "politeness": 1},
 		},
 		{
+			name: "no delay: stamps within tolerance are no overlap",
+			cfg:  func(c *AuditConfig) { c.DefaultDelay = 0 },
+			log:  []Request{lasting(rq(hostOpen, "/robots.txt", 404, 0), 3), rq(hostOpen, "/", 200, 2)},
+		},
+		{
+			name: "no delay: overlap beyond tolerance",
+			cfg:  func(c *AuditConfig) { c.DefaultDelay = 0 },
+			log:  []Request{lasting(rq(hostOpen, "/robots.txt", 404, 0), 4), rq(hostOpen, "/", 200, 1)},
+			want: map[string]int{"overlaps": 1, "robots": 1},
+		},
+		{
 			name: "hosts are independent",
 			log:  []Request{rq(hostOpen, "/robots.txt", 404, 0), rq(hostAgent, "/robots.txt", 200, 0)},
 		},
@@ -169,6 +180,12 @@ func TestAudit(t *testing.T) {
 		{
 			name: "request before robots.txt",
 			log:  []Request{rq(hostOpen, "/", 200, 0), rq(hostOpen, "/robots.txt", 404, 101)},
+			want: map[string]int{"robots": 1},
+		},
+		{
+			name: "request just before robots.txt",
+			cfg:  func(c *AuditConfig) { c.DefaultDelay = 0 },
+			log:  []Request{lasting(rq(hostOpen, "/", 200, 0), 0), rq(hostOpen, "/robots.txt", 404, 1)},
 			want: map[string]int{"robots": 1},
 		},
 		{
@@ -378,10 +395,7 @@ func TestWebAudit(t *testing.T) {
 	get(t, c, "http://"+hosts[0]+"/robots.txt")     // too soon
 	get(t, c, "http://"+hosts[0]+"/p/1.html")       // too soon
 	get(t, c, "http://"+hosts[1]+"/private/x.html") // before robots.txt, and forbidden
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rep := w.Audit(DefaultAuditConfig())
+	rep := w.Audit(DefaultAuditConfig())            // without Close: it waits for the last handler
 	want := map[string]int{"robots": 2, "politeness": 2, "forbidden": 1, "missing": len(w.MustFetch()) - 2}
 	if got := counts(rep); !maps.Equal(got, want) {
 		t.Errorf("violations %v, want %v\n%s", got, want, rep)

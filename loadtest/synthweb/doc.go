@@ -75,17 +75,16 @@
 //     robots Crawl-delay of the crawler's group clamped to [MinDelay,
 //     MaxDelay] from the first robots.txt answer 200 on (the crawler cannot
 //     know it before), else DefaultDelay. robots.txt requests count.
-//     Start(next) < End(previous) is an overlap. Both allow
-//     AuditConfig.Tolerance (default [DefaultTolerance], 2 ms) for clock
-//     granularity.
+//     Start(next) < End(previous) is an overlap.
 //   - Robots: every non-robots request must start after a robots.txt answer
 //     (redirect targets such as host 4's /robots-real.txt count), the latest
 //     such answer must not be 5xx, and its path must be allowed for the
 //     crawler's group (RFC 9309 longest match, Allow wins ties).
 //   - Retry-After: after a 429 or 503 with Retry-After, the host's next request
 //     must start no sooner than End + Retry-After.
-//   - Duplicates: a resource requested again after a final response (anything
-//     but 5xx, 429 and no answer), or more than MaxRetries+1 times in all.
+//   - Duplicates: a resource requested again when an earlier request of it
+//     got a final response (anything but 5xx, 429 and no answer), even one
+//     still in flight, or more than MaxRetries+1 times in all.
 //     robots.txt is exempt (re-fetching it is legitimate); Report.RobotsFetches
 //     counts it.
 //   - Missing and Forbidden: [Web.MustFetch] and [Web.MustNotFetch] are known by
@@ -96,4 +95,10 @@
 //   - Traps are counted in Report.TrapRequests ("calendar", "repeat", "depth",
 //     "session", "redirect_chain" for /chain/7 and beyond, "redirect_loop"),
 //     entries included, and are not violations by themselves.
+//
+// Comparisons with an End allow AuditConfig.Tolerance (default
+// [DefaultTolerance], 2 ms): Start and End are read inside the handlers, so
+// with two connections the next request can be stamped a little before the
+// previous one's End although the crawler waited for the answer. A
+// robots.txt request must still have started before the request it allows.
 package synthweb

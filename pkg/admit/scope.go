@@ -3,7 +3,6 @@ package admit
 import (
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -85,7 +84,7 @@ func hostname(authority string) string {
 // bare public suffix) are their own domain.
 func registrableDomain(authority string) string {
 	host := hostname(authority)
-	if strings.HasPrefix(host, "[") || net.ParseIP(host) != nil {
+	if strings.HasPrefix(host, "[") || isIPv4(host) {
 		return host
 	}
 	d, err := publicsuffix.EffectiveTLDPlusOne(host)
@@ -93,4 +92,20 @@ func registrableDomain(authority string) string {
 		return host
 	}
 	return d
+}
+
+// isIPv4 reports whether host is all digits and dots. A normalized URL has
+// IPv4 hosts only in dotted-decimal form, and WHATWG parsing turns any host
+// whose last label is a number into an IPv4 address or rejects it, so this
+// is enough; net.ParseIP would allocate an error for every other host.
+func isIPv4(host string) bool {
+	if host == "" {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; c != '.' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }

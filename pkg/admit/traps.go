@@ -10,7 +10,8 @@ import (
 // that nests itself, a calendar with a "next month" link, faceted search);
 // each rule bounds one of them.
 func (r *Rules) trap(u parts, now time.Time) string {
-	segs := segments(u.path)
+	var buf [32]string // paths deeper than this allocate
+	segs := appendSegments(buf[:0], u.path)
 	if r.cfg.MaxPathDepth > 0 && len(segs) > r.cfg.MaxPathDepth {
 		return ReasonTrapPathDepth
 	}
@@ -28,9 +29,8 @@ func (r *Rules) trap(u parts, now time.Time) string {
 	return ""
 }
 
-// segments returns the non-empty segments of an escaped path.
-func segments(path string) []string {
-	segs := make([]string, 0, strings.Count(path, "/"))
+// appendSegments appends the non-empty segments of an escaped path to segs.
+func appendSegments(segs []string, path string) []string {
 	for s := range strings.SplitSeq(path, "/") {
 		if s != "" {
 			segs = append(segs, s)

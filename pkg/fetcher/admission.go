@@ -10,6 +10,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
@@ -215,12 +216,27 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			continue
 		}
 		f.metrics.admitted.Inc()
-		f.hostOf(c.row.Host).pages++
+		hi := f.hostOf(c.row.Host)
+		hi.pages++
+		if f.givenUp(hi, now) {
+			// The host's robots.txt has failed too often and its retry is not
+			// due: waiting for it would hold the crawl open for the whole
+			// backoff, so the URL is recorded as failed with the reason.
+			f.updates = append(f.updates, store.URLUpdate{Hash: c.row.Hash, State: store.StateFailed, Reason: ReasonRobotsUnavailable, Status: hi.robots.Status, FetchedAt: now})
+			continue
+		}
 		if f.owned[c.row.Partition] {
 			f.fr.Push(itemOf(c.row, c.fromRobots))
 		}
 	}
 	return nil
+}
+
+// givenUp reports whether a host's robots.txt has failed RobotsMaxFails times in a
+// row and its next retry is not yet due.
+func (f *Fetcher) givenUp(hi *hostInfo, now time.Time) bool {
+	e := hi.robots
+	return e != nil && e.Kind == robots.KindDisallowAll && e.Failures >= f.cfg.RobotsMaxFails && e.Fresh(now)
 }
 
 // levelOf maps an operator's 1..100 priority onto the front-queue levels, 100 most

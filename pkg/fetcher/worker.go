@@ -146,7 +146,7 @@ func (f *Fetcher) giveUp(lease *frontier.Lease, status int, at time.Time) {
 // host's delay starts. Our completion time is after the server finished sending,
 // but a server that stamps its own end time late (scheduling, GC) could see a gap a
 // few milliseconds short of the delay; the margin keeps the promise from its side.
-const politenessMargin = 5 * time.Millisecond
+const politenessMargin = 10 * time.Millisecond
 
 // queueSitemaps sends the sitemaps robots.txt names (and, if enabled, the
 // conventional /sitemap.xml) to crawl.urls, where they pass admission like links.

@@ -262,16 +262,13 @@ func (p *htmlParser) baseElement(z *html.Tokenizer) {
 	p.baseSeen = true
 	// The spec's "frozen base URL": a bad or data:/javascript: base falls
 	// back to the page URL.
-	ref := trimASCIISpace(vals[0])
-	var u *whatwg.Url
-	var err error
-	if !tooCostly(ref) {
-		u, err = p.page.Parse(encodeQuery(ref, p.query))
+	p.base = p.page
+	if ref := trimASCIISpace(vals[0]); !tooCostly(ref) {
+		u, err := p.page.Parse(encodeQuery(ref, p.query))
+		if err == nil && u.Scheme() != "data" && u.Scheme() != "javascript" {
+			p.base = u
+		}
 	}
-	if u == nil || err != nil || u.Scheme() == "data" || u.Scheme() == "javascript" {
-		u = p.page
-	}
-	p.base = u
 	p.reresolve()
 }
 

@@ -25,8 +25,9 @@ type Getter func(ctx context.Context, url string) (status int, location string, 
 //
 // After more than MaxRedirects hops the file is treated as unavailable and
 // Fetch returns status 404 (RFC 9309 allows assuming "unavailable"). A
-// redirect Fetch cannot follow (no Location, or a non-http(s) target) is
-// returned as is; Evaluate reads a final 3xx as unavailable too. An error
+// redirect Fetch cannot follow (no Location, a non-http(s) target, or one
+// that resolves to no valid URL) is returned as is; Evaluate reads a final
+// 3xx as unavailable too. An error
 // means the host was unreachable, or ctx ended: in that case the caller is
 // shutting down and should not record the outcome.
 func Fetch(ctx context.Context, get Getter, robotsURL string) (status int, body []byte, err error) {

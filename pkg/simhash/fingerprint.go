@@ -44,7 +44,7 @@ func fingerprint[T string | []byte](s T) uint64 {
 		words  int
 	)
 	// endWord turns the word just read into a feature with the previous
-	// one. A text of one word yields that word alone as its only feature.
+	// one.
 	endWord := func() {
 		if words > 0 {
 			v.add(mix(prev*shingleMul + word))
@@ -98,6 +98,7 @@ func fingerprint[T string | []byte](s T) uint64 {
 		endWord()
 	}
 	if words == 1 {
+		// A text of one word has that word alone as its only feature.
 		v.add(mix(prev))
 	}
 	fp := v.sum()

@@ -211,6 +211,18 @@ func TestFingerprintEquivalence(t *testing.T) {
 	}
 }
 
+func TestFingerprintDoesNotAllocate(t *testing.T) {
+	text := benchText(true) + " 東京都の天気 𝐀𝐁𝐂 " + benchText(false)
+	Fingerprint(text) // build the rune table
+	if n := testing.AllocsPerRun(10, func() { Fingerprint(text) }); n != 0 {
+		t.Errorf("Fingerprint allocates %v times", n)
+	}
+	b := []byte(text)
+	if n := testing.AllocsPerRun(10, func() { FingerprintBytes(b) }); n != 0 {
+		t.Errorf("FingerprintBytes allocates %v times", n)
+	}
+}
+
 func TestFingerprintZeroMeansNoWords(t *testing.T) {
 	for _, s := range []string{"", "   ", "?!", "\xff\xfe", "— … ©", "_"} {
 		if fp := Fingerprint(s); fp != 0 {
@@ -528,6 +540,7 @@ func TestIndexMatchesLinearScan(t *testing.T) {
 			if testing.Short() {
 				queries = 300
 			}
+			var outcomes [MaxDistance + 2]int // found at distance 0..3, not found
 			for range queries {
 				var q uint64
 				if rng.IntN(4) == 0 {
@@ -540,6 +553,17 @@ func TestIndexMatchesLinearScan(t *testing.T) {
 				wid, wdist, wok := model.near(q, maxDist)
 				if id != wid || dist != wdist || ok != wok {
 					t.Fatalf("Near(%#x, %d) = %d, %d, %v; linear scan gives %d, %d, %v", q, maxDist, id, dist, ok, wid, wdist, wok)
+				}
+				if ok {
+					outcomes[dist]++
+				} else {
+					outcomes[MaxDistance+1]++
+				}
+			}
+			t.Logf("found at distance 0..%d, not found: %v", MaxDistance, outcomes)
+			for d, n := range outcomes {
+				if n == 0 {
+					t.Errorf("no query had outcome %d: the test does not cover it", d)
 				}
 			}
 		})

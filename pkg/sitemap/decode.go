@@ -45,6 +45,10 @@ func openBody(r io.Reader, max int64) (*bufio.Reader, error) {
 		}
 		br = bufio.NewReaderSize(&limitReader{r: &gzipErrReader{zr}, n: max}, readBufSize)
 	}
+	// Still gzip after the layers allowed: binary, not a text sitemap.
+	if head, _ := br.Peek(len(gzipMagic)); bytes.Equal(head, gzipMagic) {
+		return nil, fmt.Errorf("sitemap: %w: more than %d gzip layers", ErrUnknownFormat, maxGzipLayers)
+	}
 	return br, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -165,6 +166,12 @@ func TestParse(t *testing.T) {
 		{name: "prolog only", body: []byte(`<?xml version="1.0"?><!-- nothing -->`), want: Result{Kind: KindUnknown}, wantErr: ErrUnknownFormat},
 		{name: "UTF-16", body: []byte("\xff\xfe<\x00u\x00"), want: Result{Kind: KindUnknown}, wantErr: ErrUnknownFormat},
 		{name: "corrupt gzip", body: []byte("\x1f\x8bnot really gzip"), want: Result{Kind: KindUnknown}, wantErr: errAny, errText: "gzip"},
+		{name: "gzip three times", body: gzipBytes(t, gzipBytes(t, gzipBytes(t, urlsetXML))), want: Result{Kind: KindUnknown}, wantErr: ErrUnknownFormat, errText: "gzip layers"},
+		{name: "bomb in the second gzip layer", body: gzipBytes(t, gzipBomb(t, "<urlset><url><loc>http://e.com/0</loc></url>", ' ', 8<<20)), lim: Limits{MaxDecodedBytes: 1 << 20},
+			want: Result{Kind: KindURLSet, Entries: 1, Truncated: true, Reason: ReasonMaxDecodedBytes}, entries: pages("http://e.com/", 1)},
+		{name: "index more than MaxURLs", file: "index.xml", lim: Limits{MaxURLs: 1},
+			want: Result{Kind: KindIndex, Entries: 1, Truncated: true, Reason: ReasonMaxURLs}, entries: []Entry{
+				{Loc: "http://www.example.com/sitemap1.xml.gz", LastMod: date("2004-10-01T18:23:17Z"), Priority: -1}}},
 		{name: "more than MaxURLs", body: []byte(urlset(10)), lim: Limits{MaxURLs: 3},
 			want: Result{Kind: KindURLSet, Entries: 3, Truncated: true, Reason: ReasonMaxURLs}, entries: pages("http://example.com/", 3), locOnly: true},
 		{name: "exactly MaxURLs", body: []byte(urlset(3)), lim: Limits{MaxURLs: 3},
@@ -374,6 +381,67 @@ func gzipBomb(t testing.TB, prefix string, fill byte, size int64) []byte {
 		out = append(out, fillMember...)
 	}
 	return out
+}
+
+// repeatReader yields one byte forever; bound it with io.LimitReader.
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}
+
+// TestParseDefaultLimits checks the sitemaps.org per-file limits at their real
+// sizes, with zero Limits: 50,000 URLs, and 52,428,800 decoded bytes exactly.
+func TestParseDefaultLimits(t *testing.T) {
+	textURLs := func(n int) []byte {
+		var b bytes.Buffer
+		for i := range n {
+			fmt.Fprintf(&b, "http://e.com/%d\n", i)
+		}
+		return b.Bytes()
+	}
+	// padded is a text sitemap of exactly size bytes: a URL, a line of
+	// spaces, and a second URL whose newline is the last byte.
+	padded := func(size int64) io.Reader {
+		const head, tail = "http://e.com/0\n", "\nhttp://e.com/1\n"
+		return io.MultiReader(strings.NewReader(head),
+			io.LimitReader(repeatReader(' '), size-int64(len(head)+len(tail))),
+			strings.NewReader(tail))
+	}
+	const maxBytes = 52_428_800
+	tests := []struct {
+		name string
+		body func() io.Reader
+		want Result
+	}{
+		{"50,000 URLs whole", func() io.Reader { return bytes.NewReader(textURLs(50_000)) },
+			Result{Kind: KindText, Entries: 50_000}},
+		{"50,001 URLs truncated", func() io.Reader { return bytes.NewReader(textURLs(50_001)) },
+			Result{Kind: KindText, Entries: 50_000, Truncated: true, Reason: ReasonMaxURLs}},
+		{"urlset of 50,001 URLs truncated", func() io.Reader { return strings.NewReader(urlset(50_001)) },
+			Result{Kind: KindURLSet, Entries: 50_000, Truncated: true, Reason: ReasonMaxURLs}},
+		{"exactly 50 MiB whole", func() io.Reader { return padded(maxBytes) },
+			Result{Kind: KindText, Entries: 2, Skipped: 1}},
+		// One byte more pushes the final newline past the cap: the last URL
+		// may be cut short, so it is not delivered.
+		{"50 MiB and one byte truncated", func() io.Reader { return padded(maxBytes + 1) },
+			Result{Kind: KindText, Entries: 1, Skipped: 1, Truncated: true, Reason: ReasonMaxDecodedBytes}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var n int
+			res, err := Parse(tt.body(), Limits{}, func(Entry) error { n++; return nil })
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if res != tt.want || n != tt.want.Entries {
+				t.Errorf("Result = %+v after %d calls, want %+v", res, n, tt.want)
+			}
+		})
+	}
 }
 
 func TestKindString(t *testing.T) {

@@ -18,4 +18,9 @@
 // The Reader accepts .warc.gz (one or many records per member) and plain .warc,
 // and is meant to be safe on untrusted input: malformed data yields an error
 // wrapping ErrMalformed, ErrTruncated, ErrCorrupt or ErrTooLarge, never a panic.
+// A record that ends its gzip member, as every record this package writes
+// does, is handed out only after the member's CRC-32 and length have been
+// verified, so damage is reported instead of returned. (Earlier records of a
+// multi-record member are returned as they are parsed; their member is
+// verified when it ends.)
 package warc

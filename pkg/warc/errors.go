@@ -17,7 +17,9 @@ var (
 	// ErrTooLarge means a record header or block exceeds the reader's limits.
 	ErrTooLarge = errors.New("WARC record too large")
 	// ErrInvalidRecord means a record or capture cannot be written as given
-	// (missing WARC-Type or target URI, a header value containing CR or LF).
+	// (missing WARC-Type or target URI, a header value containing CR, LF or
+	// another control character, invalid UTF-8, or white space at either end,
+	// which readers would trim).
 	ErrInvalidRecord = errors.New("invalid WARC record")
 	// ErrClosed means the SegmentWriter has been closed.
 	ErrClosed = errors.New("WARC segment writer closed")

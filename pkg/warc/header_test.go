@@ -79,6 +79,15 @@ func TestHeaderRejectsInjection(t *testing.T) {
 		{"colon in name", "X:Y", "v", false},
 		{"space in name", "X Y", "v", false},
 		{"empty name", "", "v", false},
+		{"UTF-8", "WARC-Target-URI", "http://example.com/straße", true},
+		{"inner spaces", "X-Note", "a b\tc", true},
+		{"empty value", "X-Note", "", true},
+		{"invalid UTF-8", "WARC-Target-URI", "http://example.com/\xe4", false},
+		{"trailing space", "WARC-Target-URI", "http://example.com/ ", false},
+		{"leading tab", "X-Note", "\tv", false},
+		{"trailing NBSP", "X-Note", "v\u00a0", false},
+		{"leading BOM", "X-Note", "\ufeffv", false},
+		{"DEL", "X-Note", "a\x7fb", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

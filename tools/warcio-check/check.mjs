@@ -6,10 +6,13 @@
 //
 // Output: {"records": N, "types": {"warcinfo": 1, ...}, "targets": [...],
 //          "members": [{"type", "id", "offset", "length"}],
-//          "payloadDigestMismatches": [...], "warnings": [...]}
+//          "payloadDigestMismatches": [...], "blockDigestMismatches": [...],
+//          "warnings": [...]}
 //
 // Besides parsing, it recomputes the SHA-1 payload digest of every response
-// record, so a digest bug in the writer cannot hide behind our own reader.
+// record and the block digest of every record that has one, so a digest bug
+// in the writer cannot hide behind our own reader. The file is read twice:
+// with HTTP parsing for payloads, and without it for whole blocks.
 import { createReadStream } from "node:fs";
 import { createHash } from "node:crypto";
 import { WARCParser } from "warcio";
@@ -55,10 +58,15 @@ async function main() {
     targets: [],
     members: [],
     payloadDigestMismatches: [],
+    blockDigestMismatches: [],
     warnings,
   };
 
-  const parser = new WARCParser(createReadStream(file), { parseHttp: true });
+  // keepHeadersCase stores fields in warcio's own Map instead of the fetch
+  // API's Headers, which takes only Latin-1 and re-encodes UTF-8 values (WARC
+  // 1.1 allows UTF-8, e.g. in IRI target URIs) into mojibake.
+  const opts = { keepHeadersCase: true };
+  const parser = new WARCParser(createReadStream(file), { ...opts, parseHttp: true });
   for await (const record of parser) {
     const type = record.warcType;
     // Without content decoding: the payload exactly as it sits in the record.
@@ -81,6 +89,20 @@ async function main() {
       if (want !== got) {
         summary.payloadDigestMismatches.push({ target, want, got });
       }
+    }
+  }
+
+  // Second pass without HTTP parsing: readFully returns the whole block.
+  const blocks = new WARCParser(createReadStream(file), { ...opts, parseHttp: false });
+  for await (const record of blocks) {
+    const block = await record.readFully(false);
+    const want = record.warcBlockDigest;
+    if (!want) {
+      continue;
+    }
+    const got = "sha1:" + base32(createHash("sha1").update(block).digest());
+    if (want !== got) {
+      summary.blockDigestMismatches.push({ id: record.warcHeader("WARC-Record-ID"), want, got });
     }
   }
   process.stdout.write(JSON.stringify(summary) + "\n");

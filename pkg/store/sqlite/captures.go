@@ -105,21 +105,10 @@ func (db *DB) NearDuplicate(ctx context.Context, fp uint64, maxDist int) (int64,
 	if fp == 0 || maxDist < 0 {
 		return 0, 0, false, nil
 	}
-	conn, err := db.r.Conn(ctx)
-	if err != nil {
-		return 0, 0, false, fmt.Errorf("near duplicate of %016x: %w", fp, err)
-	}
-	defer conn.Close()
-	st, err := conn.PrepareContext(ctx, qBandCandidates)
-	if err != nil {
-		return 0, 0, false, fmt.Errorf("near duplicate of %016x: %w", fp, err)
-	}
-	defer st.Close()
-
 	bestID, bestDist := int64(0), maxDist+1
 	for band := range bands {
 		err := func() error {
-			rows, err := st.QueryContext(ctx, band, bandKey(fp, band))
+			rows, err := db.bandCandidates.QueryContext(ctx, band, bandKey(fp, band))
 			if err != nil {
 				return err
 			}

@@ -56,6 +56,8 @@ var _ store.Store = (*DB)(nil)
 type DB struct {
 	w *sql.DB // the single writer connection
 	r *sql.DB // query-only read pool
+
+	bandCandidates *sql.Stmt // qBandCandidates on r, prepared once per connection
 }
 
 type config struct {
@@ -137,12 +139,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	}
 	r.SetMaxOpenConns(cfg.readers)
 	r.SetMaxIdleConns(cfg.readers)
-	if err := r.PingContext(ctx); err != nil {
+	bands, err := r.PrepareContext(ctx, qBandCandidates)
+	if err != nil {
 		r.Close()
 		w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
-	return &DB{w: w, r: r}, nil
+	return &DB{w: w, r: r, bandCandidates: bands}, nil
 }
 
 func (c config) validate(path string) error {
@@ -178,6 +181,7 @@ func cloneValues(v url.Values) url.Values {
 // Close closes the store. It first lets SQLite refresh its planner statistics and
 // folds the WAL back into the database file, so a cleanly closed store is one file.
 func (db *DB) Close() error {
+	errS := db.bandCandidates.Close()
 	errR := db.r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -185,7 +189,7 @@ func (db *DB) Close() error {
 	_, _ = db.w.ExecContext(ctx, "PRAGMA optimize")
 	_, _ = db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
 	errW := db.w.Close()
-	if err := errors.Join(errR, errW); err != nil {
+	if err := errors.Join(errS, errR, errW); err != nil {
 		return fmt.Errorf("close sqlite store: %w", err)
 	}
 	return nil

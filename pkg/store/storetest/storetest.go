@@ -8,8 +8,9 @@
 //	}
 //
 // open must return an empty store and arrange for it to be closed (t.Cleanup). The
-// package also holds benchmarks for the hot paths, run the same way through
-// Benchmark*.
+// package also holds benchmarks of the hot paths (BenchAdmitURLs, BenchSeen,
+// BenchAddCaptures, BenchNearDuplicate), each called with an empty store from an
+// implementation's own Benchmark functions, and the fixtures URL and Capture.
 package storetest
 
 import (
@@ -357,7 +358,7 @@ func testIteratorsManyPages(t *testing.T, s store.Store) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	const n = 2500 // more than two pages of an iterator that pages by 1000
+	const n = 2100 // more than two pages of an iterator that pages by 1000
 	var urls []store.URL
 	var caps []store.Capture
 	for i := range n {
@@ -922,7 +923,7 @@ func testCanceledContext(t *testing.T, s store.Store) {
 // checks that each URL and each fetch is stored once and each page counted once.
 func testConcurrent(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	const workers, batches, perBatch, hosts = 6, 20, 25, 7
+	const workers, batches, perBatch, hosts = 6, 12, 25, 7
 	n := 0
 	if testing.Short() {
 		n = 2

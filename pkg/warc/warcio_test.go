@@ -1,0 +1,247 @@
+package warc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// warcioSummary is what tools/warcio-check/check.mjs prints.
+type warcioSummary struct {
+	Records                 int               `json:"records"`
+	Types                   map[string]int    `json:"types"`
+	Targets                 []string          `json:"targets"`
+	Members                 []warcioMember    `json:"members"`
+	PayloadDigestMismatches []json.RawMessage `json:"payloadDigestMismatches"`
+	BlockDigestMismatches   []json.RawMessage `json:"blockDigestMismatches"`
+	Warnings                []string          `json:"warnings"`
+}
+
+// warcioMember is one record as warcio.js found it: its gzip member's offset
+// and compressed length.
+type warcioMember struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Offset int64  `json:"offset"`
+	Length int64  `json:"length"`
+}
+
+// TestWarcioReadsOurFiles has webrecorder's warcio.js, a reader that shares no
+// code or assumptions with this package, parse a segment the writer produced,
+// and checks that it sees the records, targets and member boundaries the
+// writer reported, with digests that verify.
+//
+// It needs node and `npm ci --prefix tools/warcio-check`; without them it
+// skips, unless CRAWLER_REQUIRE_WARCIO=1 (as in CI) turns that into a failure.
+func TestWarcioReadsOurFiles(t *testing.T) {
+	node, script := warcioCheck(t)
+
+	// One segment with every kind of record the crawler writes.
+	dir := t.TempDir()
+	w := newWriter(t, SegmentConfig{Dir: dir, Software: "warcio-compat-test"})
+	type written struct {
+		types  []string // records of this call, in order
+		target string
+		loc    Location
+	}
+	var calls []written
+	capture := func(c Capture) Location {
+		t.Helper()
+		loc, err := w.WriteCapture(c)
+		if err != nil {
+			t.Fatalf("WriteCapture %s: %v", c.TargetURI, err)
+		}
+		ts := []string{TypeResponse}
+		if len(c.RawRequest) > 0 {
+			ts = []string{TypeRequest, TypeResponse}
+		}
+		calls = append(calls, written{ts, c.TargetURI, loc})
+		return loc
+	}
+
+	// Every response has at least one header line: warcio.js 2.4.11 looks
+	// for CRLFCRLF after the status line, so it takes the body of a response
+	// without headers ("HTTP/1.1 200 OK\r\n\r\nbody") for headers, and its
+	// payload digest then disagrees with ours, which is the correct one.
+	page := htmlPage(8 << 10)
+	gzPage := gzipped(t, page)
+	home := capture(Capture{
+		TargetURI: "http://example.com/", Date: testDate, IP: "192.0.2.1",
+		RawRequest:  rawRequest("http://example.com/"),
+		RawResponse: rawResponse("Content-Type: text/html\r\nContent-Length: "+strconv.Itoa(len(page))+"\r\n", page),
+	})
+	capture(Capture{
+		TargetURI: "http://example.com/gz", Date: testDate, IP: "192.0.2.1",
+		RawRequest:  rawRequest("http://example.com/gz"),
+		RawResponse: rawResponse("Content-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: "+strconv.Itoa(len(gzPage))+"\r\n", gzPage),
+	})
+	capture(Capture{
+		TargetURI: "http://example.com/chunked", Date: testDate, IP: "192.0.2.1",
+		RawRequest:  rawRequest("http://example.com/chunked"),
+		RawResponse: rawResponse("Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n", chunked(page, 1000)),
+	})
+	capture(Capture{
+		TargetURI: "http://example.com/big.bin", Date: testDate, IP: "192.0.2.1",
+		RawRequest:  rawRequest("http://example.com/big.bin"),
+		RawResponse: rawResponse("Content-Type: application/octet-stream\r\nContent-Length: 10485760\r\n", pseudoRandom(7, 16<<10)),
+		Truncated:   "length",
+	})
+	capture(Capture{
+		TargetURI: "http://example.com/robots.txt", Date: testDate,
+		RawResponse: rawResponse("Content-Type: text/plain\r\n", []byte("User-agent: *\nDisallow:\n")),
+	})
+	capture(Capture{
+		TargetURI: "http://example.com/café?q=日本", Date: testDate,
+		RawRequest:  rawRequest("http://example.com/caf%C3%A9?q=%E6%97%A5"),
+		RawResponse: rawResponse("Content-Type: text/plain; charset=utf-8\r\n", []byte("café 日本")),
+	})
+
+	revisit := Capture{
+		TargetURI: "http://example.com/", Date: testDate.Add(time.Hour), IP: "192.0.2.1",
+		RawResponse: []byte("HTTP/1.1 304 Not Modified\r\nETag: \"abc\"\r\n\r\n"),
+	}
+	loc, err := w.WriteRevisit(revisit, home, "http://example.com/", testDate)
+	if err != nil {
+		t.Fatalf("WriteRevisit: %v", err)
+	}
+	calls = append(calls, written{[]string{TypeRevisit}, revisit.TargetURI, loc})
+
+	meta := &Record{Block: []byte("outlink: http://example.com/gz\r\noutlink: http://example.com/chunked\r\n")}
+	meta.Header.Add(FieldType, TypeMetadata)
+	meta.Header.Add(FieldTargetURI, "http://example.com/")
+	meta.Header.Add(FieldConcurrentTo, home.RecordID)
+	meta.Header.Add(FieldContentType, "application/warc-fields")
+	if loc, err = w.WriteRecord(meta); err != nil {
+		t.Fatalf("WriteRecord: %v", err)
+	}
+	calls = append(calls, written{[]string{TypeMetadata}, "http://example.com/", loc})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	files := segments(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("segments %v, want one", files)
+	}
+	path := files[0]
+
+	// What the writer says it wrote.
+	wantTypes := []string{TypeWarcinfo}
+	var wantTargets []string
+	for _, c := range calls {
+		for _, typ := range c.types {
+			wantTypes = append(wantTypes, typ)
+			wantTargets = append(wantTargets, c.target)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", node, script, err, stderr.String())
+	}
+	var got warcioSummary
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("warcio-check output: %v\n%s", err, stdout.String())
+	}
+
+	// Our own reader supplies the IDs and offsets of the records that no
+	// Location names (warcinfo, requests).
+	ours := readPath(t, path)
+	lengths := memberLengths(ours.offsets, fileSize(t, path))
+
+	if got.Records != len(wantTypes) || len(got.Members) != len(wantTypes) {
+		t.Fatalf("warcio read %d records (%d members), the writer wrote %d", got.Records, len(got.Members), len(wantTypes))
+	}
+	wantCount := map[string]int{}
+	for _, typ := range wantTypes {
+		wantCount[typ]++
+	}
+	if fmt.Sprint(got.Types) != fmt.Sprint(wantCount) {
+		t.Errorf("warcio types %v, want %v", got.Types, wantCount)
+	}
+	if !slices.Equal(got.Targets, wantTargets) {
+		t.Errorf("warcio targets:\n%q\nwant:\n%q", got.Targets, wantTargets)
+	}
+	for i, m := range got.Members {
+		if m.Type != wantTypes[i] || m.ID != ours.recs[i].ID() || m.Offset != ours.offsets[i] || m.Length != lengths[i] {
+			t.Errorf("member %d: warcio sees %s %s at %d+%d; written %s %s at %d+%d",
+				i, m.Type, m.ID, m.Offset, m.Length, wantTypes[i], ours.recs[i].ID(), ours.offsets[i], lengths[i])
+		}
+	}
+	for _, c := range calls {
+		i := slices.IndexFunc(got.Members, func(m warcioMember) bool { return m.ID == c.loc.RecordID })
+		if i < 0 {
+			t.Errorf("warcio did not see record %s (%s)", c.loc.RecordID, c.target)
+			continue
+		}
+		if m := got.Members[i]; m.Offset != c.loc.Offset || m.Length != c.loc.Length {
+			t.Errorf("%s: warcio sees the member at %d+%d, Location says %d+%d", c.target, m.Offset, m.Length, c.loc.Offset, c.loc.Length)
+		}
+	}
+	if len(got.PayloadDigestMismatches) != 0 {
+		t.Errorf("payload digest mismatches: %s", got.PayloadDigestMismatches)
+	}
+	if len(got.BlockDigestMismatches) != 0 {
+		t.Errorf("block digest mismatches: %s", got.BlockDigestMismatches)
+	}
+	if len(got.Warnings) != 0 {
+		t.Errorf("warcio warnings: %q", got.Warnings)
+	}
+}
+
+// warcioCheck finds node and tools/warcio-check/check.mjs with its
+// dependencies installed, or skips (fails under CRAWLER_REQUIRE_WARCIO=1).
+func warcioCheck(t *testing.T) (node, script string) {
+	t.Helper()
+	unavailable := func(why string) {
+		t.Helper()
+		if os.Getenv("CRAWLER_REQUIRE_WARCIO") == "1" {
+			t.Fatalf("CRAWLER_REQUIRE_WARCIO=1 but %s", why)
+		}
+		t.Skipf("skipping the warcio.js compatibility check: %s (set CRAWLER_REQUIRE_WARCIO=1 to make this a failure)", why)
+	}
+	root, err := repoRoot()
+	if err != nil {
+		unavailable(err.Error())
+	}
+	tool := filepath.Join(root, "tools", "warcio-check")
+	node, err = exec.LookPath("node")
+	if err != nil {
+		unavailable("node is not on PATH")
+	}
+	if _, err := os.Stat(filepath.Join(tool, "node_modules", "warcio", "package.json")); err != nil {
+		unavailable("warcio is not installed; run `npm ci --prefix tools/warcio-check`")
+	}
+	return node, filepath.Join(tool, "check.mjs")
+}
+
+// repoRoot walks up from the test's working directory (the package folder) to
+// the folder holding go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
