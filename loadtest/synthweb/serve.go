@@ -79,9 +79,10 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	// A failed write means the client went away; the log still records what
 	// the server answered.
 	_, _ = rw.Write(res.body)
-	if f, ok := rw.(http.Flusher); ok {
-		f.Flush() // so that End is when the bytes left, not when they were buffered
-	}
+	// End is read before net/http flushes the tail of the answer, so a
+	// crawler that waits for the whole answer always starts its next request
+	// after End, however late this goroutine runs again; read after a Flush,
+	// End could come after the crawler's own clock had started its delay.
 	rec.End = time.Now()
 	rec.Status, rec.Kind, rec.Trap = res.status, res.kind, res.trap
 	if rec.Trap == "" && session {

@@ -24,7 +24,9 @@
 // dies would lose URLs whose records the broker has already dropped. Writes come in
 // batches (a parsed page's links, a batch of captures), so the fsync is paid per
 // batch, not per URL; the benchmarks measure it. WithSynchronous("NORMAL") trades
-// that guarantee for latency where the embedded broker does not fsync either.
+// that guarantee for latency, which is consistent only when the embedded broker
+// does not fsync either (kfake without SyncWrites): then a power cut loses recent
+// work on both sides alike. The crash test (kill -9 of a writer) holds both modes.
 //
 // # Encoding
 //
