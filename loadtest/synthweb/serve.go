@@ -79,10 +79,13 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	// A failed write means the client went away; the log still records what
 	// the server answered.
 	_, _ = rw.Write(res.body)
-	// End is read before net/http flushes the tail of the answer, so a
-	// crawler that waits for the whole answer always starts its next request
-	// after End, however late this goroutine runs again; read after a Flush,
-	// End could come after the crawler's own clock had started its delay.
+	// End is read before net/http flushes what it still buffers of the
+	// answer (it does once the handler returns), so a crawler that waits for
+	// the whole answer starts its next request after End even when this
+	// goroutine is descheduled here. Read after a Flush, End could come
+	// after the crawler's clock had started its delay. Only a body big
+	// enough to leave entirely during Write keeps a window, which
+	// AuditConfig.Tolerance covers.
 	rec.End = time.Now()
 	rec.Status, rec.Kind, rec.Trap = res.status, res.kind, res.trap
 	if rec.Trap == "" && session {

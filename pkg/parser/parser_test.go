@@ -1,0 +1,242 @@
+package parser
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/warc"
+)
+
+func page(fetchID, url, body string, status int, extra ...func(*queue.Page)) queue.Page {
+	raw := fmt.Sprintf("HTTP/1.1 %d X\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s", status, len(body), body)
+	p := queue.Page{
+		FetchID: fetchID, URL: url, Host: "a.example", Kind: queue.KindPage, Status: status,
+		ContentType: "text/html; charset=utf-8", FetchedAt: time.Now().UTC().Truncate(time.Millisecond),
+		RawRequest:  []byte("GET / HTTP/1.1\r\nHost: a.example\r\n\r\n"),
+		RawResponse: []byte(raw), Body: []byte(body),
+	}
+	for _, f := range extra {
+		f(&p)
+	}
+	return p
+}
+
+func produce(t *testing.T, e *testenv.Env, pages ...queue.Page) {
+	t.Helper()
+	var recs []*kgo.Record
+	for _, p := range pages {
+		v, err := queue.EncodePage(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, &kgo.Record{Topic: queue.TopicPages, Key: []byte(p.URL), Value: v, Partition: queue.PagePartitionOf(p.URL)})
+	}
+	if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// admit puts the URLs in the store as the fetcher would have before fetching.
+func admit(t *testing.T, e *testenv.Env, urls ...string) {
+	t.Helper()
+	var rows []store.URL
+	for _, u := range urls {
+		rows = append(rows, store.URL{Hash: store.HashURL(u), URL: u, Host: "a.example", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()})
+	}
+	if _, err := e.DB.AdmitURLs(context.Background(), rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func captures(t *testing.T, e *testenv.Env) map[string][]store.Capture {
+	t.Helper()
+	out := map[string][]store.Capture{}
+	if err := e.DB.Captures(context.Background(), func(c store.Capture) error {
+		out[c.URL] = append(out[c.URL], c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestParserStoresArchivesAndDiscovers(t *testing.T) {
+	e := testenv.New(t)
+	segDir := filepath.Join(e.Dir, "warc")
+	seg, err := warc.NewSegmentWriter(warc.SegmentConfig{Dir: segDir, MaxSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	p, err := New(Config{RobotsAgent: "testbot", BatchSize: 50}, e.DB, seg, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = p.Run(ctx) }()
+	defer func() { cancel(); wg.Wait() }()
+
+	home := `<html><head><title>Home</title></head><body><p>` + lorem(300, 1) + `</p>
+		<a href="/a.html">a</a> <a href="http://b.example/x">b</a> <a rel="nofollow" href="/nf">nf</a>
+		<a href="javascript:void(0)">js</a> <a href="http://[::1">bad</a></body></html>`
+	copyBody := `<html><body><p>` + lorem(300, 2) + `</p></body></html>`
+	nearBody := `<html><body><p>` + lorem(300, 2) + ` extra</p></body></html>`
+	noindex := `<html><head><meta name="robots" content="noindex,nofollow"></head><body><a href="/hidden">x</a></body></html>`
+	sm := `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://a.example/from-sitemap</loc></url><url><loc>http://c.example/elsewhere</loc></url></urlset>`
+	urls := []string{"http://a.example/", "http://a.example/copy1", "http://a.example/copy2", "http://a.example/near", "http://a.example/old", "http://a.example/noindex", "http://a.example/sitemap.xml"}
+	admit(t, e, urls...)
+	produce(t, e,
+		page("f1", urls[0], home, 200),
+		page("f2", urls[1], copyBody, 200),
+		page("f3", urls[2], copyBody, 200),
+		page("f4", urls[3], nearBody, 200),
+		page("f5", urls[4], "", 301, func(p *queue.Page) { p.Location = "http://a.example/new"; p.Redirects = 5 }),
+		page("f6", urls[5], noindex, 200),
+		page("f7", urls[6], sm, 200, func(p *queue.Page) { p.Kind = queue.KindSitemap; p.ContentType = "application/xml" }),
+	)
+	// A poison record must not stop the partition.
+	bad := &kgo.Record{Topic: queue.TopicPages, Key: []byte("x"), Value: []byte{9, 9, 9}, Partition: 0}
+	if err := e.Kafka.ProduceSync(context.Background(), bad).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	testenv.Eventually(t, 20*time.Second, "7 captures", func() bool { return len(captures(t, e)) == 7 })
+	caps := captures(t, e)
+
+	// Every capture with content points at a readable WARC record of its URL.
+	for u, cs := range caps {
+		c := cs[0]
+		if u == urls[5] {
+			if !c.NoIndex || c.WARCFile != "" {
+				t.Errorf("noindex page: NoIndex=%v WARCFile=%q, want no content stored", c.NoIndex, c.WARCFile)
+			}
+			continue
+		}
+		rec, err := warc.ReadAt(filepath.Join(segDir, c.WARCFile), c.WARCOffset, c.WARCLength)
+		if err != nil {
+			t.Fatalf("read WARC of %s: %v", u, err)
+		}
+		if rec.Header.Get(warc.FieldTargetURI) != u {
+			t.Errorf("WARC record for %s names %s", u, rec.Header.Get(warc.FieldTargetURI))
+		}
+	}
+	if caps[urls[0]][0].Title != "Home" {
+		t.Errorf("title = %q", caps[urls[0]][0].Title)
+	}
+	// Exact duplicate: whichever copy was stored first is the original; the other
+	// is a revisit record pointing at it (they may sit on different partitions).
+	orig, dup := caps[urls[1]][0], caps[urls[2]][0]
+	if orig.RevisitOf != 0 {
+		orig, dup = dup, orig
+	}
+	if orig.RevisitOf != 0 || dup.RevisitOf != orig.ID {
+		t.Errorf("copies: RevisitOf %d and %d, IDs %d and %d; want one original and one revisit of it", orig.RevisitOf, dup.RevisitOf, orig.ID, dup.ID)
+	}
+	if rec, err := warc.ReadAt(filepath.Join(segDir, dup.WARCFile), dup.WARCOffset, dup.WARCLength); err != nil || rec.Type() != warc.TypeRevisit {
+		t.Errorf("duplicate's WARC record: err %v, want a revisit record", err)
+	}
+	// Near duplicate of the copies (one word added), or they of it.
+	near := caps[urls[3]][0]
+	if near.NearDupOf != orig.ID && near.NearDupOf != dup.ID && orig.NearDupOf != near.ID {
+		t.Errorf("near.NearDupOf = %d, copies %d/%d (NearDupOf %d): no near-duplicate link", near.NearDupOf, orig.ID, dup.ID, orig.NearDupOf)
+	}
+
+	// Discovered URLs: followable links, the sitemap's in-scope entry; not the
+	// nofollow link, not the noindex,nofollow page's link, not the 6th redirect hop.
+	recs := e.Consume(t, queue.TopicURLs, 3, 10*time.Second)
+	got := map[string]queue.URL{}
+	for _, r := range recs {
+		u, err := queue.DecodeURL(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := queue.PartitionOf(string(r.Key)); r.Partition != want {
+			t.Errorf("%s on partition %d, want %d", u.URL, r.Partition, want)
+		}
+		got[u.URL] = u
+	}
+	for _, want := range []string{"http://a.example/a.html", "http://b.example/x", "http://a.example/from-sitemap"} {
+		if _, ok := got[want]; !ok {
+			t.Errorf("candidate %s not produced; got %v", want, keys(got))
+		}
+	}
+	for _, not := range []string{"http://a.example/nf", "http://a.example/hidden", "http://a.example/new", "http://c.example/elsewhere"} {
+		if _, ok := got[not]; ok {
+			t.Errorf("candidate %s produced, must not be", not)
+		}
+	}
+	if d := got["http://a.example/a.html"].Depth; d != 1 {
+		t.Errorf("link depth %d, want 1", d)
+	}
+	info, err := e.DB.URLInfo(context.Background(), "http://a.example/new")
+	if err != nil || info.Exclusion == nil || info.Exclusion.Reason != ReasonMaxRedirects {
+		t.Errorf("6th redirect hop: info %+v err %v, want exclusion %s", info, err, ReasonMaxRedirects)
+	}
+	info, err = e.DB.URLInfo(context.Background(), "http://c.example/elsewhere")
+	if err != nil || info.Exclusion == nil || info.Exclusion.Reason != ReasonSitemapScope {
+		t.Errorf("foreign sitemap entry: info %+v err %v, want exclusion %s", info, err, ReasonSitemapScope)
+	}
+
+	// The poison record went to the dead-letter topic with its reason.
+	dl := e.Consume(t, queue.TopicDeadLetter, 1, 10*time.Second)
+	if len(dl) != 1 {
+		t.Fatalf("dead letters: %d, want 1", len(dl))
+	}
+	var reason string
+	for _, h := range dl[0].Headers {
+		if h.Key == queue.HeaderReason {
+			reason = string(h.Value)
+		}
+	}
+	if reason == "" {
+		t.Errorf("dead letter without a reason header: %+v", dl[0].Headers)
+	}
+
+	// A replay of a stored fetch (same fetch id) and a second fetch of a stored URL
+	// (new fetch id) store nothing new, but the replay still yields its links.
+	produce(t, e, page("f1", urls[0], home, 200), page("f9", urls[1], copyBody, 200))
+	testenv.Eventually(t, 20*time.Second, "replayed links", func() bool {
+		return len(e.Consume(t, queue.TopicURLs, 5, 3*time.Second)) >= 5
+	})
+	for u, cs := range captures(t, e) {
+		if len(cs) != 1 {
+			t.Errorf("%s stored %d times", u, len(cs))
+		}
+	}
+}
+
+func keys(m map[string]queue.URL) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// lorem returns n deterministic words; different seeds give unrelated texts.
+func lorem(n int, seed uint64) string {
+	words := []string{"crawler", "polite", "host", "delay", "robots", "sitemap", "frontier", "queue", "parser", "archive", "record", "segment", "capture", "digest", "shingle", "fingerprint", "band", "index", "offset", "partition"}
+	b := make([]byte, 0, n*8)
+	x := seed*0x9e3779b97f4a7c15 + 1
+	for i := range n {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, words[x%uint64(len(words))]...)
+	}
+	return string(b)
+}
