@@ -114,22 +114,36 @@ func sniff(br *bufio.Reader) (Kind, error) {
 	case bytes.HasPrefix(head, utf16BEBOM), bytes.HasPrefix(head, utf16LEBOM):
 		return KindUnknown, fmt.Errorf("sitemap: %w: UTF-16 byte-order mark (sitemaps must be UTF-8)", ErrUnknownFormat)
 	}
+	if err := skipSpace(br); err != nil {
+		if errors.Is(err, io.EOF) {
+			return KindUnknown, fmt.Errorf("sitemap: %w: empty body", ErrUnknownFormat)
+		}
+		return KindUnknown, readErr(err)
+	}
+	if b, _ := br.Peek(1); b[0] == '<' {
+		return KindURLSet, nil // some XML; the root element decides
+	}
+	return KindText, nil
+}
+
+// skipSpace discards whitespace up to the next other byte, a buffer at a
+// time rather than a call per byte, so a flood of whitespace costs little
+// time as well as no memory. It returns the read error that ended the
+// whitespace, io.EOF included, or nil when another byte is next.
+func skipSpace(br *bufio.Reader) error {
 	for {
-		b, err := br.ReadByte()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return KindUnknown, fmt.Errorf("sitemap: %w: empty body", ErrUnknownFormat)
-			}
-			return KindUnknown, readErr(err)
+		if _, err := br.Peek(1); err != nil {
+			return err
 		}
-		if isSpace(b) {
-			continue
+		buf, _ := br.Peek(br.Buffered())
+		n := 0
+		for n < len(buf) && isSpace(buf[n]) {
+			n++
 		}
-		_ = br.UnreadByte()
-		if b == '<' {
-			return KindURLSet, nil // some XML; the root element decides
+		_, _ = br.Discard(n)
+		if n < len(buf) {
+			return nil
 		}
-		return KindText, nil
 	}
 }
 

@@ -424,11 +424,11 @@ func TestParseDefaultLimits(t *testing.T) {
 		{"urlset of 50,001 URLs truncated", func() io.Reader { return strings.NewReader(urlset(50_001)) },
 			Result{Kind: KindURLSet, Entries: 50_000, Truncated: true, Reason: ReasonMaxURLs}},
 		{"exactly 50 MiB whole", func() io.Reader { return padded(maxBytes) },
-			Result{Kind: KindText, Entries: 2, Skipped: 1}},
+			Result{Kind: KindText, Entries: 2}},
 		// One byte more pushes the final newline past the cap: the last URL
 		// may be cut short, so it is not delivered.
 		{"50 MiB and one byte truncated", func() io.Reader { return padded(maxBytes + 1) },
-			Result{Kind: KindText, Entries: 1, Skipped: 1, Truncated: true, Reason: ReasonMaxDecodedBytes}},
+			Result{Kind: KindText, Entries: 1, Truncated: true, Reason: ReasonMaxDecodedBytes}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

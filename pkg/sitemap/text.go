@@ -13,6 +13,14 @@ import (
 // longer than the read buffer are discarded without being held in memory.
 func (p *parser) parseText(br *bufio.Reader) error {
 	for {
+		// Blank lines and leading blanks are ignored anyway; skipping them in
+		// bulk keeps a flood of newlines from costing a call per line.
+		if err := skipSpace(br); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return readErr(err)
+		}
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			p.res.Skipped++

@@ -86,7 +86,8 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		plain := readAllLimit(bytes.NewReader(data), fuzzMaxBlock)
-		if len(recs) > len(plain.recs) || (plain.err == io.EOF && len(recs) != len(plain.recs)) {
+		withheld := len(plain.recs) - len(recs)
+		if withheld < 0 || withheld > 1 || (plain.err == io.EOF && withheld != 0) {
 			t.Fatalf("%d records in gzip, %d plain (%v)", len(recs), len(plain.recs), plain.err)
 		}
 		for i, rec := range recs {

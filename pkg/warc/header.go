@@ -116,7 +116,7 @@ func (h *Header) appendTo(buf []byte) ([]byte, error) {
 		if !utf8.ValidString(f.Value) {
 			return buf, fmt.Errorf("header field %s value %q: not UTF-8: %w", f.Name, f.Value, ErrInvalidRecord)
 		}
-		if false && padded(f.Value) {
+		if padded(f.Value) {
 			return buf, fmt.Errorf("header field %s value %q: leading or trailing white space: %w", f.Name, f.Value, ErrInvalidRecord)
 		}
 		buf = append(buf, f.Name...)

@@ -347,7 +347,7 @@ func (r *Reader) readBlock(n int64) ([]byte, error) {
 
 // trimLWS removes the linear white space (SP and HT) around a field value.
 // strings.TrimSpace would also strip Unicode spaces that are part of it.
-func trimLWS(s string) string { return strings.TrimSpace(s) }
+func trimLWS(s string) string { return strings.Trim(s, " \t") }
 
 func clip(b []byte) string {
 	const max = 64

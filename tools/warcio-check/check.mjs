@@ -94,7 +94,9 @@ async function main() {
 
   // Second pass without HTTP parsing: readFully returns the whole block.
   const blocks = new WARCParser(createReadStream(file), { ...opts, parseHttp: false });
+  let blockRecords = 0;
   for await (const record of blocks) {
+    blockRecords++;
     const block = await record.readFully(false);
     const want = record.warcBlockDigest;
     if (!want) {
@@ -104,6 +106,9 @@ async function main() {
     if (want !== got) {
       summary.blockDigestMismatches.push({ id: record.warcHeader("WARC-Record-ID"), want, got });
     }
+  }
+  if (blockRecords !== summary.records) {
+    warnings.push(`read ${summary.records} records with HTTP parsing, ${blockRecords} without`);
   }
   process.stdout.write(JSON.stringify(summary) + "\n");
 }
