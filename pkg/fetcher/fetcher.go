@@ -365,12 +365,6 @@ func (f *Fetcher) queueUpdate(u store.URLUpdate) {
 	f.mu.Unlock()
 }
 
-func (f *Fetcher) markDirty(host string) {
-	f.mu.Lock()
-	f.dirty[host] = true
-	f.mu.Unlock()
-}
-
 // hostOf returns the bookkeeping of a host, creating it.
 func (f *Fetcher) hostOf(host string) *hostInfo {
 	hi := f.hosts[host]

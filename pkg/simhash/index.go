@@ -17,7 +17,7 @@ import (
 // one 6-byte entry in each of the 4 bands, 40 bytes, plus slack from growing
 // the buckets; there is also a fixed 6 MiB of bucket headers once the first
 // fingerprint is added. The benchmarks report the measured bytes per
-// fingerprint (about 44 at 10 million, 51 at 1 million). An Index holds at
+// fingerprint (about 42 at 10 million, 48 at 1 million). An Index holds at
 // most 2^32-1 fingerprints; Add panics beyond that.
 type Index struct {
 	mu      sync.RWMutex

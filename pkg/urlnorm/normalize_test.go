@@ -19,6 +19,10 @@ func TestNormalize(t *testing.T) {
 		{"IDN to punycode", "http://bücher.de/", "http://xn--bcher-kva.de/", nil},
 		{"IDN uppercase", "http://BÜCHER.de/", "http://xn--bcher-kva.de/", nil},
 		{"punycode kept", "http://xn--bcher-kva.de/", "http://xn--bcher-kva.de/", nil},
+		{"uppercase punycode lowercased", "http://XN--BCHER-KVA.DE/", "http://xn--bcher-kva.de/", nil},
+		{"IDN with ideographic full stop", "http://bücher\u3002de/", "http://xn--bcher-kva.de/", nil},
+		{"IDN host, path and query", "http://例え.テスト/パス?キー=値", "http://xn--r8jz45g.xn--zckzah/%E3%83%91%E3%82%B9?%E3%82%AD%E3%83%BC=%E5%80%A4", nil},
+		{"invalid punycode rejected", "http://xn--a.com/", "", ErrInvalid},
 		{"percent-encoded host decoded", "http://%65xample.com/", "http://example.com/", nil},
 		{"trailing dot on host", "http://example.com./a", "http://example.com/a", nil},
 		// Ports.
@@ -27,6 +31,7 @@ func TestNormalize(t *testing.T) {
 		{"non-default port kept", "http://example.com:8080/", "http://example.com:8080/", nil},
 		{"https on 80 keeps port", "https://example.com:80/", "https://example.com:80/", nil},
 		{"leading zeros in port", "http://example.com:0080/", "http://example.com/", nil},
+		{"empty port removed", "http://example.com:/a", "http://example.com/a", nil},
 		{"port 0 rejected", "http://example.com:0/", "", ErrInvalid},
 		{"port out of range", "http://example.com:65536/", "", ErrInvalid},
 		// Paths and dot segments.
@@ -35,11 +40,15 @@ func TestNormalize(t *testing.T) {
 		{"dot-dot past root", "http://example.com/../../a", "http://example.com/a", nil},
 		{"encoded dot segments", "http://example.com/a/%2e%2E/b", "http://example.com/b", nil},
 		{"trailing dot-dot keeps slash", "http://example.com/a/b/..", "http://example.com/a/", nil},
+		{"trailing dot keeps slash", "http://example.com/a/b/./", "http://example.com/a/b/", nil},
+		{"dot segments in query untouched", "http://example.com/a?b=../c", "http://example.com/a?b=../c", nil},
 		{"backslash is slash", "http://example.com\\a\\b", "http://example.com/a/b", nil},
 		{"double slash kept", "http://example.com//a", "http://example.com//a", nil},
 		// Fragments and userinfo.
 		{"fragment dropped", "http://example.com/a#section", "http://example.com/a", nil},
 		{"empty fragment dropped", "http://example.com/a?b=1#", "http://example.com/a?b=1", nil},
+		{"fragment with query-like text dropped", "http://example.com/a#b?c=1", "http://example.com/a", nil},
+		{"tracking name in fragment ignored", "http://example.com/?a=1&fbclid=x#utm_source=y", "http://example.com/?a=1", nil},
 		{"userinfo dropped", "http://user:pass@example.com/", "http://example.com/", nil},
 		// Percent-encoding.
 		{"unreserved decoded", "http://example.com/%41%62%2D%5F%7e", "http://example.com/Ab-_~", nil},
@@ -55,9 +64,13 @@ func TestNormalize(t *testing.T) {
 		{"bad escape encoded", "http://example.com/%zz?%g1", "http://example.com/%25zz?%25g1", nil},
 		{"encoded query delimiters kept", "http://example.com/?a=%26%3D", "http://example.com/?a=%26%3D", nil},
 		{"query unreserved decoded", "http://example.com/?%61=%7E", "http://example.com/?a=~", nil},
+		{"query hex uppercased", "http://example.com/?q=%c3%bc&e=%3d", "http://example.com/?e=%3D&q=%C3%BC", nil},
+		{"query space encoded", "http://example.com/?q=a b", "http://example.com/?q=a%20b", nil},
 		// Query.
 		{"query sorted", "http://example.com/?b=2&a=1&c=3", "http://example.com/?a=1&b=2&c=3", nil},
 		{"query sort stable for repeats", "http://example.com/?b=1&a=2&b=0&a=1", "http://example.com/?a=2&a=1&b=1&b=0", nil},
+		{"query sorted by bytes, uppercase first", "http://example.com/?B=1&a=2&A=3", "http://example.com/?A=3&B=1&a=2", nil},
+		{"query sorted after unescaping names", "http://example.com/?%62=1&a=2", "http://example.com/?a=2&b=1", nil},
 		{"empty query removed", "http://example.com/a?", "http://example.com/a", nil},
 		{"empty params removed", "http://example.com/?&a=1&&b=2&", "http://example.com/?a=1&b=2", nil},
 		{"valueless param kept", "http://example.com/?flag&a=1", "http://example.com/?a=1&flag", nil},
@@ -68,6 +81,8 @@ func TestNormalize(t *testing.T) {
 		{"session ids removed case-insensitively", "http://example.com/?PHPSESSID=abc&JSessionID=d&sid=1", "http://example.com/", nil},
 		{"encoded tracking name removed", "http://example.com/?utm%5Fsource=x&a=1", "http://example.com/?a=1", nil},
 		{"similar names kept", "http://example.com/?sidebar=1&utm=2", "http://example.com/?sidebar=1&utm=2", nil},
+		{"valueless tracking param removed", "http://example.com/?utm_source&a=1", "http://example.com/?a=1", nil},
+		{"tracking prefix as path param removed", "http://example.com/a;utm_source=x", "http://example.com/a", nil},
 		{"jsessionid path param removed", "http://example.com/shop/cart.jsp;jsessionid=0A1B2C?item=4", "http://example.com/shop/cart.jsp?item=4", nil},
 		{"other path params kept", "http://example.com/a;v=1;JSESSIONID=x;w=2/b", "http://example.com/a;v=1;w=2/b", nil},
 		{"path param strip resolves dots", "http://example.com/a/b/..;jsessionid=1/c", "http://example.com/a/c", nil},
@@ -120,6 +135,34 @@ func TestNormalize(t *testing.T) {
 				t.Errorf("not idempotent: Normalize(%q) = %q, %v", got, again, err)
 			}
 		})
+	}
+}
+
+// TestDefaultPolicyStripsEveryName removes each tracking and session name of
+// DefaultPolicy in any case, from the query and as a path parameter, keeping
+// the parameters around it.
+func TestDefaultPolicyStripsEveryName(t *testing.T) {
+	n := New(DefaultPolicy())
+	p := DefaultPolicy()
+	names := append([]string(nil), p.StripParams...)
+	for _, prefix := range p.StripPrefixes {
+		names = append(names, prefix+"anything")
+	}
+	for _, name := range names {
+		for _, spelled := range []string{name, strings.ToUpper(name)} {
+			for _, in := range []string{
+				"http://example.com/p?z=1&" + spelled + "=v&a=2",
+				"http://example.com/p;" + spelled + "=v?z=1&a=2",
+			} {
+				got, err := n.Normalize(in)
+				if err != nil || got != "http://example.com/p?a=2&z=1" {
+					t.Errorf("Normalize(%q) = %q, %v; want http://example.com/p?a=2&z=1", in, got, err)
+				}
+			}
+		}
+	}
+	if len(p.StripParams) == 0 || len(p.StripPrefixes) == 0 {
+		t.Fatal("DefaultPolicy strips nothing")
 	}
 }
 

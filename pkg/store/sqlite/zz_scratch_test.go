@@ -20,9 +20,6 @@ func cpuNow() time.Duration {
 func TestScratchAdmit(t *testing.T) {
 	for _, cfg := range [][]string{
 		nil,
-		{"wal_autocheckpoint=10000"},
-		{"mmap_size=268435456"},
-		{"wal_autocheckpoint=10000", "mmap_size=268435456"},
 	} {
 		db, _ := openTemp(t)
 		ctx := context.Background()
