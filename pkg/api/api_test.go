@@ -3,59 +3,34 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
-	"github.com/crawlcluster/crawler/pkg/store/sqlite"
 	"github.com/crawlcluster/crawler/pkg/submit"
 )
 
 // env is a real SQLite store and a real (embedded) Kafka broker behind the API.
 type env struct {
+	*testenv.Env
 	srv *httptest.Server
-	db  *sqlite.DB
-	cl  *kgo.Client
 }
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	broker, err := queue.StartEmbedded(filepath.Join(dir, "kafka"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(broker.Close)
-	cl, err := kgo.NewClient(queue.ClientOptions(broker.Addrs(), nil)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := queue.EnsureTopics(ctx, cl); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "crawl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	reg := prometheus.NewRegistry()
-	s := New(cfg, submit.New(db, cl), db, nil, reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e := testenv.New(t)
+	s := New(cfg, submit.New(e.DB, e.Kafka), e.DB, nil, prometheus.NewRegistry(), e.Log)
 	s.SetReady(true)
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	return &env{srv: srv, db: db, cl: cl}
+	return &env{Env: e, srv: srv}
 }
 
 func (e *env) do(t *testing.T, method, path, token, body string) (int, map[string]any) {
@@ -82,30 +57,20 @@ func (e *env) do(t *testing.T, method, path, token, body string) (int, map[strin
 // consumeSeeds reads what the API produced to crawl.urls.
 func (e *env) consumeSeeds(t *testing.T, want int) []queue.URL {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.cl.OptValue(kgo.SeedBrokers).([]string)...), kgo.ConsumeTopics(queue.TopicURLs), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	var out []queue.URL
-	for len(out) < want {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("got %d of %d seeds from crawl.urls", len(out), want)
+	for _, r := range e.Consume(t, queue.TopicURLs, want, 10*time.Second) {
+		u, err := queue.DecodeURL(r.Value)
+		if err != nil {
+			t.Errorf("undecodable seed record: %v", err)
+			continue
 		}
-		fs.EachRecord(func(r *kgo.Record) {
-			u, err := queue.DecodeURL(r.Value)
-			if err != nil {
-				t.Errorf("undecodable seed record: %v", err)
-				return
-			}
-			if r.Partition != queue.PartitionOf(string(r.Key)) {
-				t.Errorf("seed %s on partition %d, its host %s belongs on %d", u.URL, r.Partition, r.Key, queue.PartitionOf(string(r.Key)))
-			}
-			out = append(out, u)
-		})
+		if r.Partition != queue.PartitionOf(string(r.Key)) {
+			t.Errorf("seed %s on partition %d, its host %s belongs on %d", u.URL, r.Partition, r.Key, queue.PartitionOf(string(r.Key)))
+		}
+		out = append(out, u)
+	}
+	if len(out) != want {
+		t.Fatalf("got %d of %d seeds from crawl.urls", len(out), want)
 	}
 	return out
 }
@@ -152,7 +117,7 @@ func TestPostURLsMixedBatch(t *testing.T) {
 func TestPostURLsDuplicateOfStored(t *testing.T) {
 	e := newEnv(t, Config{})
 	n := "http://known.example/"
-	if _, err := e.db.AdmitURLs(context.Background(), []store.URL{{Hash: store.HashURL(n), URL: n, Host: "known.example", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()}}); err != nil {
+	if _, err := e.DB.AdmitURLs(context.Background(), []store.URL{{Hash: store.HashURL(n), URL: n, Host: "known.example", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	code, out := e.do(t, "POST", "/api/v1/frontier/urls", "", `{"urls":[{"url":"http://KNOWN.example"}]}`)
@@ -210,7 +175,7 @@ func TestLookups(t *testing.T) {
 	e := newEnv(t, Config{})
 	ctx := context.Background()
 	n := "http://look.example/page"
-	if _, err := e.db.AdmitURLs(ctx, []store.URL{{Hash: store.HashURL(n), Partition: queue.PartitionOf("look.example"), URL: n, Host: "look.example", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()}}); err != nil {
+	if _, err := e.DB.AdmitURLs(ctx, []store.URL{{Hash: store.HashURL(n), Partition: queue.PartitionOf("look.example"), URL: n, Host: "look.example", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	code, out := e.do(t, "GET", "/api/v1/urls?url="+"HTTP://look.example/page%23", "", "")
