@@ -1,0 +1,50 @@
+package frontier
+
+import (
+	"context"
+	"strconv"
+	"testing"
+)
+
+// benchFrontier pushes urls items spread over hosts, then drains them through
+// Next/Take/Done with no delay, as fetch workers would.
+func benchFrontier(b *testing.B, urls, hosts int) {
+	keys := make([]string, hosts)
+	for i := range keys {
+		keys[i] = "host" + strconv.Itoa(i) + ".example"
+	}
+	items := make([]Item, urls)
+	for i := range items {
+		h := keys[i%hosts]
+		items[i] = Item{URL: "http://" + h + "/p/" + strconv.Itoa(i), Host: h, Level: i % 4}
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		f := New(Config{})
+		for _, it := range items {
+			f.Push(it)
+		}
+		for n := 0; n < urls; {
+			l, err := f.Next(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, ok := l.Take(); ok {
+				n++
+			}
+			l.Done(Outcome{Requested: true})
+		}
+	}
+	b.ReportMetric(float64(b.N*urls)/b.Elapsed().Seconds(), "push+pop/s")
+}
+
+func BenchmarkFrontier100kURLs10kHosts(b *testing.B) { benchFrontier(b, 100_000, 10_000) }
+
+func BenchmarkFrontier1MURLs100kHosts(b *testing.B) {
+	if testing.Short() {
+		b.Skip("1M URLs; skipped with -short")
+	}
+	benchFrontier(b, 1_000_000, 100_000)
+}
