@@ -195,7 +195,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		out      outbox
 		batch    []*pending
 		contents = map[[32]byte]int{} // content digest -> index in batch
-		near     simhash.Index        // fingerprints of this batch, id = index in batch
+		near     = batchIndex{}       // fingerprints of this batch by band
 	)
 	out.init(p)
 	inBatch := map[int64]bool{}
@@ -209,7 +209,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 		pd := &pending{page: pg, hash: hashes[i], revisitOfBatch: -1, nearOfBatch: -1}
 		pd.capture = captureOf(pg, pd.hash, doc)
-		if err := p.dedup(ctx, pd, doc, len(batch), contents, &near, batch); err != nil {
+		if err := p.dedup(ctx, pd, doc, len(batch), contents, near, batch); err != nil {
 			return err
 		}
 		if err := p.archiveOne(ctx, pd, doc, batch); err != nil {
@@ -325,7 +325,7 @@ func captureOf(pg queue.Page, hash int64, doc *parse.Document) store.Capture {
 
 // dedup finds an earlier capture with the same payload (exact) or a near-identical
 // text (SimHash), first in the store, then in this batch.
-func (p *Parser) dedup(ctx context.Context, pd *pending, doc *parse.Document, idx int, contents map[[32]byte]int, near *simhash.Index, batch []*pending) error {
+func (p *Parser) dedup(ctx context.Context, pd *pending, doc *parse.Document, idx int, contents map[[32]byte]int, near batchIndex, batch []*pending) error {
 	pg := pd.page
 	if pg.Status == http.StatusOK && len(pg.Body) > 0 && pg.Truncated == "" {
 		pd.sha = sha256.Sum256(pg.Body)
@@ -351,10 +351,10 @@ func (p *Parser) dedup(ctx context.Context, pd *pending, doc *parse.Document, id
 		}
 		if ok {
 			pd.capture.NearDupOf = id
-		} else if j, _, ok := near.Near(fp, simhash.MaxDistance); ok {
-			pd.nearOfBatch = int(j)
+		} else if j, ok := near.near(fp, batch); ok {
+			pd.nearOfBatch = j
 		}
-		near.Add(fp, uint64(idx))
+		near.add(fp, idx)
 		if ok || pd.nearOfBatch >= 0 {
 			p.metrics.nearDups.Inc()
 		}
@@ -408,6 +408,32 @@ func (p *Parser) archiveOne(ctx context.Context, pd *pending, doc *parse.Documen
 	pd.capture.WARCFile, pd.capture.WARCOffset, pd.capture.WARCLength = loc.File, loc.Offset, loc.Length
 	pd.capture.WARCRecordID, pd.capture.PayloadDigest = loc.RecordID, loc.PayloadDigest
 	return nil
+}
+
+// batchIndex finds near-duplicates among the pages of one batch, which are not in
+// the store yet. It uses the store's band layout (simhash.BandKeys), so a candidate
+// within MaxDistance shares at least one band exactly; a batch is small, so a map
+// per band key is enough (simhash.Index would allocate its 6 MiB of buckets).
+type batchIndex map[uint32][]int
+
+func (b batchIndex) add(fp uint64, idx int) {
+	for i, k := range simhash.BandKeys(fp) {
+		key := uint32(i)<<16 | uint32(k)
+		b[key] = append(b[key], idx)
+	}
+}
+
+// near returns the earliest page of the batch within MaxDistance of fp.
+func (b batchIndex) near(fp uint64, batch []*pending) (int, bool) {
+	best := -1
+	for i, k := range simhash.BandKeys(fp) {
+		for _, j := range b[uint32(i)<<16|uint32(k)] {
+			if simhash.Distance(fp, batch[j].capture.SimHash) <= simhash.MaxDistance && (best < 0 || j < best) {
+				best = j
+			}
+		}
+	}
+	return best, best >= 0
 }
 
 func locationOf(c store.Capture) warc.Location {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"os"
@@ -90,14 +89,6 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`<?xml version="1.0" encoding="windows-1252"?><urlset><url><loc>http://e.com/`+"\xe9"+`</loc><priority>NaN</priority></url></urlset>`), true, uint8(2), uint16(1000))
 
 	f.Fuzz(func(t *testing.T, data []byte, gz bool, maxURLs uint8, maxBytes uint16) {
-		zzStart := time.Now()
-		defer func() {
-			if d := time.Since(zzStart); d > 500*time.Millisecond {
-				name := fmt.Sprintf("/tmp/slow-%d", time.Now().UnixNano())
-				_ = os.WriteFile(name, data, 0o644)
-				_ = os.WriteFile(name+".meta", []byte(fmt.Sprintf("gz=%v maxURLs=%d maxBytes=%d took %v len %d", gz, maxURLs, maxBytes, d, len(data))), 0o644)
-			}
-		}()
 		lim := Limits{MaxURLs: int(maxURLs) + 1, MaxDecodedBytes: int64(maxBytes) + 1}
 		body := data
 		if gz {
