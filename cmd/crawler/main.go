@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/embedded"
 )
 
@@ -25,11 +26,16 @@ func run() int {
 	var cfg embedded.Config
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
+	config.Usage(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	if err := config.ApplyEnv(fs, os.LookupEnv); err != nil {
+		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
 		return 2
 	}
 	cfg.Seeds = fs.Args()
