@@ -58,7 +58,8 @@ type Store interface {
 type Archive interface {
 	WriteCapture(c warc.Capture) (warc.Location, error)
 	WriteRevisit(c warc.Capture, original warc.Location, originalURI string, originalDate time.Time) (warc.Location, error)
-	Flush() error
+	Flush() error // make what was written durable where it is
+	Roll() error  // close the segment; its OnClose (e.g. the upload) has run when Roll returns
 }
 
 // Config configures a parser.
@@ -66,6 +67,13 @@ type Config struct {
 	RobotsAgent string // product token honoured in meta robots / X-Robots-Tag
 	MaxLinks    int    // per page; 0 = parse's default
 	BatchSize   int    // records per poll; default 500
+	// RollEachBatch closes the WARC segment at the end of every batch, before the
+	// batch's metadata and offsets are committed. Cluster mode sets it: its segments
+	// become durable only when OnClose has uploaded them to object storage, and a
+	// capture must never point at a segment that a crash could lose. Segments are then
+	// one batch each (up to BatchSize pages); the embedded mode keeps large local
+	// segments and only fsyncs them.
+	RollEachBatch bool
 }
 
 // Parser is one member of the parsers group.
@@ -220,8 +228,12 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	}
 	if len(batch) > 0 {
 		start := time.Now()
-		if err := p.archive.Flush(); err != nil {
-			return fmt.Errorf("flush WARC segment: %w", err)
+		durable := p.archive.Flush
+		if p.cfg.RollEachBatch {
+			durable = p.archive.Roll
+		}
+		if err := durable(); err != nil {
+			return fmt.Errorf("make WARC segment durable: %w", err)
 		}
 		p.metrics.blobSeconds.Observe(time.Since(start).Seconds())
 		if err := p.storeBatch(ctx, batch); err != nil {

@@ -240,3 +240,49 @@ func lorem(n int, seed uint64) string {
 	}
 	return string(b)
 }
+
+// TestRollEachBatchCommitsAfterUpload: in cluster mode a capture may only point at a
+// segment whose upload (OnClose) succeeded; a failed upload makes the batch retry.
+func TestRollEachBatchCommitsAfterUpload(t *testing.T) {
+	e := testenv.New(t)
+	var mu sync.Mutex
+	uploaded := map[string]bool{}
+	calls := 0
+	seg, err := warc.NewSegmentWriter(warc.SegmentConfig{Dir: filepath.Join(e.Dir, "warc"), OnClose: func(path string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 1 {
+			return fmt.Errorf("object store unavailable")
+		}
+		uploaded[filepath.Base(path)] = true
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	p, err := New(Config{RobotsAgent: "testbot", RollEachBatch: true}, e.DB, seg, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = p.Run(ctx) }()
+	defer func() { cancel(); wg.Wait() }()
+
+	u := "http://a.example/up"
+	admit(t, e, u)
+	produce(t, e, page("u1", u, "<html><body>uploaded</body></html>", 200))
+	testenv.Eventually(t, 20*time.Second, "capture stored after a retried upload", func() bool { return len(captures(t, e)) == 1 })
+	c := captures(t, e)[u][0]
+	mu.Lock()
+	defer mu.Unlock()
+	if !uploaded[c.WARCFile] {
+		t.Errorf("capture points at %s, which was not uploaded (uploaded: %v)", c.WARCFile, uploaded)
+	}
+	if calls < 2 {
+		t.Errorf("OnClose called %d times, want the failed upload retried", calls)
+	}
+}

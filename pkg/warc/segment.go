@@ -342,6 +342,29 @@ func (w *SegmentWriter) Flush() error {
 	return nil
 }
 
+// Roll closes the current segment now, fsynced, and runs its OnClose in the calling
+// goroutine; the next write opens a new segment. Cluster mode rolls at the end of
+// each parser batch so the segment is uploaded before the metadata pointing into it
+// is committed. Without a current segment Roll does nothing. An OnClose error is
+// returned wrapped in ErrOnClose: the segment itself is closed and complete.
+func (w *SegmentWriter) Roll() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	if w.seg == nil {
+		w.mu.Unlock()
+		return nil
+	}
+	path, err := w.closeLocked()
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return onCloseErr(path, w.runHook(path))
+}
+
 // Close closes the current segment, runs its OnClose and waits for OnClose
 // calls still running in other goroutines. Later writes fail with ErrClosed;
 // a second Close is a no-op.
