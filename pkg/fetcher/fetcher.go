@@ -60,6 +60,8 @@ type Config struct {
 	SitemapProbe     bool          // also try /sitemap.xml of every new host
 	BloomCapacity    uint          // URLs the seen filter is sized for
 	HostSaveInterval time.Duration // how often host state (robots, next-allowed) is persisted
+	SessionTimeout   time.Duration // consumer group session timeout
+	FenceAfter       time.Duration // stop fetching when no heartbeat was answered for this long; must be below SessionTimeout
 
 	Admit admit.Config
 	Fetch fetch.Config
@@ -79,6 +81,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.SitemapProbe, "sitemap-probe", true, "also fetch /sitemap.xml of every host, besides the sitemaps robots.txt lists")
 	fs.UintVar(&c.BloomCapacity, "bloom-capacity", 10_000_000, "URLs the seen-URL Bloom filter is sized for (1% false positives; more URLs only cost store look-ups)")
 	fs.DurationVar(&c.HostSaveInterval, "host-save-interval", 500*time.Millisecond, "how often per-host politeness state is persisted")
+	fs.DurationVar(&c.SessionTimeout, "session-timeout", 45*time.Second, "consumer group session timeout: a fetcher silent this long loses its partitions")
+	fs.DurationVar(&c.FenceAfter, "fence-after", 15*time.Second, "stop fetching when the group coordinator has not answered a heartbeat for this long (below -session-timeout, so a fetcher that may have lost its hosts never fetches for them)")
 	c.Admit.RegisterFlags(fs, "")
 	c.Fetch.RegisterFlags(fs, "")
 }
@@ -97,6 +101,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxRetries < 0 {
 		errs = append(errs, fmt.Errorf("max-retries %d < 0", c.MaxRetries))
+	}
+	if c.SessionTimeout > 0 && c.FenceAfter >= c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("fence-after %v must be below session-timeout %v", c.FenceAfter, c.SessionTimeout))
 	}
 	if c.RobotsMaxFails < 1 {
 		errs = append(errs, fmt.Errorf("robots-max-failures %d < 1", c.RobotsMaxFails))
@@ -152,6 +159,8 @@ type Fetcher struct {
 	owned     map[int32]bool
 	dirty     map[string]bool // hosts whose state changed since the last save
 	updates   []store.URLUpdate
+	cache     SharedCache  // nil: nothing shared (embedded mode)
+	member    membership
 	fetched   atomic.Int64 // fetches in this run (pages and sitemaps)
 	inFlight  atomic.Int64 // requests and produces not yet settled
 	errCount  atomic.Int64 // network errors and 5xx answers
@@ -163,6 +172,7 @@ type Fetcher struct {
 type hostInfo struct {
 	robots   *robots.Entry
 	scheme   string // of the URL that first brought the host; its robots.txt uses it
+	shared   bool   // the shared next-allowed time was consulted since the host was loaded
 	pages    int    // admitted URLs (budget)
 	errors   int
 	sitemaps bool // sitemaps from robots.txt already queued
@@ -170,7 +180,7 @@ type hostInfo struct {
 
 // New builds a fetcher. kafkaOpts are the shared client options (brokers, logger);
 // the fetcher adds its group membership.
-func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger) (*Fetcher, error) {
+func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger, opts ...Option) (*Fetcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("fetcher config: %w", err)
 	}
@@ -193,9 +203,21 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		dirty:    map[string]bool{},
 		limitHit: make(chan struct{}),
 	}
+	for _, o := range opts {
+		o(f)
+	}
 	f.fr = frontier.New(frontier.Config{Levels: admitLevels(cfg.Admit), DefaultDelay: cfg.defaultDelay()})
-	opts := append([]kgo.Opt{}, kafkaOpts...)
-	opts = append(opts,
+	f.member.timeout = cfg.FenceAfter
+	if f.member.timeout <= 0 {
+		f.member.timeout = 15 * time.Second
+	}
+	f.member.touch()
+	kopts := append([]kgo.Opt{}, kafkaOpts...)
+	if cfg.SessionTimeout > 0 {
+		kopts = append(kopts, kgo.SessionTimeout(cfg.SessionTimeout))
+	}
+	kopts = append(kopts,
+		kgo.WithHooks(&f.member),
 		kgo.ConsumerGroup(queue.GroupFetchers),
 		kgo.ConsumeTopics(queue.TopicURLs),
 		kgo.DisableAutoCommit(),
@@ -204,7 +226,7 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		kgo.OnPartitionsRevoked(f.revoked),
 		kgo.OnPartitionsLost(f.lost),
 	)
-	f.kafka, err = kgo.NewClient(opts...)
+	f.kafka, err = kgo.NewClient(kopts...)
 	if err != nil {
 		client.Close()
 		return nil, fmt.Errorf("fetcher kafka client: %w", err)

@@ -12,6 +12,8 @@ type metrics struct {
 	dedup           *prometheus.CounterVec
 	admitted        prometheus.Counter
 	deadLetters     prometheus.Counter
+	cacheErrors     prometheus.Counter
+	fenced          prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -53,9 +55,17 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_fetcher_dead_letters_total",
 			Help: "crawl.urls records sent to the dead-letter topic.",
 		}),
+		cacheErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_fetcher_cache_errors_total",
+			Help: "Failed shared-cache calls (robots.txt entries, next-allowed times); each only costs work, never politeness.",
+		}),
+		fenced: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawler_fetcher_fenced",
+			Help: "1 while the fetcher has stopped fetching because its group membership is unconfirmed.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.deadLetters)
+		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.deadLetters, m.cacheErrors, m.fenced)
 	}
 	return m
 }

@@ -16,6 +16,7 @@ import (
 // It runs between polls (BlockRebalanceOnPoll), so no admission races with it.
 func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[string][]int32) {
 	start := time.Now()
+	f.member.touch() // the coordinator just confirmed us
 	var hosts, urls int
 	for _, p := range assigned[queue.TopicURLs] {
 		h, u, err := f.loadPartition(ctx, p)

@@ -26,13 +26,29 @@ func (f *Fetcher) work(ctx context.Context) {
 			f.limitOnce.Do(func() { close(f.limitHit) })
 			return
 		}
+		if !f.member.confirmed(time.Now()) {
+			// Fenced: our partitions may already belong to someone else.
+			f.metrics.fenced.Set(1)
+			sleep(ctx, 100*time.Millisecond)
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		f.metrics.fenced.Set(0)
 		lease, err := f.fr.Next(ctx)
 		if err != nil {
 			return
 		}
 		f.inFlight.Add(1)
-		out := f.serve(ctx, lease)
+		var out frontier.Outcome
+		if f.member.confirmed(time.Now()) {
+			out = f.serve(ctx, lease)
+		}
 		lease.Done(out)
+		if out.Requested {
+			f.shareNextAllowed(lease.Host)
+		}
 		f.inFlight.Add(-1)
 	}
 }
@@ -44,13 +60,27 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 	hi := f.hostOf(lease.Host)
 	entry := hi.robots
 	scheme := hi.scheme
+	checkShared := f.cache != nil && !hi.shared
+	hi.shared = true
 	f.mu.Unlock()
 	if scheme == "" {
 		scheme = "http"
 	}
 	now := time.Now()
+	if checkShared {
+		// First turn of a host since this fetcher got it: honour the time its
+		// previous owner published, even if that owner died without saving.
+		if t, ok := f.sharedNextAllowed(ctx, lease.Host); ok && t.After(now) {
+			return frontier.Outcome{Until: t}
+		}
+	}
 	if !entry.Fresh(now) {
-		return f.fetchRobots(ctx, lease, scheme, entry)
+		if e := f.sharedRobots(ctx, lease.Host, now); e != nil {
+			f.adoptRobots(lease, e)
+			entry = e
+		} else {
+			return f.fetchRobots(ctx, lease, scheme, entry)
+		}
 	}
 	if entry.Kind == robots.KindDisallowAll {
 		// Unreachable robots.txt: nothing but robots.txt may be requested until it
@@ -103,6 +133,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 	outcome := frontier.Outcome{Requested: true, At: done, Duration: done.Sub(start)}
 	f.metrics.robotsFetches.WithLabelValues(robotsOutcome(status, err)).Inc()
 
+	f.shareRobots(ctx, lease.Host, entry, done)
 	f.mu.Lock()
 	hi := f.hostOf(lease.Host)
 	hi.robots = entry
@@ -133,6 +164,22 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 		f.queueSitemaps(lease, scheme, entry)
 	}
 	return outcome
+}
+
+// adoptRobots takes a robots.txt entry another fetcher fetched and cached. Its
+// sitemaps were queued by whoever fetched it.
+func (f *Fetcher) adoptRobots(lease *frontier.Lease, e *robots.Entry) {
+	f.mu.Lock()
+	hi := f.hostOf(lease.Host)
+	hi.robots = e
+	hi.sitemaps = true
+	f.dirty[lease.Host] = true
+	f.mu.Unlock()
+	delay := f.cfg.defaultDelay()
+	if d, ok := e.Delay(f.policy); ok {
+		delay = d
+	}
+	f.fr.SetHostDelay(lease.Host, lease.Partition, delay)
 }
 
 // giveUp records every queued URL of the host as failed.
