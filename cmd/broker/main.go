@@ -24,6 +24,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,16 +49,17 @@ func main() {
 
 // Config is the broker's configuration.
 type Config struct {
-	Listen          string        // comma-separated host:port, one per broker, or one to count up from
-	DataDir         string        // where the log, topics and groups live
-	Brokers         int           // listeners (broker node IDs) in the cluster
-	SyncWrites      bool          // fsync every produced batch
-	BrokerConfigs   brokerConfigs // kfake broker-level configs, key=value
-	LogLevel        string        // debug, info, warn, error
-	LogFormat       string        // text or json
-	StopOnStdinEOF  bool          // stop when standard input closes (brokertest uses it)
-	listenAddrs     []string      // Listen expanded to one address per broker, set by Validate
-	minLogLevelSlog slog.Level
+	Listen         string        // comma-separated host:port, one per broker, or one to count up from
+	DataDir        string        // where the log, topics and groups live
+	Brokers        int           // listeners (broker node IDs) in the cluster
+	SyncWrites     bool          // fsync every produced batch
+	BrokerConfigs  brokerConfigs // kfake broker-level configs, key=value
+	LogLevel       string        // debug, info, warn, error
+	LogFormat      string        // text or json
+	StopOnStdinEOF bool          // stop when standard input closes (brokertest uses it)
+
+	listenAddrs []string   // Listen expanded to one address per broker, set by Validate
+	level       slog.Level // LogLevel parsed by Validate
 }
 
 // RegisterFlags registers the broker's flags.
@@ -78,7 +80,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("-data is required")
 	}
-	if err := c.minLogLevelSlog.UnmarshalText([]byte(c.LogLevel)); err != nil {
+	if err := c.level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return fmt.Errorf("-log-level %q: want debug, info, warn or error", c.LogLevel)
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
@@ -267,7 +269,7 @@ func start(cfg Config, log *slog.Logger) (*kfake.Cluster, error) {
 		kfake.ListenFn(listen),
 		kfake.DataDir(cfg.DataDir),
 		kfake.BrokerConfigs(bcfg),
-		kfake.WithLogger(kfakeLogger{log, cfg.minLogLevelSlog}),
+		kfake.WithLogger(kfakeLogger{log, cfg.level}),
 	}
 	if cfg.SyncWrites {
 		opts = append(opts, kfake.SyncWrites())
@@ -280,7 +282,7 @@ func start(cfg Config, log *slog.Logger) (*kfake.Cluster, error) {
 }
 
 func newLogger(w io.Writer, cfg Config) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.minLogLevelSlog}
+	opts := &slog.HandlerOptions{Level: cfg.level}
 	if cfg.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
@@ -309,5 +311,5 @@ func (k kfakeLogger) Logf(level kfake.LogLevel, format string, args ...any) {
 	if l < k.min {
 		return
 	}
-	k.log.Log(nil, l, fmt.Sprintf(format, args...), "component", "kfake") //nolint:staticcheck // no context at this call site
+	k.log.Log(context.Background(), l, fmt.Sprintf(format, args...), "component", "kfake")
 }

@@ -216,6 +216,9 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 	if cfg.SessionTimeout > 0 {
 		kopts = append(kopts, kgo.SessionTimeout(cfg.SessionTimeout))
 	}
+	// At least three heartbeats fit in the fencing window, so one slow answer does
+	// not stop a healthy fetcher.
+	kopts = append(kopts, kgo.HeartbeatInterval(min(3*time.Second, f.member.timeout/3)))
 	kopts = append(kopts,
 		kgo.WithHooks(&f.member),
 		kgo.ConsumerGroup(queue.GroupFetchers),

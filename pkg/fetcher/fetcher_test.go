@@ -188,3 +188,35 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestMembershipConfirmedByHeartbeats: a healthy member keeps fetching well past the
+// fencing window, because every answered heartbeat confirms it; without heartbeat
+// answers it is fenced.
+func TestMembershipConfirmedByHeartbeats(t *testing.T) {
+	e := testenv.New(t)
+	cfg := testConfig()
+	cfg.SessionTimeout = 6 * time.Second
+	cfg.FenceAfter = time.Second
+	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		if !f.member.confirmed(time.Now()) {
+			t.Fatalf("member fenced while the broker answers heartbeats")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	var m membership
+	m.timeout = time.Second
+	m.last.Store(time.Now().Add(-2 * time.Second).UnixNano())
+	if m.confirmed(time.Now()) {
+		t.Errorf("member without a heartbeat answer for 2s confirmed with a 1s window")
+	}
+}
