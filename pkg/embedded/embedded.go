@@ -42,9 +42,8 @@ import (
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
 
-// DefaultUserAgent names the project and where to reach whoever runs it; operators
-// should set their own contact URL with -user-agent.
-const DefaultUserAgent = "crawlcluster/0.1 (+https://github.com/crawlcluster/crawler)"
+// DefaultUserAgent is the fetcher's default User-Agent.
+const DefaultUserAgent = fetcher.DefaultUserAgent
 
 // Config is the crawler command's configuration.
 type Config struct {

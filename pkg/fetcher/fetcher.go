@@ -46,6 +46,10 @@ import (
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
+// DefaultUserAgent names the project and where to reach whoever runs it; operators
+// should set their own contact URL with -user-agent.
+const DefaultUserAgent = "crawlcluster/0.1 (+https://github.com/crawlcluster/crawler)"
+
 // Config configures a fetcher.
 type Config struct {
 	Workers          int           // concurrent requests (each to a different host)
@@ -69,6 +73,9 @@ type Config struct {
 
 // RegisterFlags registers the fetcher's flags (and those of admission and fetch).
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	if c.Fetch.UserAgent == "" {
+		c.Fetch.UserAgent = DefaultUserAgent
+	}
 	fs.IntVar(&c.Workers, "workers", 64, "concurrent requests, each to a different host")
 	fs.DurationVar(&c.DefaultDelay, "default-delay", time.Second, "delay between two requests to one host when robots.txt sets no Crawl-delay")
 	fs.DurationVar(&c.MinDelay, "min-delay", 0, "lower clamp of every per-host delay (Crawl-delay and default)")
@@ -159,7 +166,7 @@ type Fetcher struct {
 	owned     map[int32]bool
 	dirty     map[string]bool // hosts whose state changed since the last save
 	updates   []store.URLUpdate
-	cache     SharedCache  // nil: nothing shared (embedded mode)
+	cache     SharedCache // nil: nothing shared (embedded mode)
 	member    membership
 	fetched   atomic.Int64 // fetches in this run (pages and sitemaps)
 	inFlight  atomic.Int64 // requests and produces not yet settled
