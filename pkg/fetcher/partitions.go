@@ -117,6 +117,12 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
 		}
 		f.mu.Unlock()
 		if save {
+			// Results still on their way to crawl.pages mark their URLs fetched
+			// when acknowledged; wait for that, or the next owner, loading those
+			// URLs as queued, would fetch them again.
+			if err := f.kafka.Flush(ctx); err != nil {
+				f.log.Warn("flush fetch results on revoke", "partition", p, "err", err)
+			}
 			if err := f.saveState(ctx, states); err != nil {
 				f.log.Error("save host state on revoke", "partition", p, "err", err)
 			}
