@@ -165,9 +165,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg.RegisterFlags(fs)
-	envName := func(name string) string {
-		return strings.Replace(config.EnvName(name), config.Prefix, config.Prefix+"BROKER_", 1)
-	}
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " [$" + envName(f.Name) + "]" })
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: broker -listen 127.0.0.1:9092 -data DIR [-brokers N] [-sync-writes] [flags]\n\n")
@@ -176,9 +173,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	err := config.ApplyEnv(fs, func(k string) (string, bool) {
-		return os.LookupEnv(strings.Replace(k, config.Prefix, config.Prefix+"BROKER_", 1))
-	})
+	err := applyEnv(fs, os.LookupEnv)
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
@@ -236,6 +231,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Error("broker stopped without flushing its log", "reason", why)
 		return 1
 	}
+}
+
+// envName returns the environment variable of a flag: CRAWLER_BROKER_<NAME>.
+func envName(flagName string) string {
+	return strings.Replace(config.EnvName(flagName), config.Prefix, config.Prefix+"BROKER_", 1)
+}
+
+// applyEnv sets every flag not given on the command line from its environment
+// variable, as config.ApplyEnv does for the crawler's own binaries.
+func applyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v, ok := lookup(envName(f.Name)); ok && !given[f.Name] {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", envName(f.Name), v, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // start builds the kfake cluster. kfake listens on 127.0.0.1 by itself; the

@@ -2,13 +2,20 @@
 // the embedded crawler): seed submission, crawl statistics, URL and host look-ups,
 // health and readiness, and Prometheus metrics.
 //
-// Every 4xx and 5xx answer carries a JSON body {"error": "...", "code": N}, request
-// bodies are size-limited, and when tokens are configured every /api/ route needs
-// "Authorization: Bearer TOKEN", compared in constant time.
+// The routes are described by the OpenAPI document in api/openapi.yaml, which the
+// server also serves at GET /api/v1/openapi.yaml; the tests check every route and
+// every body they see against it. Every 4xx and 5xx answer of the handlers carries
+// a JSON body {"error": "...", "code": N}, including 404 for an unknown route and
+// 405 (with Allow) for a known route asked with the wrong method. Request bodies
+// are size-limited, NewHTTPServer sets timeouts, and when tokens are configured
+// (see LoadTokens) every /api/v1/ route but the document needs
+// "Authorization: Bearer TOKEN", compared in constant time. Health, readiness and
+// metrics stay open for probes and scrapers.
 package api
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -16,6 +23,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	apidoc "github.com/crawlcluster/crawler/api"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/submit"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
@@ -45,6 +54,23 @@ type Live interface {
 	LiveHost(host string) (map[string]any, bool)
 }
 
+// Cluster reports on the cluster's consumer groups: in cluster mode the frontier
+// tier knows how many fetchers and parsers are alive from their group membership.
+// pkg/lag's Exporter implements it.
+type Cluster interface {
+	// Members returns the live members of each consumer group, by group name.
+	Members(ctx context.Context) (map[string]int, error)
+}
+
+// How long the stats handler waits for the cluster's group descriptions.
+const clusterTimeout = 5 * time.Second
+
+// Option configures optional parts of a Server.
+type Option func(*Server)
+
+// WithCluster adds the consumer groups' live members to GET /api/v1/stats.
+func WithCluster(c Cluster) Option { return func(s *Server) { s.cluster = c } }
+
 // Config configures the server.
 type Config struct {
 	Tokens       []string // bearer tokens; none = no auth (embedded mode on loopback)
@@ -54,51 +80,118 @@ type Config struct {
 
 // Server holds the handlers.
 type Server struct {
-	cfg    Config
-	sub    Submitter
-	store  store.Reader
-	live   Live
-	gather prometheus.Gatherer
-	log    *slog.Logger
-	ready  atomic.Bool
+	cfg     Config
+	sub     Submitter
+	store   store.Reader
+	live    Live
+	cluster Cluster
+	gather  prometheus.Gatherer
+	// SHA-256 of each token
+	tokenSums [][sha256.Size]byte
+	log       *slog.Logger
+	ready     atomic.Bool
 }
 
-// New returns a server; call SetReady once the components run.
-func New(cfg Config, sub Submitter, st store.Reader, live Live, gather prometheus.Gatherer, log *slog.Logger) *Server {
+// New returns a server; call SetReady once the components run. live, gather and
+// the options may be nil or absent.
+func New(cfg Config, sub Submitter, st store.Reader, live Live, gather prometheus.Gatherer, log *slog.Logger, opts ...Option) *Server {
 	if cfg.MaxSeeds <= 0 {
 		cfg.MaxSeeds = DefaultMaxSeeds
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	return &Server{cfg: cfg, sub: sub, store: st, live: live, gather: gather, log: log}
+	// An empty token would match "Authorization: Bearer " with nothing after it.
+	cfg.Tokens = slices.DeleteFunc(slices.Clone(cfg.Tokens), func(t string) bool { return t == "" })
+	s := &Server{cfg: cfg, sub: sub, store: st, live: live, gather: gather, log: log}
+	for _, t := range cfg.Tokens {
+		s.tokenSums = append(s.tokenSums, sha256.Sum256([]byte(t)))
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // SetReady flips readiness; the termination path sets it false first.
 func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
 
-// Handler returns the routes.
-func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/v1/frontier/urls", s.auth(s.postURLs))
-	mux.HandleFunc("GET /api/v1/stats", s.auth(s.getStats))
-	mux.HandleFunc("GET /api/v1/urls", s.auth(s.getURL))
-	mux.HandleFunc("GET /api/v1/hosts/{host}", s.auth(s.getHost))
-	mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	mux.HandleFunc("GET /-/ready", func(w http.ResponseWriter, _ *http.Request) {
-		if !s.ready.Load() {
-			writeError(w, http.StatusServiceUnavailable, "not ready")
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	})
-	if s.gather != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(s.gather, promhttp.HandlerOpts{}))
+// route is one operation of the API; api/openapi.yaml documents each.
+type route struct {
+	method, path string
+	handler      http.HandlerFunc
+	open         bool // served without a token
+}
+
+func (s *Server) routes() []route {
+	rs := []route{
+		{"POST", "/api/v1/frontier/urls", s.postURLs, false},
+		{"GET", "/api/v1/stats", s.getStats, false},
+		{"GET", "/api/v1/urls", s.getURL, false},
+		{"GET", "/api/v1/hosts/{host}", s.getHost, false},
+		{"GET", "/api/v1/openapi.yaml", getOpenAPI, true},
+		{"GET", "/-/healthy", getHealthy, true},
+		{"GET", "/-/ready", s.getReady, true},
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { writeError(w, http.StatusNotFound, "no such route") })
+	if s.gather != nil {
+		rs = append(rs, route{"GET", "/metrics", promhttp.HandlerFor(s.gather, promhttp.HandlerOpts{}).ServeHTTP, true})
+	}
+	return rs
+}
+
+// Handler returns the routes.
+func (s *Server) Handler() http.Handler { return s.mux() }
+
+// mux registers each route under its method, and each path once more without one:
+// http.ServeMux answers a method mismatch with a plain-text 405, and the fallback
+// answers it in JSON instead, with the Allow header.
+func (s *Server) mux() *http.ServeMux {
+	mux := http.NewServeMux()
+	var paths []string
+	allowed := map[string][]string{}
+	for _, r := range s.routes() {
+		h := r.handler
+		if !r.open {
+			h = s.auth(h)
+		}
+		mux.HandleFunc(r.method+" "+r.path, h)
+		if allowed[r.path] == nil {
+			paths = append(paths, r.path)
+		}
+		allowed[r.path] = append(allowed[r.path], r.method)
+		if r.method == http.MethodGet {
+			allowed[r.path] = append(allowed[r.path], http.MethodHead)
+		}
+	}
+	for _, path := range paths {
+		slices.Sort(allowed[path])
+		allow := strings.Join(allowed[path], ", ")
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s; allowed: %s", r.Method, path, allow))
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such route: "+r.URL.Path)
+	})
 	return mux
+}
+
+func getOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(apidoc.OpenAPI)
+}
+
+func getHealthy(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) getReady(w http.ResponseWriter, _ *http.Request) {
+	if !s.ready.Load() {
+		writeError(w, http.StatusServiceUnavailable, "not ready")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 // NewHTTPServer wraps the handler with timeouts suited to an API.
@@ -116,12 +209,15 @@ func (s *Server) NewHTTPServer(addr string) *http.Server {
 
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if len(s.cfg.Tokens) > 0 {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if len(s.tokenSums) > 0 {
+			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			ok := strings.EqualFold(scheme, "Bearer") // RFC 9110: the scheme is case-insensitive
+			// Compare digests, so the time taken reveals neither a token's length
+			// nor its prefix, and check every token so it does not reveal which matched.
+			sum := sha256.Sum256([]byte(got))
 			match := 0
-			for _, t := range s.cfg.Tokens {
-				// Check every token so timing does not reveal which one matched.
-				match |= subtle.ConstantTimeCompare([]byte(got), []byte(t))
+			for _, t := range s.tokenSums {
+				match |= subtle.ConstantTimeCompare(sum[:], t[:])
 			}
 			if !ok || match != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="crawler"`)
@@ -197,15 +293,41 @@ func (s *Server) postURLs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, resp)
 }
 
+type statsResponse struct {
+	Store   store.Stats    `json:"store"`
+	Live    map[string]any `json:"live,omitempty"`
+	Cluster *clusterStats  `json:"cluster,omitempty"`
+}
+
+type clusterStats struct {
+	Members map[string]int `json:"members,omitempty"`
+	Error   string         `json:"error,omitempty"`
+}
+
 func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 	st, err := s.store.Stats(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "read stats: "+err.Error())
 		return
 	}
-	out := map[string]any{"store": st}
+	out := statsResponse{Store: st}
 	if s.live != nil {
-		out["live"] = s.live.LiveStats()
+		out.Live = s.live.LiveStats()
+	}
+	if s.cluster != nil {
+		// The store's numbers are worth answering with even when Kafka is not.
+		ctx, cancel := context.WithTimeout(r.Context(), clusterTimeout)
+		members, err := s.cluster.Members(ctx)
+		cancel()
+		switch {
+		case err != nil:
+			s.log.Warn("describe consumer groups for stats", "err", err)
+			out.Cluster = &clusterStats{Error: "describe consumer groups: " + err.Error()}
+		case members == nil:
+			out.Cluster = &clusterStats{Members: map[string]int{}}
+		default:
+			out.Cluster = &clusterStats{Members: members}
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

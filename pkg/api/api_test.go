@@ -20,17 +20,25 @@ import (
 // env is a real SQLite store and a real (embedded) Kafka broker behind the API.
 type env struct {
 	*testenv.Env
+	s   *Server
 	srv *httptest.Server
 }
 
-func newEnv(t *testing.T, cfg Config) *env {
+// newEnv serves the API over real backends; every exchange is checked against
+// api/openapi.yaml (see conform).
+func newEnv(t *testing.T, cfg Config, opts ...Option) *env {
 	t.Helper()
-	e := testenv.New(t)
-	s := New(cfg, submit.New(e.DB, e.Kafka), e.DB, nil, prometheus.NewRegistry(), e.Log)
+	return newEnvOn(t, testenv.New(t), nil, cfg, opts...)
+}
+
+// newEnvOn serves the API over the backends of e.
+func newEnvOn(t *testing.T, e *testenv.Env, live Live, cfg Config, opts ...Option) *env {
+	t.Helper()
+	s := New(cfg, submit.New(e.DB, e.Kafka), e.DB, live, prometheus.NewRegistry(), e.Log, opts...)
 	s.SetReady(true)
-	srv := httptest.NewServer(s.Handler())
+	srv := httptest.NewServer(conform(t, s))
 	t.Cleanup(srv.Close)
-	return &env{Env: e, srv: srv}
+	return &env{Env: e, s: s, srv: srv}
 }
 
 func (e *env) do(t *testing.T, method, path, token, body string) (int, map[string]any) {
