@@ -17,6 +17,11 @@ require (
 )
 
 require (
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+)
+
+require (
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/Masterminds/goutils v1.1.1 // indirect
 	github.com/Masterminds/semver/v3 v3.3.0 // indirect

@@ -3,7 +3,9 @@
 // store applies its own migrations at start without files on disk.
 //
 // Files are named NNNN_description.sql and applied in version order, each once, in
-// its own transaction; a store records applied versions in schema_migrations. A
+// its own transaction; the SQLite store records applied versions in
+// schema_migrations, the PostgreSQL store (through tern) the current version in
+// schema_version, so PostgreSQL versions must run 1, 2, 3... without gaps. A
 // migration, once released, is never edited: changes go in a new file.
 package migrations
 
@@ -12,10 +14,7 @@ import (
 	"io/fs"
 )
 
-// The postgres/*.sql pattern joins this directive when that dialect has its first
-// file: go:embed rejects a pattern that matches nothing.
-//
-//go:embed sqlite/*.sql
+//go:embed sqlite/*.sql postgres/*.sql
 var files embed.FS
 
 // SQLite returns the SQLite migrations, rooted at the folder (names like
@@ -24,6 +23,17 @@ func SQLite() fs.FS {
 	sub, err := fs.Sub(files, "sqlite")
 	if err != nil {
 		// fs.Sub fails only for an invalid path, and "sqlite" is a constant.
+		panic(err)
+	}
+	return sub
+}
+
+// Postgres returns the PostgreSQL migrations, rooted at the folder (names like
+// "0001_init.sql"). They are applied with github.com/jackc/tern, which also reads
+// them as text/template: a file must not contain "{{".
+func Postgres() fs.FS {
+	sub, err := fs.Sub(files, "postgres")
+	if err != nil {
 		panic(err)
 	}
 	return sub

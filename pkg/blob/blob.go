@@ -185,7 +185,12 @@ func Redact(rawURL string) string {
 	if err != nil {
 		return "(unparsable URL)"
 	}
-	if q := u.Query(); q.Has("secret_key") {
+	_, hasPassword := u.User.Password()
+	q := u.Query()
+	if !hasPassword && !q.Has("secret_key") {
+		return rawURL
+	}
+	if q.Has("secret_key") {
 		q.Set("secret_key", "xxxxx")
 		u.RawQuery = q.Encode()
 	}

@@ -47,6 +47,11 @@
 //	            then the shared config and credentials files (AWS_PROFILE), then
 //	            web identity, container and instance roles.
 //
+// The credentials need s3:ListBucket (Open checks the bucket, and without it
+// S3 answers 403 rather than 404 for a missing key, so Exists could not say
+// "no"), s3:PutObject, s3:GetObject, s3:AbortMultipartUpload and
+// s3:ListMultipartUploadParts (to confirm an abort).
+//
 // A URL that carries secret_key must not be logged as it is: log Redact(url), as
 // Store.String does. Errors from this package never include the secret.
 //

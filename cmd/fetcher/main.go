@@ -1,0 +1,94 @@
+// Command fetcher is the fetcher tier of a cluster: a member of consumer group
+// "fetchers" on crawl.urls that admits URLs into the store and fetches them politely.
+//
+//	fetcher -broker kafka://HOST:9092 -db postgres://... -cache redis://HOST:6379/0 [flags]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/crawlcluster/crawler/pkg/backend"
+	"github.com/crawlcluster/crawler/pkg/config"
+	"github.com/crawlcluster/crawler/pkg/fetcher"
+	"github.com/crawlcluster/crawler/pkg/ops"
+	"github.com/crawlcluster/crawler/pkg/queue"
+)
+
+const uses = backend.Broker | backend.DB | backend.Cache
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	fs := flag.NewFlagSet("fetcher", flag.ContinueOnError)
+	var (
+		be  backend.Config
+		cfg fetcher.Config
+		log config.Log
+	)
+	be.RegisterFlags(fs, uses)
+	cfg.RegisterFlags(fs)
+	log.RegisterFlags(fs)
+	listen := fs.String("listen", ":9101", "address for /metrics, /-/healthy and /-/ready (empty = off)")
+	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
+		return code
+	}
+	if err := errors.Join(be.Validate(uses), cfg.Validate()); err != nil {
+		fmt.Fprintf(os.Stderr, "fetcher: %v\n", err)
+		return 2
+	}
+	logger := log.Logger(os.Stderr).With("component", "fetcher")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	st, err := backend.OpenStore(ctx, be.DB)
+	if err != nil {
+		logger.Error("open store", "err", err)
+		return 1
+	}
+	defer st.Close()
+	brokers, err := backend.OpenBroker(be.Broker)
+	if err != nil {
+		logger.Error("open broker", "err", err)
+		return 1
+	}
+	defer brokers.Close()
+	shared, err := backend.OpenCache(ctx, be.Cache)
+	if err != nil {
+		logger.Error("open cache", "err", err)
+		return 1
+	}
+	defer shared.Close()
+	f, err := fetcher.New(cfg, st, queue.ClientOptions(brokers.Seeds, logger), reg, logger, fetcher.WithCache(shared))
+	if err != nil {
+		logger.Error("build fetcher", "err", err)
+		return 1
+	}
+	srv, err := ops.Listen(*listen, reg)
+	if err != nil {
+		logger.Error("listen", "addr", *listen, "err", err)
+		return 1
+	}
+	go srv.Serve(logger)
+	defer srv.Shutdown()
+	srv.SetReady(true)
+	logger.Info("fetcher running", "ops", srv.Addr())
+	err = f.Run(ctx)
+	srv.SetReady(false)
+	if err != nil {
+		logger.Error("fetcher stopped", "err", err)
+		return 1
+	}
+	logger.Info("fetcher stopped")
+	return 0
+}

@@ -1,0 +1,151 @@
+// Command frontier is the control plane of a cluster: the REST API that takes seeds
+// and answers look-ups, topic creation, and consumer-lag monitoring.
+//
+//	frontier -broker kafka://HOST:9092 -db postgres://... [-listen :8080] [-api-tokens-file F]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/api"
+	"github.com/crawlcluster/crawler/pkg/backend"
+	"github.com/crawlcluster/crawler/pkg/config"
+	"github.com/crawlcluster/crawler/pkg/lag"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/submit"
+)
+
+const uses = backend.Broker | backend.DB
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	fs := flag.NewFlagSet("frontier", flag.ContinueOnError)
+	var (
+		be  backend.Config
+		log config.Log
+	)
+	be.RegisterFlags(fs, uses)
+	log.RegisterFlags(fs)
+	listen := fs.String("listen", ":8080", "address of the REST API, /metrics and the health endpoints")
+	tokensFile := fs.String("api-tokens-file", "", "file of bearer tokens, one per line ('#' comments); CRAWLER_API_TOKENS (comma-separated) also works; none = no auth")
+	maxSeeds := fs.Int("max-seeds", api.DefaultMaxSeeds, "URLs accepted in one seeds request")
+	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
+		return code
+	}
+	if err := be.Validate(uses); err != nil {
+		fmt.Fprintf(os.Stderr, "frontier: %v\n", err)
+		return 2
+	}
+	logger := log.Logger(os.Stderr).With("component", "frontier")
+	tokens, err := api.LoadTokens(*tokensFile)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "frontier: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	st, err := backend.OpenStore(ctx, be.DB)
+	if err != nil {
+		logger.Error("open store", "err", err)
+		return 1
+	}
+	defer st.Close()
+	brokers, err := backend.OpenBroker(be.Broker)
+	if err != nil {
+		logger.Error("open broker", "err", err)
+		return 1
+	}
+	defer brokers.Close()
+	cl, err := kgo.NewClient(queue.ClientOptions(brokers.Seeds, logger)...)
+	if err != nil {
+		logger.Error("kafka client", "err", err)
+		return 1
+	}
+	defer cl.Close()
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	err = queue.EnsureTopics(tctx, cl)
+	cancel()
+	if err != nil {
+		logger.Error("create topics", "err", err)
+		return 1
+	}
+	adm := kadm.NewClient(cl)
+	exporter := lag.New(adm, []string{queue.GroupFetchers, queue.GroupParsers}, reg, lag.WithLogger(logger))
+	go func() { _ = exporter.Run(ctx, 15*time.Second) }()
+
+	srv := api.New(api.Config{Tokens: tokens, MaxSeeds: *maxSeeds}, submit.New(st, cl), st, &clusterView{adm: adm}, reg, logger.With("component", "api"), api.WithCluster(exporter))
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		logger.Error("listen", "addr", *listen, "err", err)
+		return 1
+	}
+	hs := srv.NewHTTPServer(*listen)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	srv.SetReady(true)
+	logger.Info("frontier running", "api", ln.Addr().String(), "auth", len(tokens) > 0)
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("api server", "err", err)
+			return 1
+		}
+	}
+	// Readiness off first, so load balancers stop sending before the server stops.
+	srv.SetReady(false)
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	logger.Info("frontier stopped")
+	return 0
+}
+
+// clusterView is the live part of /api/v1/stats: what the consumer groups say.
+type clusterView struct{ adm *kadm.Client }
+
+func (c *clusterView) LiveStats() map[string]any {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out := map[string]any{}
+	lags, err := c.adm.Lag(ctx, queue.GroupFetchers, queue.GroupParsers)
+	if err != nil {
+		out["error"] = err.Error()
+		return out
+	}
+	groups := map[string]any{}
+	for _, g := range []string{queue.GroupFetchers, queue.GroupParsers} {
+		l, ok := lags[g]
+		if !ok {
+			continue
+		}
+		entry := map[string]any{"members": len(l.Members), "state": l.State, "lag": l.Lag.Total()}
+		if err := l.Error(); err != nil {
+			entry["error"] = err.Error()
+		}
+		groups[g] = entry
+	}
+	out["groups"] = groups
+	return out
+}
+
+func (c *clusterView) LiveHost(string) (map[string]any, bool) { return nil, false }

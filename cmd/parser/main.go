@@ -1,0 +1,129 @@
+// Command parser is the parser tier of a cluster: a member of consumer group
+// "parsers" on crawl.pages that archives fetch results as WARC in object storage,
+// stores their metadata and sends discovered links back to crawl.urls.
+//
+//	parser -broker kafka://HOST:9092 -db postgres://... -blobs s3://bucket/warc?endpoint=... [flags]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/crawlcluster/crawler/pkg/backend"
+	"github.com/crawlcluster/crawler/pkg/blob"
+	"github.com/crawlcluster/crawler/pkg/config"
+	"github.com/crawlcluster/crawler/pkg/ops"
+	"github.com/crawlcluster/crawler/pkg/parser"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/robots"
+	"github.com/crawlcluster/crawler/pkg/warc"
+)
+
+const uses = backend.Broker | backend.DB | backend.Blobs
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	fs := flag.NewFlagSet("parser", flag.ContinueOnError)
+	var (
+		be  backend.Config
+		log config.Log
+	)
+	be.RegisterFlags(fs, uses)
+	log.RegisterFlags(fs)
+	listen := fs.String("listen", ":9102", "address for /metrics, /-/healthy and /-/ready (empty = off)")
+	userAgent := fs.String("user-agent", "crawlcluster/0.1 (+https://github.com/crawlcluster/crawler)", "the fetchers' User-Agent; its product token is honoured in meta robots and X-Robots-Tag")
+	robotsAgent := fs.String("robots-agent", "", "product token for meta robots / X-Robots-Tag (default: from -user-agent)")
+	batch := fs.Int("batch", 500, "fetch results per batch (one WARC segment per batch when -blobs is remote)")
+	spool := fs.String("spool", filepath.Join(os.TempDir(), "crawler-parser-spool"), "local folder where WARC segments are written before upload")
+	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
+		return code
+	}
+	if err := be.Validate(uses); err != nil {
+		fmt.Fprintf(os.Stderr, "parser: %v\n", err)
+		return 2
+	}
+	agent := *robotsAgent
+	if agent == "" {
+		agent = robots.ProductToken(*userAgent)
+	}
+	logger := log.Logger(os.Stderr).With("component", "parser")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	st, err := backend.OpenStore(ctx, be.DB)
+	if err != nil {
+		logger.Error("open store", "err", err)
+		return 1
+	}
+	defer st.Close()
+	brokers, err := backend.OpenBroker(be.Broker)
+	if err != nil {
+		logger.Error("open broker", "err", err)
+		return 1
+	}
+	defer brokers.Close()
+
+	// A local folder is written in place and fsynced per batch; object storage gets
+	// one segment per batch, uploaded before the batch's metadata is committed.
+	segCfg := warc.SegmentConfig{Prefix: "crawl", Software: "crawlcluster"}
+	remote := false
+	if dir, ok := backend.IsLocalBlobs(be.Blobs); ok {
+		segCfg.Dir = dir
+	} else {
+		blobs, err := backend.OpenBlobs(ctx, be.Blobs, blob.WithRegisterer(reg))
+		if err != nil {
+			logger.Error("open blob store", "err", err)
+			return 1
+		}
+		defer blobs.Close()
+		remote = true
+		segCfg.Dir = *spool
+		segCfg.OnClose = func(path string) error {
+			if err := blobs.Put(context.WithoutCancel(ctx), filepath.Base(path), path); err != nil {
+				return err
+			}
+			return os.Remove(path)
+		}
+	}
+	segments, err := warc.NewSegmentWriter(segCfg)
+	if err != nil {
+		logger.Error("open WARC segments", "err", err)
+		return 1
+	}
+	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, RollEachBatch: remote}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
+	if err != nil {
+		logger.Error("build parser", "err", err)
+		return 1
+	}
+	srv, err := ops.Listen(*listen, reg)
+	if err != nil {
+		logger.Error("listen", "addr", *listen, "err", err)
+		return 1
+	}
+	go srv.Serve(logger)
+	defer srv.Shutdown()
+	srv.SetReady(true)
+	logger.Info("parser running", "ops", srv.Addr(), "remote_blobs", remote)
+	err = p.Run(ctx)
+	srv.SetReady(false)
+	if cerr := segments.Close(); cerr != nil {
+		logger.Error("close WARC segments", "err", cerr)
+	}
+	if err != nil {
+		logger.Error("parser stopped", "err", err)
+		return 1
+	}
+	logger.Info("parser stopped")
+	return 0
+}

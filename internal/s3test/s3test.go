@@ -1,0 +1,348 @@
+// Package s3test gives tests a real S3 server with a fresh bucket per test.
+//
+// When CRAWLER_TEST_S3 is set, it names the server to use, endpoint and
+// credentials in one URL:
+//
+//	CRAWLER_TEST_S3=http://ACCESS_KEY:SECRET_KEY@127.0.0.1:9000
+//
+// Otherwise the first Endpoint call starts a private versitygw (an S3 gateway
+// over a folder, Apache-2.0, in Go) on a free loopback port with a temporary
+// data folder, and later calls in the same test process share it. The binary
+// must be installed (CI does it); a missing one fails the test with the
+// install command rather than skipping, so S3 coverage cannot silently vanish:
+//
+//	go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+//
+// The server is stopped two ways. A package's TestMain should call Stop after
+// m.Run, which ends the server and removes its folder. If the test process dies
+// first (a panic, a -timeout, kill -9), the kernel kills the server too: it is
+// started with PR_SET_PDEATHSIG from an OS thread that lives as long as the
+// process, and the next test process removes folders whose owner is gone.
+package s3test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"go/build"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+const (
+	// EnvVar names an external server: http://KEY:SECRET@host:port.
+	EnvVar = "CRAWLER_TEST_S3"
+	// Binary is the server started when EnvVar is unset.
+	Binary = "versitygw"
+	// InstallCommand installs Binary.
+	InstallCommand = "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+	// Region is the region buckets are made in.
+	Region = "us-east-1"
+)
+
+// Server is an S3 endpoint with root credentials.
+type Server struct {
+	Endpoint  string // http://host:port
+	AccessKey string
+	SecretKey string
+
+	cmd     *exec.Cmd
+	dir     string
+	exited  chan struct{}
+	waitErr error
+}
+
+var (
+	mu      sync.Mutex
+	current *Server
+	failed  error // why the private server could not start; every test reports it
+	buckets atomic.Int64
+)
+
+// Endpoint creates a fresh bucket for t and returns the s3:// URL of it,
+// credentials included, for blob.Open. The bucket and its objects are
+// removed when t ends.
+func Endpoint(t testing.TB) string {
+	t.Helper()
+	srv := Get(t)
+	bucket := bucketName(t.Name())
+	cl := srv.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := cl.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+		t.Fatalf("s3test: create bucket %s at %s: %v", bucket, srv.Endpoint, err)
+	}
+	t.Cleanup(func() { srv.removeBucket(t, bucket) })
+	q := url.Values{}
+	q.Set("endpoint", srv.Endpoint)
+	q.Set("region", Region)
+	q.Set("access_key", srv.AccessKey)
+	q.Set("secret_key", srv.SecretKey)
+	return "s3://" + bucket + "?" + q.Encode()
+}
+
+// Get returns the server, starting the private one on first use.
+func Get(t testing.TB) *Server {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if current != nil {
+		return current
+	}
+	if failed != nil {
+		t.Fatal(failed)
+	}
+	var err error
+	if env := os.Getenv(EnvVar); env != "" {
+		current, err = external(env)
+	} else {
+		current, err = start()
+	}
+	if err != nil {
+		current, failed = nil, fmt.Errorf("s3test: %w", err)
+		t.Fatal(failed)
+	}
+	return current
+}
+
+// Stop ends the private server, if one was started, and removes its folder.
+// Call it from TestMain after m.Run.
+func Stop() {
+	mu.Lock()
+	defer mu.Unlock()
+	if current != nil {
+		current.stop()
+		current = nil
+	}
+}
+
+// Client returns an S3 client for the server with root credentials.
+func (s *Server) Client() *s3.Client {
+	return s3.New(s3.Options{
+		Region:       Region,
+		BaseEndpoint: aws.String(s.Endpoint),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
+	})
+}
+
+func external(env string) (*Server, error) {
+	u, err := url.Parse(env)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User == nil {
+		return nil, fmt.Errorf("%s must look like http://ACCESS_KEY:SECRET_KEY@host:port", EnvVar)
+	}
+	secret, _ := u.User.Password()
+	return &Server{Endpoint: u.Scheme + "://" + u.Host, AccessKey: u.User.Username(), SecretKey: secret}, nil
+}
+
+func start() (*Server, error) {
+	bin, err := findBinary()
+	if err != nil {
+		return nil, err
+	}
+	sweepStale()
+	dir, err := os.MkdirTemp("", stalePrefix)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	// A free port can be taken by someone else before the server binds it;
+	// try a few.
+	var lastErr error
+	for range 3 {
+		port, err := freePort()
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s := &Server{
+			Endpoint:  "http://127.0.0.1:" + strconv.Itoa(port),
+			AccessKey: "crawlertest",
+			SecretKey: randomHex(16),
+			dir:       dir,
+		}
+		cmd := exec.Command(bin, "--port", "127.0.0.1:"+strconv.Itoa(port), "--quiet", "posix", data)
+		cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s.AccessKey, "ROOT_SECRET_KEY="+s.SecretKey)
+		if lastErr = s.run(cmd); lastErr == nil {
+			return s, nil
+		}
+	}
+	os.RemoveAll(dir)
+	return nil, lastErr
+}
+
+func (s *Server) run(cmd *exec.Cmd) error {
+	logf, err := os.Create(filepath.Join(s.dir, "server.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := startOrphanProof(cmd); err != nil {
+		return fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	s.cmd = cmd
+	s.exited = make(chan struct{})
+	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
+
+	hc := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("%s exited at start (%v): %s", cmd.Path, s.waitErr, tail(filepath.Join(s.dir, "server.log")))
+		default:
+		}
+		// Any S3 answer (AccessDenied for an anonymous request) means ready.
+		if resp, err := hc.Get(s.Endpoint + "/"); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.kill()
+	return fmt.Errorf("%s not answering at %s after 15s: %s", cmd.Path, s.Endpoint, tail(filepath.Join(s.dir, "server.log")))
+}
+
+func (s *Server) kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+func (s *Server) stop() {
+	s.kill()
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+}
+
+// removeBucket deletes what a test left so an external server does not fill
+// up; with the private server, Stop removes everything anyway.
+func (s *Server) removeBucket(t testing.TB, bucket string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := s.Client()
+	p := s3.NewListObjectsV2Paginator(cl, &s3.ListObjectsV2Input{Bucket: &bucket})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Logf("s3test: list bucket %s for clean-up: %v", bucket, err)
+			return
+		}
+		for _, o := range page.Contents {
+			if _, err := cl.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: o.Key}); err != nil {
+				t.Logf("s3test: delete %s/%s: %v", bucket, aws.ToString(o.Key), err)
+			}
+		}
+	}
+	ups, err := cl.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &bucket})
+	if err == nil {
+		for _, u := range ups.Uploads {
+			_, _ = cl.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &bucket, Key: u.Key, UploadId: u.UploadId})
+		}
+	}
+	if _, err := cl.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket}); err != nil {
+		var nb *types.NoSuchBucket
+		if !errors.As(err, &nb) {
+			t.Logf("s3test: delete bucket %s: %v", bucket, err)
+		}
+	}
+}
+
+// bucketName makes a valid, unique bucket name (3-63 of [a-z0-9-]) that
+// still shows which test made it.
+func bucketName(test string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(test) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim(b.String(), "-")
+	suffix := fmt.Sprintf("-%d-%s", buckets.Add(1), randomHex(3))
+	if len(name) > 63-len("t-")-len(suffix) {
+		name = strings.TrimRight(name[:63-len("t-")-len(suffix)], "-")
+	}
+	return "t-" + name + suffix
+}
+
+func findBinary() (string, error) {
+	if p, err := exec.LookPath(Binary); err == nil {
+		return p, nil
+	}
+	var dirs []string
+	if gobin := os.Getenv("GOBIN"); gobin != "" {
+		dirs = append(dirs, gobin)
+	}
+	for _, gp := range filepath.SplitList(build.Default.GOPATH) {
+		dirs = append(dirs, filepath.Join(gp, "bin"))
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, Binary)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in PATH or %s; install it with\n\t%s\nor point %s at an S3 server (http://KEY:SECRET@host:port)",
+		Binary, strings.Join(dirs, ", "), InstallCommand, EnvVar)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,108 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// redisCache keeps entries as plain string keys with PX expiry.
+type redisCache struct {
+	client *redis.Client
+}
+
+// setMaxScript stores ARGV[1] with PX ARGV[2] unless the number stored is at
+// least as large. A stored value that is not a number is replaced.
+var setMaxScript = redis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]))
+if cur and cur >= tonumber(ARGV[1]) then
+	return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
+
+func openRedis(ctx context.Context, rawURL string, u *url.URL, timeout time.Duration) (*redisCache, error) {
+	opt, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, errors.New(redactErr(err.Error(), u))
+	}
+	q := u.Query()
+	// Context deadlines bound every socket read and write; without this
+	// go-redis would use only its own read and write timeouts.
+	opt.ContextTimeoutEnabled = true
+	if !q.Has("dial_timeout") {
+		opt.DialTimeout = min(timeout, 2*time.Second)
+	}
+	if !q.Has("read_timeout") {
+		opt.ReadTimeout = timeout
+	}
+	if !q.Has("write_timeout") {
+		opt.WriteTimeout = timeout
+	}
+	if !q.Has("pool_timeout") {
+		opt.PoolTimeout = timeout
+	}
+	if !q.Has("max_retries") {
+		opt.MaxRetries = 2
+	}
+	c := &redisCache{client: redis.NewClient(opt)}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := c.client.Ping(pctx).Err(); err != nil {
+		c.client.Close()
+		return nil, errors.New("ping " + opt.Addr + ": " + redactErr(err.Error(), u))
+	}
+	// Load the script now, so the first SetMaxTime needs no EVAL fallback.
+	if err := setMaxScript.Load(pctx, c.client).Err(); err != nil {
+		c.client.Close()
+		return nil, errors.New("load script: " + redactErr(err.Error(), u))
+	}
+	return c, nil
+}
+
+// redactErr keeps a password out of an error text, in case a library quotes
+// the URL.
+func redactErr(msg string, u *url.URL) string {
+	if u.User == nil {
+		return msg
+	}
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+	}
+	return msg
+}
+
+func (c *redisCache) get(ctx context.Context, key string) ([]byte, bool, error) {
+	v, err := c.client.Get(ctx, key).Bytes()
+	switch {
+	case err == nil:
+		return v, true, nil
+	case errors.Is(err, redis.Nil):
+		return nil, false, nil
+	default:
+		return nil, false, err
+	}
+}
+
+func (c *redisCache) set(ctx context.Context, key string, val []byte, ttl time.Duration) error {
+	return c.client.Set(ctx, key, val, pxTTL(ttl)).Err()
+}
+
+func (c *redisCache) setMax(ctx context.Context, key string, us int64, ttl time.Duration) error {
+	ms := int64(pxTTL(ttl) / time.Millisecond)
+	return setMaxScript.Run(ctx, c.client, []string{key}, strconv.FormatInt(us, 10), strconv.FormatInt(ms, 10)).Err()
+}
+
+// pxTTL rounds ttl up to whole milliseconds, the unit of PX, so a short TTL
+// does not become "no expiry" or zero.
+func pxTTL(ttl time.Duration) time.Duration {
+	return (ttl + time.Millisecond - 1).Truncate(time.Millisecond)
+}
+
+func (c *redisCache) close() error { return c.client.Close() }

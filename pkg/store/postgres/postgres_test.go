@@ -1,0 +1,494 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/crawlcluster/crawler/internal/pgtest"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/storetest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+// openFresh opens a store on a new, empty database and closes it after the test.
+func openFresh(t testing.TB, opts ...Option) (*DB, string) {
+	t.Helper()
+	dsn := pgtest.DSN(t)
+	db, err := Open(context.Background(), dsn, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, dsn
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		db, _ := openFresh(t)
+		return db
+	})
+}
+
+// TestConcurrentOpen starts several stores at once on a new database, as the
+// processes of a cluster do: each must open, and the schema be applied once.
+func TestConcurrentOpen(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	const openers = 4
+	dbs := make([]*DB, openers)
+	errs := make([]error, openers)
+	var wg sync.WaitGroup
+	for i := range openers {
+		wg.Go(func() { dbs[i], errs[i] = Open(ctx, dsn) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Open %d: %v", i, err)
+			continue
+		}
+		defer dbs[i].Close()
+	}
+	if t.Failed() {
+		return
+	}
+	var version, versionRows, partitions int
+	err := dbs[0].pool.QueryRow(ctx, `SELECT max(version), count(*) FROM schema_version`).Scan(&version, &versionRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if versionRows != 1 || version != 1 {
+		t.Errorf("schema_version: %d rows, version %d; want 1 row, version 1", versionRows, version)
+	}
+	err = dbs[0].pool.QueryRow(ctx, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'urls'::regclass`).Scan(&partitions)
+	if err != nil || partitions != 16 {
+		t.Errorf("urls has %d partitions (%v), want 16", partitions, err)
+	}
+	// Every store works, and sees what the others wrote.
+	for i, db := range dbs {
+		u := storetest.URL(int32(i), "a.example", fmt.Sprintf("/%d", i))
+		if ins, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil || !ins[0] {
+			t.Errorf("store %d: AdmitURLs = %v, %v", i, ins, err)
+		}
+	}
+	if h, err := dbs[0].Host(ctx, "a.example"); err != nil || h.Pages != openers {
+		t.Errorf("Host = %+v, %v; want %d pages", h, err, openers)
+	}
+}
+
+func TestOpenRejects(t *testing.T) {
+	ctx := context.Background()
+	t.Run("invalid DSN", func(t *testing.T) {
+		_, err := Open(ctx, "postgres://user:secret@host:notaport/db")
+		if err == nil || strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open = %v, want an error without the password", err)
+		}
+	})
+	t.Run("unreachable server", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := Open(ctx, "postgres://user:secret@127.0.0.1:1/db?connect_timeout=2")
+		if err == nil || strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open = %v, want an error without the password", err)
+		}
+	})
+	t.Run("newer schema", func(t *testing.T) {
+		db, dsn := openFresh(t)
+		if _, err := db.pool.Exec(ctx, `UPDATE schema_version SET version = 99`); err != nil {
+			t.Fatal(err)
+		}
+		db2, err := Open(ctx, dsn)
+		if err == nil {
+			db2.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "newer") {
+			t.Errorf("Open of a database with a newer schema: err = %v, want refusal", err)
+		}
+	})
+	t.Run("partition out of range", func(t *testing.T) {
+		db, _ := openFresh(t)
+		urls := []store.URL{storetest.URL(1, "a.example", "/ok"), storetest.URL(Partitions, "a.example", "/bad")}
+		if _, err := db.AdmitURLs(ctx, urls); err == nil {
+			t.Errorf("AdmitURLs with partition %d: no error", Partitions)
+		}
+		if seen, err := db.Seen(ctx, []int64{urls[0].Hash}); err != nil || seen[0] {
+			t.Errorf("a batch with a bad partition admitted part of it: Seen = %v, %v", seen, err)
+		}
+	})
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := context.Background()
+	db, dsn := openFresh(t)
+	u := storetest.URL(1, "a.example", "/")
+	if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+		t.Fatal(err)
+	}
+	caps := []store.Capture{storetest.Capture(u, "f1", "body", 0xABCDEF)}
+	if err := db.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for i := range 2 {
+		db2, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatalf("reopen %d: %v", i, err)
+		}
+		if seen, err := db2.Seen(ctx, []int64{u.Hash}); err != nil || !seen[0] {
+			t.Errorf("reopen %d: Seen = %v, %v", i, seen, err)
+		}
+		if id, _, ok, err := db2.NearDuplicate(ctx, 0xABCDEF, 0); err != nil || !ok || id != caps[0].ID {
+			t.Errorf("reopen %d: NearDuplicate = %d, %v, %v", i, id, ok, err)
+		}
+		if st, err := db2.Stats(ctx); err != nil || st.Captures != 1 || st.URLs[store.StateStored] != 1 {
+			t.Errorf("reopen %d: Stats = %+v, %v", i, st, err)
+		}
+		db2.Close()
+	}
+}
+
+// TestNearDuplicateSkipsRevisits checks that a revisit, whose fingerprint is its
+// original's, is not added to the band index a second time.
+func TestNearDuplicateSkipsRevisits(t *testing.T) {
+	db, _ := openFresh(t)
+	ctx := context.Background()
+	u := storetest.URL(1, "a.example", "/")
+	orig := storetest.Capture(u, "f1", "same", 0x1234_5678_9ABC_DEF0)
+	caps := []store.Capture{orig}
+	if err := db.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	revisit := storetest.Capture(u, "f2", "same", orig.SimHash)
+	revisit.RevisitOf = caps[0].ID
+	if err := db.AddCaptures(ctx, []store.Capture{revisit}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM simhash_bands`).Scan(&n); err != nil || n != bands {
+		t.Errorf("simhash_bands holds %d rows (%v), want %d: the original's only", n, err, bands)
+	}
+	// The keys are the fingerprint's 16-bit quarters, as unsigned numbers.
+	rows, err := db.pool.Query(ctx, `SELECT band, key FROM simhash_bands ORDER BY band`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (int32, error) {
+		var band int16
+		var key int32
+		err := r.Scan(&band, &key)
+		return key, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		if k != bandKey(orig.SimHash, i) {
+			t.Errorf("band %d key %d, want %d", i, k, bandKey(orig.SimHash, i))
+		}
+	}
+}
+
+// TestCaptureIDsInBatchOrder checks that IDs follow the batch, though rows are
+// inserted in fetch ID order.
+func TestCaptureIDsInBatchOrder(t *testing.T) {
+	db, _ := openFresh(t)
+	ctx := context.Background()
+	u := storetest.URL(1, "a.example", "/")
+	var caps []store.Capture
+	for _, id := range []string{"z", "m", "a", "q", "b"} {
+		caps = append(caps, storetest.Capture(u, id, id, 0))
+	}
+	if err := db.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(caps); i++ {
+		if caps[i].ID <= caps[i-1].ID {
+			t.Errorf("capture %s got ID %d after %s's %d: want increasing IDs", caps[i].FetchID, caps[i].ID, caps[i-1].FetchID, caps[i-1].ID)
+		}
+	}
+}
+
+// TestExclusionCount checks what the store keeps beyond store.Exclusion: sightings.
+func TestExclusionCount(t *testing.T) {
+	db, _ := openFresh(t)
+	ctx := context.Background()
+	e := store.Exclusion{URL: "https://a.example/trap", Reason: "trap", At: time.UnixMilli(1_767_225_600_000)}
+	later := e
+	later.At = e.At.Add(time.Hour)
+	for _, batch := range [][]store.Exclusion{{e}, {later, e}} {
+		if err := db.RecordExclusions(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var count int
+	var first, last time.Time
+	err := db.pool.QueryRow(ctx, `SELECT count, first_at, last_at FROM exclusions WHERE hash = $1`, store.HashURL(e.URL)).
+		Scan(&count, &first, &last)
+	if err != nil || count != 3 || !first.Equal(e.At) || !last.Equal(later.At) {
+		t.Errorf("count %d, first %v, last %v (%v); want 3, %v, %v", count, first, last, err, e.At, later.At)
+	}
+	if err := db.RecordExclusions(ctx, []store.Exclusion{{URL: "https://a.example/x"}}); err == nil {
+		t.Errorf("exclusion without a reason: no error")
+	}
+}
+
+// TestChangeCount checks the change statistics AddCaptures keeps on the URL row,
+// with captures of one URL in separate batches and in one.
+func TestChangeCount(t *testing.T) {
+	// "" has no digest. As the SQLite store counts, a change is a digest that
+	// differs from a previous one that exists: v1->v2 and v2->none, not none->v3.
+	bodies := []string{"v1", "v1", "v2", "v2", "", "v3"}
+	const wantFetches, wantChanges = 6, 2
+	for _, oneBatch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("one batch %v", oneBatch), func(t *testing.T) {
+			db, _ := openFresh(t)
+			ctx := context.Background()
+			u := storetest.URL(1, "a.example", "/")
+			if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+				t.Fatal(err)
+			}
+			var caps []store.Capture
+			for i, body := range bodies {
+				c := storetest.Capture(u, fmt.Sprintf("f%d", i), body, 0)
+				if body == "" {
+					c.ContentSHA256 = nil
+				}
+				caps = append(caps, c)
+			}
+			if oneBatch {
+				if err := db.AddCaptures(ctx, caps); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				for _, c := range caps {
+					if err := db.AddCaptures(ctx, []store.Capture{c}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var fetches, changes int
+			var sha []byte
+			err := db.pool.QueryRow(ctx, `SELECT fetch_count, change_count, content_sha256 FROM urls WHERE hash = $1`, u.Hash).
+				Scan(&fetches, &changes, &sha)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fetches != wantFetches || changes != wantChanges || string(sha) != string(caps[len(caps)-1].ContentSHA256) {
+				t.Errorf("fetch_count %d, change_count %d, digest %x; want %d, %d, the last capture's",
+					fetches, changes, sha, wantFetches, wantChanges)
+			}
+		})
+	}
+}
+
+// TestUpdateURLsRepeats checks that updates of one URL in one batch apply in order.
+func TestUpdateURLsRepeats(t *testing.T) {
+	db, _ := openFresh(t)
+	ctx := context.Background()
+	a, b := storetest.URL(1, "a.example", "/a"), storetest.URL(1, "a.example", "/b")
+	if _, err := db.AdmitURLs(ctx, []store.URL{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	err := db.UpdateURLs(ctx, []store.URLUpdate{
+		{Hash: a.Hash, State: store.StateFetched, Attempts: 1},
+		{Hash: b.Hash, State: store.StateQueued, Reason: "timeout", Attempts: 1},
+		{Hash: a.Hash, State: store.StateStored, Attempts: 1},
+		{Hash: b.Hash, State: store.StateFailed, Reason: "timeout", Attempts: 3},
+		{Hash: a.Hash, State: store.StateQueued, Attempts: 2}, // backwards: dropped
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := db.URLStates(ctx, []int64{a.Hash, b.Hash})
+	if err != nil || states[0] != store.StateStored || states[1] != store.StateFailed {
+		t.Errorf("URLStates = %v, %v; want stored, failed", states, err)
+	}
+	checkCounters(t, db)
+}
+
+// checkCounters compares the trigger-kept counters behind Stats with a recount of
+// the tables.
+func checkCounters(t *testing.T, db *DB) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := db.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.Stats{URLs: map[store.State]int64{}, Excluded: map[string]int64{}, Reasons: map[string]int64{}}
+	group := func(q string, into func(key string, n int64)) {
+		rows, err := db.pool.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var n int64
+			if err := rows.Scan(&k, &n); err != nil {
+				t.Fatal(err)
+			}
+			into(k, n)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	group(`SELECT state, count(*) FROM urls GROUP BY state`, func(k string, n int64) { want.URLs[store.State(k)] = n })
+	group(`SELECT reason, count(*) FROM urls WHERE state IN ('failed', 'excluded') GROUP BY reason`, func(k string, n int64) { want.Reasons[k] = n })
+	group(`SELECT reason, count(*) FROM exclusions GROUP BY reason`, func(k string, n int64) { want.Excluded[k] = n })
+	err = db.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE revisit_of <> 0),
+		count(*) FILTER (WHERE near_dup_of <> 0), coalesce(sum(length), 0)::bigint FROM captures`).
+		Scan(&want.Captures, &want.Revisits, &want.NearDups, &want.ContentLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM hosts`).Scan(&want.Hosts); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Stats from counters:\n%+v\nrecounted:\n%+v", got, want)
+	}
+	// url_hashes holds exactly the URLs.
+	var urls, hashes, orphans int64
+	err = db.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM urls), (SELECT count(*) FROM url_hashes),
+		(SELECT count(*) FROM url_hashes h WHERE NOT EXISTS
+			(SELECT 1 FROM urls u WHERE u.partition = h.partition AND u.hash = h.hash))`).Scan(&urls, &hashes, &orphans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if urls != hashes || orphans != 0 {
+		t.Errorf("urls %d rows, url_hashes %d rows, %d of them without a URL", urls, hashes, orphans)
+	}
+}
+
+func TestCountersMatchTables(t *testing.T) {
+	db, _ := openFresh(t)
+	ctx := context.Background()
+	states := []store.State{store.StateQueued, store.StateFetched, store.StateStored, store.StateFailed, store.StateExcluded}
+	reasons := []string{"", "dns", "robots", "timeout"}
+	for round := range 4 {
+		var urls []store.URL
+		for i := range 200 {
+			urls = append(urls, storetest.URL(int32(i%3), fmt.Sprintf("h%d.example", i%17), fmt.Sprintf("/%d", i*(round+1))))
+		}
+		if _, err := db.AdmitURLs(ctx, urls); err != nil {
+			t.Fatal(err)
+		}
+		var ups []store.URLUpdate
+		var caps []store.Capture
+		var ex []store.Exclusion
+		for i, u := range urls {
+			ups = append(ups, store.URLUpdate{Hash: u.Hash, State: states[(i+round)%len(states)], Reason: reasons[(i*7+round)%len(reasons)]})
+			if i%5 == round {
+				c := storetest.Capture(u, fmt.Sprintf("f%d-%d", round, i), u.URL, uint64(i+1))
+				c.RevisitOf, c.NearDupOf = int64(i%2), int64(i%3)
+				caps = append(caps, c)
+			}
+			if i%11 == 0 {
+				ex = append(ex, store.Exclusion{URL: u.URL + "#x", Reason: reasons[1+i%3]})
+			}
+		}
+		if err := db.UpdateURLs(ctx, ups); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.AddCaptures(ctx, caps); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RecordExclusions(ctx, ex); err != nil {
+			t.Fatal(err)
+		}
+		checkCounters(t, db)
+	}
+	// Deletes, which only an operator does, keep the counters (and url_hashes) true.
+	for _, q := range []string{
+		`DELETE FROM urls WHERE hash % 3 = 0`, `DELETE FROM captures WHERE id % 2 = 0`,
+		`DELETE FROM exclusions WHERE hash % 2 = 0`, `DELETE FROM hosts WHERE host = 'h1.example'`,
+	} {
+		if _, err := db.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkCounters(t, db)
+
+	// A URL's partition is fixed: url_hashes records it.
+	var h int64
+	if err := db.pool.QueryRow(ctx, `SELECT hash FROM urls LIMIT 1`).Scan(&h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.pool.Exec(ctx, `UPDATE urls SET partition = partition + 1 WHERE hash = $1`, h); err == nil {
+		t.Errorf("moving a URL to another partition: no error")
+	}
+}
+
+// TestCountersSpreadOverShards checks that writers on different connections add to
+// different counter rows, which is what keeps them from queueing for one lock.
+func TestCountersSpreadOverShards(t *testing.T) {
+	db, _ := openFresh(t, WithMaxConns(8))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				u := storetest.URL(int32(w), fmt.Sprintf("w%d.example", w), fmt.Sprintf("/%d", i))
+				if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var shards int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM counters WHERE name = 'urls' AND key = 'queued'`).Scan(&shards); err != nil {
+		t.Fatal(err)
+	}
+	if shards < 2 {
+		t.Errorf("queued URLs counted in %d shard(s), want several", shards)
+	}
+	checkCounters(t, db)
+}
+
+func TestRetriable(t *testing.T) {
+	ctx := context.Background()
+	calls := 0
+	deadlock := fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "40P01"})
+	err := retry(ctx, func() error {
+		calls++
+		if calls < 3 {
+			return deadlock
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Errorf("retry after deadlocks: %v after %d calls, want success after 3", err, calls)
+	}
+	calls = 0
+	other := errors.New("syntax")
+	if err := retry(ctx, func() error { calls++; return other }); !errors.Is(err, other) || calls != 1 {
+		t.Errorf("retry of a permanent error: %v after %d calls, want it after 1", err, calls)
+	}
+	calls = 0
+	if err := retry(ctx, func() error { calls++; return deadlock }); err == nil || calls != attempts {
+		t.Errorf("retry of endless deadlocks: %v after %d calls, want failure after %d", err, calls, attempts)
+	}
+}
