@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/lag"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/submit"
 )
 
@@ -91,7 +93,9 @@ func run() int {
 	exporter := lag.New(adm, []string{queue.GroupFetchers, queue.GroupParsers}, reg, lag.WithLogger(logger))
 	go func() { _ = exporter.Run(ctx, 15*time.Second) }()
 
-	srv := api.New(api.Config{Tokens: tokens, MaxSeeds: *maxSeeds}, submit.New(st, cl), st, &clusterView{adm: adm}, reg, logger.With("component", "api"), api.WithCluster(exporter))
+	view := &clusterView{adm: adm, store: st, start: time.Now()}
+	view.rates(ctx) // the baseline for the average
+	srv := api.New(api.Config{Tokens: tokens, MaxSeeds: *maxSeeds}, submit.New(st, cl), st, view, reg, logger.With("component", "api"), api.WithCluster(exporter))
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		logger.Error("listen", "addr", *listen, "err", err)
@@ -120,13 +124,48 @@ func run() int {
 	return 0
 }
 
-// clusterView is the live part of /api/v1/stats: what the consumer groups say.
-type clusterView struct{ adm *kadm.Client }
+// clusterView is the live part of /api/v1/stats: what the consumer groups say, and
+// throughput from the store's capture count.
+type clusterView struct {
+	adm   *kadm.Client
+	store interface {
+		Stats(context.Context) (store.Stats, error)
+	}
+	start time.Time
+
+	mu        sync.Mutex
+	first     int64 // captures when first asked
+	lastAt    time.Time
+	lastCount int64
+	rate      float64
+}
+
+// rates returns pages/s since the previous call (at least a second apart) and on
+// average since the frontier started.
+func (c *clusterView) rates(ctx context.Context) (current, average float64) {
+	st, err := c.store.Stats(ctx)
+	if err != nil {
+		return 0, 0
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastAt.IsZero() {
+		c.first, c.lastAt, c.lastCount = st.Captures, now, st.Captures
+		return 0, 0
+	}
+	if d := now.Sub(c.lastAt); d >= time.Second {
+		c.rate = float64(st.Captures-c.lastCount) / d.Seconds()
+		c.lastAt, c.lastCount = now, st.Captures
+	}
+	return c.rate, float64(st.Captures-c.first) / max(now.Sub(c.start).Seconds(), 1e-9)
+}
 
 func (c *clusterView) LiveStats() map[string]any {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	out := map[string]any{}
+	out["pages_per_second"], out["avg_pages_per_second"] = c.rates(ctx)
 	lags, err := c.adm.Lag(ctx, queue.GroupFetchers, queue.GroupParsers)
 	if err != nil {
 		out["error"] = err.Error()

@@ -313,16 +313,6 @@ func (f *fakeDNS) count(host string) int {
 	return f.calls[host]
 }
 
-// hostURL rewrites the host of a test server URL to name, keeping the port.
-func hostURL(t *testing.T, serverURL, name, path string) string {
-	t.Helper()
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "http://" + net.JoinHostPort(name, u.Port()) + path
-}
-
 func mustDo(t *testing.T, c *Client, req Request) *Response {
 	t.Helper()
 	resp, err := c.Do(t.Context(), req)
