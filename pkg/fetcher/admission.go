@@ -184,7 +184,9 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	for i, c := range cands {
 		hashes[i] = c.row.Hash
 	}
+	start := time.Now()
 	res, err := f.seen.Check(ctx, hashes)
+	f.metrics.storeSeconds.WithLabelValues("seen").Observe(time.Since(start).Seconds())
 	if err != nil {
 		return err
 	}
@@ -204,7 +206,9 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	for i, c := range fresh {
 		rows[i] = c.row
 	}
+	start = time.Now()
 	inserted, err := f.store.AdmitURLs(ctx, rows)
+	f.metrics.storeSeconds.WithLabelValues("admit_urls").Observe(time.Since(start).Seconds())
 	if err != nil {
 		return err
 	}

@@ -214,6 +214,9 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		o(f)
 	}
 	f.fr = frontier.New(frontier.Config{Levels: admitLevels(cfg.Admit), DefaultDelay: cfg.defaultDelay()})
+	if reg != nil {
+		reg.MustRegister(newFrontierCollector(f))
+	}
 	f.member.timeout = cfg.FenceAfter
 	if f.member.timeout <= 0 {
 		f.member.timeout = 15 * time.Second
@@ -375,7 +378,10 @@ func (f *Fetcher) saveState(ctx context.Context, states []frontier.HostState) er
 	f.mu.Unlock()
 	var errs []error
 	if len(updates) > 0 {
-		if err := f.store.UpdateURLs(ctx, updates); err != nil {
+		start := time.Now()
+		err := f.store.UpdateURLs(ctx, updates)
+		f.metrics.storeSeconds.WithLabelValues("update_urls").Observe(time.Since(start).Seconds())
+		if err != nil {
 			// Keep them for the next round: a lost "fetched" mark costs a re-fetch.
 			f.mu.Lock()
 			f.updates = append(updates, f.updates...)
@@ -384,7 +390,10 @@ func (f *Fetcher) saveState(ctx context.Context, states []frontier.HostState) er
 		}
 	}
 	if len(rows) > 0 {
-		if err := f.store.SaveHosts(ctx, rows); err != nil {
+		start := time.Now()
+		err := f.store.SaveHosts(ctx, rows)
+		f.metrics.storeSeconds.WithLabelValues("save_hosts").Observe(time.Since(start).Seconds())
+		if err != nil {
 			errs = append(errs, fmt.Errorf("save %d hosts: %w", len(rows), err))
 		}
 	}

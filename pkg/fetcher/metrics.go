@@ -1,6 +1,12 @@
 package fetcher
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/crawlcluster/crawler/pkg/telemetry"
+)
 
 type metrics struct {
 	fetches         *prometheus.CounterVec
@@ -14,6 +20,45 @@ type metrics struct {
 	deadLetters     prometheus.Counter
 	cacheErrors     prometheus.Counter
 	fenced          prometheus.Gauge
+	politeness      prometheus.Histogram
+	storeSeconds    *prometheus.HistogramVec
+}
+
+// frontierCollector reports the frontier's size at scrape time.
+type frontierCollector struct {
+	f                                   *Fetcher
+	queued, hosts, ready, wait, backoff *prometheus.Desc
+	inFlight                            *prometheus.Desc
+}
+
+func newFrontierCollector(f *Fetcher) *frontierCollector {
+	return &frontierCollector{
+		f:        f,
+		queued:   prometheus.NewDesc("crawler_frontier_queued_urls", "URLs queued in the fetcher's frontier, by front-queue priority level (0 most urgent).", []string{"level"}, nil),
+		hosts:    prometheus.NewDesc("crawler_frontier_hosts", "Hosts the fetcher's frontier knows.", nil, nil),
+		ready:    prometheus.NewDesc("crawler_frontier_hosts_ready", "Hosts that may be contacted now and wait for a worker.", nil, nil),
+		wait:     prometheus.NewDesc("crawler_frontier_hosts_waiting", "Hosts with queued URLs waiting for their next-allowed time.", nil, nil),
+		backoff:  prometheus.NewDesc("crawler_frontier_hosts_backoff", "Hosts slowed beyond their base delay by adaptive backoff (429, 503, errors, slow answers).", nil, nil),
+		inFlight: prometheus.NewDesc("crawler_frontier_hosts_in_flight", "Hosts with a request in flight (at most one each).", nil, nil),
+	}
+}
+
+func (c *frontierCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.queued, c.hosts, c.ready, c.wait, c.backoff, c.inFlight} {
+		ch <- d
+	}
+}
+
+func (c *frontierCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.f.fr.Stats()
+	for lvl, n := range s.ByLevel {
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(n), strconv.Itoa(lvl))
+	}
+	ch <- prometheus.MustNewConstMetric(c.hosts, prometheus.GaugeValue, float64(s.Hosts))
+	ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, float64(s.HostsReady))
+	ch <- prometheus.MustNewConstMetric(c.wait, prometheus.GaugeValue, float64(s.HostsWaiting))
+	ch <- prometheus.MustNewConstMetric(c.backoff, prometheus.GaugeValue, float64(s.HostsBackoff))
+	ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(s.InFlight))
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -63,9 +108,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_fetcher_fenced",
 			Help: "1 while the fetcher has stopped fetching because its group membership is unconfirmed.",
 		}),
+		politeness: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "crawler_frontier_politeness_delay_seconds",
+			Help:    "Wait imposed on a host after each request: its delay (Crawl-delay or default) or adaptive backoff, whichever is longer.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 12),
+		}),
+		storeSeconds: telemetry.StoreSeconds(reg),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.deadLetters, m.cacheErrors, m.fenced)
+		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.deadLetters, m.cacheErrors, m.fenced, m.politeness)
 	}
 	return m
 }

@@ -47,6 +47,9 @@ func (f *Fetcher) work(ctx context.Context) {
 		}
 		lease.Done(out)
 		if out.Requested {
+			if h, ok := f.fr.Host(lease.Host); ok && !out.At.IsZero() {
+				f.metrics.politeness.Observe(max(h.NextAllowed.Sub(out.At), 0).Seconds())
+			}
 			f.shareNextAllowed(lease.Host)
 		}
 		f.inFlight.Add(-1)

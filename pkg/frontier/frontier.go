@@ -345,6 +345,7 @@ type Stats struct {
 	Hosts        int
 	HostsReady   int // may be contacted now
 	HostsWaiting int // waiting for their next-allowed time
+	HostsBackoff int // with adaptive backoff beyond their base delay (429, 503, errors, slow answers)
 	ByLevel      []int
 }
 
@@ -357,6 +358,9 @@ func (f *Frontier) Stats() Stats {
 	for _, h := range f.hosts {
 		for i, q := range h.levels {
 			s.ByLevel[i] += len(q)
+		}
+		if h.backoff > h.delay {
+			s.HostsBackoff++
 		}
 	}
 	return s

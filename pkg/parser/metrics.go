@@ -1,6 +1,10 @@
 package parser
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/crawlcluster/crawler/pkg/telemetry"
+)
 
 type metrics struct {
 	pages           *prometheus.CounterVec
@@ -47,11 +51,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_parser_excluded_total",
 			Help: "Candidates the parser did not pass on, by reason.",
 		}, []string{"reason"}),
-		storeSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "crawler_store_operation_duration_seconds",
-			Help:    "Metadata store latency by operation.",
-			Buckets: buckets,
-		}, []string{"operation"}),
+		storeSeconds: telemetry.StoreSeconds(reg),
 		blobSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "crawler_blob_flush_duration_seconds",
 			Help:    "Time to make a batch's WARC records durable (fsync or upload).",
@@ -67,7 +67,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.pages, m.captures, m.nearDups, m.warcRecords, m.warcBytes, m.discovered, m.excluded, m.storeSeconds, m.blobSeconds, m.storageFailures, m.deadLetters)
+		reg.MustRegister(m.pages, m.captures, m.nearDups, m.warcRecords, m.warcBytes, m.discovered, m.excluded, m.blobSeconds, m.storageFailures, m.deadLetters)
 	}
 	return m
 }
