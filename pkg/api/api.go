@@ -32,6 +32,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	apidoc "github.com/crawlcluster/crawler/api"
+	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/submit"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
@@ -363,7 +364,10 @@ func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{"host": host}
 	switch {
 	case err == nil:
-		h.Robots = nil // binary; the live view describes it
+		if rs, ok := robotsState(h.Robots); ok {
+			out["robots"] = rs
+		}
+		h.Robots = nil // binary; decoded above
 		out["stored"] = h
 	case !errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusInternalServerError, "look up host: "+err.Error())
@@ -381,6 +385,25 @@ func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// robotsState decodes a stored robots.txt entry for the host look-up.
+func robotsState(b []byte) (map[string]any, bool) {
+	if len(b) == 0 {
+		return nil, false
+	}
+	var e robots.Entry
+	if e.UnmarshalBinary(b) != nil {
+		return nil, false
+	}
+	out := map[string]any{"kind": e.Kind.String(), "status": e.Status, "fetched_at": e.FetchedAt, "expires": e.Expires, "failures": e.Failures}
+	if e.Error != "" {
+		out["error"] = e.Error
+	}
+	if sm := e.Sitemaps(); len(sm) > 0 {
+		out["sitemaps"] = sm
+	}
+	return out, true
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

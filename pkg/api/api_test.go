@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/submit"
 )
@@ -212,5 +213,29 @@ func TestLookups(t *testing.T) {
 	}
 	if code, _ := e.do(t, "GET", "/nope", "", ""); code != 404 {
 		t.Errorf("unknown route: %d", code)
+	}
+}
+
+func TestHostLookupDecodesRobots(t *testing.T) {
+	e := newEnv(t, Config{})
+	now := time.Now()
+	entry := robots.Evaluate(robots.Policy{Agent: "testbot"}, 200, []byte("User-agent: *\nDisallow: /x\nSitemap: http://r.example/sm.xml\n"), nil, now, nil)
+	b, err := entry.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DB.SaveHosts(context.Background(), []store.Host{{Host: "r.example", Partition: queue.PartitionOf("r.example"), Robots: b, Delay: time.Second, NextAllowed: now, UpdatedAt: now}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.do(t, "GET", "/api/v1/hosts/r.example", "", "")
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	rs, ok := out["robots"].(map[string]any)
+	if !ok || rs["kind"] != "rules" || rs["status"] != 200.0 {
+		t.Errorf("robots = %v, want kind rules, status 200", out["robots"])
+	}
+	if sm, _ := rs["sitemaps"].([]any); len(sm) != 1 {
+		t.Errorf("sitemaps = %v", rs["sitemaps"])
 	}
 }
