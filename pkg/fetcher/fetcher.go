@@ -65,6 +65,7 @@ type Config struct {
 	BloomCapacity    uint          // URLs the seen filter is sized for
 	HostSaveInterval time.Duration // how often host state (robots, next-allowed) is persisted
 	SessionTimeout   time.Duration // consumer group session timeout
+	InstanceID       string        // static group membership (KIP-345): a restart within the session keeps the partitions
 	FenceAfter       time.Duration // stop fetching when no heartbeat was answered for this long; must be below SessionTimeout
 
 	Admit admit.Config
@@ -88,6 +89,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.SitemapProbe, "sitemap-probe", true, "also fetch /sitemap.xml of every host, besides the sitemaps robots.txt lists")
 	fs.UintVar(&c.BloomCapacity, "bloom-capacity", 10_000_000, "URLs the seen-URL Bloom filter is sized for (1% false positives; more URLs only cost store look-ups)")
 	fs.DurationVar(&c.HostSaveInterval, "host-save-interval", 500*time.Millisecond, "how often per-host politeness state is persisted")
+	fs.StringVar(&c.InstanceID, "instance-id", "", "static consumer-group member id, stable across restarts (e.g. the StatefulSet pod name); a restart within -session-timeout keeps the fetcher's partitions without a rebalance")
 	fs.DurationVar(&c.SessionTimeout, "session-timeout", 45*time.Second, "consumer group session timeout: a fetcher silent this long loses its partitions")
 	fs.DurationVar(&c.FenceAfter, "fence-after", 15*time.Second, "stop fetching when the group coordinator has not answered a heartbeat for this long (below -session-timeout, so a fetcher that may have lost its hosts never fetches for them)")
 	c.Admit.RegisterFlags(fs, "")
@@ -225,6 +227,9 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 	kopts := append([]kgo.Opt{}, kafkaOpts...)
 	if cfg.SessionTimeout > 0 {
 		kopts = append(kopts, kgo.SessionTimeout(cfg.SessionTimeout))
+	}
+	if cfg.InstanceID != "" {
+		kopts = append(kopts, kgo.InstanceID(cfg.InstanceID))
 	}
 	// At least three heartbeats fit in the fencing window, so one slow answer does
 	// not stop a healthy fetcher.
