@@ -39,6 +39,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/queue"
 )
@@ -165,6 +166,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg.RegisterFlags(fs)
+	showVersion := version.Flag(fs)
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " [$" + envName(f.Name) + "]" })
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: broker -listen 127.0.0.1:9092 -data DIR [-brokers N] [-sync-writes] [flags]\n\n")
@@ -174,6 +176,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err := applyEnv(fs, os.LookupEnv)
+	if err == nil && *showVersion {
+		version.Print(stdout, "broker")
+		return 0
+	}
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected arguments %q", fs.Args())
 	}

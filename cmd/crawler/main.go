@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/embedded"
 )
@@ -26,6 +27,7 @@ func run() int {
 	var cfg embedded.Config
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
+	showVersion := version.Flag(fs)
 	config.Usage(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n\n")
@@ -37,6 +39,10 @@ func run() int {
 	if err := config.ApplyEnv(fs, os.LookupEnv); err != nil {
 		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
 		return 2
+	}
+	if *showVersion {
+		version.Print(os.Stdout, "crawler")
+		return 0
 	}
 	cfg.Seeds = fs.Args()
 	if err := cfg.Validate(); err != nil {

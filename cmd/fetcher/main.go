@@ -16,7 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/backend"
+	"github.com/crawlcluster/crawler/pkg/cache"
 	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/fetcher"
 	"github.com/crawlcluster/crawler/pkg/ops"
@@ -38,8 +40,13 @@ func run() int {
 	cfg.RegisterFlags(fs)
 	log.RegisterFlags(fs)
 	listen := fs.String("listen", ":9101", "address for /metrics, /-/healthy and /-/ready (empty = off)")
+	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
 		return code
+	}
+	if *showVersion {
+		version.Print(os.Stdout, "fetcher")
+		return 0
 	}
 	if err := errors.Join(be.Validate(uses), cfg.Validate()); err != nil {
 		fmt.Fprintf(os.Stderr, "fetcher: %v\n", err)
@@ -63,7 +70,7 @@ func run() int {
 		return 1
 	}
 	defer brokers.Close()
-	shared, err := backend.OpenCache(ctx, be.Cache)
+	shared, err := backend.OpenCache(ctx, be.Cache, cache.WithRegisterer(reg))
 	if err != nil {
 		logger.Error("open cache", "err", err)
 		return 1

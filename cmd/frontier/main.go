@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/api"
 	"github.com/crawlcluster/crawler/pkg/backend"
 	"github.com/crawlcluster/crawler/pkg/config"
@@ -46,8 +47,13 @@ func run() int {
 	listen := fs.String("listen", ":8080", "address of the REST API, /metrics and the health endpoints")
 	tokensFile := fs.String("api-tokens-file", "", "file of bearer tokens, one per line ('#' comments); CRAWLER_API_TOKENS (comma-separated) also works; none = no auth")
 	maxSeeds := fs.Int("max-seeds", api.DefaultMaxSeeds, "URLs accepted in one seeds request")
+	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
 		return code
+	}
+	if *showVersion {
+		version.Print(os.Stdout, "frontier")
+		return 0
 	}
 	if err := be.Validate(uses); err != nil {
 		fmt.Fprintf(os.Stderr, "frontier: %v\n", err)

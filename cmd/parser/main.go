@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/backend"
 	"github.com/crawlcluster/crawler/pkg/blob"
 	"github.com/crawlcluster/crawler/pkg/config"
@@ -44,8 +45,13 @@ func run() int {
 	robotsAgent := fs.String("robots-agent", "", "product token for meta robots / X-Robots-Tag (default: from -user-agent)")
 	batch := fs.Int("batch", 500, "fetch results per batch (one WARC segment per batch when -blobs is remote)")
 	spool := fs.String("spool", filepath.Join(os.TempDir(), "crawler-parser-spool"), "local folder where WARC segments are written before upload")
+	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
 		return code
+	}
+	if *showVersion {
+		version.Print(os.Stdout, "parser")
+		return 0
 	}
 	if err := be.Validate(uses); err != nil {
 		fmt.Fprintf(os.Stderr, "parser: %v\n", err)

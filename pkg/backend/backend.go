@@ -135,9 +135,9 @@ func IsLocalBlobs(raw string) (dir string, ok bool) {
 }
 
 // OpenCache opens the shared cache a --cache URL names.
-func OpenCache(ctx context.Context, raw string) (cache.Cache, error) {
+func OpenCache(ctx context.Context, raw string, opts ...cache.Option) (cache.Cache, error) {
 	if strings.TrimSpace(raw) == "" {
 		raw = "memory://"
 	}
-	return cache.Open(ctx, raw)
+	return cache.Open(ctx, raw, opts...)
 }
