@@ -5,7 +5,7 @@ DATA    ?= demo-data
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test test-short bench lint fmt run demo fuzz warcio clean
+.PHONY: all build test test-deploy test-short bench lint fmt run demo fuzz warcio clean
 
 all: build
 
@@ -18,6 +18,12 @@ build:
 test: warcio
 	$(GO) vet $(PKGS)
 	CRAWLER_REQUIRE_WARCIO=1 $(GO) test -race -timeout 30m $(PKGS)
+	$(MAKE) test-deploy
+
+# The deployment artifacts, validated offline (own Go modules, so the main go.mod
+# stays free of Kubernetes and compose libraries).
+test-deploy:
+	cd deploy/helm/validate && $(GO) test -count=1 ./...
 
 # Quick iteration: no end-to-end crawls, no race detector.
 test-short:
