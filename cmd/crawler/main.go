@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/crawlcluster/crawler/internal/version"
@@ -28,6 +29,7 @@ func run() int {
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	showVersion := version.Flag(fs)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	config.Usage(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n\n")
@@ -50,6 +52,21 @@ func run() int {
 		return 2
 	}
 	log := cfg.Logger(os.Stderr)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "crawler: cpu profile: %v\n", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := embedded.Run(ctx, cfg, log)

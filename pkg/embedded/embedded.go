@@ -172,7 +172,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	}
 	defer segments.Close()
 
-	kopts := queue.ClientOptions(broker.Addrs(), log)
+	// The broker runs in this process and keeps its log in memory: LZ4 keeps most of
+	// zstd's memory saving at a fraction of its CPU (measured on 20,500 pages: zstd
+	// 15.2 s of crawler CPU, none 14.2 s but +43% RSS). Clusters keep zstd, which
+	// also saves network.
+	kopts := append(queue.ClientOptions(broker.Addrs(), log), kgo.ProducerBatchCompression(kgo.Lz4Compression()))
 	admin, err := kgo.NewClient(kopts...)
 	if err != nil {
 		return Summary{}, fmt.Errorf("kafka admin client: %w", err)
