@@ -24,6 +24,7 @@ test: warcio
 # stays free of Kubernetes and compose libraries).
 test-deploy:
 	cd deploy/helm/validate && $(GO) test -count=1 ./...
+	cd deploy/compose/validate && $(GO) test -count=1 ./...
 
 # Quick iteration: no end-to-end crawls, no race detector.
 test-short:

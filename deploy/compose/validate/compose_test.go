@@ -278,7 +278,7 @@ func build(t *testing.T) string {
 		for _, b := range binaries {
 			args = append(args, "./cmd/"+b)
 		}
-		cmd := exec.Command(goCmd(), args...)
+		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot
 		buildOut, buildErr = cmd.CombinedOutput()
 	})
@@ -286,15 +286,6 @@ func build(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", buildErr, buildOut)
 	}
 	return binDir
-}
-
-func goCmd() string {
-	if p := filepath.Join(os.Getenv("GOROOT"), "bin", "go"); os.Getenv("GOROOT") != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "go"
 }
 
 func TestMain(m *testing.M) {

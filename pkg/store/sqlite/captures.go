@@ -74,7 +74,7 @@ func (db *DB) ContentOwner(ctx context.Context, sha []byte) (store.Capture, erro
 	if len(sha) == 0 {
 		return store.Capture{}, fmt.Errorf("content owner of an empty digest: %w", store.ErrNotFound)
 	}
-	row := db.r.QueryRowContext(ctx, qContentOwner, sha)
+	row := db.contentOwner.QueryRowContext(ctx, sha)
 	c, err := scanCapture(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Capture{}, fmt.Errorf("content owner of %x: %w", sha, store.ErrNotFound)

@@ -60,6 +60,7 @@ type DB struct {
 	r *sql.DB // query-only read pool
 
 	bandCandidates *sql.Stmt // qBandCandidates on r, prepared once per connection
+	contentOwner   *sql.Stmt // qContentOwner on r: asked once per stored page, so never re-parsed
 }
 
 type config struct {
@@ -147,7 +148,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
-	return &DB{w: w, r: r, bandCandidates: bands}, nil
+	owner, err := r.PrepareContext(ctx, qContentOwner)
+	if err != nil {
+		bands.Close()
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	return &DB{w: w, r: r, bandCandidates: bands, contentOwner: owner}, nil
 }
 
 func (c config) validate(path string) error {
@@ -183,7 +191,7 @@ func cloneValues(v url.Values) url.Values {
 // Close closes the store. It first lets SQLite refresh its planner statistics and
 // folds the WAL back into the database file, so a cleanly closed store is one file.
 func (db *DB) Close() error {
-	errS := db.bandCandidates.Close()
+	errS := errors.Join(db.bandCandidates.Close(), db.contentOwner.Close())
 	errR := db.r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
