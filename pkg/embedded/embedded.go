@@ -259,6 +259,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	go func() { defer wg.Done(); fetchErr = fet.Run(fetchCtx) }()
 	go func() { defer wg.Done(); parseErr = par.Run(parseCtx) }()
 	apiSrv.SetReady(true)
+	trimCtx, stopTrim := context.WithCancel(ctx)
+	defer stopTrim()
+	go trimConsumed(trimCtx, kadm.NewClient(admin), 10*time.Second, log)
 
 	reason := watch(runCtx, cfg, fet, admin, live, log)
 

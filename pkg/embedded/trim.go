@@ -1,0 +1,64 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/crawlcluster/crawler/pkg/queue"
+)
+
+// trimConsumed deletes, every interval, the records each topic's only consumer group
+// has committed. The embedded broker keeps its whole log in memory and on disk; a
+// real Kafka bounds it with retention, and here what is committed is durable
+// downstream (DESIGN invariant 2), so it is of no further use. Without this a long
+// embedded crawl would grow by every page it ever fetched (DESIGN invariant 5).
+func trimConsumed(ctx context.Context, adm *kadm.Client, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for group, topic := range map[string]string{queue.GroupFetchers: queue.TopicURLs, queue.GroupParsers: queue.TopicPages} {
+			if err := trimTopic(ctx, adm, group, topic); err != nil && ctx.Err() == nil {
+				log.Warn("trim consumed records", "topic", topic, "err", err)
+			}
+		}
+	}
+}
+
+func trimTopic(ctx context.Context, adm *kadm.Client, group, topic string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := adm.FetchOffsets(ctx, group)
+	if err == nil {
+		err = resp.Error()
+	}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return nil // nothing committed yet
+	}
+	if err != nil {
+		return err
+	}
+	offsets := kadm.Offsets{}
+	resp.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic && o.Err == nil && o.At > 0 {
+			offsets.Add(kadm.Offset{Topic: o.Topic, Partition: o.Partition, At: o.At, LeaderEpoch: -1})
+		}
+	})
+	if len(offsets) == 0 {
+		return nil
+	}
+	deleted, err := adm.DeleteRecords(ctx, offsets)
+	if err != nil {
+		return err
+	}
+	return deleted.Error()
+}
