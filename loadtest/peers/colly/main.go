@@ -14,8 +14,10 @@
 //     rule matches, so LimitRule{DomainGlob: "*", Parallelism: 1} would allow one
 //     request in flight for the whole crawl, not one per host. This runner
 //     therefore adds one LimitRule{DomainGlob: <host:port>, Parallelism: 1,
-//     Delay: D} per host, the first time it sees the host (before any request to
-//     it). Colly sleeps Delay after the response body was read while still
+//     Delay: D} per host, in OnRequest the first time it sees the host (OnRequest
+//     runs just before the backend looks the rule up by the same URL.Host). The
+//     rules are matched linearly (httpBackend.GetMatchingRule), so the cost per
+//     request grows with the number of hosts. Colly sleeps Delay after the response body was read while still
 //     holding the host's slot, so Delay separates the end of one request from
 //     the start of the next, as the audit measures it.
 //   - Global cap: -parallelism requests in flight over all hosts, a semaphore in
@@ -27,12 +29,22 @@
 //   - Loopback: Colly has no private-address filter; the transport ignores
 //     proxy settings so 127.x.y.z is dialed directly.
 //
-// Colly semantics that the audit will show and that this runner does not hide:
-// robots.txt is fetched by Collector.checkRobots with the bare http.Client,
-// outside any LimitRule, in the goroutine that calls Visit; so it is neither
-// delayed nor serialized with that host's page requests, and two goroutines
-// discovering a host at once both fetch it. Redirects are followed inside one
-// Client.Do, with no delay between hops and no robots check of the target.
+// Colly v2.3.0 semantics that the audit shows and that this runner does not
+// hide (read from colly.go and http_backend.go):
+//
+//   - robots.txt is fetched by Collector.checkRobots with the bare http.Client,
+//     outside any LimitRule, in the goroutine that calls Visit; so the host's
+//     first page follows it with no delay (one politeness violation per host),
+//     and goroutines discovering a host at once each fetch it.
+//   - The visited check is IsVisited then Visited, two calls, so in Async mode
+//     two goroutines finding the same link at once both fetch it (duplicates).
+//   - checkRobots uses FindGroup(...).Test and never sees robotstxt's
+//     disallowAll, so a robots.txt answering 5xx allows everything.
+//   - Redirects are followed inside one Client.Do, holding the first host's
+//     slot: no delay between hops, no robots check of the target, and a hop to
+//     another host is not limited by that host's rule.
+//   - No Crawl-delay, no nofollow, no URL canonicalization beyond the WHATWG
+//     parse, no Retry-After.
 package main
 
 import (
@@ -43,7 +55,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -191,7 +202,7 @@ func run(args []string) int {
 		next: &http.Transport{
 			Proxy:               nil, // dial 127.x directly whatever the environment says
 			DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConns:        0, // no global limit: keep one idle connection per host
+			MaxIdleConns:        0, // no global limit, so every host keeps its connection
 			MaxIdleConnsPerHost: 2,
 			IdleConnTimeout:     90 * time.Second,
 			ForceAttemptHTTP2:   false,
@@ -201,7 +212,16 @@ func run(args []string) int {
 
 	var requested, fetched, failed atomic.Int64
 	c.OnRequest(func(r *colly.Request) {
-		if requested.Add(1) > o.maxPages {
+		// Past -max-duration, abort before the backend: a request failing in
+		// Do would still sleep the host's Delay in its slot.
+		if ctx.Err() != nil || requested.Add(1) > o.maxPages {
+			r.Abort()
+			return
+		}
+		// OnRequest runs in Collector.fetch just before the backend's Do,
+		// which looks the rule up by this very r.URL.Host.
+		if err := rules.ensure(r.URL.Host); err != nil {
+			fmt.Fprintf(os.Stderr, "colly-peer: limit rule for %s: %v\n", r.URL.Host, err)
 			r.Abort()
 		}
 	})
@@ -213,13 +233,8 @@ func run(args []string) int {
 		if !strings.HasPrefix(abs, "http://") && !strings.HasPrefix(abs, "https://") {
 			return
 		}
-		if requested.Load() >= o.maxPages {
+		if ctx.Err() != nil || requested.Load() >= o.maxPages {
 			return
-		}
-		if host := hostOf(abs); host != "" {
-			if err := rules.ensure(host); err != nil {
-				return
-			}
 		}
 		_ = e.Request.Visit(abs) // already visited, robots-blocked, max requests: all fine
 	}
@@ -227,17 +242,23 @@ func run(args []string) int {
 
 	start := time.Now()
 	for _, s := range seeds {
-		if host := hostOf(s); host != "" {
-			if err := rules.ensure(host); err != nil {
-				fmt.Fprintf(os.Stderr, "colly-peer: limit rule for %s: %v\n", host, err)
-				return 2
-			}
-		}
-		if err := c.Visit(s); err != nil {
+		var seen *colly.AlreadyVisitedError
+		if err := c.Visit(s); err != nil && !errors.As(err, &seen) { // a seed may be linked from an earlier one
 			fmt.Fprintf(os.Stderr, "colly-peer: seed %s: %v\n", s, err)
 		}
 	}
-	c.Wait()
+	done := make(chan struct{})
+	go func() { c.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		// Requests already waiting for their host's slot each fail at once
+		// and then sleep Delay in the slot: do not wait for them all.
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+		}
+	}
 	elapsed := time.Since(start)
 	pages := fetched.Load()
 	fmt.Printf("colly-peer: pages=%d errors=%d requested=%d elapsed=%s pages_per_s=%.1f\n",
@@ -247,14 +268,4 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "colly-peer: stopped at -max-duration %v\n", o.maxDuration)
 	}
 	return 0
-}
-
-// hostOf returns the URL's host[:port] as Colly's request URL spells it
-// (what LimitRule.Match is given), or "" when it does not parse.
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return strings.ToLower(u.Host)
 }

@@ -49,6 +49,14 @@ func build(t *testing.T, dir, pkg, bin string) {
 
 var synthwebBin string
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if synthwebBin != "" {
+		os.RemoveAll(filepath.Dir(synthwebBin))
+	}
+	os.Exit(code)
+}
+
 // synthweb builds loadtest/cmd/synthweb once per test binary.
 func synthweb(t *testing.T) string {
 	t.Helper()
