@@ -198,7 +198,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	if robotsAgent == "" {
 		robotsAgent = robots.ProductToken(fcfg.Fetch.UserAgent)
 	}
-	par, err := parser.New(parser.Config{RobotsAgent: robotsAgent}, db, segments, kopts, reg, log.With("component", "parser"))
+	nearDups, err := newNearDupStore(ctx, db)
+	if err != nil {
+		return Summary{}, err
+	}
+	par, err := parser.New(parser.Config{RobotsAgent: robotsAgent}, nearDups, segments, kopts, reg, log.With("component", "parser"))
 	if err != nil {
 		return Summary{}, err
 	}
