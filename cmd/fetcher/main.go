@@ -13,9 +13,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
 	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/backend"
 	"github.com/crawlcluster/crawler/pkg/cache"
@@ -56,20 +53,13 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	st, err := backend.OpenStore(ctx, be.DB)
+	core, err := backend.OpenCore(ctx, be)
 	if err != nil {
-		logger.Error("open store", "err", err)
+		logger.Error("open backends", "err", err)
 		return 1
 	}
-	defer st.Close()
-	brokers, err := backend.OpenBroker(be.Broker)
-	if err != nil {
-		logger.Error("open broker", "err", err)
-		return 1
-	}
-	defer brokers.Close()
+	defer core.Close()
+	reg, st, brokers := core.Registry, core.Store, core.Brokers
 	shared, err := backend.OpenCache(ctx, be.Cache, cache.WithRegisterer(reg))
 	if err != nil {
 		logger.Error("open cache", "err", err)

@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -68,20 +66,13 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	st, err := backend.OpenStore(ctx, be.DB)
+	core, err := backend.OpenCore(ctx, be)
 	if err != nil {
-		logger.Error("open store", "err", err)
+		logger.Error("open backends", "err", err)
 		return 1
 	}
-	defer st.Close()
-	brokers, err := backend.OpenBroker(be.Broker)
-	if err != nil {
-		logger.Error("open broker", "err", err)
-		return 1
-	}
-	defer brokers.Close()
+	defer core.Close()
+	reg, st, brokers := core.Registry, core.Store, core.Brokers
 	cl, err := kgo.NewClient(queue.ClientOptions(brokers.Seeds, logger)...)
 	if err != nil {
 		logger.Error("kafka client", "err", err)

@@ -15,6 +15,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/crawlcluster/crawler/pkg/blob"
 	"github.com/crawlcluster/crawler/pkg/cache"
 	"github.com/crawlcluster/crawler/pkg/queue"
@@ -140,4 +143,34 @@ func OpenCache(ctx context.Context, raw string, opts ...cache.Option) (cache.Cac
 		raw = "memory://"
 	}
 	return cache.Open(ctx, raw, opts...)
+}
+
+// Core is what every tier process opens first: its metrics registry (with the Go
+// and process collectors), the metadata store and the brokers.
+type Core struct {
+	Registry *prometheus.Registry
+	Store    store.Store
+	Brokers  *Brokers
+}
+
+// OpenCore opens the registry, the --db store and the --broker.
+func OpenCore(ctx context.Context, c Config) (*Core, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	st, err := OpenStore(ctx, c.DB)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	brokers, err := OpenBroker(c.Broker)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open broker: %w", err)
+	}
+	return &Core{Registry: reg, Store: st, Brokers: brokers}, nil
+}
+
+// Close closes the store and an embedded broker.
+func (c *Core) Close() {
+	c.Store.Close()
+	c.Brokers.Close()
 }
