@@ -38,7 +38,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -54,6 +53,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/crawlcluster/crawler/internal/testproc"
 )
 
 // EnvDSN names the environment variable with a DSN of an existing server.
@@ -223,7 +224,7 @@ func start() (*server, error) {
 	// it, so another process may take it in between: try a few.
 	var lastErr error
 	for range 3 {
-		port, err := freePort()
+		port, err := testproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -403,13 +404,4 @@ func runAs() (*syscall.Credential, *ids, error) {
 // (PGDATABASE, PGHOST and friends would confuse them), a C locale.
 func serverEnv() []string {
 	return []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "LANG=C", "TZ=UTC"}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -31,13 +31,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/crawlcluster/crawler/internal/testproc"
 )
 
 const (
@@ -60,17 +59,13 @@ type Server struct {
 	databases int
 	lockValue string
 
-	cmd     *exec.Cmd
-	dir     string
-	exited  chan struct{}
-	waitErr error
+	proc *testproc.Proc
+	dir  string
 }
 
-var (
-	mu      sync.Mutex
-	current *Server
-	failed  error
-)
+const stalePrefix = "crawler-redistest-"
+
+var server testproc.Once[*Server]
 
 // URL claims and flushes a database for t and returns its redis:// URL.
 func URL(t testing.TB) string {
@@ -89,37 +84,17 @@ func URL(t testing.TB) string {
 // Get returns the server, starting the private one on first use.
 func Get(t testing.TB) *Server {
 	t.Helper()
-	mu.Lock()
-	defer mu.Unlock()
-	if current != nil {
-		return current
-	}
-	if failed != nil {
-		t.Fatal(failed)
-	}
-	var err error
-	if env := os.Getenv(EnvVar); env != "" {
-		current, err = external(env)
-	} else {
-		current, err = start()
-	}
-	if err != nil {
-		current, failed = nil, fmt.Errorf("redistest: %w", err)
-		t.Fatal(failed)
-	}
-	return current
+	return server.Get(t, "redistest", func() (*Server, error) {
+		if env := os.Getenv(EnvVar); env != "" {
+			return external(env)
+		}
+		return start()
+	})
 }
 
 // Stop ends the private server, if one was started. Call it from TestMain
 // after m.Run.
-func Stop() {
-	mu.Lock()
-	defer mu.Unlock()
-	if current != nil {
-		current.stop()
-		current = nil
-	}
-}
+func Stop() { server.Stop((*Server).stop) }
 
 func external(env string) (*Server, error) {
 	u, err := url.Parse(env)
@@ -209,25 +184,14 @@ func start() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s not found in PATH; install it with\n\t%s\nor point %s at a Redis server (redis://host:port)", Binary, InstallCommand, EnvVar)
 	}
-	sweepStale()
-	dir, err := os.MkdirTemp("", stalePrefix)
+	dir, err := testproc.NewDir(stalePrefix)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	// redis-server needs an explicit port. A free one can be taken by
-	// someone else before the server binds it; try a few.
-	var lastErr error
-	for range 3 {
-		port, err := freePort()
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		s := &Server{URL: &url.URL{Scheme: "redis", Host: "127.0.0.1:" + strconv.Itoa(port)}, dir: dir}
+	// redis-server needs an explicit port.
+	var s *Server
+	err = testproc.OnFreePort(dir, func(port int) error {
+		s = &Server{URL: &url.URL{Scheme: "redis", Host: "127.0.0.1:" + strconv.Itoa(port)}, dir: dir}
 		cmd := exec.Command(bin,
 			"--port", strconv.Itoa(port),
 			"--bind", "127.0.0.1",
@@ -238,84 +202,29 @@ func start() (*Server, error) {
 			"--daemonize", "no",
 			"--loglevel", "warning",
 		)
-		if lastErr = s.run(cmd); lastErr == nil {
-			return s, nil
-		}
-	}
-	os.RemoveAll(dir)
-	return nil, lastErr
-}
-
-func (s *Server) run(cmd *exec.Cmd) error {
-	logf, err := os.Create(filepath.Join(s.dir, "server.log"))
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := startOrphanProof(cmd); err != nil {
-		return fmt.Errorf("start %s: %w", cmd.Path, err)
-	}
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
-
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			return fmt.Errorf("%s exited at start (%v): %s", cmd.Path, s.waitErr, tail(filepath.Join(s.dir, "server.log")))
-		default:
-		}
-		c, err := net.DialTimeout("tcp", s.URL.Host, time.Second)
-		if err == nil {
-			c.Close()
-			if err := s.connect(); err == nil {
-				return nil
+		var err error
+		s.proc, err = testproc.Launch(cmd, filepath.Join(dir, "server.log"), 10*time.Second, 10*time.Millisecond, s.URL.Host, func() bool {
+			c, err := net.DialTimeout("tcp", s.URL.Host, time.Second)
+			if err != nil {
+				return false
 			}
-		}
-		time.Sleep(10 * time.Millisecond)
+			c.Close()
+			return s.connect() == nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	s.kill()
-	return fmt.Errorf("%s not answering at %s after 10s: %s", cmd.Path, s.URL.Host, tail(filepath.Join(s.dir, "server.log")))
-}
-
-func (s *Server) kill() {
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
+	return s, nil
 }
 
 func (s *Server) stop() {
 	if s.admin != nil {
 		s.admin.Close()
 	}
-	s.kill()
+	s.proc.Kill()
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func tail(path string) string {
-	b, _ := os.ReadFile(path)
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return strings.TrimSpace(string(b))
 }

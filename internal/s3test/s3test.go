@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"go/build"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -35,9 +34,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,6 +42,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/crawlcluster/crawler/internal/testproc"
 )
 
 const (
@@ -64,16 +63,14 @@ type Server struct {
 	AccessKey string
 	SecretKey string
 
-	cmd     *exec.Cmd
-	dir     string
-	exited  chan struct{}
-	waitErr error
+	proc *testproc.Proc
+	dir  string
 }
 
+const stalePrefix = "crawler-s3test-"
+
 var (
-	mu      sync.Mutex
-	current *Server
-	failed  error // why the private server could not start; every test reports it
+	server  testproc.Once[*Server]
 	buckets atomic.Int64
 )
 
@@ -102,37 +99,17 @@ func Endpoint(t testing.TB) string {
 // Get returns the server, starting the private one on first use.
 func Get(t testing.TB) *Server {
 	t.Helper()
-	mu.Lock()
-	defer mu.Unlock()
-	if current != nil {
-		return current
-	}
-	if failed != nil {
-		t.Fatal(failed)
-	}
-	var err error
-	if env := os.Getenv(EnvVar); env != "" {
-		current, err = external(env)
-	} else {
-		current, err = start()
-	}
-	if err != nil {
-		current, failed = nil, fmt.Errorf("s3test: %w", err)
-		t.Fatal(failed)
-	}
-	return current
+	return server.Get(t, "s3test", func() (*Server, error) {
+		if env := os.Getenv(EnvVar); env != "" {
+			return external(env)
+		}
+		return start()
+	})
 }
 
 // Stop ends the private server, if one was started, and removes its folder.
 // Call it from TestMain after m.Run.
-func Stop() {
-	mu.Lock()
-	defer mu.Unlock()
-	if current != nil {
-		current.stop()
-		current = nil
-	}
-}
+func Stop() { server.Stop((*Server).stop) }
 
 // Client returns an S3 client for the server with root credentials.
 func (s *Server) Client() *s3.Client {
@@ -158,13 +135,8 @@ func start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	sweepStale()
-	dir, err := os.MkdirTemp("", stalePrefix)
+	dir, err := testproc.NewDir(stalePrefix)
 	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
@@ -172,16 +144,9 @@ func start() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	// A free port can be taken by someone else before the server binds it;
-	// try a few.
-	var lastErr error
-	for range 3 {
-		port, err := freePort()
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		s := &Server{
+	var s *Server
+	err = testproc.OnFreePort(dir, func(port int) error {
+		s = &Server{
 			Endpoint:  "http://127.0.0.1:" + strconv.Itoa(port),
 			AccessKey: "crawlertest",
 			SecretKey: randomHex(16),
@@ -189,62 +154,27 @@ func start() (*Server, error) {
 		}
 		cmd := exec.Command(bin, "--port", "127.0.0.1:"+strconv.Itoa(port), "--quiet", "posix", data)
 		cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s.AccessKey, "ROOT_SECRET_KEY="+s.SecretKey)
-		if lastErr = s.run(cmd); lastErr == nil {
-			return s, nil
-		}
-	}
-	os.RemoveAll(dir)
-	return nil, lastErr
-}
-
-func (s *Server) run(cmd *exec.Cmd) error {
-	logf, err := os.Create(filepath.Join(s.dir, "server.log"))
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := startOrphanProof(cmd); err != nil {
-		return fmt.Errorf("start %s: %w", cmd.Path, err)
-	}
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
-
-	hc := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			return fmt.Errorf("%s exited at start (%v): %s", cmd.Path, s.waitErr, tail(filepath.Join(s.dir, "server.log")))
-		default:
-		}
-		// Any S3 answer (AccessDenied for an anonymous request) means ready.
-		if resp, err := hc.Get(s.Endpoint + "/"); err == nil {
+		hc := &http.Client{Timeout: time.Second}
+		var err error
+		s.proc, err = testproc.Launch(cmd, filepath.Join(dir, "server.log"), 15*time.Second, 20*time.Millisecond, s.Endpoint, func() bool {
+			// Any S3 answer (AccessDenied for an anonymous request) means ready.
+			resp, err := hc.Get(s.Endpoint + "/")
+			if err != nil {
+				return false
+			}
 			resp.Body.Close()
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+			return true
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	s.kill()
-	return fmt.Errorf("%s not answering at %s after 15s: %s", cmd.Path, s.Endpoint, tail(filepath.Join(s.dir, "server.log")))
-}
-
-func (s *Server) kill() {
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
+	return s, nil
 }
 
 func (s *Server) stop() {
-	s.kill()
+	s.proc.Kill()
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 	}
@@ -324,25 +254,8 @@ func findBinary() (string, error) {
 		Binary, strings.Join(dirs, ", "), InstallCommand, EnvVar)
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func tail(path string) string {
-	b, _ := os.ReadFile(path)
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return strings.TrimSpace(string(b))
 }

@@ -46,6 +46,7 @@ func (c *AuditConfig) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.DurationVar(&c.MinDelay, prefix+"min-delay", c.MinDelay, "crawler's lower clamp of a robots Crawl-delay")
 	fs.DurationVar(&c.MaxDelay, prefix+"max-delay", c.MaxDelay, "crawler's upper clamp of a robots Crawl-delay (0: none)")
 	fs.IntVar(&c.MaxRetries, prefix+"max-retries", c.MaxRetries, "crawler's re-requests of a URL after a 5xx, a 429 or no answer")
+	fs.DurationVar(&c.Tolerance, prefix+"tolerance", c.Tolerance, "slack of the audit's time checks, for the server's own clock stamps on a loaded machine (0: 2ms)")
 }
 
 // Validate reports settings no crawler can have.

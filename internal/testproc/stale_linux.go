@@ -1,6 +1,6 @@
 //go:build linux
 
-package redistest
+package testproc
 
 import (
 	"errors"
@@ -11,13 +11,11 @@ import (
 	"syscall"
 )
 
-const stalePrefix = "crawler-redistest-"
-
-// sweepStale removes data folders of earlier test processes that died
+// SweepStale removes folders named prefix* of earlier test processes that died
 // before Stop (their server died with them). A folder whose pid file names
 // a live process is left alone.
-func sweepStale() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), stalePrefix+"*"))
+func SweepStale(prefix string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join(d, "pid"))
 		if err != nil {

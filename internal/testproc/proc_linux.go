@@ -1,4 +1,4 @@
-package s3test
+package testproc
 
 import (
 	"os/exec"
@@ -26,9 +26,9 @@ func init() {
 	}()
 }
 
-// startOrphanProof starts cmd so that the kernel kills it with SIGKILL when
-// this process dies.
-func startOrphanProof(cmd *exec.Cmd) error {
+// Start starts cmd so that the kernel kills it with SIGKILL when this
+// process dies.
+func Start(cmd *exec.Cmd) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
