@@ -26,6 +26,10 @@ type SegmentConfig struct {
 	Prefix   string // file names: Prefix-YYYYMMDDhhmmss-NNNNN-RANDOM.warc.gz; default "crawl"
 	MaxSize  int64  // roll to a new segment when the current one reaches this; default 1 GiB
 	Software string // for warcinfo
+	// Level is the gzip level of every record, 1 (fastest) to 9 (smallest); 0 means
+	// gzip's default (6). Compression is a large share of a crawler's CPU: level 1
+	// is about three times faster than 6 for output about a fifth larger on HTML.
+	Level int
 	// OnClose is called after a segment is closed and fsynced (cluster mode
 	// uploads it to S3). It runs in the goroutine whose write filled the
 	// segment, outside the writer's lock, so a slow upload does not stall
@@ -52,6 +56,12 @@ func (c SegmentConfig) withDefaults() (SegmentConfig, error) {
 	if c.Software == "" {
 		c.Software = "crawlcluster-crawler"
 	}
+	if c.Level < 0 || c.Level > 9 {
+		return c, fmt.Errorf("WARC segment config: Level %d is not 1..9 (0 = default)", c.Level)
+	}
+	if c.Level == 0 {
+		c.Level = gzip.DefaultCompression
+	}
 	if !validValue(c.Software) {
 		return c, fmt.Errorf("WARC segment config: Software %q contains control characters", c.Software)
 	}
@@ -75,6 +85,8 @@ type SegmentWriter struct {
 	closed bool
 
 	hooks sync.WaitGroup // OnClose calls still running
+
+	encoders sync.Pool // *encoder at cfg.Level
 }
 
 type segment struct {
@@ -181,8 +193,8 @@ func (w *SegmentWriter) WriteRecord(rec *Record) (Location, error) {
 // segments. It returns the location of the last record. A non-nil error with a
 // non-empty Location.File is an OnClose failure after a successful write.
 func (w *SegmentWriter) writeRecords(recs []*Record) (Location, error) {
-	enc := getEncoder()
-	defer putEncoder(enc)
+	enc := w.getEncoder()
+	defer w.putEncoder(enc)
 	var last, lastLen int64
 	for _, rec := range recs {
 		start := int64(enc.out.Len())
@@ -272,8 +284,8 @@ func (w *SegmentWriter) openLocked() error {
 	info.Header.Add(FieldContentType, contentFields)
 	info.Header.Add(FieldBlockDigest, sha1Digest(info.Block))
 
-	enc := getEncoder()
-	defer putEncoder(enc)
+	enc := w.getEncoder()
+	defer w.putEncoder(enc)
 	err = enc.member(info)
 	if err == nil {
 		_, err = f.Write(enc.out.Bytes())
@@ -407,25 +419,23 @@ type encoder struct {
 	out  bytes.Buffer
 }
 
-var encoders = sync.Pool{New: func() any {
-	gz, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
+func (w *SegmentWriter) getEncoder() *encoder {
+	if enc, ok := w.encoders.Get().(*encoder); ok {
+		enc.out.Reset()
+		return enc
+	}
+	gz, _ := gzip.NewWriterLevel(nil, w.cfg.Level) // the level was validated
 	return &encoder{gz: gz}
-}}
-
-func getEncoder() *encoder {
-	enc := encoders.Get().(*encoder)
-	enc.out.Reset()
-	return enc
 }
 
 // maxPooledBuffer keeps one huge capture from pinning its buffer in the pool.
 const maxPooledBuffer = 4 << 20
 
-func putEncoder(enc *encoder) {
+func (w *SegmentWriter) putEncoder(enc *encoder) {
 	if enc.out.Cap() > maxPooledBuffer {
 		enc.out = bytes.Buffer{}
 	}
-	encoders.Put(enc)
+	w.encoders.Put(enc)
 }
 
 // member appends rec to enc.out as one gzip member.

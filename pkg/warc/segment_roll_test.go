@@ -54,3 +54,44 @@ func TestRollClosesSegmentAndRunsHook(t *testing.T) {
 		t.Fatalf("Roll after Close: %v, want ErrClosed", err)
 	}
 }
+
+func TestLevelTradesSizeForSpeed(t *testing.T) {
+	body := make([]byte, 0, 64<<10)
+	x := uint64(7)
+	words := []string{"crawler ", "polite ", "host ", "delay ", "robots ", "<p>", "</p>", "archive "}
+	for len(body) < 60<<10 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		body = append(body, words[x%uint64(len(words))]...)
+	}
+	raw := append([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"), body...)
+	sizes := map[int]int64{}
+	for _, level := range []int{1, 9} {
+		dir := t.TempDir()
+		w, err := NewSegmentWriter(SegmentConfig{Dir: dir, Level: level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc, err := w.WriteCapture(Capture{TargetURI: "http://a.example/", Date: time.Now(), RawResponse: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := ReadAt(filepath.Join(dir, loc.File), loc.Offset, loc.Length)
+		if err != nil || len(rec.Block) != len(raw) {
+			t.Fatalf("level %d: read back %v, %d bytes of %d", level, err, len(rec.Block), len(raw))
+		}
+		sizes[level] = loc.Length
+	}
+	if sizes[1] <= sizes[9] {
+		t.Errorf("level 1 record %d bytes, level 9 %d: level should trade size for speed", sizes[1], sizes[9])
+	}
+	for _, bad := range []int{-1, 10} {
+		if _, err := NewSegmentWriter(SegmentConfig{Dir: t.TempDir(), Level: bad}); err == nil {
+			t.Errorf("Level %d accepted", bad)
+		}
+	}
+}
