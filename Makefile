@@ -5,7 +5,7 @@ DATA    ?= demo-data
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test test-deploy test-short bench lint fmt run demo fuzz warcio clean
+.PHONY: all build test test-deploy test-short bench bench-compare bench-micro lint fmt run demo fuzz warcio clean
 
 all: build
 
@@ -36,8 +36,15 @@ warcio: tools/warcio-check/node_modules/.package-lock.json
 tools/warcio-check/node_modules/.package-lock.json: tools/warcio-check/package-lock.json
 	npm ci --prefix tools/warcio-check --no-audit --no-fund
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 $(PKGS)
+# The side-by-side comparison on the synthetic web (ours, Colly, Scrapy: table,
+# JSON, PNG of pages/s over time), then every package's microbenchmarks.
+bench: bench-compare bench-micro
+
+bench-compare:
+	$(GO) run ./loadtest/cmd/bench -hosts 50 -pages 40 -delay 100ms -json bench.json -png bench.png
+
+bench-micro:
+	$(GO) test -short -run '^$$' -bench . -benchmem -count 1 $(PKGS)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }

@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// FormatTable writes one row per crawler and then the ratios ours / peer.
+func FormatTable(w io.Writer, res *Results) error {
+	s := res.Settings
+	fmt.Fprintf(w, "web: %d hosts x %d pages (fanout %d, ~%d B/page), delay %gms, max pages %d, %d in flight; %d CPUs, load before %s\n",
+		s.Hosts, s.PagesPerHost, s.Fanout, s.PageBytes, s.DelayMS, s.MaxPages, s.Workers, res.Machine.CPUs, res.Machine.LoadAvg)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "crawler\tpages\tcrawl s\tpages/s\tCPU µs/page\tpeak RSS MiB\tweb µs/req\tcoverage\trobots\tpoliteness\toverlaps\tduplicates\t")
+	var notes []string
+	for _, r := range res.Crawlers {
+		if r.Skipped != "" {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", r.Crawler)
+			notes = append(notes, fmt.Sprintf("%s skipped: %s", r.Crawler, r.Skipped))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f%%\t%d\t%d\t%d\t%d\t\n",
+			r.Crawler, r.Pages, r.CrawlSec, r.PagesPerSec, r.CPUMicrosPage, r.PeakRSSMiB(), r.WebMicrosPerRq,
+			r.Coverage*100, r.Robots, r.Politeness, r.Overlaps, r.Duplicates)
+		if r.Error != "" {
+			notes = append(notes, fmt.Sprintf("%s failed: %s (log %s)", r.Crawler, r.Error, r.LogFile))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, ra := range res.Ratios {
+		fmt.Fprintf(w, "ours/%s: pages/s %s, CPU/page %s, peak RSS %s\n",
+			ra.Peer, ratio(ra.PagesPerSec), ratio(ra.CPUPerPage), ratio(ra.PeakRSS))
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	return nil
+}
+
+func ratio(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", x)
+}
+
+// Table returns FormatTable's output as a string.
+func Table(res *Results) string {
+	var b strings.Builder
+	FormatTable(&b, res)
+	return b.String()
+}
+
+// WriteJSON writes res, indented, to path.
+func WriteJSON(path string, res *Results) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,128 @@
+// Command bench is `make bench` (issue 5, part 2): it starts the synthetic web
+// in this process and crawls a fresh instance of it with each of -crawlers
+// (ours, the Colly peer, the Scrapy peer), one after the other, all with the
+// same settings, then prints one table with the ratios ours / peer and writes
+// the results as JSON (-json) and a chart of pages/s over time (-png).
+// A crawler whose binary or Python module is missing is skipped with a note.
+//
+//	go run ./loadtest/cmd/bench -hosts 50 -pages 40 -delay 100ms -json bench.json -png bench.png
+//
+// Run it from the repository root (or pass -root). The exit status is 0 when
+// every crawler that ran finished in time, 1 otherwise, 2 for a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/crawlcluster/crawler/loadtest/bench"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o := bench.DefaultOptions()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.Web.RegisterFlags(fs, "")
+	crawlers := fs.String("crawlers", strings.Join(o.Crawlers, ","), "crawlers to run, in order: ours, colly, scrapy")
+	fs.DurationVar(&o.Delay, "delay", o.Delay, "per-host delay of every crawler (end of one request to start of the next)")
+	fs.StringVar(&o.UserAgent, "user-agent", o.UserAgent, "User-Agent of every crawler")
+	fs.IntVar(&o.MaxPages, "max-pages", o.MaxPages, "page cap of every crawler")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "requests in flight over all hosts (ours -workers, colly -parallelism, scrapy -concurrency)")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "deadline of each crawler; the child is killed then")
+	fs.DurationVar(&o.Tolerance, "tolerance", o.Tolerance, "slack of the audit's time checks (0: 2ms)")
+	fs.StringVar(&o.OursBin, "ours", "", "our crawler binary (default: build ./cmd/crawler)")
+	fs.StringVar(&o.Root, "root", "", "repository root (default: the nearest directory up holding go.mod)")
+	fs.StringVar(&o.WorkDir, "work", "", "directory for seeds, logs and binaries (default: a new temporary directory)")
+	jsonPath := fs.String("json", "", "write the results as JSON here")
+	pngPath := fs.String("png", "", "write the pages/s chart as PNG here")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	o.Crawlers = nil
+	for _, c := range strings.Split(*crawlers, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			o.Crawlers = append(o.Crawlers, c)
+		}
+	}
+	if o.Root == "" {
+		root, err := findRoot()
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: %v (pass -root)\n", err)
+			return 2
+		}
+		o.Root = root
+	}
+	if o.WorkDir == "" {
+		d, err := os.MkdirTemp("", "bench-*")
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 2
+		}
+		o.WorkDir = d
+	}
+	o.Log = stderr
+	fmt.Fprintf(stderr, "bench: work dir %s\n", o.WorkDir)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Run(ctx, o)
+	if res != nil && len(res.Crawlers) > 0 {
+		bench.FormatTable(stdout, res)
+		if *jsonPath != "" {
+			if werr := bench.WriteJSON(*jsonPath, res); werr != nil {
+				fmt.Fprintf(stderr, "bench: %v\n", werr)
+				return 1
+			}
+		}
+		if *pngPath != "" {
+			if werr := bench.WritePNG(*pngPath, res); werr != nil {
+				fmt.Fprintf(stderr, "bench: %v\n", werr)
+				return 1
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 2
+	}
+	for _, r := range res.Crawlers {
+		if r.Error != "" {
+			return 1
+		}
+	}
+	return 0
+}
+
+// findRoot returns the nearest directory from the working directory up that
+// holds go.mod.
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
