@@ -345,11 +345,12 @@ func pythonFor(o Options) string {
 	return "/usr/bin/python3"
 }
 
+// goTool finds the go command: on PATH, else where the standard install puts it.
 func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "/usr/local/go/bin/go"
 }
 
 func goBuild(ctx context.Context, dir, out, pkg string) ([]byte, error) {
