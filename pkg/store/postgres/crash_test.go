@@ -1,15 +1,12 @@
 package postgres
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,20 +23,9 @@ const (
 	crashDSNEnv   = "CRAWLER_POSTGRES_CRASH_DSN"
 	crashFirstEnv = "CRAWLER_POSTGRES_CRASH_FIRST"
 	crashApp      = "crawler-crash-writer"
-	crashBatch    = 100 // URLs per batch
-	crashCaptures = 10  // captures per batch
+	crashBatch    = storetest.CrashBatch
+	crashCaptures = storetest.CrashCaptures
 )
-
-// crashURLs returns batch n's URLs; the batch's first crashCaptures are captured.
-func crashURLs(n int) []store.URL {
-	urls := make([]store.URL, crashBatch)
-	for i := range urls {
-		urls[i] = storetest.URL(int32(n%8), fmt.Sprintf("h%d.example", n%13), fmt.Sprintf("/b%d/%d", n, i))
-	}
-	return urls
-}
-
-func crashFetchID(n, i int) string { return fmt.Sprintf("fetch-%d-%d", n, i) }
 
 // TestCrashWriter is the writer process of TestCrashSafety; run directly, it skips.
 // Each batch admits URLs, moves some along and stores captures of others, in three
@@ -61,7 +47,7 @@ func TestCrashWriter(t *testing.T) {
 	// Bounded, in case the parent dies before it kills the writer.
 	deadline := time.Now().Add(time.Minute)
 	for n := first; n < first+100_000 && time.Now().Before(deadline); n++ {
-		urls := crashURLs(n)
+		urls := storetest.CrashURLs(n)
 		if _, err := db.AdmitURLs(ctx, urls); err != nil {
 			t.Fatal(err)
 		}
@@ -72,11 +58,7 @@ func TestCrashWriter(t *testing.T) {
 		if err := db.UpdateURLs(ctx, ups); err != nil {
 			t.Fatal(err)
 		}
-		var caps []store.Capture
-		for i := range crashCaptures {
-			caps = append(caps, storetest.Capture(urls[i], crashFetchID(n, i), urls[i].URL, uint64(n)<<8|uint64(i)|1))
-		}
-		if err := db.AddCaptures(ctx, caps); err != nil {
+		if err := db.AddCaptures(ctx, storetest.CrashCapturesOf(n, urls)); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(os.Stdout, "committed %d\n", n)
@@ -128,57 +110,15 @@ func TestCrashSafety(t *testing.T) {
 	}
 }
 
-// runAndKill starts a writer on dsn that numbers its batches from first, kills it
-// with SIGKILL once it has reported after batches, and returns every batch number it
-// reported, including those still in the pipe when it died.
+// runAndKill starts a writer on dsn (tagged with crashApp, so the test can wait for
+// its server sessions to end) and kills it; see storetest.RunAndKill.
 func runAndKill(t *testing.T, dsn string, first, after int) []int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWriter$", "-test.count=1")
 	writerDSN, err := withParam(dsn, "application_name", crashApp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Env = append(os.Environ(), crashDSNEnv+"="+writerDSN, crashFirstEnv+"="+strconv.Itoa(first))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var got []int
-	killed := false
-	timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
-	defer timeout.Stop()
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		n, ok := strings.CutPrefix(sc.Text(), "committed ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.Atoi(n)
-		if err != nil {
-			t.Fatalf("writer printed %q", sc.Text())
-		}
-		got = append(got, v)
-		if !killed && len(got) >= after {
-			// Let it get into its next statements, then kill it mid-flight.
-			time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			killed = true
-		}
-	}
-	err = cmd.Wait()
-	if !killed {
-		t.Fatalf("writer exited before it was killed: %v", err)
-	}
-	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("writer ended with %v, want death by SIGKILL", err)
-	}
-	return got
+	return storetest.RunAndKill(t, "TestCrashWriter", []string{crashDSNEnv + "=" + writerDSN, crashFirstEnv + "=" + strconv.Itoa(first)}, after)
 }
 
 // withParam adds a key=value setting to a URL or key=value DSN.
@@ -218,36 +158,5 @@ func waitForWriterSessions(t *testing.T, db *DB) {
 // batchPresence counts the URLs, failed URLs and captures of crash batch n.
 func batchPresence(t *testing.T, db *DB, n int) (urls, failed, caps int) {
 	t.Helper()
-	ctx := context.Background()
-	batch := crashURLs(n)
-	hashes := make([]int64, len(batch))
-	for i, u := range batch {
-		hashes[i] = u.Hash
-	}
-	states, err := db.URLStates(ctx, hashes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range states {
-		if s != "" {
-			urls++
-		}
-		if s == store.StateFailed {
-			failed++
-		}
-	}
-	ids := make([]string, crashCaptures)
-	for i := range ids {
-		ids[i] = crashFetchID(n, i)
-	}
-	stored, err := db.StoredFetches(ctx, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ok := range stored {
-		if ok {
-			caps++
-		}
-	}
-	return urls, failed, caps
+	return storetest.CrashBatchPresence(t, db, n)
 }

@@ -1,20 +1,16 @@
 package sqlite
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/storetest"
 )
 
@@ -24,20 +20,9 @@ import (
 const (
 	crashDBEnv    = "CRAWLER_SQLITE_CRASH_DB"
 	crashFirstEnv = "CRAWLER_SQLITE_CRASH_FIRST"
-	crashBatch    = 100 // URLs per batch
-	crashCaptures = 10  // captures per batch
+	crashBatch    = storetest.CrashBatch
+	crashCaptures = storetest.CrashCaptures
 )
-
-// crashURLs returns batch n's URLs; the batch's first crashCaptures are captured.
-func crashURLs(n int) []store.URL {
-	urls := make([]store.URL, crashBatch)
-	for i := range urls {
-		urls[i] = storetest.URL(int32(n%8), fmt.Sprintf("h%d.example", n%13), fmt.Sprintf("/b%d/%d", n, i))
-	}
-	return urls
-}
-
-func crashFetchID(n, i int) string { return fmt.Sprintf("fetch-%d-%d", n, i) }
 
 // TestCrashWriter is the writer process of TestCrashSafety; run directly, it skips.
 // Each batch admits URLs and stores captures of some of them, in two transactions,
@@ -59,15 +44,11 @@ func TestCrashWriter(t *testing.T) {
 	// Bounded, in case the parent dies before it kills the writer.
 	deadline := time.Now().Add(time.Minute)
 	for n := first; n < first+100_000 && time.Now().Before(deadline); n++ {
-		urls := crashURLs(n)
+		urls := storetest.CrashURLs(n)
 		if _, err := db.AdmitURLs(ctx, urls); err != nil {
 			t.Fatal(err)
 		}
-		var caps []store.Capture
-		for i := range crashCaptures {
-			caps = append(caps, storetest.Capture(urls[i], crashFetchID(n, i), urls[i].URL, uint64(n)<<8|uint64(i)|1))
-		}
-		if err := db.AddCaptures(ctx, caps); err != nil {
+		if err := db.AddCaptures(ctx, storetest.CrashCapturesOf(n, urls)); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(os.Stdout, "committed %d\n", n)
@@ -84,7 +65,7 @@ func TestCrashSafety(t *testing.T) {
 	const rounds = 4
 	for round := range rounds {
 		first := round * 1_000_000
-		got := runAndKill(t, path, first, 5+rand.IntN(30))
+		got := storetest.RunAndKill(t, "TestCrashWriter", []string{crashDBEnv + "=" + path, crashFirstEnv + "=" + strconv.Itoa(first)}, 5+rand.IntN(30))
 		if len(got) == 0 {
 			t.Fatalf("round %d: the writer reported no batch", round)
 		}
@@ -124,86 +105,10 @@ func TestCrashSafety(t *testing.T) {
 	}
 }
 
-// runAndKill starts a writer on path that numbers its batches from first, kills it
-// with SIGKILL once it has reported after batches, and returns every batch number it
-// reported, including those still in the pipe when it died.
-func runAndKill(t *testing.T, path string, first, after int) []int {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWriter$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashDBEnv+"="+path, crashFirstEnv+"="+strconv.Itoa(first))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var got []int
-	killed := false
-	timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
-	defer timeout.Stop()
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		n, ok := strings.CutPrefix(sc.Text(), "committed ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.Atoi(n)
-		if err != nil {
-			t.Fatalf("writer printed %q", sc.Text())
-		}
-		got = append(got, v)
-		if !killed && len(got) >= after {
-			// Let it get into its next transaction, then kill it mid-flight.
-			time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			killed = true
-		}
-	}
-	err = cmd.Wait()
-	if !killed {
-		t.Fatalf("writer exited before it was killed: %v", err)
-	}
-	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("writer ended with %v, want death by SIGKILL", err)
-	}
-	return got
-}
-
 // batchPresence counts the URLs and captures of crash batch n in the store.
 func batchPresence(t *testing.T, db *DB, n int) (urls, caps int) {
 	t.Helper()
-	ctx := context.Background()
-	batch := crashURLs(n)
-	hashes := make([]int64, len(batch))
-	for i, u := range batch {
-		hashes[i] = u.Hash
-	}
-	seen, err := db.Seen(ctx, hashes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ok := range seen {
-		if ok {
-			urls++
-		}
-	}
-	ids := make([]string, crashCaptures)
-	for i := range ids {
-		ids[i] = crashFetchID(n, i)
-	}
-	stored, err := db.StoredFetches(ctx, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ok := range stored {
-		if ok {
-			caps++
-		}
-	}
+	urls, _, caps = storetest.CrashBatchPresence(t, db, n)
 	return urls, caps
 }
 
