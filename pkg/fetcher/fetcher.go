@@ -314,9 +314,19 @@ func (f *Fetcher) Run(ctx context.Context) error {
 
 	// Shutdown order (STYLE.md): stop fetching, finish in-flight work, flush
 	// producers, save state, commit, close.
+	// Closing the frontier stops new requests; the ones in flight run to their end
+	// (the server has answered them, and a cancelled answer would be fetched again
+	// after a restart). Only a request still running after the total timeout is cut.
 	f.fr.Close()
+	workersDone := make(chan struct{})
+	go func() { wg.Wait(); close(workersDone) }()
+	select {
+	case <-workersDone:
+	case <-time.After(f.cfg.Fetch.TotalTimeout + time.Second):
+		stopWork()
+		<-workersDone
+	}
 	stopWork()
-	wg.Wait()
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if ferr := f.kafka.Flush(flushCtx); ferr != nil {
