@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -499,4 +500,85 @@ func BenchmarkServeLoopback(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// TestEndBeforeLastByteLeaves checks the invariant the politeness audit
+// rests on: the logged End of an answer is read before its last byte is
+// handed to the socket, so a crawler holding the whole answer started its
+// clock after End, however long the server's goroutine is descheduled. The
+// bomb (~64 KiB on the wire) is too big for net/http's buffers; a page is
+// small enough to sit in them.
+func TestEndBeforeLastByteLeaves(t *testing.T) {
+	w := startWeb(t, featuresConfig())
+	h := w.hosts[3]
+	for _, target := range []string{"/bomb.html", "/"} {
+		t.Run(target, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wl := &writeLog{Listener: ln}
+			srv := httptest.NewUnstartedServer(h)
+			srv.Listener = wl
+			srv.Start()
+			defer srv.Close()
+
+			resp, err := rawClient().Get(srv.URL + target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err != nil || n == 0 {
+				t.Fatalf("read %d bytes: %v", n, err)
+			}
+			last := wl.last()
+			var rec *Request
+			for _, r := range w.Requests() {
+				if r.Target == target && r.Host == h.key {
+					rec = &r
+				}
+			}
+			if rec == nil || rec.Status != http.StatusOK {
+				t.Fatalf("log entry %+v, want a 200 for %s", rec, target)
+			}
+			if late := rec.End.Sub(last); late > 0 {
+				t.Errorf("End logged %v after the last byte was written to the socket", late)
+			}
+		})
+	}
+}
+
+// writeLog is a listener whose connections remember when they last wrote.
+type writeLog struct {
+	net.Listener
+	mu sync.Mutex
+	at time.Time
+}
+
+func (l *writeLog) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &loggedConn{Conn: c, log: l}, nil
+}
+
+func (l *writeLog) last() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.at
+}
+
+type loggedConn struct {
+	net.Conn
+	log *writeLog
+}
+
+func (c *loggedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.log.mu.Lock()
+	c.log.at = time.Now()
+	c.log.mu.Unlock()
+	return n, err
 }
