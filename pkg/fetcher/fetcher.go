@@ -62,7 +62,7 @@ type Config struct {
 	MaxRetries       int           // retries of a page after a network error, 5xx or 429
 	MaxPages         int64         // stop fetching after this many fetches in this run; 0 = no limit
 	SitemapProbe     bool          // also try /sitemap.xml of every new host
-	BloomCapacity    uint          // URLs the seen filter is sized for
+	BloomCapacity    uint          // URLs the seen filter starts sized for; it grows past them
 	HostSaveInterval time.Duration // how often host state (robots, next-allowed) is persisted
 	SessionTimeout   time.Duration // consumer group session timeout
 	InstanceID       string        // static group membership (KIP-345): a restart within the session keeps the partitions
@@ -87,7 +87,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxRetries, "max-retries", 2, "retries of a page after a network error, 5xx or 429")
 	fs.Int64Var(&c.MaxPages, "max-pages", 0, "stop after this many fetches in this run (0 = no limit)")
 	fs.BoolVar(&c.SitemapProbe, "sitemap-probe", true, "also fetch /sitemap.xml of every host, besides the sitemaps robots.txt lists")
-	fs.UintVar(&c.BloomCapacity, "bloom-capacity", 10_000_000, "URLs the seen-URL Bloom filter is sized for (1% false positives; more URLs only cost store look-ups)")
+	fs.UintVar(&c.BloomCapacity, "bloom-capacity", seen.DefaultCapacity, "URLs the seen-URL Bloom filter starts sized for; it grows as URLs are added, keeping false positives under 1% (a false positive only costs a store look-up)")
 	fs.DurationVar(&c.HostSaveInterval, "host-save-interval", 500*time.Millisecond, "how often per-host politeness state is persisted")
 	fs.StringVar(&c.InstanceID, "instance-id", "", "static consumer-group member id, stable across restarts (e.g. the StatefulSet pod name); a restart within -session-timeout keeps the fetcher's partitions without a rebalance")
 	fs.DurationVar(&c.SessionTimeout, "session-timeout", 45*time.Second, "consumer group session timeout: a fetcher silent this long loses its partitions")
@@ -217,7 +217,7 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 	}
 	f.fr = frontier.New(frontier.Config{Levels: admitLevels(cfg.Admit), DefaultDelay: cfg.defaultDelay()})
 	if reg != nil {
-		reg.MustRegister(newFrontierCollector(f))
+		reg.MustRegister(newFrontierCollector(f), newSeenCollector(f))
 	}
 	f.member.timeout = cfg.FenceAfter
 	if f.member.timeout <= 0 {
@@ -282,6 +282,10 @@ func (f *Fetcher) Idle() bool {
 	f.mu.Unlock()
 	return pending == 0 && f.inFlight.Load() == 0 && f.fr.Idle()
 }
+
+// SeenStats returns the URLs the seen-URL filter holds and the bytes of memory it
+// takes.
+func (f *Fetcher) SeenStats() (urls uint64, bytes uint64) { return f.seen.Size() }
 
 // Errors returns the number of fetches that ended in a network error or a 5xx.
 func (f *Fetcher) Errors() int64 { return f.errCount.Load() }

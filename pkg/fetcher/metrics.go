@@ -61,6 +61,31 @@ func (c *frontierCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(s.InFlight))
 }
 
+// seenCollector reports the seen-URL filter's size at scrape time.
+type seenCollector struct {
+	f           *Fetcher
+	urls, bytes *prometheus.Desc
+}
+
+func newSeenCollector(f *Fetcher) *seenCollector {
+	return &seenCollector{
+		f:     f,
+		urls:  prometheus.NewDesc("crawler_seen_filter_urls", "URLs held by the fetcher's seen-URL Bloom filter.", nil, nil),
+		bytes: prometheus.NewDesc("crawler_seen_filter_bytes", "Memory taken by the fetcher's seen-URL Bloom filter; it grows with the URLs it holds.", nil, nil),
+	}
+}
+
+func (c *seenCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.urls
+	ch <- c.bytes
+}
+
+func (c *seenCollector) Collect(ch chan<- prometheus.Metric) {
+	urls, bytes := c.f.SeenStats()
+	ch <- prometheus.MustNewConstMetric(c.urls, prometheus.GaugeValue, float64(urls))
+	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.GaugeValue, float64(bytes))
+}
+
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
