@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,8 @@ import (
 const (
 	urlVersion  byte = 1
 	pageVersion byte = 1
+	// pageVersionBodyInRaw: the body is the tail of the raw response.
+	pageVersionBodyInRaw byte = 2
 )
 
 // ErrPoison marks a record that cannot be decoded; it goes to the dead-letter topic.
@@ -99,27 +102,38 @@ type Page struct {
 	Body        []byte `json:"-"` // content-decoded
 }
 
-// EncodePage lays a page out as version, then four length-prefixed sections: JSON
-// metadata, raw request, raw response, decoded body. Bodies stay raw bytes (no base64).
+// EncodePage lays a page out as version, then length-prefixed sections: JSON
+// metadata, raw request, raw response, decoded body. Bodies stay raw bytes (no
+// base64). Most bodies arrive without a content encoding and are the tail of
+// the raw response; those records (version 2) carry only the body's length,
+// which halves what the broker stores and compresses per page.
 func EncodePage(p Page) ([]byte, error) {
 	meta, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("encode page %s: %w", p.URL, err)
 	}
-	n := 1 + 4*4 + len(meta) + len(p.RawRequest) + len(p.RawResponse) + len(p.Body)
+	version, body := pageVersion, p.Body
+	if len(p.Body) > 0 && bytes.HasSuffix(p.RawResponse, p.Body) {
+		version, body = pageVersionBodyInRaw, nil
+	}
+	n := 1 + 4*4 + len(meta) + len(p.RawRequest) + len(p.RawResponse) + len(body)
 	out := make([]byte, 1, n)
-	out[0] = pageVersion
-	for _, sec := range [][]byte{meta, p.RawRequest, p.RawResponse, p.Body} {
+	out[0] = version
+	for _, sec := range [][]byte{meta, p.RawRequest, p.RawResponse} {
 		out = binary.BigEndian.AppendUint32(out, uint32(len(sec)))
 		out = append(out, sec...)
 	}
-	return out, nil
+	if version == pageVersionBodyInRaw {
+		return binary.BigEndian.AppendUint32(out, uint32(len(p.Body))), nil
+	}
+	out = binary.BigEndian.AppendUint32(out, uint32(len(body)))
+	return append(out, body...), nil
 }
 
 // DecodePage parses a crawl.pages record value. The byte slices alias v.
 func DecodePage(v []byte) (Page, error) {
 	var p Page
-	if len(v) == 0 || v[0] != pageVersion {
+	if len(v) == 0 || (v[0] != pageVersion && v[0] != pageVersionBodyInRaw) {
 		return p, fmt.Errorf("%w: crawl.pages schema version %v", ErrPoison, firstByte(v))
 	}
 	rest := v[1:]
@@ -130,6 +144,13 @@ func DecodePage(v []byte) (Page, error) {
 		}
 		n := binary.BigEndian.Uint32(rest)
 		rest = rest[4:]
+		if i == 3 && v[0] == pageVersionBodyInRaw {
+			if uint64(n) > uint64(len(secs[2])) {
+				return p, fmt.Errorf("%w: crawl.pages body of %d bytes beyond the raw response", ErrPoison, n)
+			}
+			secs[3] = secs[2][len(secs[2])-int(n):]
+			break
+		}
 		if uint64(n) > uint64(len(rest)) {
 			return p, fmt.Errorf("%w: crawl.pages section %d: length %d beyond record", ErrPoison, i, n)
 		}

@@ -62,20 +62,36 @@ func TestURLRoundTrip(t *testing.T) {
 }
 
 func TestPageRoundTrip(t *testing.T) {
-	p := Page{FetchID: "f1", URL: "http://a.example/", Host: "a.example", Kind: KindPage, Status: 200,
-		XRobotsTag: []string{"noindex"}, FetchedAt: time.Unix(1700000000, 0).UTC(),
-		RawRequest: []byte("GET / HTTP/1.1\r\n\r\n"), RawResponse: []byte("HTTP/1.1 200 OK\r\n\r\nhi"), Body: []byte("hi")}
-	v, err := EncodePage(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := DecodePage(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.URL != p.URL || got.FetchID != p.FetchID || !bytes.Equal(got.RawRequest, p.RawRequest) ||
-		!bytes.Equal(got.RawResponse, p.RawResponse) || !bytes.Equal(got.Body, p.Body) || got.XRobotsTag[0] != "noindex" {
-		t.Errorf("round trip: got %+v", got)
+	raw := []byte("HTTP/1.1 200 OK\r\n\r\nhi")
+	for _, tc := range []struct {
+		name        string
+		raw, body   []byte
+		wantVersion byte
+	}{
+		{"body is the raw tail", raw, []byte("hi"), pageVersionBodyInRaw},
+		{"decoded body", []byte("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n\x1f\x8b..."), []byte("hi"), pageVersion},
+		{"no body", raw, nil, pageVersion},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Page{FetchID: "f1", URL: "http://a.example/", Host: "a.example", Kind: KindPage, Status: 200,
+				XRobotsTag: []string{"noindex"}, FetchedAt: time.Unix(1700000000, 0).UTC(),
+				RawRequest: []byte("GET / HTTP/1.1\r\n\r\n"), RawResponse: tc.raw, Body: tc.body}
+			v, err := EncodePage(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v[0] != tc.wantVersion {
+				t.Errorf("version %d, want %d", v[0], tc.wantVersion)
+			}
+			got, err := DecodePage(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.URL != p.URL || got.FetchID != p.FetchID || !bytes.Equal(got.RawRequest, p.RawRequest) ||
+				!bytes.Equal(got.RawResponse, p.RawResponse) || !bytes.Equal(got.Body, p.Body) || got.XRobotsTag[0] != "noindex" {
+				t.Errorf("round trip: got %+v", got)
+			}
+		})
 	}
 }
 
@@ -90,11 +106,13 @@ func TestDecodeRejectsPoison(t *testing.T) {
 		"page length":    {pageVersion, 0xff, 0xff, 0xff, 0xff},
 		"page trailing":  append(append([]byte{}, good...), 1),
 		"page truncated": good[:len(good)-1],
+		// Version 2: a body longer than the raw response it is the tail of.
+		"body beyond raw": {pageVersionBodyInRaw, 0, 0, 0, 2, '{', '}', 0, 0, 0, 0, 0, 0, 0, 1, 'x', 0, 0, 0, 2},
 	}
 	for name, v := range cases {
 		t.Run(name, func(t *testing.T) {
 			var err error
-			if len(v) > 0 && v[0] == pageVersion && name != "version" {
+			if len(v) > 0 && (v[0] == pageVersion || v[0] == pageVersionBodyInRaw) && name != "version" {
 				_, err = DecodePage(v)
 			} else {
 				_, err = DecodeURL(v)
@@ -134,6 +152,8 @@ func FuzzDecodePage(f *testing.F) {
 	v, _ := EncodePage(Page{FetchID: "f", URL: "http://a/", Body: []byte("x")})
 	f.Add(v)
 	f.Add([]byte{pageVersion, 0, 0, 0, 2, '{', '}', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	v, _ = EncodePage(Page{FetchID: "f", URL: "http://a/", RawResponse: []byte("HTTP/1.1 200 OK\r\n\r\nx"), Body: []byte("x")})
+	f.Add(v)
 	f.Fuzz(func(t *testing.T, v []byte) {
 		p, err := DecodePage(v)
 		if err != nil {
