@@ -102,6 +102,9 @@ func bandKey(fp uint64, i int) int64 {
 // on at least one of the four bands. For a larger maxDist it finds only candidates
 // that share a band, which misses some. A fingerprint of 0 (none) matches nothing.
 func (db *DB) NearDuplicate(ctx context.Context, fp uint64, maxDist int) (int64, int, bool, error) {
+	if db.noBands {
+		return 0, 0, false, ErrNoNearDupIndex
+	}
 	if fp == 0 || maxDist < 0 {
 		return 0, 0, false, nil
 	}
@@ -201,7 +204,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 				return err
 			}
 			ids[i] = id
-			if c.SimHash != 0 && c.RevisitOf == 0 {
+			if c.SimHash != 0 && c.RevisitOf == 0 && !db.noBands {
 				if _, err := band.ExecContext(ctx,
 					bandKey(c.SimHash, 0), id, fp, bandKey(c.SimHash, 1), id, fp,
 					bandKey(c.SimHash, 2), id, fp, bandKey(c.SimHash, 3), id, fp); err != nil {

@@ -61,6 +61,7 @@ type DB struct {
 
 	bandCandidates *sql.Stmt // qBandCandidates on r, prepared once per connection
 	contentOwner   *sql.Stmt // qContentOwner on r: asked once per stored page, so never re-parsed
+	noBands        bool      // WithoutNearDupIndex
 }
 
 type config struct {
@@ -68,6 +69,8 @@ type config struct {
 	busyTimeout time.Duration
 	readers     int
 	cacheKiB    int
+	noBands     bool
+	checkpoint  int
 }
 
 // Option configures Open.
@@ -97,10 +100,31 @@ func WithCacheSize(kib int) Option {
 	return func(c *config) { c.cacheKiB = kib }
 }
 
+// WithoutNearDupIndex leaves the simhash_bands table alone: AddCaptures does not
+// index fingerprints and NearDuplicate answers ErrNoNearDupIndex. For a caller
+// that keeps its own index, rebuilt from the captures' fingerprints (the embedded
+// crawler keeps one in memory); it saves four index rows per capture. A store
+// written this way must keep being opened this way.
+func WithoutNearDupIndex() Option {
+	return func(c *config) { c.noBands = true }
+}
+
+// WithCheckpointPages sets PRAGMA wal_autocheckpoint, the WAL size in pages
+// (4 KiB) at which a commit folds it back into the database file (default
+// SQLite's 1000). A larger WAL writes often-updated pages (counters, index
+// interior pages) once per checkpoint instead of once per thousand pages.
+func WithCheckpointPages(n int) Option {
+	return func(c *config) { c.checkpoint = n }
+}
+
+// ErrNoNearDupIndex is NearDuplicate's answer on a store opened
+// WithoutNearDupIndex.
+var ErrNoNearDupIndex = errors.New("sqlite store opened without the near-duplicate index")
+
 // Open opens or creates the store in the file at path and applies any migrations it
 // has not applied yet.
 func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
-	cfg := config{synchronous: "FULL", busyTimeout: 10 * time.Second, readers: 4, cacheKiB: 64 << 10}
+	cfg := config{synchronous: "FULL", busyTimeout: 10 * time.Second, readers: 4, cacheKiB: 64 << 10, checkpoint: 1000}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -116,6 +140,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 
 	wq := cloneValues(common)
 	wq.Add("_pragma", fmt.Sprintf("cache_size(-%d)", cfg.cacheKiB))
+	wq.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", cfg.checkpoint))
 	// BEGIN IMMEDIATE takes the write lock at the start of a transaction, so a second
 	// process can never make a transaction fail half-way with SQLITE_BUSY on upgrade.
 	wq.Set("_txlock", "immediate")
@@ -155,7 +180,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
-	return &DB{w: w, r: r, bandCandidates: bands, contentOwner: owner}, nil
+	return &DB{w: w, r: r, bandCandidates: bands, contentOwner: owner, noBands: cfg.noBands}, nil
 }
 
 func (c config) validate(path string) error {
@@ -173,6 +198,9 @@ func (c config) validate(path string) error {
 	}
 	if c.readers < 1 {
 		return fmt.Errorf("readers %d: want at least 1", c.readers)
+	}
+	if c.checkpoint < 1 {
+		return fmt.Errorf("checkpoint pages %d: want at least 1", c.checkpoint)
 	}
 	if c.busyTimeout < 0 || c.cacheKiB < 1 {
 		return fmt.Errorf("busy timeout and cache size must be positive")

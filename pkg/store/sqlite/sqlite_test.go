@@ -51,6 +51,7 @@ func TestOpenRejects(t *testing.T) {
 		{"query in path", filepath.Join(dir, "x.db?mode=ro"), nil},
 		{"synchronous off", filepath.Join(dir, "x.db"), []Option{WithSynchronous("off")}},
 		{"no readers", filepath.Join(dir, "x.db"), []Option{WithReaders(0)}},
+		{"no checkpoint", filepath.Join(dir, "x.db"), []Option{WithCheckpointPages(0)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -344,6 +345,30 @@ func TestNearDuplicateSkipsRevisits(t *testing.T) {
 	var n int
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM simhash_bands`).Scan(&n); err != nil || n != bands {
 		t.Errorf("simhash_bands holds %d rows (%v), want %d: the original's only", n, err, bands)
+	}
+}
+
+func TestWithoutNearDupIndex(t *testing.T) {
+	db, _ := openTemp(t, WithoutNearDupIndex(), WithCheckpointPages(5000))
+	ctx := context.Background()
+	caps := []store.Capture{storetest.Capture(storetest.URL(1, "a.example", "/"), "f1", "body", 0x1234_5678_9ABC_DEF0)}
+	if err := db.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	var n, pages int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM simhash_bands`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("simhash_bands holds %d rows (%v), want none", n, err)
+	}
+	// The fingerprint stays on the capture, where a caller's own index is rebuilt from.
+	var fp int64
+	if err := db.r.QueryRowContext(ctx, `SELECT simhash FROM captures WHERE id = ?`, caps[0].ID).Scan(&fp); err != nil || uint64(fp) != caps[0].SimHash {
+		t.Errorf("capture simhash %x (%v), want %x", fp, err, caps[0].SimHash)
+	}
+	if _, _, _, err := db.NearDuplicate(ctx, caps[0].SimHash, 3); !errors.Is(err, ErrNoNearDupIndex) {
+		t.Errorf("NearDuplicate: %v, want ErrNoNearDupIndex", err)
+	}
+	if err := db.w.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&pages); err != nil || pages != 5000 {
+		t.Errorf("wal_autocheckpoint %d (%v), want 5000", pages, err)
 	}
 }
 
