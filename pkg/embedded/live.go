@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"github.com/crawlcluster/crawler/pkg/queue"
+
 	"log/slog"
 	"sync"
 	"time"
@@ -53,7 +55,7 @@ func (l *liveStats) LiveHost(host string) (map[string]any, bool) {
 	}, true
 }
 
-func (l *liveStats) progress(log *slog.Logger) {
+func (l *liveStats) progress(log *slog.Logger, lag map[string]int64) {
 	s := l.fetcher.Stats()
 	now := time.Now()
 	l.mu.Lock()
@@ -71,6 +73,10 @@ func (l *liveStats) progress(log *slog.Logger) {
 		"hosts_ready", s.Frontier.HostsReady,
 		"hosts_waiting", s.Frontier.HostsWaiting,
 		"errors", l.fetcher.Errors(),
+		// Records not yet taken by the fetchers (new URLs) and the parsers
+		// (fetch results): where a slow crawl is waiting.
+		"lag_urls", lag[queue.GroupFetchers],
+		"lag_pages", lag[queue.GroupParsers],
 	)
 }
 

@@ -9,11 +9,14 @@ import (
 )
 
 // nearDupStore answers near-duplicate look-ups from an in-memory banded index
-// instead of four SQL queries per page. That is only right with a single parser,
-// which the embedded mode has: every capture this process stores passes through
-// AddCaptures, so the index stays exactly what the store's band table holds (same
-// rule: originals with a fingerprint, not revisits; ties to the lowest ID, which is
-// the first added). Clusters keep the store's index, shared by all parsers.
+// instead of four SQL queries per page, and the SQLite store keeps no band table
+// (sqlite.WithoutNearDupIndex). Every capture this process stores passes through
+// AddCaptures, so the index holds what a band table would (same rule: originals
+// with a fingerprint, not revisits; ties to the lowest ID, which is the first
+// added), and it is rebuilt from the captures' fingerprints at start.
+// simhash.Index is safe for concurrent use, so the process's parsers share it;
+// as in a cluster, two near-duplicates in two parsers' concurrent batches are
+// not matched with each other.
 type nearDupStore struct {
 	store.Store
 	idx simhash.Index

@@ -66,8 +66,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "crawl.pages records sent to the dead-letter topic.",
 		}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.pages, m.captures, m.nearDups, m.warcRecords, m.warcBytes, m.discovered, m.excluded, m.blobSeconds, m.storageFailures, m.deadLetters)
-	}
+	// Several parsers in one process (the embedded mode) share one set.
+	m.pages = telemetry.Register(reg, m.pages)
+	m.captures = telemetry.Register(reg, m.captures)
+	m.nearDups = telemetry.Register(reg, m.nearDups)
+	m.warcRecords = telemetry.Register(reg, m.warcRecords)
+	m.warcBytes = telemetry.Register(reg, m.warcBytes)
+	m.discovered = telemetry.Register(reg, m.discovered)
+	m.excluded = telemetry.Register(reg, m.excluded)
+	m.blobSeconds = telemetry.Register(reg, m.blobSeconds)
+	m.storageFailures = telemetry.Register(reg, m.storageFailures)
+	m.deadLetters = telemetry.Register(reg, m.deadLetters)
 	return m
 }

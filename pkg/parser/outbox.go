@@ -12,9 +12,38 @@ import (
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
-// outbox collects a batch's URL candidates and exclusions. Candidates are
+// pageOut collects one page's URL candidates and exclusions. Candidates are
 // normalized here only to find their host (the crawl.urls key); the fetcher that
-// owns the host normalizes again (idempotent) and decides admission.
+// owns the host normalizes again (idempotent) and decides admission. Pages are
+// analyzed in parallel, each into its own pageOut.
+type pageOut struct {
+	p        *Parser
+	cands    []queue.URL
+	excluded []store.Exclusion
+}
+
+func (o *pageOut) add(raw string, from queue.Page, depth, redirects int, kind string, fromRobots bool) {
+	norm, err := o.p.norm.Normalize(raw)
+	if err != nil {
+		o.exclude(raw, from, urlnorm.Reason(err))
+		return
+	}
+	if redirects > maxRedirects {
+		o.exclude(norm, from, ReasonMaxRedirects)
+		return
+	}
+	o.cands = append(o.cands, queue.URL{URL: norm, Depth: depth, Kind: kind, Redirects: redirects, Parent: from.URL, FromRobots: fromRobots, CrawlID: from.CrawlID, DiscoveredAt: time.Now()})
+}
+
+func (o *pageOut) exclude(u string, from queue.Page, reason string) {
+	if len(u) > 2048 {
+		u = u[:2048]
+	}
+	o.excluded = append(o.excluded, store.Exclusion{Hash: store.HashURL(u), URL: u, Host: urlnorm.Authority(u), Reason: reason, Parent: from.URL, Depth: from.Depth + 1, CrawlID: from.CrawlID, At: time.Now()})
+	o.p.metrics.excluded.WithLabelValues(reason).Inc()
+}
+
+// outbox collects a batch's candidates, each URL once, and its exclusions.
 type outbox struct {
 	p        *Parser
 	seen     map[string]bool
@@ -27,35 +56,23 @@ func (o *outbox) init(p *Parser) {
 	o.seen = map[string]bool{}
 }
 
-func (o *outbox) add(raw string, from queue.Page, depth, redirects int, kind string, fromRobots bool) {
-	norm, err := o.p.norm.Normalize(raw)
-	if err != nil {
-		o.exclude(raw, from, urlnorm.Reason(err))
-		return
+// merge takes a page's candidates in order, dropping URLs the batch already has.
+func (o *outbox) merge(po *pageOut) {
+	o.excluded = append(o.excluded, po.excluded...)
+	for _, c := range po.cands {
+		if o.seen[c.URL] {
+			continue
+		}
+		o.seen[c.URL] = true
+		v, err := queue.EncodeURL(c)
+		if err != nil {
+			o.excluded = append(o.excluded, store.Exclusion{Hash: store.HashURL(c.URL), URL: c.URL, Host: urlnorm.Authority(c.URL), Reason: "encode_error", Parent: c.Parent, Depth: c.Depth, CrawlID: c.CrawlID, At: time.Now()})
+			o.p.metrics.excluded.WithLabelValues("encode_error").Inc()
+			continue
+		}
+		host := urlnorm.Authority(c.URL)
+		o.recs = append(o.recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(host), Value: v, Partition: queue.PartitionOf(host)})
 	}
-	if redirects > maxRedirects {
-		o.exclude(norm, from, ReasonMaxRedirects)
-		return
-	}
-	if o.seen[norm] {
-		return
-	}
-	o.seen[norm] = true
-	host := urlnorm.Authority(norm)
-	v, err := queue.EncodeURL(queue.URL{URL: norm, Depth: depth, Kind: kind, Redirects: redirects, Parent: from.URL, FromRobots: fromRobots, CrawlID: from.CrawlID, DiscoveredAt: time.Now()})
-	if err != nil {
-		o.exclude(norm, from, "encode_error")
-		return
-	}
-	o.recs = append(o.recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(host), Value: v, Partition: queue.PartitionOf(host)})
-}
-
-func (o *outbox) exclude(u string, from queue.Page, reason string) {
-	if len(u) > 2048 {
-		u = u[:2048]
-	}
-	o.excluded = append(o.excluded, store.Exclusion{Hash: store.HashURL(u), URL: u, Host: urlnorm.Authority(u), Reason: reason, Parent: from.URL, Depth: from.Depth + 1, CrawlID: from.CrawlID, At: time.Now()})
-	o.p.metrics.excluded.WithLabelValues(reason).Inc()
 }
 
 // flush records the exclusions and produces the candidates, waiting for the broker.

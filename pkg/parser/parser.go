@@ -24,6 +24,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -161,14 +164,19 @@ type pending struct {
 	page    queue.Page
 	hash    int64
 	capture store.Capture
+	doc     *parse.Document
 	sha     [32]byte
 	hasSHA  bool
+	owner   *store.Capture // an earlier capture in the store with the same payload
 	// Index within the batch of an earlier page with the same content or a near
 	// duplicate; their IDs are known only after the first store write.
 	revisitOfBatch, nearOfBatch int
 }
 
-// process handles one poll of records end to end.
+// process handles one poll of records end to end. The work per page that
+// needs no shared state (HTML parse, link normalization, digests, WARC
+// compression) runs on every core; what depends on the pages before it in the
+// batch (dedup decisions, store look-ups) and the store writes run in order.
 func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	var (
 		pages []queue.Page
@@ -199,6 +207,29 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		return fmt.Errorf("look up url states: %w", err)
 	}
 
+	// Which pages are stored: a replay after a crash, or a second fetch of a
+	// stored URL (the in-flight window of a killed fetcher), is never stored
+	// twice, but its links are still followed.
+	keep := make([]bool, len(pages))
+	inBatch := map[int64]bool{}
+	for i := range pages {
+		if stored[i] || states[i] == store.StateStored || inBatch[hashes[i]] {
+			p.metrics.pages.WithLabelValues("already_stored").Inc()
+			continue
+		}
+		keep[i] = true
+		inBatch[hashes[i]] = true
+	}
+
+	found := make([]analysis, len(pages))
+	parallel(len(pages), func(i int) {
+		a := &found[i]
+		a.doc = p.analyze(pages[i], &a.out)
+		if keep[i] {
+			a.digest(pages[i])
+		}
+	})
+
 	var (
 		out      outbox
 		batch    []*pending
@@ -206,25 +237,25 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		near     = batchIndex{}       // fingerprints of this batch by band
 	)
 	out.init(p)
-	inBatch := map[int64]bool{}
 	for i, pg := range pages {
-		doc := p.analyze(pg, &out)
-		if stored[i] || states[i] == store.StateStored || inBatch[hashes[i]] {
-			// A replay after a crash, or a second fetch of a stored URL (the
-			// in-flight window of a killed fetcher): never stored twice.
-			p.metrics.pages.WithLabelValues("already_stored").Inc()
+		a := &found[i]
+		out.merge(&a.out)
+		if !keep[i] {
 			continue
 		}
-		pd := &pending{page: pg, hash: hashes[i], revisitOfBatch: -1, nearOfBatch: -1}
-		pd.capture = captureOf(pg, pd.hash, doc)
-		if err := p.dedup(ctx, pd, doc, len(batch), contents, near, batch); err != nil {
-			return err
+		pd := &pending{page: pg, hash: hashes[i], doc: a.doc, sha: a.sha, hasSHA: a.hasSHA, revisitOfBatch: -1, nearOfBatch: -1}
+		pd.capture = captureOf(pg, pd.hash, a.doc)
+		if pd.hasSHA {
+			pd.capture.ContentSHA256 = pd.sha[:]
 		}
-		if err := p.archiveOne(ctx, pd, doc, batch); err != nil {
+		pd.capture.SimHash = a.simhash
+		if err := p.dedup(ctx, pd, len(batch), contents, near, batch); err != nil {
 			return err
 		}
 		batch = append(batch, pd)
-		inBatch[pd.hash] = true
+	}
+	if err := p.archiveBatch(batch); err != nil {
+		return err
 	}
 	if len(batch) > 0 {
 		start := time.Now()
@@ -251,9 +282,56 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	return nil
 }
 
-// analyze parses a fetch result and queues what it points to: links of an HTML
-// page, entries of a sitemap, the target of a redirect.
-func (p *Parser) analyze(pg queue.Page, out *outbox) *parse.Document {
+// analysis is what the parallel stage learns about one page.
+type analysis struct {
+	doc     *parse.Document
+	out     pageOut
+	sha     [32]byte
+	hasSHA  bool
+	simhash uint64
+}
+
+// digest computes the content digest (exact duplicates) and the SimHash of the
+// text (near-duplicates) of a page that will be stored.
+func (a *analysis) digest(pg queue.Page) {
+	if pg.Status == http.StatusOK && len(pg.Body) > 0 && pg.Truncated == "" {
+		a.sha = sha256.Sum256(pg.Body)
+		a.hasSHA = true
+	}
+	if a.doc != nil && !a.doc.NoIndex && a.doc.Text != "" {
+		a.simhash = simhash.Fingerprint(a.doc.Text)
+	}
+}
+
+// parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines and returns
+// when all calls have.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// analyze parses a fetch result and collects what it points to: links of an
+// HTML page, entries of a sitemap, the target of a redirect. It runs on
+// several pages at once.
+func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
+	out.p = p
 	if pg.Location != "" && pg.Status >= 300 && pg.Status < 400 {
 		p.metrics.pages.WithLabelValues("redirect").Inc()
 		out.add(pg.Location, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
@@ -297,7 +375,7 @@ func (p *Parser) analyze(pg queue.Page, out *outbox) *parse.Document {
 
 // sitemap turns a sitemap's entries into candidates: pages from a urlset or text
 // sitemap, further sitemaps from an index.
-func (p *Parser) sitemap(pg queue.Page, out *outbox) {
+func (p *Parser) sitemap(pg queue.Page, out *pageOut) {
 	var entries []sitemap.Entry
 	res, err := sitemap.Parse(bytes.NewReader(pg.Body), sitemap.DefaultLimits(), func(e sitemap.Entry) error {
 		entries = append(entries, e)
@@ -336,22 +414,23 @@ func captureOf(pg queue.Page, hash int64, doc *parse.Document) store.Capture {
 }
 
 // dedup finds an earlier capture with the same payload (exact) or a near-identical
-// text (SimHash), first in the store, then in this batch.
-func (p *Parser) dedup(ctx context.Context, pd *pending, doc *parse.Document, idx int, contents map[[32]byte]int, near batchIndex, batch []*pending) error {
-	pg := pd.page
-	if pg.Status == http.StatusOK && len(pg.Body) > 0 && pg.Truncated == "" {
-		pd.sha = sha256.Sum256(pg.Body)
-		pd.hasSHA = true
-		pd.capture.ContentSHA256 = pd.sha[:]
-	}
-	if doc != nil && !doc.NoIndex && doc.Text != "" {
-		pd.capture.SimHash = simhash.Fingerprint(doc.Text)
-	}
-	if pd.hasSHA {
+// text (SimHash), first in this batch, then in the store. It runs in batch order:
+// each decision depends on the pages before it.
+func (p *Parser) dedup(ctx context.Context, pd *pending, idx int, contents map[[32]byte]int, near batchIndex, batch []*pending) error {
+	// A noindex page gets no WARC record, so nothing can refer to it.
+	if pd.hasSHA && (pd.doc == nil || !pd.doc.NoIndex) {
 		if j, ok := contents[pd.sha]; ok {
 			pd.revisitOfBatch = j
 		} else {
 			contents[pd.sha] = idx
+			owner, err := p.store.ContentOwner(ctx, pd.sha[:])
+			switch {
+			case err == nil && owner.WARCFile != "":
+				pd.owner = &owner
+				pd.capture.RevisitOf = owner.ID
+			case err != nil && !errors.Is(err, store.ErrNotFound):
+				return fmt.Errorf("look up content owner: %w", err)
+			}
 		}
 	}
 	if fp := pd.capture.SimHash; fp != 0 {
@@ -371,15 +450,38 @@ func (p *Parser) dedup(ctx context.Context, pd *pending, doc *parse.Document, id
 			p.metrics.nearDups.Inc()
 		}
 	}
-	_ = batch
+	return nil
+}
+
+// archiveBatch writes the WARC records of a batch, compressing on every core.
+// A revisit refers to a record of an earlier page in the batch, so originals are
+// written first.
+func (p *Parser) archiveBatch(batch []*pending) error {
+	var originals, revisits []*pending
+	for _, pd := range batch {
+		if pd.revisitOfBatch >= 0 {
+			revisits = append(revisits, pd)
+		} else {
+			originals = append(originals, pd)
+		}
+	}
+	for _, group := range [][]*pending{originals, revisits} {
+		errs := make([]error, len(group))
+		parallel(len(group), func(i int) {
+			errs[i] = p.archiveOne(group[i], batch)
+		})
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // archiveOne writes the WARC record(s) of a capture: a revisit when the payload is
 // already archived, nothing for a noindex page, else request and response.
-func (p *Parser) archiveOne(ctx context.Context, pd *pending, doc *parse.Document, batch []*pending) error {
+func (p *Parser) archiveOne(pd *pending, batch []*pending) error {
 	pg := pd.page
-	if doc != nil && doc.NoIndex {
+	if pd.doc != nil && pd.doc.NoIndex {
 		p.metrics.pages.WithLabelValues("noindex").Inc()
 		return nil
 	}
@@ -392,16 +494,8 @@ func (p *Parser) archiveOne(ctx context.Context, pd *pending, doc *parse.Documen
 	case pd.revisitOfBatch >= 0:
 		orig := batch[pd.revisitOfBatch]
 		loc, err = p.archive.WriteRevisit(wc, locationOf(orig.capture), orig.page.URL, orig.page.FetchedAt)
-	case pd.hasSHA:
-		var owner store.Capture
-		owner, err = p.store.ContentOwner(ctx, pd.sha[:])
-		switch {
-		case err == nil && owner.WARCFile != "":
-			pd.capture.RevisitOf = owner.ID
-			loc, err = p.archive.WriteRevisit(wc, locationOf(owner), owner.URL, owner.FetchedAt)
-		case err == nil || errors.Is(err, store.ErrNotFound):
-			loc, err = p.archive.WriteCapture(wc)
-		}
+	case pd.owner != nil:
+		loc, err = p.archive.WriteRevisit(wc, locationOf(*pd.owner), pd.owner.URL, pd.owner.FetchedAt)
 	default:
 		loc, err = p.archive.WriteCapture(wc)
 	}
