@@ -1,8 +1,10 @@
 // Package bench runs the side-by-side load benchmark of issue 5, part 2: our
 // embedded crawler, the Colly peer and the Scrapy peer, each as a child
-// process against its own fresh synthetic web (package synthweb, in this
-// process), all configured alike: robots.txt obeyed, one request in flight per
-// host, the same per-host delay, the same user agent and the same page cap.
+// process, and our cluster (cluster.go: its tiers and backends as child
+// processes), each against its own fresh synthetic web (package synthweb, in
+// this process), all configured alike: robots.txt obeyed, one request in
+// flight per host, the same per-host delay, the same user agent and the same
+// page cap.
 //
 // Per crawler it measures, from the web's request log, the crawl time (first
 // request start to last request end), the unique pages fetched (the audit's
@@ -35,21 +37,24 @@ import (
 
 // The crawlers Run knows.
 const (
-	Ours   = "ours"
-	Colly  = "colly"
-	Scrapy = "scrapy"
+	Ours    = "ours"
+	Colly   = "colly"
+	Scrapy  = "scrapy"
+	Cluster = "cluster" // frontier, fetchers and parsers on PostgreSQL, Redis, S3 and the broker (cluster.go)
 )
 
 // Options configures a benchmark run.
 type Options struct {
 	Web       synthweb.Config // shape of every crawler's web; Agent is the robots product token
-	Crawlers  []string        // subset of Ours, Colly, Scrapy, in run order
+	Crawlers  []string        // subset of Ours, Colly, Scrapy, Cluster, in run order
 	Delay     time.Duration   // per-host delay (end to start) for every crawler and the audit
 	UserAgent string          // User-Agent header for every crawler
 	MaxPages  int             // page cap for every crawler
 	Workers   int             // requests in flight over all hosts (ours -workers, colly -parallelism, scrapy -concurrency)
 	Timeout   time.Duration   // per crawler; the child's process group is killed at the deadline
 	Tolerance time.Duration   // audit slack (0: synthweb.DefaultTolerance)
+	Fetchers  int             // Cluster: fetcher processes
+	Parsers   int             // Cluster: parser processes
 
 	Root    string // repository root (holds go.mod, cmd/crawler, loadtest/peers)
 	OursBin string // our crawler binary; "" builds ./cmd/crawler into WorkDir
@@ -64,12 +69,14 @@ func DefaultOptions() Options {
 	web.Hosts, web.PagesPerHost, web.Agent = 50, 40, "benchbot"
 	return Options{
 		Web:       web,
-		Crawlers:  []string{Ours, Colly, Scrapy},
+		Crawlers:  []string{Ours, Colly, Scrapy, Cluster},
 		Delay:     100 * time.Millisecond,
 		UserAgent: "benchbot/1.0 (+https://example.com/benchbot)",
 		MaxPages:  1000000,
 		Workers:   256,
 		Timeout:   10 * time.Minute,
+		Fetchers:  2,
+		Parsers:   2,
 	}
 }
 
@@ -132,8 +139,9 @@ type Result struct {
 	Overlaps   int     `json:"overlaps"`
 	Duplicates int     `json:"duplicates"`
 
-	Series []float64        `json:"series"` // unique pages per bucket, from the first request's start
-	Audit  *synthweb.Report `json:"audit,omitempty"`
+	Series    []float64        `json:"series"`              // unique pages per bucket, from the first request's start
+	Processes []ProcessUsage   `json:"processes,omitempty"` // Cluster: every process behind CPU and peak RSS (their sums)
+	Audit     *synthweb.Report `json:"audit,omitempty"`
 }
 
 // PeakRSSMiB is the peak RSS in MiB.
@@ -246,8 +254,11 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		return nil, fmt.Errorf("bench: invalid settings (delay %v, max pages %d, workers %d, timeout %v)", o.Delay, o.MaxPages, o.Workers, o.Timeout)
 	}
 	for _, c := range o.Crawlers {
-		if c != Ours && c != Colly && c != Scrapy {
-			return nil, fmt.Errorf("bench: unknown crawler %q (want ours, colly, scrapy)", c)
+		if c != Ours && c != Colly && c != Scrapy && c != Cluster {
+			return nil, fmt.Errorf("bench: unknown crawler %q (want ours, colly, scrapy, cluster)", c)
+		}
+		if c == Cluster && (o.Fetchers < 1 || o.Parsers < 1) {
+			return nil, fmt.Errorf("bench: cluster needs at least one fetcher and one parser (have %d, %d)", o.Fetchers, o.Parsers)
 		}
 	}
 	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
@@ -267,13 +278,12 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		argv, skip := prepare(ctx, o, name)
+		r, skip, err := runCrawler(ctx, o, name)
 		if skip != "" {
 			fmt.Fprintf(o.Log, "bench: %s skipped: %s\n", name, skip)
 			res.Crawlers = append(res.Crawlers, Result{Crawler: name, Skipped: skip})
 			continue
 		}
-		r, err := runOne(ctx, o, name, argv)
 		if err != nil {
 			return res, fmt.Errorf("bench: %s: %w", name, err)
 		}
@@ -283,6 +293,24 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	}
 	res.Ratios = Ratios(res.Crawlers)
 	return res, nil
+}
+
+// runCrawler prepares and runs one crawler, or says why it is skipped.
+func runCrawler(ctx context.Context, o Options, name string) (r Result, skip string, err error) {
+	if name == Cluster {
+		be, bins, skip := prepareCluster(ctx, o)
+		if skip != "" {
+			return r, skip, nil
+		}
+		r, err = runCluster(ctx, o, be, bins)
+		return r, "", err
+	}
+	argv, skip := prepare(ctx, o, name)
+	if skip != "" {
+		return r, skip, nil
+	}
+	r, err = runOne(ctx, o, name, argv)
+	return r, "", err
 }
 
 func errSuffix(e string) string {

@@ -1,9 +1,16 @@
 // Command bench is `make bench` (issue 5, part 2): it starts the synthetic web
 // in this process and crawls a fresh instance of it with each of -crawlers
-// (ours, the Colly peer, the Scrapy peer), one after the other, all with the
-// same settings, then prints one table with the ratios ours / peer and writes
-// the results as JSON (-json) and a chart of pages/s over time (-png).
-// A crawler whose binary or Python module is missing is skipped with a note.
+// (ours, the Colly peer, the Scrapy peer, our cluster), one after the other,
+// all with the same settings, then prints one table with the ratios ours / peer
+// and writes the results as JSON (-json) and a chart of pages/s over time
+// (-png). A crawler whose binary or Python module is missing is skipped with a
+// note, and so is the cluster when PostgreSQL, redis-server or versitygw is
+// not installed.
+//
+// The cluster row starts 1 frontier, -fetchers fetchers and -parsers parsers
+// with PostgreSQL, Redis, versitygw (S3) and the broker, all on this machine;
+// its CPU is that of all of those processes, its peak RSS the sum of theirs
+// (the breakdown is printed to standard error and kept in the JSON).
 //
 //	go run ./loadtest/cmd/bench -hosts 50 -pages 40 -delay 100ms -json bench.json -png bench.png
 //
@@ -35,13 +42,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.Web.RegisterFlags(fs, "")
-	crawlers := fs.String("crawlers", strings.Join(o.Crawlers, ","), "crawlers to run, in order: ours, colly, scrapy")
+	crawlers := fs.String("crawlers", strings.Join(o.Crawlers, ","), "crawlers to run, in order: ours, colly, scrapy, cluster")
 	fs.DurationVar(&o.Delay, "delay", o.Delay, "per-host delay of every crawler (end of one request to start of the next)")
 	fs.StringVar(&o.UserAgent, "user-agent", o.UserAgent, "User-Agent of every crawler")
 	fs.IntVar(&o.MaxPages, "max-pages", o.MaxPages, "page cap of every crawler")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "requests in flight over all hosts (ours -workers, colly -parallelism, scrapy -concurrency)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "deadline of each crawler; the child is killed then")
 	fs.DurationVar(&o.Tolerance, "tolerance", o.Tolerance, "slack of the audit's time checks (0: 2ms)")
+	fs.IntVar(&o.Fetchers, "fetchers", o.Fetchers, "cluster: fetcher processes (-workers and -max-pages are split over them)")
+	fs.IntVar(&o.Parsers, "parsers", o.Parsers, "cluster: parser processes")
 	fs.StringVar(&o.OursBin, "ours", "", "our crawler binary (default: build ./cmd/crawler)")
 	fs.StringVar(&o.Root, "root", "", "repository root (default: the nearest directory up holding go.mod)")
 	fs.StringVar(&o.WorkDir, "work", "", "directory for seeds, logs and binaries (default: a new temporary directory)")
