@@ -60,8 +60,8 @@ import (
 // EnvDSN names the environment variable with a DSN of an existing server.
 const EnvDSN = "CRAWLER_TEST_POSTGRES"
 
-// apt is what DSN tells the operator to install when no server binaries exist.
-const apt = "apt-get install -y postgresql"
+// InstallCommand installs the server binaries (Debian/Ubuntu).
+const InstallCommand = "apt-get install -y postgresql"
 
 var (
 	mu      sync.Mutex
@@ -173,11 +173,11 @@ type server struct {
 
 // start initializes a cluster in a new temporary folder and starts postgres on it.
 func start() (*server, error) {
-	bin, err := findBinaries()
+	bin, err := FindBinaries()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w, or set %s to the DSN of a server whose role may CREATE DATABASE", err, EnvDSN)
 	}
-	cred, owner, err := runAs()
+	cred, err := RunAs()
 	if err != nil {
 		return nil, err
 	}
@@ -197,27 +197,9 @@ func start() (*server, error) {
 		return nil, err
 	}
 	password := randomHex(16)
-	pwfile := filepath.Join(dir, "pwfile")
-	if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600); err != nil {
+	data, err := InitDB(context.Background(), bin, dir, password, cred)
+	if err != nil {
 		return nil, err
-	}
-	if owner != nil {
-		for _, p := range []string{dir, pwfile} {
-			if err := os.Chown(p, owner.uid, owner.gid); err != nil {
-				return nil, err
-			}
-		}
-	}
-
-	data := filepath.Join(dir, "data")
-	// Password authentication even on loopback: the port is open to every local
-	// user while the tests run. --no-sync: a test cluster needs no fsync.
-	initdb := exec.Command(filepath.Join(bin, "initdb"), "--pgdata", data, "--username", "postgres",
-		"--pwfile", pwfile, "--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C", "--no-sync")
-	initdb.Env = serverEnv()
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if out, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("initdb in %s: %w\n%s", dir, err, out)
 	}
 
 	// The port comes from the kernel and is released again before postgres binds
@@ -230,7 +212,7 @@ func start() (*server, error) {
 		}
 		s, err := launch(bin, dir, data, port, cred)
 		if err == nil {
-			s.dsn = fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", password, port)
+			s.dsn = AdminDSN(password, port)
 			if err = s.waitReady(30 * time.Second); err == nil {
 				ok = true
 				return s, nil
@@ -242,26 +224,70 @@ func start() (*server, error) {
 	return nil, lastErr
 }
 
-// launch starts postgres on data. The server's settings are for tests, not
-// durability: fsync, synchronous commit and full-page writes are off, which makes
-// schema migrations and CREATE DATABASE several times faster; a crash of the
-// machine loses a cluster that is thrown away anyway.
-func launch(bin, dir, data string, port int, cred *syscall.Credential) (*server, error) {
-	logf, err := os.OpenFile(filepath.Join(dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
+// InitDB initializes a cluster in dir/data, whose "postgres" superuser has
+// password, and returns dir/data. It writes the password to dir/pwfile and,
+// with cred (see RunAs), hands dir and that file to cred's user first, who
+// then runs initdb. ctx ends initdb early.
+//
+// Authentication is by password even on loopback: the port is open to every
+// local user while the server runs. --no-sync: a thrown-away cluster needs no
+// fsync.
+func InitDB(ctx context.Context, bin, dir, password string, cred *syscall.Credential) (string, error) {
+	pwfile := filepath.Join(dir, "pwfile")
+	if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600); err != nil {
+		return "", err
 	}
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
+	if cred != nil {
+		for _, p := range []string{dir, pwfile} {
+			if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
+				return "", err
+			}
+		}
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "--pgdata", data, "--username", "postgres",
+		"--pwfile", pwfile, "--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C", "--no-sync")
+	initdb.Env = Env()
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("initdb in %s: %w\n%s", dir, err, out)
+	}
+	return data, nil
+}
+
+// AdminDSN is the DSN of the "postgres" database, as the "postgres" superuser
+// with password, of a server InitDB made and ServerArgs run on port.
+func AdminDSN(password string, port int) string {
+	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", password, port)
+}
+
+// ServerArgs are the arguments of the postgres binary to run the cluster in
+// data on 127.0.0.1:port, its Unix socket in socketDir. The settings are for
+// a cluster thrown away after use, not durability: fsync, synchronous commit
+// and full-page writes are off, which makes schema migrations and CREATE
+// DATABASE several times faster; a crash of the machine loses a cluster that
+// is thrown away anyway.
+func ServerArgs(data, socketDir string, port int) []string {
+	return []string{"-D", data,
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "port="+strconv.Itoa(port),
-		"-c", "unix_socket_directories="+dir,
+		"-c", "port=" + strconv.Itoa(port),
+		"-c", "unix_socket_directories=" + socketDir,
 		"-c", "fsync=off",
 		"-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off",
 		"-c", "max_connections=300",
 		"-c", "TimeZone=UTC",
-	)
-	cmd.Env = serverEnv()
+	}
+}
+
+// launch starts postgres on data with ServerArgs.
+func launch(bin, dir, data string, port int, cred *syscall.Credential) (*server, error) {
+	logf, err := os.OpenFile(filepath.Join(dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), ServerArgs(data, dir, port)...)
+	cmd.Env = Env()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Credential: cred,
@@ -340,8 +366,10 @@ func (s *server) stop() {
 	}
 }
 
-// findBinaries returns the folder with initdb and postgres.
-func findBinaries() (string, error) {
+// FindBinaries returns the folder with initdb and postgres: the newest
+// /usr/lib/postgresql/*/bin (the Debian and Ubuntu layout), else the folder of
+// initdb in PATH.
+func FindBinaries() (string, error) {
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	// Newest major version first: "15" > "9.6" numerically, not as text.
 	version := func(d string) float64 {
@@ -366,21 +394,20 @@ func findBinaries() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no PostgreSQL server binaries (initdb, postgres) under /usr/lib/postgresql/*/bin or in PATH: "+
-		"install them (Debian/Ubuntu: %s) or set %s to the DSN of a server whose role may CREATE DATABASE", apt, EnvDSN)
+		"install them (Debian/Ubuntu: %s)", InstallCommand)
 }
 
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-type ids struct{ uid, gid int }
-
-// runAs returns the credentials to run the server with: none (this process's) for
-// an ordinary user; as root, those of the "postgres" user, else "nobody".
-func runAs() (*syscall.Credential, *ids, error) {
+// RunAs returns the credentials to run initdb and postgres with: nil (this
+// process's) for an ordinary user; as root, which PostgreSQL refuses to run
+// as, those of the "postgres" user the Debian package creates, else "nobody".
+func RunAs() (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	var errs []error
 	for _, name := range []string{"postgres", "nobody"} {
@@ -395,13 +422,13 @@ func runAs() (*syscall.Credential, *ids, error) {
 			errs = append(errs, fmt.Errorf("user %s: %w", name, err))
 			continue
 		}
-		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, &ids{uid, gid}, nil
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
-	return nil, nil, fmt.Errorf("running as root, and PostgreSQL refuses to: no user to run it as: %w", errors.Join(errs...))
+	return nil, fmt.Errorf("running as root, and PostgreSQL refuses to: no user to run it as: %w", errors.Join(errs...))
 }
 
-// serverEnv is the environment of initdb and postgres: nothing of the test's
+// Env is the environment of initdb and postgres: nothing of this process's
 // (PGDATABASE, PGHOST and friends would confuse them), a C locale.
-func serverEnv() []string {
+func Env() []string {
 	return []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "LANG=C", "TZ=UTC"}
 }

@@ -171,18 +171,40 @@ func hostname() string {
 	return h
 }
 
-func start() (*Server, error) {
-	bin, err := exec.LookPath(Binary)
-	if err != nil {
-		for _, p := range []string{"/usr/bin/" + Binary, "/usr/local/bin/" + Binary} {
-			if st, serr := os.Stat(p); serr == nil && st.Mode()&0o111 != 0 {
-				bin, err = p, nil
-				break
-			}
+// FindBinary returns the path of redis-server: from PATH, else /usr/bin or
+// /usr/local/bin.
+func FindBinary() (string, error) {
+	if p, err := exec.LookPath(Binary); err == nil {
+		return p, nil
+	}
+	for _, p := range []string{"/usr/bin/" + Binary, "/usr/local/bin/" + Binary} {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
 		}
 	}
+	return "", fmt.Errorf("%s not found in PATH (install it with: %s)", Binary, InstallCommand)
+}
+
+// ServerArgs are the arguments of redis-server to serve databases databases
+// on 127.0.0.1:port, in the foreground, without persistence, with dir as its
+// working folder.
+func ServerArgs(port int, dir string, databases int) []string {
+	return []string{
+		"--port", strconv.Itoa(port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--databases", strconv.Itoa(databases),
+		"--dir", dir,
+		"--daemonize", "no",
+		"--loglevel", "warning",
+	}
+}
+
+func start() (*Server, error) {
+	bin, err := FindBinary()
 	if err != nil {
-		return nil, fmt.Errorf("%s not found in PATH; install it with\n\t%s\nor point %s at a Redis server (redis://host:port)", Binary, InstallCommand, EnvVar)
+		return nil, fmt.Errorf("%w, or point %s at a Redis server (redis://host:port)", err, EnvVar)
 	}
 	dir, err := testproc.NewDir(stalePrefix)
 	if err != nil {
@@ -192,16 +214,7 @@ func start() (*Server, error) {
 	var s *Server
 	err = testproc.OnFreePort(dir, func(port int) error {
 		s = &Server{URL: &url.URL{Scheme: "redis", Host: "127.0.0.1:" + strconv.Itoa(port)}, dir: dir}
-		cmd := exec.Command(bin,
-			"--port", strconv.Itoa(port),
-			"--bind", "127.0.0.1",
-			"--save", "",
-			"--appendonly", "no",
-			"--databases", strconv.Itoa(privateDatabases),
-			"--dir", dir,
-			"--daemonize", "no",
-			"--loglevel", "warning",
-		)
+		cmd := exec.Command(bin, ServerArgs(port, dir, privateDatabases)...)
 		var err error
 		s.proc, err = testproc.Launch(cmd, filepath.Join(dir, "server.log"), 10*time.Second, 10*time.Millisecond, s.URL.Host, func() bool {
 			c, err := net.DialTimeout("tcp", s.URL.Host, time.Second)

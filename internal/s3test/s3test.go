@@ -88,11 +88,17 @@ func Endpoint(t testing.TB) string {
 		t.Fatalf("s3test: create bucket %s at %s: %v", bucket, srv.Endpoint, err)
 	}
 	t.Cleanup(func() { srv.removeBucket(t, bucket) })
+	return srv.BucketURL(bucket)
+}
+
+// BucketURL returns the s3:// URL of bucket on the server, credentials
+// included, for blob.Open.
+func (s *Server) BucketURL(bucket string) string {
 	q := url.Values{}
-	q.Set("endpoint", srv.Endpoint)
+	q.Set("endpoint", s.Endpoint)
 	q.Set("region", Region)
-	q.Set("access_key", srv.AccessKey)
-	q.Set("secret_key", srv.SecretKey)
+	q.Set("access_key", s.AccessKey)
+	q.Set("secret_key", s.SecretKey)
 	return "s3://" + bucket + "?" + q.Encode()
 }
 
@@ -131,9 +137,9 @@ func external(env string) (*Server, error) {
 }
 
 func start() (*Server, error) {
-	bin, err := findBinary()
+	bin, err := FindBinary()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w, or point %s at an S3 server (http://KEY:SECRET@host:port)", err, EnvVar)
 	}
 	dir, err := testproc.NewDir(stalePrefix)
 	if err != nil {
@@ -152,18 +158,11 @@ func start() (*Server, error) {
 			SecretKey: randomHex(16),
 			dir:       dir,
 		}
-		cmd := exec.Command(bin, "--port", "127.0.0.1:"+strconv.Itoa(port), "--quiet", "posix", data)
-		cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s.AccessKey, "ROOT_SECRET_KEY="+s.SecretKey)
+		cmd := ServerCommand(bin, data, port, s.AccessKey, s.SecretKey)
 		hc := &http.Client{Timeout: time.Second}
 		var err error
 		s.proc, err = testproc.Launch(cmd, filepath.Join(dir, "server.log"), 15*time.Second, 20*time.Millisecond, s.Endpoint, func() bool {
-			// Any S3 answer (AccessDenied for an anonymous request) means ready.
-			resp, err := hc.Get(s.Endpoint + "/")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return true
+			return Answers(hc, s.Endpoint)
 		})
 		return err
 	})
@@ -171,6 +170,25 @@ func start() (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ServerCommand returns the command that runs versitygw on 127.0.0.1:port
+// over the folder data, with root credentials accessKey and secretKey.
+func ServerCommand(bin, data string, port int, accessKey, secretKey string) *exec.Cmd {
+	cmd := exec.Command(bin, "--port", "127.0.0.1:"+strconv.Itoa(port), "--quiet", "posix", data)
+	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+accessKey, "ROOT_SECRET_KEY="+secretKey)
+	return cmd
+}
+
+// Answers reports whether an S3 server answers at endpoint: any answer
+// (AccessDenied to an anonymous request) means it is ready.
+func Answers(hc *http.Client, endpoint string) bool {
+	resp, err := hc.Get(endpoint + "/")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return true
 }
 
 func (s *Server) stop() {
@@ -233,7 +251,9 @@ func bucketName(test string) string {
 	return "t-" + name + suffix
 }
 
-func findBinary() (string, error) {
+// FindBinary returns the path of versitygw: from PATH, else from $GOBIN or
+// $GOPATH/bin, where go install puts it.
+func FindBinary() (string, error) {
 	if p, err := exec.LookPath(Binary); err == nil {
 		return p, nil
 	}
@@ -250,8 +270,8 @@ func findBinary() (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s not found in PATH or %s; install it with\n\t%s\nor point %s at an S3 server (http://KEY:SECRET@host:port)",
-		Binary, strings.Join(dirs, ", "), InstallCommand, EnvVar)
+	return "", fmt.Errorf("the S3 server %s not found in PATH or %s (install it with: %s)",
+		Binary, strings.Join(dirs, ", "), InstallCommand)
 }
 
 func randomHex(n int) string {

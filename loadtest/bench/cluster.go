@@ -61,16 +61,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"go/build"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -82,10 +78,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/crawlcluster/crawler/cmd/broker/brokertest"
+	"github.com/crawlcluster/crawler/internal/pgtest"
+	"github.com/crawlcluster/crawler/internal/redistest"
+	"github.com/crawlcluster/crawler/internal/s3test"
+	"github.com/crawlcluster/crawler/internal/testproc"
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
 	"github.com/crawlcluster/crawler/pkg/queue"
 )
@@ -116,13 +116,6 @@ const (
 // ClusterGroups lists every process group of the cluster row, tiers first.
 var ClusterGroups = []string{GroupFrontier, GroupFetcher, GroupParser, GroupBroker, GroupPostgres, GroupRedis, GroupS3}
 
-// Install hints for the skip reasons (the commands .ci/run uses).
-const (
-	installPostgres = "apt-get install -y postgresql"
-	installRedis    = "apt-get install -y redis-server"
-	installS3       = "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
-)
-
 // How long each step may take at most, within Options.Timeout.
 const (
 	backendReadyTimeout = 60 * time.Second // a backend answers after it starts
@@ -142,105 +135,26 @@ type ClusterBackends struct {
 	Versitygw   string
 }
 
-// FindClusterBackends finds the backends of the cluster row, or says which one
-// is missing and how to install it.
+// FindClusterBackends finds the backends of the cluster row, the way the test
+// helpers find them, or says which one is missing and how to install it.
 func FindClusterBackends() (ClusterBackends, string) {
 	var b ClusterBackends
 	var missing []string
-	if dir, err := postgresBinaries(); err != nil {
+	if dir, err := pgtest.FindBinaries(); err != nil {
 		missing = append(missing, err.Error())
-	} else if cred, err := postgresUser(); err != nil {
+	} else if cred, err := pgtest.RunAs(); err != nil {
 		missing = append(missing, err.Error())
 	} else {
 		b.PostgresBin, b.PostgresAs = dir, cred
 	}
-	if p := findExecutable("redis-server", "/usr/bin", "/usr/local/bin"); p != "" {
-		b.RedisServer = p
-	} else {
-		missing = append(missing, "redis-server not found in PATH ("+installRedis+")")
+	var err error
+	if b.RedisServer, err = redistest.FindBinary(); err != nil {
+		missing = append(missing, err.Error())
 	}
-	var gobins []string
-	if gobin := os.Getenv("GOBIN"); gobin != "" {
-		gobins = append(gobins, gobin)
-	}
-	for _, gp := range filepath.SplitList(build.Default.GOPATH) {
-		gobins = append(gobins, filepath.Join(gp, "bin"))
-	}
-	if p := findExecutable("versitygw", gobins...); p != "" {
-		b.Versitygw = p
-	} else {
-		missing = append(missing, "the S3 server versitygw not found in PATH or "+strings.Join(gobins, ", ")+" ("+installS3+")")
+	if b.Versitygw, err = s3test.FindBinary(); err != nil {
+		missing = append(missing, err.Error())
 	}
 	return b, strings.Join(missing, "; ")
-}
-
-// findExecutable returns name from PATH, else from the first of dirs that holds
-// it, else "".
-func findExecutable(name string, dirs ...string) string {
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	for _, d := range dirs {
-		p := filepath.Join(d, name)
-		if isExecutable(p) {
-			return p
-		}
-	}
-	return ""
-}
-
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-}
-
-// postgresBinaries returns the folder with initdb and postgres: the newest
-// /usr/lib/postgresql/*/bin (Debian and Ubuntu), else PATH.
-func postgresBinaries() (string, error) {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	version := func(d string) float64 {
-		v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(d)), 64)
-		return v
-	}
-	slices.SortFunc(dirs, func(a, b string) int {
-		switch va, vb := version(a), version(b); {
-		case va > vb:
-			return -1
-		case va < vb:
-			return 1
-		}
-		return 0
-	})
-	if p, err := exec.LookPath("initdb"); err == nil {
-		dirs = append(dirs, filepath.Dir(p))
-	}
-	for _, d := range dirs {
-		if isExecutable(filepath.Join(d, "initdb")) && isExecutable(filepath.Join(d, "postgres")) {
-			return d, nil
-		}
-	}
-	return "", fmt.Errorf("PostgreSQL server binaries (initdb, postgres) not found under /usr/lib/postgresql/*/bin or in PATH (%s)", installPostgres)
-}
-
-// postgresUser returns the credentials to run postgres with: nil for an
-// ordinary user; as root (PostgreSQL refuses to run as root) those of the
-// "postgres" user the Debian package creates, else "nobody".
-func postgresUser() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	for _, name := range []string{"postgres", "nobody"} {
-		u, err := user.Lookup(name)
-		if err != nil {
-			continue
-		}
-		uid, err1 := strconv.Atoi(u.Uid)
-		gid, err2 := strconv.Atoi(u.Gid)
-		if err1 == nil && err2 == nil {
-			return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-		}
-	}
-	return nil, errors.New("running as root, which PostgreSQL refuses, and no user postgres or nobody to run it as")
 }
 
 // prepareCluster finds the backends and builds the cluster's binaries into
@@ -676,7 +590,7 @@ func onFreePort(ctx context.Context, try func(port int) error) error {
 			break
 		}
 		var port int
-		if port, err = freePort(); err != nil {
+		if port, err = testproc.FreePort(); err != nil {
 			return err
 		}
 		if err = try(port); err == nil {
@@ -684,15 +598,6 @@ func onFreePort(ctx context.Context, try func(port int) error) error {
 		}
 	}
 	return err
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // startPostgres initializes a cluster in a new temporary folder and starts the
@@ -706,42 +611,16 @@ func (c *clusterRun) startPostgres(ctx context.Context) (string, error) {
 	}
 	c.pgDir = dir
 	password := randomHex(16)
-	pwfile := filepath.Join(dir, "pwfile")
-	if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600); err != nil {
+	data, err := pgtest.InitDB(ctx, c.be.PostgresBin, dir, password, c.be.PostgresAs)
+	if err != nil {
 		return "", err
-	}
-	if cr := c.be.PostgresAs; cr != nil {
-		for _, p := range []string{dir, pwfile} {
-			if err := os.Chown(p, int(cr.Uid), int(cr.Gid)); err != nil {
-				return "", err
-			}
-		}
-	}
-	data := filepath.Join(dir, "data")
-	// Password authentication even on loopback: the port is open to every local
-	// user while the bench runs.
-	initdb := exec.CommandContext(ctx, filepath.Join(c.be.PostgresBin, "initdb"), "--pgdata", data, "--username", "postgres",
-		"--pwfile", pwfile, "--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C", "--no-sync")
-	initdb.Env = postgresEnv()
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: c.be.PostgresAs}
-	if out, err := initdb.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("initdb in %s: %w: %s", dir, err, lastLines(out, 5))
 	}
 	var dsn string
 	err = onFreePort(ctx, func(port int) error {
 		// The settings of internal/pgtest: no fsync, for a database thrown away
 		// after the run.
-		cmd := exec.Command(filepath.Join(c.be.PostgresBin, "postgres"), "-D", data,
-			"-c", "listen_addresses=127.0.0.1",
-			"-c", "port="+strconv.Itoa(port),
-			"-c", "unix_socket_directories="+dir,
-			"-c", "fsync=off",
-			"-c", "synchronous_commit=off",
-			"-c", "full_page_writes=off",
-			"-c", "max_connections=300",
-			"-c", "TimeZone=UTC",
-		)
-		cmd.Env = postgresEnv()
+		cmd := exec.Command(filepath.Join(c.be.PostgresBin, "postgres"), pgtest.ServerArgs(data, dir, port)...)
+		cmd.Env = pgtest.Env()
 		// SIGQUIT if the bench dies: immediate shutdown, the postmaster takes
 		// its children with it.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.be.PostgresAs, Pdeathsig: syscall.SIGQUIT}
@@ -751,7 +630,7 @@ func (c *clusterRun) startPostgres(ctx context.Context) (string, error) {
 		if err != nil {
 			return err
 		}
-		dsn = fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", password, port)
+		dsn = pgtest.AdminDSN(password, port)
 		err = waitReady(ctx, p, "127.0.0.1:"+strconv.Itoa(port), func(ctx context.Context) bool {
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
@@ -770,12 +649,6 @@ func (c *clusterRun) startPostgres(ctx context.Context) (string, error) {
 	return dsn, err
 }
 
-// postgresEnv is the environment of initdb and postgres: nothing of ours
-// (PGDATABASE and friends would confuse them), a C locale.
-func postgresEnv() []string {
-	return []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "LANG=C", "TZ=UTC"}
-}
-
 // startRedis starts redis-server without persistence and returns the cache URL.
 func (c *clusterRun) startRedis(ctx context.Context) (string, error) {
 	dir := filepath.Join(c.dir, "data", "redis")
@@ -785,8 +658,7 @@ func (c *clusterRun) startRedis(ctx context.Context) (string, error) {
 	var addr string
 	err := onFreePort(ctx, func(port int) error {
 		addr = "127.0.0.1:" + strconv.Itoa(port)
-		cmd := exec.Command(c.be.RedisServer, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
+		cmd := exec.Command(c.be.RedisServer, redistest.ServerArgs(port, dir, 16)...) // 16: redis-server's default
 		p, err := c.start("redis-server", GroupRedis, syscall.SIGTERM, cmd, nil, nil)
 		if err != nil {
 			return err
@@ -822,27 +694,17 @@ func (c *clusterRun) startS3(ctx context.Context) (string, error) {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return "", err
 	}
-	const bucket, region, access = "crawl", "us-east-1", "benchbench"
-	secret := randomHex(16)
-	var endpoint string
+	const bucket = "crawl"
+	srv := s3test.Server{AccessKey: "benchbench", SecretKey: randomHex(16)}
 	err := onFreePort(ctx, func(port int) error {
-		endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
-		cmd := exec.Command(c.be.Versitygw, "--port", "127.0.0.1:"+strconv.Itoa(port), "--quiet", "posix", data)
-		cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+access, "ROOT_SECRET_KEY="+secret)
+		srv.Endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
+		cmd := s3test.ServerCommand(c.be.Versitygw, data, port, srv.AccessKey, srv.SecretKey)
 		p, err := c.start("versitygw", GroupS3, syscall.SIGTERM, cmd, nil, nil)
 		if err != nil {
 			return err
 		}
 		hc := &http.Client{Timeout: time.Second}
-		err = waitReady(ctx, p, endpoint, func(context.Context) bool {
-			// Any S3 answer (AccessDenied to an anonymous request) means ready.
-			resp, err := hc.Get(endpoint + "/")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return true
-		})
+		err = waitReady(ctx, p, srv.Endpoint, func(context.Context) bool { return s3test.Answers(hc, srv.Endpoint) })
 		if err != nil {
 			c.discard(p)
 		}
@@ -851,23 +713,13 @@ func (c *clusterRun) startS3(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cl := s3.New(s3.Options{
-		Region:       region,
-		BaseEndpoint: aws.String(endpoint),
-		UsePathStyle: true,
-		Credentials:  credentials.NewStaticCredentialsProvider(access, secret, ""),
-	})
+	cl := srv.Client()
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := cl.CreateBucket(cctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		return "", fmt.Errorf("create bucket %s: %w", bucket, err)
 	}
-	q := url.Values{}
-	q.Set("endpoint", endpoint)
-	q.Set("region", region)
-	q.Set("access_key", access)
-	q.Set("secret_key", secret)
-	return "s3://" + bucket + "?" + q.Encode(), nil
+	return srv.BucketURL(bucket), nil
 }
 
 // startBroker starts cmd/broker on a free port and returns the tiers' -broker
@@ -880,10 +732,10 @@ func (c *clusterRun) startBroker(ctx context.Context) (string, error) {
 		return "", err
 	}
 	ready := make(chan string, 1)
-	cmd := exec.Command(filepath.Join(c.bins, "broker"), "-listen", "127.0.0.1:0",
-		"-data", filepath.Join(c.dir, "data", "kafka"), "-stop-on-stdin-eof")
+	cmd := exec.Command(filepath.Join(c.bins, "broker"), append([]string{"-listen", "127.0.0.1:0"},
+		brokertest.Args(brokertest.DataDir(filepath.Join(c.dir, "data", "kafka")))...)...)
 	cmd.Stdin = stdinR
-	p, err := c.start("broker", GroupBroker, syscall.SIGTERM, cmd, &listenLine{ready: ready}, stdinW)
+	p, err := c.start("broker", GroupBroker, syscall.SIGTERM, cmd, brokertest.NewListenLine(ready), stdinW)
 	stdinR.Close()
 	if err != nil {
 		stdinW.Close()
@@ -898,34 +750,6 @@ func (c *clusterRun) startBroker(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("exited at start (%v): %s", p.waitErr, logTail(p.log, 1000))
 	case <-ctx.Done():
 		return "", fmt.Errorf("not listening: %w: %s", ctx.Err(), logTail(p.log, 1000))
-	}
-}
-
-// listenLine passes the addresses of the broker's "listening ADDR,..." line
-// on. Only the goroutine copying the broker's standard output writes to it.
-type listenLine struct {
-	buf   []byte
-	ready chan string
-	done  bool
-}
-
-func (l *listenLine) Write(b []byte) (int, error) {
-	if l.done {
-		return len(b), nil
-	}
-	l.buf = append(l.buf, b...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		line := strings.TrimSpace(string(l.buf[:i]))
-		l.buf = l.buf[i+1:]
-		if addrs, ok := strings.CutPrefix(line, "listening "); ok {
-			l.done, l.buf = true, nil
-			l.ready <- addrs
-			return len(b), nil
-		}
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"go/build"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,6 +110,38 @@ func BrokerConfig(key, value string) Option {
 	return func(o *options) { o.configs[key] = value }
 }
 
+func newOptions(opts []Option) options {
+	o := options{brokers: 1, configs: map[string]string{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// Args returns the arguments of cmd/broker but -listen for opts, which must
+// include DataDir. The broker stops by itself when its standard input closes
+// (-stop-on-stdin-eof), and prints "listening ADDR,..." on its standard
+// output once it accepts connections (see NewListenLine).
+func Args(opts ...Option) []string {
+	return newOptions(opts).args()
+}
+
+func (o options) args() []string {
+	args := []string{"-data", o.dataDir, "-brokers", strconv.Itoa(o.brokers), "-stop-on-stdin-eof"}
+	if o.syncWrites {
+		args = append(args, "-sync-writes")
+	}
+	keys := make([]string, 0, len(o.configs))
+	for k := range o.configs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "-config", k+"="+o.configs[k])
+	}
+	return args
+}
+
 // Process is a broker process of the test's own.
 type Process struct {
 	bin     string
@@ -130,26 +163,11 @@ type Process struct {
 // log is added to the test's output.
 func StartProcess(t testing.TB, opts ...Option) *Process {
 	t.Helper()
-	o := options{brokers: 1, configs: map[string]string{}}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(opts)
 	if o.dataDir == "" {
 		o.dataDir = filepath.Join(t.TempDir(), "kafka")
 	}
-	p := &Process{bin: binary(t), dataDir: o.dataDir, stderr: &tail{max: 64 << 10}}
-	p.args = []string{"-data", o.dataDir, "-brokers", strconv.Itoa(o.brokers), "-stop-on-stdin-eof"}
-	if o.syncWrites {
-		p.args = append(p.args, "-sync-writes")
-	}
-	keys := make([]string, 0, len(o.configs))
-	for k := range o.configs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		p.args = append(p.args, "-config", k+"="+o.configs[k])
-	}
+	p := &Process{bin: binary(t), dataDir: o.dataDir, args: o.args(), stderr: &tail{max: 64 << 10}}
 	t.Cleanup(func() {
 		if p.Running() {
 			if err := p.stop(syscall.SIGTERM); err != nil {
@@ -211,7 +229,7 @@ func (p *Process) Start(t testing.TB) {
 	ready := make(chan string, 1)
 	cmd := exec.Command(p.bin, append([]string{"-listen", listen}, p.args...)...)
 	cmd.Stdin = stdinR
-	cmd.Stdout = &listenLine{ready: ready}
+	cmd.Stdout = NewListenLine(ready)
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		stdinR.Close()
@@ -307,10 +325,18 @@ func (p *Process) exitErr() error {
 	return p.waitErr
 }
 
+// NewListenLine returns a writer for the broker's standard output that sends
+// the addresses of its "listening ADDR,..." line ("ADDR,...") on ready, once;
+// ready must have room for it. Only one goroutine may write to it (exec.Cmd's
+// copying of standard output does).
+func NewListenLine(ready chan<- string) io.Writer {
+	return &listenLine{ready: ready}
+}
+
 // listenLine passes the addresses of the broker's "listening ADDR,..." line on.
 type listenLine struct {
 	buf   []byte
-	ready chan string
+	ready chan<- string
 	done  bool
 }
 
