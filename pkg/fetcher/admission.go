@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/internal/parallel"
 	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/queue"
@@ -85,6 +86,13 @@ type candidate struct {
 	fromRobots bool
 }
 
+// decodedURL is a crawl.urls record after the parallel stage of admission.
+type decodedURL struct {
+	u                  queue.URL
+	norm               string
+	decodeErr, normErr error
+}
+
 // admitRecords runs one poll's records through admission and into the store and
 // frontier.
 func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
@@ -95,17 +103,26 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		reroute  []*kgo.Record
 		byHash   = map[int64]int{}
 	)
+	// Decoding and normalizing take most of admission's CPU and need no shared
+	// state: they run on every core, outside the fetcher's lock, which the
+	// workers need.
+	decoded := make([]decodedURL, len(recs))
+	parallel.For(len(recs), 64, func(i int) {
+		d := &decoded[i]
+		if d.u, d.decodeErr = queue.DecodeURL(recs[i].Value); d.decodeErr == nil {
+			d.norm, d.normErr = f.norm.Normalize(d.u.URL)
+		}
+	})
 	f.mu.Lock()
-	for _, rec := range recs {
-		u, err := queue.DecodeURL(rec.Value)
-		if err != nil {
+	for i, rec := range recs {
+		u, norm := decoded[i].u, decoded[i].norm
+		if err := decoded[i].decodeErr; err != nil {
 			f.metrics.deadLetters.Inc()
 			f.log.Warn("dead-letter record", "partition", rec.Partition, "offset", rec.Offset, "err", err)
 			reroute = append(reroute, queue.DeadLetter(rec, err))
 			continue
 		}
-		norm, err := f.norm.Normalize(u.URL)
-		if err != nil {
+		if err := decoded[i].normErr; err != nil {
 			excluded = append(excluded, store.Exclusion{Hash: store.HashURL(u.URL), URL: truncate(u.URL, 2048), Reason: urlnorm.Reason(err), Parent: u.Parent, Depth: u.Depth, CrawlID: u.CrawlID, At: now})
 			continue
 		}

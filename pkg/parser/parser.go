@@ -24,14 +24,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/internal/parallel"
 	"github.com/crawlcluster/crawler/pkg/parse"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/simhash"
@@ -222,7 +220,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	}
 
 	found := make([]analysis, len(pages))
-	parallel(len(pages), func(i int) {
+	parallel.For(len(pages), 1, func(i int) {
 		a := &found[i]
 		a.doc = p.analyze(pages[i], &a.out)
 		if keep[i] {
@@ -301,30 +299,6 @@ func (a *analysis) digest(pg queue.Page) {
 	if a.doc != nil && !a.doc.NoIndex && a.doc.Text != "" {
 		a.simhash = simhash.Fingerprint(a.doc.Text)
 	}
-}
-
-// parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines and returns
-// when all calls have.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // analyze parses a fetch result and collects what it points to: links of an
@@ -467,7 +441,7 @@ func (p *Parser) archiveBatch(batch []*pending) error {
 	}
 	for _, group := range [][]*pending{originals, revisits} {
 		errs := make([]error, len(group))
-		parallel(len(group), func(i int) {
+		parallel.For(len(group), 1, func(i int) {
 			errs[i] = p.archiveOne(group[i], batch)
 		})
 		if err := errors.Join(errs...); err != nil {
