@@ -5,7 +5,7 @@ DATA    ?= demo-data
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test test-deploy test-short bench bench-compare bench-micro lint fmt run demo fuzz warcio clean
+.PHONY: all build test test-deploy test-short bench bench-compare bench-medium bench-large bench-micro lint fmt run demo fuzz warcio clean
 
 all: build
 
@@ -36,12 +36,20 @@ warcio: tools/warcio-check/node_modules/.package-lock.json
 tools/warcio-check/node_modules/.package-lock.json: tools/warcio-check/package-lock.json
 	npm ci --prefix tools/warcio-check --no-audit --no-fund
 
-# The side-by-side comparison on the synthetic web (ours, Colly, Scrapy: table,
-# JSON, PNG of pages/s over time), then every package's microbenchmarks.
+# The side-by-side comparison on the synthetic web (ours, our cluster, Colly,
+# Scrapy: table, JSON, PNG of pages/s over time) at the small scale, then every
+# package's microbenchmarks. bench-medium and bench-large are the other scales
+# of docs/performance.md.
 bench: bench-compare bench-micro
 
 bench-compare:
 	$(GO) run ./loadtest/cmd/bench -hosts 50 -pages 40 -delay 100ms -json bench.json -png bench.png
+
+bench-medium:
+	$(GO) run ./loadtest/cmd/bench -hosts 500 -pages 100 -delay 100ms -json bench-medium.json -png bench-medium.png
+
+bench-large:
+	$(GO) run ./loadtest/cmd/bench -hosts 10000 -pages 100 -delay 100ms -crawlers ours -timeout 40m -json bench-large.json -png bench-large.png
 
 bench-micro:
 	$(GO) test -short -run '^$$' -bench . -benchmem -count 1 $(PKGS)

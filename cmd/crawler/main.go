@@ -10,10 +10,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/metrics"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/config"
@@ -30,6 +33,7 @@ func run() int {
 	cfg.RegisterFlags(fs)
 	showVersion := version.Flag(fs)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	memProfile := fs.String("memprofile", "", "write a heap profile to this file whenever the live heap reaches a new peak (checked every 5s; go tool pprof)")
 	config.Usage(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n\n")
@@ -69,6 +73,11 @@ func run() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *memProfile != "" {
+		pctx, stopProfile := context.WithCancel(ctx)
+		defer stopProfile()
+		go peakHeapProfile(pctx, *memProfile, 5*time.Second, log)
+	}
 	sum, err := embedded.Run(ctx, cfg, log)
 	if err != nil {
 		log.Error("crawl failed", "err", err)
@@ -87,4 +96,45 @@ func run() int {
 		"hosts", sum.Store.Hosts,
 	)
 	return 0
+}
+
+// peakHeapProfile writes the heap profile to path each time the live heap
+// after a GC exceeds every earlier reading: what held the memory at the peak,
+// not at the end of the run, when most of it is gone.
+func peakHeapProfile(ctx context.Context, path string, every time.Duration, log *slog.Logger) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	var peak uint64
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 || sample[0].Value.Uint64() <= peak {
+			continue
+		}
+		peak = sample[0].Value.Uint64()
+		if err := writeHeapProfile(path); err != nil {
+			log.Warn("heap profile", "err", err)
+			return
+		}
+	}
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path + ".tmp")
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
 }

@@ -29,6 +29,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -447,7 +448,32 @@ func runOne(ctx context.Context, o Options, name string, argv []string) (Result,
 		return r, fmt.Errorf("start %s: %w", args[0], err)
 	}
 	fmt.Fprintf(o.Log, "bench: %s: running (log %s)\n", name, r.LogFile)
+	// wait4's ru_maxrss never reports less than this process's RSS when it
+	// started the child (the web of a large run holds gigabytes), so the peak
+	// is read from /proc instead: the largest VmHWM of the child or any of its
+	// descendants (Scrapy's run.sh starts python), sampled every second.
+	var peak atomic.Int64
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			for _, pid := range append([]int{cmd.Process.Pid}, descendants(cmd.Process.Pid)...) {
+				if kib := vmHWM(pid); kib > peak.Load() {
+					peak.Store(kib)
+				}
+			}
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
 	waitErr := cmd.Wait()
+	cancel()
+	<-sampled
 	r.ProcessSec = time.Since(t0).Seconds()
 	// Whatever the child left behind in its group (e.g. after a timeout) goes too.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -466,6 +492,9 @@ func runOne(ctx context.Context, o Options, name string, argv []string) (Result,
 		r.CPUUserSec = tv(ru.Utime)
 		r.CPUSysSec = tv(ru.Stime)
 		r.PeakRSSKiB = int64(ru.Maxrss) // KiB on Linux
+	}
+	if kib := peak.Load(); kib > 0 {
+		r.PeakRSSKiB = kib
 	}
 	reqs := web.Requests()
 	audit := web.Audit(synthweb.AuditConfig{DefaultDelay: o.Delay, MaxRetries: 2, Tolerance: o.Tolerance, MaxExamples: 5})
@@ -519,4 +548,14 @@ func machine() Machine {
 		}
 	}
 	return m
+}
+
+// descendants returns every process below pid.
+func descendants(pid int) []int {
+	var out []int
+	for _, c := range childPIDs(pid) {
+		out = append(out, c)
+		out = append(out, descendants(c)...)
+	}
+	return out
 }

@@ -335,6 +335,11 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	lastProgress := time.Now()
+	var (
+		lastLag time.Time
+		lags    map[string]int64
+		held    bool
+	)
 	idleChecks := 0
 	for {
 		select {
@@ -347,9 +352,14 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 			return reasonMaxPages
 		case <-tick.C:
 		}
+		if time.Since(lastLag) >= time.Second {
+			lastLag = time.Now()
+			lags = groupLags(ctx, adm)
+			backpressure(fet, lags, &held)
+		}
 		if cfg.Progress > 0 && time.Since(lastProgress) >= cfg.Progress {
 			lastProgress = time.Now()
-			live.progress(log, groupLags(ctx, adm))
+			live.progress(log, lags)
 		}
 		if !cfg.ExitWhenIdle {
 			continue
@@ -365,6 +375,32 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 			return reasonIdle
 		}
 	}
+}
+
+// Backpressure bounds: above the high mark of either backlog the fetcher
+// holds, below both low marks it resumes. A page record is ~5 KB and a page
+// yields ~6 URL records of ~300 B, so the high marks keep ~50 MB of each
+// backlog in the in-process broker.
+const (
+	holdPagesHigh, holdPagesLow = 10_000, 5_000
+	holdURLsHigh, holdURLsLow   = 150_000, 75_000
+)
+
+// backpressure holds the fetcher while the parsers (crawl.pages) or its own
+// admission (crawl.urls) lag too far behind: on a CPU-bound machine fetching
+// ahead only grows the broker's memory and leaves the end of the crawl starved
+// of discovered URLs.
+func backpressure(fet *fetcher.Fetcher, lags map[string]int64, held *bool) {
+	pages, urls := lags[queue.GroupParsers], lags[queue.GroupFetchers]
+	switch {
+	case !*held && (pages > holdPagesHigh || urls > holdURLsHigh):
+		*held = true
+	case *held && pages < holdPagesLow && urls < holdURLsLow:
+		*held = false
+	default:
+		return
+	}
+	fet.Hold(*held)
 }
 
 // groupLags returns the records each consumer group has not committed yet;

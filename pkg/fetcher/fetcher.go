@@ -172,6 +172,7 @@ type Fetcher struct {
 	member    membership
 	fetched   atomic.Int64 // fetches in this run (pages and sitemaps)
 	inFlight  atomic.Int64 // requests and produces not yet settled
+	held      atomic.Bool  // Hold: no new requests until released
 	errCount  atomic.Int64 // network errors and 5xx answers
 	limitHit  chan struct{}
 	limitOnce sync.Once
@@ -261,6 +262,13 @@ func admitLevels(c admit.Config) int {
 
 // LimitReached is closed when MaxPages fetches have been made.
 func (f *Fetcher) LimitReached() <-chan struct{} { return f.limitHit }
+
+// Hold stops (true) or resumes (false) starting new requests; requests in
+// flight finish. It is backpressure: a caller that sees the fetch results or
+// the discovered URLs pile up unprocessed holds the fetcher until they drain,
+// so a CPU-bound crawl keeps a steady pace and bounded buffers instead of
+// fetching ahead of what it can parse and admit.
+func (f *Fetcher) Hold(on bool) { f.held.Store(on) }
 
 // Stats is the fetcher's part of the progress line.
 type Stats struct {

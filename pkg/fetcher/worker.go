@@ -36,6 +36,13 @@ func (f *Fetcher) work(ctx context.Context) {
 			continue
 		}
 		f.metrics.fenced.Set(0)
+		if f.held.Load() {
+			sleep(ctx, 20*time.Millisecond)
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
 		lease, err := f.fr.Next(ctx)
 		if err != nil {
 			return
