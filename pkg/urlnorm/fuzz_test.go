@@ -49,3 +49,20 @@ func FuzzNormalize(f *testing.F) {
 		check("resolve base", got, err)
 	})
 }
+
+// FuzzFastPath holds the fast path to the full normalization: whatever it
+// accepts as canonical, the WHATWG-based path returns unchanged.
+func FuzzFastPath(f *testing.F) {
+	for _, s := range fastPathCases {
+		f.Add(s.url)
+	}
+	n := New(DefaultPolicy())
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !n.canonicalASCII(raw) {
+			return
+		}
+		if got, err := n.normalize(raw); err != nil || got != raw {
+			t.Fatalf("fast path accepts %q, full normalization gives %q (%v)", raw, got, err)
+		}
+	})
+}

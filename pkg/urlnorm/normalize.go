@@ -33,6 +33,14 @@ func New(p Policy) *Normalizer {
 // Normalize returns the canonical form of the absolute URL raw, or an error
 // wrapping one of the package's sentinel errors.
 func (n *Normalizer) Normalize(raw string) (string, error) {
+	if n.canonicalASCII(raw) {
+		return raw, nil
+	}
+	return n.normalize(raw)
+}
+
+// normalize is Normalize without the fast path.
+func (n *Normalizer) normalize(raw string) (string, error) {
 	if err := n.checkInputLength(raw); err != nil {
 		return "", fmt.Errorf("normalize %q: %w", clip(raw), err)
 	}

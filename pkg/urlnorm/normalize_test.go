@@ -316,3 +316,56 @@ func TestNormalizeConcurrent(t *testing.T) {
 		<-done
 	}
 }
+
+var fastPathCases = []struct {
+	url  string
+	fast bool
+}{
+	{"http://example.com/", true},
+	{"https://www.example.com/a/b.html", true},
+	{"http://127.0.1.4:39983/p/14.html", true},
+	{"http://a-b.example:8080/x_y~z/(1)!$&'*+,=:@", true},
+	{"http://example.com/a//b/", true},
+	{"http://example.com", false},          // root path added
+	{"HTTP://example.com/", false},         // scheme case
+	{"http://Example.com/", false},         // host case
+	{"http://example.com:80/", false},      // default port
+	{"https://example.com:443/", false},    // default port
+	{"http://example.com:080/", false},     // leading zero
+	{"http://example.com:99999/", false},   // out of range
+	{"http://example.com/a/./b", false},    // dot segment
+	{"http://example.com/a/..", false},     // dot segment
+	{"http://example.com/a%2fb", false},    // escape
+	{"http://example.com/a;sid=1", false},  // path parameter
+	{"http://example.com/?b=1&a=2", false}, // query
+	{"http://example.com/#f", false},       // fragment
+	{"http://example.com/a b", false},      // space
+	{"http://example.com/a\\b", false},     // backslash
+	{"http://xn--bcher-kva.de/", false},    // A-label
+	{"http://ex_ample.com/", false},        // underscore
+	{"http://-a.com/", false},              // leading hyphen
+	{"http://a..com/", false},              // empty label
+	{"http://example.com./", false},        // trailing dot
+	{"http://127.1/", false},               // short IPv4
+	{"http://127.0.0.01/", false},          // leading zero octet
+	{"http://256.0.0.1/", false},           // octet range
+	{"http://0x7f.0.0.1/", false},          // hex IPv4
+	{"http://a.0x7f/", false},              // ends in a number
+	{"http://[::1]/", false},               // IPv6
+	{"http://user@example.com/", false},    // userinfo
+	{"ftp://example.com/", false},          // scheme
+}
+
+func TestFastPath(t *testing.T) {
+	n := New(DefaultPolicy())
+	for _, tc := range fastPathCases {
+		if got := n.canonicalASCII(tc.url); got != tc.fast {
+			t.Errorf("canonicalASCII(%q) = %v, want %v", tc.url, got, tc.fast)
+		}
+		if tc.fast {
+			if got, err := n.normalize(tc.url); err != nil || got != tc.url {
+				t.Errorf("full normalization of %q = %q (%v), want it unchanged", tc.url, got, err)
+			}
+		}
+	}
+}
