@@ -158,6 +158,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 		}
 	}
 	ids := make([]int64, len(caps))
+	var counts [4]int64 // captures, revisits, near_dups, content_len of the rows inserted
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		ins, err := tx.PrepareContext(ctx, qInsertCapture)
 		if err != nil {
@@ -204,6 +205,14 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 				return err
 			}
 			ids[i] = id
+			counts[0]++
+			if c.RevisitOf != 0 {
+				counts[1]++
+			}
+			if c.NearDupOf != 0 {
+				counts[2]++
+			}
+			counts[3] += c.Length
 			if c.SimHash != 0 && c.RevisitOf == 0 && !db.noBands {
 				if _, err := band.ExecContext(ctx,
 					bandKey(c.SimHash, 0), id, fp, bandKey(c.SimHash, 1), id, fp,
@@ -214,6 +223,12 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			if _, err := upd.ExecContext(ctx, fetched, c.Status, c.ETag, c.LastModified, sha, sha, fp, urlHash); err != nil {
 				return fmt.Errorf("mark url of capture %s stored: %w", c.FetchID, err)
 			}
+		}
+		if counts[0] == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, qCountCaptures, counts[0], counts[1], counts[2], counts[3]); err != nil {
+			return fmt.Errorf("count captures: %w", err)
 		}
 		return nil
 	})

@@ -84,6 +84,11 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fetch_id) DO NOTHING`
 
+	// The counters migration 0002 took over from the captures_count_insert trigger.
+	qCountCaptures = `INSERT INTO counters (name, key, n) VALUES
+			('captures', '', ?), ('revisits', '', ?), ('near_dups', '', ?), ('content_len', '', ?)
+		ON CONFLICT (name, key) DO UPDATE SET n = n + excluded.n`
+
 	qInsertBands = `INSERT INTO simhash_bands (band, key, capture_id, fingerprint)
 		VALUES (0, ?, ?, ?), (1, ?, ?, ?), (2, ?, ?, ?), (3, ?, ?, ?)`
 
