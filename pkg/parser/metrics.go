@@ -18,6 +18,7 @@ type metrics struct {
 	blobSeconds     prometheus.Histogram
 	storageFailures prometheus.Counter
 	deadLetters     prometheus.Counter
+	known           prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -65,6 +66,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_parser_dead_letters_total",
 			Help: "crawl.pages records sent to the dead-letter topic.",
 		}),
+		known: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_parser_known_urls_total",
+			Help: "Discovered URLs not sent to crawl.urls because the store already holds them.",
+		}),
 	}
 	// Several parsers in one process (the embedded mode) share one set.
 	m.pages = telemetry.Register(reg, m.pages)
@@ -77,5 +82,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.blobSeconds = telemetry.Register(reg, m.blobSeconds)
 	m.storageFailures = telemetry.Register(reg, m.storageFailures)
 	m.deadLetters = telemetry.Register(reg, m.deadLetters)
+	m.known = telemetry.Register(reg, m.known)
 	return m
 }

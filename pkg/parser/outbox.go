@@ -48,6 +48,7 @@ type outbox struct {
 	p        *Parser
 	seen     map[string]bool
 	recs     []*kgo.Record
+	hashes   []int64 // store.HashURL of each record's URL
 	excluded []store.Exclusion
 }
 
@@ -72,7 +73,32 @@ func (o *outbox) merge(po *pageOut) {
 		}
 		host := urlnorm.Authority(c.URL)
 		o.recs = append(o.recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(host), Value: v, Partition: queue.PartitionOf(host)})
+		o.hashes = append(o.hashes, store.HashURL(c.URL))
 	}
+}
+
+// dropKnown removes the candidates the store already holds as URLs: most links
+// of a page point at pages discovered before, and the fetcher that owns them
+// would only find them in the store too. One batched look-up here saves each of
+// them a trip through crawl.urls and admission. A URL admitted after the
+// look-up is still sent, and admission drops it.
+func (o *outbox) dropKnown(ctx context.Context) error {
+	if len(o.recs) == 0 {
+		return nil
+	}
+	known, err := o.p.store.Seen(ctx, o.hashes)
+	if err != nil {
+		return fmt.Errorf("look up %d discovered urls: %w", len(o.hashes), err)
+	}
+	kept := o.recs[:0]
+	for i, r := range o.recs {
+		if !known[i] {
+			kept = append(kept, r)
+		}
+	}
+	o.p.metrics.known.Add(float64(len(o.recs) - len(kept)))
+	o.recs = kept
+	return nil
 }
 
 // flush records the exclusions and produces the candidates, waiting for the broker.
@@ -81,6 +107,9 @@ func (o *outbox) flush(ctx context.Context) error {
 		if err := o.p.store.RecordExclusions(ctx, o.excluded); err != nil {
 			return fmt.Errorf("record %d exclusions: %w", len(o.excluded), err)
 		}
+	}
+	if err := o.dropKnown(ctx); err != nil {
+		return err
 	}
 	if len(o.recs) > 0 {
 		if err := o.p.kafka.ProduceSync(ctx, o.recs...).FirstErr(); err != nil {

@@ -53,6 +53,8 @@ const maxRedirects = 5
 type Store interface {
 	store.CaptureStore
 	RecordExclusions(ctx context.Context, ex []store.Exclusion) error
+	// Seen reports for each URL hash whether the URL is in the store.
+	Seen(ctx context.Context, hashes []int64) ([]bool, error)
 }
 
 // Archive receives the WARC records.

@@ -286,3 +286,42 @@ func TestRollEachBatchCommitsAfterUpload(t *testing.T) {
 		t.Errorf("OnClose called %d times, want the failed upload retried", calls)
 	}
 }
+
+// TestKnownLinksStayHome: a link to a URL the store holds already is not sent
+// to crawl.urls; a new one is.
+func TestKnownLinksStayHome(t *testing.T) {
+	e := testenv.New(t)
+	seg, err := warc.NewSegmentWriter(warc.SegmentConfig{Dir: filepath.Join(e.Dir, "warc"), MaxSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	p, err := New(Config{RobotsAgent: "testbot"}, e.DB, seg, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = p.Run(ctx) }()
+	defer func() { cancel(); wg.Wait() }()
+
+	admit(t, e, "http://a.example/", "http://a.example/known.html")
+	body := `<html><body><p>` + lorem(50, 3) + `</p><a href="/known.html">k</a> <a href="/new.html">n</a></body></html>`
+	produce(t, e, page("f1", "http://a.example/", body, 200))
+	// The links are produced right after the capture is stored; Consume then
+	// waits up to 3 s for a second record that must not come.
+	testenv.Eventually(t, 10*time.Second, "capture", func() bool { return len(captures(t, e)) == 1 })
+	recs := e.Consume(t, queue.TopicURLs, 2, 3*time.Second)
+	var got []string
+	for _, r := range recs {
+		u, err := queue.DecodeURL(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, u.URL)
+	}
+	if len(got) != 1 || got[0] != "http://a.example/new.html" {
+		t.Errorf("produced %v, want only http://a.example/new.html", got)
+	}
+}
