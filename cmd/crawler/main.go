@@ -94,6 +94,8 @@ func run() int {
 		"excluded", sum.Store.Excluded,
 		"failed_or_excluded", sum.Store.Reasons,
 		"hosts", sum.Store.Hosts,
+		"seen_filter_urls", sum.SeenURLs,
+		"seen_filter_bytes", sum.SeenBytes,
 	)
 	return 0
 }

@@ -147,6 +147,8 @@ type Summary struct {
 	Duration time.Duration
 	Store    store.Stats
 	Reason   string // why the run ended: idle, max-pages, max-duration, signal
+	// The seen-URL filter: URLs it holds and the bytes it takes.
+	SeenURLs, SeenBytes uint64
 }
 
 // Run crawls until ctx ends, the crawl is idle (with ExitWhenIdle), MaxPages is
@@ -314,6 +316,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		log.Error("close WARC segments", "err", err)
 	}
 	sum := Summary{Fetched: fet.Stats().Fetched, Duration: time.Since(start), Reason: reason}
+	sum.SeenURLs, sum.SeenBytes = fet.SeenStats()
 	if st, err := db.Stats(context.Background()); err == nil {
 		sum.Store = st
 	}
