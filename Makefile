@@ -49,7 +49,7 @@ bench-medium:
 	$(GO) run ./loadtest/cmd/bench -hosts 500 -pages 100 -delay 100ms -json bench-medium.json -png bench-medium.png
 
 bench-large:
-	$(GO) run ./loadtest/cmd/bench -hosts 10000 -pages 100 -delay 100ms -crawlers ours -timeout 40m -json bench-large.json -png bench-large.png
+	$(GO) run ./loadtest/cmd/bench -hosts 10000 -pages 100 -delay 100ms -crawlers ours -max-pages 2000000 -timeout 40m -json bench-large.json -png bench-large.png
 
 bench-micro:
 	$(GO) test -short -run '^$$' -bench . -benchmem -count 1 $(PKGS)
