@@ -69,15 +69,16 @@ func captures(t *testing.T, e *testenv.Env) map[string][]store.Capture {
 	return out
 }
 
-func TestParserStoresArchivesAndDiscovers(t *testing.T) {
-	e := testenv.New(t)
-	segDir := filepath.Join(e.Dir, "warc")
+// runParser runs a parser with cfg on e, writing WARC segments to the folder it
+// returns, until the test ends.
+func runParser(t *testing.T, e *testenv.Env, cfg Config) (segDir string) {
+	t.Helper()
+	segDir = filepath.Join(e.Dir, "warc")
 	seg, err := warc.NewSegmentWriter(warc.SegmentConfig{Dir: segDir, MaxSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer seg.Close()
-	p, err := New(Config{RobotsAgent: "testbot", BatchSize: 50}, e.DB, seg, e.Options(), nil, e.Log)
+	p, err := New(cfg, e.DB, seg, e.Options(), nil, e.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,17 @@ func TestParserStoresArchivesAndDiscovers(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = p.Run(ctx) }()
-	defer func() { cancel(); wg.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		seg.Close()
+	})
+	return segDir
+}
+
+func TestParserStoresArchivesAndDiscovers(t *testing.T) {
+	e := testenv.New(t)
+	segDir := runParser(t, e, Config{RobotsAgent: "testbot", BatchSize: 50})
 
 	home := `<html><head><title>Home</title></head><body><p>` + lorem(300, 1) + `</p>
 		<a href="/a.html">a</a> <a href="http://b.example/x">b</a> <a rel="nofollow" href="/nf">nf</a>
@@ -291,20 +302,7 @@ func TestRollEachBatchCommitsAfterUpload(t *testing.T) {
 // to crawl.urls; a new one is.
 func TestKnownLinksStayHome(t *testing.T) {
 	e := testenv.New(t)
-	seg, err := warc.NewSegmentWriter(warc.SegmentConfig{Dir: filepath.Join(e.Dir, "warc"), MaxSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seg.Close()
-	p, err := New(Config{RobotsAgent: "testbot"}, e.DB, seg, e.Options(), nil, e.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = p.Run(ctx) }()
-	defer func() { cancel(); wg.Wait() }()
+	runParser(t, e, Config{RobotsAgent: "testbot"})
 
 	admit(t, e, "http://a.example/", "http://a.example/known.html")
 	body := `<html><body><p>` + lorem(50, 3) + `</p><a href="/known.html">k</a> <a href="/new.html">n</a></body></html>`
