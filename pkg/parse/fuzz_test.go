@@ -66,3 +66,31 @@ func checkURL(t *testing.T, s string) {
 		t.Fatalf("link %q is not valid UTF-8", s)
 	}
 }
+
+// FuzzResolvePlainPath holds the resolver's fast path to the WHATWG parser:
+// whatever it resolves, the parser resolves to the same URL.
+func FuzzResolvePlainPath(f *testing.F) {
+	for _, ref := range []string{"/p/12.html", "p/12.html", "12.html", "http://127.0.1.4:39983/p/5.html", "https://a.example:8443/", "a:b", "/a/./b", "/a/../b", "//host/x", "/x?y", "/x#y", "/a%20b", "/a b", "/~u/(1)!$&'*+,;=:@", "/a\\b", "/", "/.", "/..%2e"} {
+		f.Add("http://example.com/dir/page.html", ref)
+		f.Add("https://127.0.1.4:8443/", ref)
+	}
+	f.Add("http://user:pw@example.com/", "/x")
+	f.Add("ftp://example.com/", "/x")
+	f.Fuzz(func(t *testing.T, baseURL, ref string) {
+		base, err := whatwg.Parse(baseURL)
+		if err != nil {
+			return
+		}
+		got, ok := resolvePlainPath(base, ref)
+		if !ok {
+			return
+		}
+		u, err := base.Parse(ref)
+		if err != nil {
+			t.Fatalf("fast path resolved %q against %q to %q; the parser fails: %v", ref, baseURL, got, err)
+		}
+		if want := u.Href(false); got != want {
+			t.Fatalf("resolve %q against %q: fast path %q, parser %q", ref, baseURL, got, want)
+		}
+	})
+}

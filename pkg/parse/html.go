@@ -19,6 +19,9 @@ func parseHTML(body []byte, enc encodingChoice, page *whatwg.Url, opt Options) (
 			return nil, err
 		}
 		p := newHTMLParser(enc, page, opt)
+		// Text is at most the page's size: one allocation instead of a
+		// series of doublings.
+		p.text.buf = make([]byte, 0, min(len(decoded), opt.MaxTextSize))
 		p.run(html.NewTokenizer(bytes.NewReader(decoded)), false)
 		if p.reparse != nil && attempt == 0 {
 			enc = *p.reparse

@@ -1,6 +1,12 @@
 package parse
 
-import "strings"
+import (
+	"strings"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
+
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
 
 type refResult int
 
@@ -62,6 +68,9 @@ func (p *htmlParser) resolve(ref string) (string, refResult) {
 	base := p.base
 	if base == nil {
 		base = p.page
+	}
+	if abs, ok := resolvePlainPath(base, ref); ok {
+		return abs, refOK
 	}
 	u, err := base.Parse(encodeQuery(ref, p.query))
 	if err != nil {
@@ -150,3 +159,70 @@ func cutByte(s string, sep byte) (before, after string, found bool) {
 	}
 	return s, "", false
 }
+
+// resolvePlainPath resolves, without the WHATWG parser, the most common
+// references: an absolute URL already in canonical form (urlnorm's fast
+// path), an absolute path ("/p/12.html") or a relative path ("p/12.html",
+// "12.html") of characters that need no escaping, with no dot segment, query,
+// fragment (nor a colon in a relative path), against an http(s) base without userinfo. The result is
+// what the parser returns for such a reference; FuzzResolvePlainPath holds the
+// two to the same answer. Anything else goes to the parser.
+func resolvePlainPath(base *whatwg.Url, ref string) (string, bool) {
+	if len(ref) == 0 {
+		return "", false
+	}
+	if ref[0] != '/' && urlnorm.IsCanonical(ref) {
+		return ref, true
+	}
+	if s := base.Scheme(); s != "http" && s != "https" {
+		return "", false
+	}
+	if base.Username() != "" || base.Password() != "" || base.Host() == "" {
+		return "", false
+	}
+	segStart := 0
+	for i := 0; i <= len(ref); i++ {
+		if i == len(ref) || ref[i] == '/' {
+			if seg := ref[segStart:i]; seg == "." || seg == ".." {
+				return "", false
+			}
+			segStart = i + 1
+			continue
+		}
+		// A colon in a relative reference could end a scheme.
+		if !plainPathByte[ref[i]] || (ref[i] == ':' && ref[0] != '/') {
+			return "", false
+		}
+	}
+	origin := base.Scheme() + "://" + base.Host()
+	switch {
+	case len(ref) > 1 && ref[1] == '/' && ref[0] == '/':
+		return "", false // network-path reference: another host
+	case ref[0] == '/':
+		return origin + ref, true
+	}
+	dir := base.Pathname()
+	slash := strings.LastIndexByte(dir, '/')
+	if slash < 0 {
+		return "", false
+	}
+	return origin + dir[:slash+1] + ref, true
+}
+
+// plainPathByte marks the bytes a path keeps as they are: unreserved, the
+// sub-delimiters, ':' and '@'.
+var plainPathByte = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "-._~!$&'()*+,;=:@" {
+		t[c] = true
+	}
+	return t
+}()

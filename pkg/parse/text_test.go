@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
 )
 
 // collapseReference is collapse spelled out: every invalid byte becomes
@@ -69,4 +71,31 @@ func FuzzCollapse(f *testing.F) {
 			t.Fatalf("collapse(%q, %d) = %q, want %q", s, max, got, want)
 		}
 	})
+}
+
+func TestResolvePlainPath(t *testing.T) {
+	base, err := whatwg.Parse("http://127.0.1.4:39983/p/3.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ref, want := range map[string]string{
+		"/p/12.html":         "http://127.0.1.4:39983/p/12.html",
+		"/":                  "http://127.0.1.4:39983/",
+		"/a;b=c/d:e":         "http://127.0.1.4:39983/a;b=c/d:e",
+		"p/12.html":          "http://127.0.1.4:39983/p/p/12.html",
+		"12.html":            "http://127.0.1.4:39983/p/12.html",
+		"http://a.example/x": "http://a.example/x",
+		"HTTP://a.example/x": "", // not canonical: the parser's
+		"a:b/c":              "", // colon: could be a scheme
+		"./x":                "", // dot segment
+		"//x/y":              "", // network-path
+		"/a/../b":            "", // dot segment
+		"/a?b":               "", // query
+		"/a%2F":              "", // escape
+	} {
+		got, ok := resolvePlainPath(base, ref)
+		if ok != (want != "") || got != want {
+			t.Errorf("resolvePlainPath(%q) = %q, %v; want %q", ref, got, ok, want)
+		}
+	}
 }

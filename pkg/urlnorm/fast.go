@@ -2,6 +2,13 @@ package urlnorm
 
 import "strings"
 
+// IsCanonical reports whether raw passes the fast path of a Normalizer with
+// the default policy: a conservative subset of the URLs Normalize returns
+// unchanged (see canonicalASCII).
+func IsCanonical(raw string) bool { return defaultFast.canonicalASCII(raw) }
+
+var defaultFast = New(DefaultPolicy())
+
 // canonicalASCII reports whether raw is already in the form Normalize would
 // return, judged by a single scan that accepts only a conservative subset:
 // http or https, a lowercase DNS name of [a-z0-9-] labels or a dotted-quad
