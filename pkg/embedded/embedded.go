@@ -338,11 +338,7 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	lastProgress := time.Now()
-	var (
-		lastLag time.Time
-		lags    map[string]int64
-		held    bool
-	)
+	held := false
 	idleChecks := 0
 	for {
 		select {
@@ -355,11 +351,11 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 			return reasonMaxPages
 		case <-tick.C:
 		}
-		if time.Since(lastLag) >= lagEvery {
-			lastLag = time.Now()
-			lags = groupLags(ctx, adm)
-			backpressure(fet, lags, &held)
-		}
+		// Idle is read before the backlogs, so work that leaves the fetcher
+		// after the reading is in a backlog when it is read.
+		idle := fet.Idle()
+		lags := groupLags(ctx, adm)
+		backpressure(fet, lags, &held)
 		if cfg.Progress > 0 && time.Since(lastProgress) >= cfg.Progress {
 			lastProgress = time.Now()
 			live.progress(log, lags)
@@ -369,7 +365,7 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 		}
 		// Work moves between the frontier, crawl.pages, the parser and crawl.urls;
 		// several consecutive empty observations rule out catching it in transit.
-		if fet.Idle() && groupsDrained(ctx, adm) {
+		if idle && drained(lags) {
 			idleChecks++
 		} else {
 			idleChecks = 0
@@ -384,13 +380,12 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 // holds, below both low marks it resumes. A page record is ~5 KB and a page
 // yields ~6 URL records of ~300 B, so the high marks keep ~50 MB of each
 // backlog in the in-process broker. The low marks are close to the high ones
-// and the backlogs are read often, so the fetcher pauses briefly and often
+// and the backlogs are read every 250 ms, so the fetcher pauses briefly and often
 // rather than idling while a large backlog drains (measured on 1M pages:
 // low marks at half the high ones left whole seconds without a fetch).
 const (
 	holdPagesHigh, holdPagesLow = 10_000, 8_000
 	holdURLsHigh, holdURLsLow   = 150_000, 120_000
-	lagEvery                    = 250 * time.Millisecond
 )
 
 // backpressure holds the fetcher while the parsers (crawl.pages) or its own
@@ -428,9 +423,8 @@ func groupLags(ctx context.Context, adm *kadm.Client) map[string]int64 {
 	return out
 }
 
-// groupsDrained reports whether both consumer groups have committed everything.
-func groupsDrained(ctx context.Context, adm *kadm.Client) bool {
-	lags := groupLags(ctx, adm)
+// drained reports whether both consumer groups have committed everything.
+func drained(lags map[string]int64) bool {
 	for _, g := range []string{queue.GroupFetchers, queue.GroupParsers} {
 		if n, ok := lags[g]; !ok || n != 0 {
 			return false
