@@ -83,6 +83,12 @@ func WithSynchronous(mode string) Option {
 }
 
 // WithReaders sets how many read connections may be open at once (default 4).
+// Zero sends reads to the writer connection instead. In WAL mode a connection
+// drops its whole page cache whenever another one has committed since its last
+// read, so under a steady stream of writes a reader re-reads every page it
+// touches from the file; the writer's cache stays warm. The price is that reads
+// wait for the write transaction in progress: right for one process whose
+// writes are as frequent as its reads (the embedded crawler).
 func WithReaders(n int) Option {
 	return func(c *config) { c.readers = n }
 }
@@ -158,15 +164,17 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 
-	rq := cloneValues(common)
-	rq.Add("_pragma", "query_only(1)")
-	r, err := sql.Open("sqlite", path+"?"+rq.Encode())
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	r := w
+	if cfg.readers > 0 {
+		rq := cloneValues(common)
+		rq.Add("_pragma", "query_only(1)")
+		if r, err = sql.Open("sqlite", path+"?"+rq.Encode()); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+		}
+		r.SetMaxOpenConns(cfg.readers)
+		r.SetMaxIdleConns(cfg.readers)
 	}
-	r.SetMaxOpenConns(cfg.readers)
-	r.SetMaxIdleConns(cfg.readers)
 	bands, err := r.PrepareContext(ctx, qBandCandidates)
 	if err != nil {
 		r.Close()
@@ -196,8 +204,8 @@ func (c config) validate(path string) error {
 	default:
 		return fmt.Errorf("synchronous %q: want NORMAL, FULL or EXTRA", c.synchronous)
 	}
-	if c.readers < 1 {
-		return fmt.Errorf("readers %d: want at least 1", c.readers)
+	if c.readers < 0 {
+		return fmt.Errorf("readers %d: want 0 or more", c.readers)
 	}
 	if c.checkpoint < 1 {
 		return fmt.Errorf("checkpoint pages %d: want at least 1", c.checkpoint)
@@ -220,7 +228,10 @@ func cloneValues(v url.Values) url.Values {
 // folds the WAL back into the database file, so a cleanly closed store is one file.
 func (db *DB) Close() error {
 	errS := errors.Join(db.bandCandidates.Close(), db.contentOwner.Close())
-	errR := db.r.Close()
+	var errR error
+	if db.r != db.w {
+		errR = db.r.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// Both are housekeeping: a store that skips them is still consistent.

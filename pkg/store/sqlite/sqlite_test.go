@@ -38,6 +38,14 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// The embedded crawler's configuration: reads on the writer's connection.
+func TestContractReadsOnWriter(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		db, _ := openTemp(t, WithReaders(0))
+		return db
+	})
+}
+
 func TestOpenRejects(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -50,7 +58,7 @@ func TestOpenRejects(t *testing.T) {
 		{"uri", "file:x.db", nil},
 		{"query in path", filepath.Join(dir, "x.db?mode=ro"), nil},
 		{"synchronous off", filepath.Join(dir, "x.db"), []Option{WithSynchronous("off")}},
-		{"no readers", filepath.Join(dir, "x.db"), []Option{WithReaders(0)}},
+		{"negative readers", filepath.Join(dir, "x.db"), []Option{WithReaders(-1)}},
 		{"no checkpoint", filepath.Join(dir, "x.db"), []Option{WithCheckpointPages(0)}},
 	}
 	for _, tt := range tests {
