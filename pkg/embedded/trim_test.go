@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -14,32 +15,84 @@ import (
 func TestTrimDeletesOnlyCommittedRecords(t *testing.T) {
 	e := testenv.New(t)
 	ctx := context.Background()
-	var recs []*kgo.Record
-	for range 10 {
-		recs = append(recs, &kgo.Record{Topic: queue.TopicPages, Partition: 3, Value: []byte("x")})
-	}
-	if err := e.Kafka.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	produce(t, e, 10)
 	adm := kadm.NewClient(e.Kafka)
-	commit := kadm.Offsets{}
-	commit.Add(kadm.Offset{Topic: queue.TopicPages, Partition: 3, At: 6, LeaderEpoch: -1})
-	if _, err := adm.CommitOffsets(ctx, queue.GroupParsers, commit); err != nil {
-		t.Fatal(err)
-	}
+	commit(t, adm, 6)
 	if err := trimTopic(ctx, adm, queue.GroupParsers, queue.TopicPages); err != nil {
 		t.Fatal(err)
 	}
-	starts, err := adm.ListStartOffsets(ctx, queue.TopicPages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, ok := starts.Lookup(queue.TopicPages, 3)
-	if !ok || o.Offset != 6 {
-		t.Errorf("log start offset %v (found %v), want 6: records up to the commit deleted, the rest kept", o.Offset, ok)
+	if got := startOffset(t, adm); got != 5 {
+		t.Errorf("log start offset %d, want 5: records before the last committed one deleted, the rest kept", got)
 	}
 	// A group with no commits deletes nothing.
 	if err := trimTopic(ctx, adm, queue.GroupFetchers, queue.TopicURLs); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A fully consumed partition keeps its segment file: deleting it would make the
+// broker create a new one at the next write, for every partition at every trim.
+func TestTrimKeepsTheActiveSegment(t *testing.T) {
+	e := testenv.New(t)
+	ctx := context.Background()
+	produce(t, e, 10)
+	dir := filepath.Join(e.Dir, "kafka", "partitions", queue.TopicPages+"-3")
+	before := segmentFiles(t, dir)
+	if len(before) == 0 {
+		t.Fatalf("no segment file in %s", dir)
+	}
+	adm := kadm.NewClient(e.Kafka)
+	commit(t, adm, 10)
+	if err := trimTopic(ctx, adm, queue.GroupParsers, queue.TopicPages); err != nil {
+		t.Fatal(err)
+	}
+	if got := startOffset(t, adm); got != 9 {
+		t.Errorf("log start offset %d, want 9", got)
+	}
+	after := segmentFiles(t, dir)
+	if len(after) != len(before) || after[0] != before[0] {
+		t.Errorf("segment files %v after trimming, want %v kept", after, before)
+	}
+}
+
+func produce(t *testing.T, e *testenv.Env, n int) {
+	t.Helper()
+	var recs []*kgo.Record
+	for range n {
+		recs = append(recs, &kgo.Record{Topic: queue.TopicPages, Partition: 3, Value: []byte("x")})
+	}
+	if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func commit(t *testing.T, adm *kadm.Client, at int64) {
+	t.Helper()
+	o := kadm.Offsets{}
+	o.Add(kadm.Offset{Topic: queue.TopicPages, Partition: 3, At: at, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(context.Background(), queue.GroupParsers, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startOffset(t *testing.T, adm *kadm.Client) int64 {
+	t.Helper()
+	starts, err := adm.ListStartOffsets(context.Background(), queue.TopicPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := starts.Lookup(queue.TopicPages, 3)
+	if !ok {
+		t.Fatal("no start offset for partition 3")
+	}
+	return o.Offset
+}
+
+func segmentFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	dat, err := filepath.Glob(filepath.Join(dir, "*.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dat
 }

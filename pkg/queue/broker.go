@@ -17,6 +17,13 @@ import (
 // body, each capped by the fetcher's limits.
 const MaxRecordBytes = 64 << 20
 
+// EmbeddedSegmentBytes is the size at which the embedded broker starts a new log
+// segment file in a partition. Deleting consumed records frees disk a whole
+// segment at a time, so it bounds what a partition keeps on disk beyond its
+// backlog; small enough for a laptop (32 busy crawl.pages partitions keep at
+// most 256 MiB), large enough that rolling a file is rare.
+const EmbeddedSegmentBytes = 8 << 20
+
 // Embedded is an in-process Kafka broker whose log lives under a data folder, so a
 // restarted crawler resumes from its committed offsets.
 type Embedded struct {
@@ -28,7 +35,10 @@ func StartEmbedded(dataDir string) (*Embedded, error) {
 	c, err := kfake.NewCluster(
 		kfake.NumBrokers(1),
 		kfake.DataDir(dataDir),
-		kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(MaxRecordBytes)}),
+		kfake.BrokerConfigs(map[string]string{
+			"message.max.bytes": strconv.Itoa(MaxRecordBytes),
+			"log.segment.bytes": strconv.Itoa(EmbeddedSegmentBytes),
+		}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("start embedded broker in %s: %w", dataDir, err)
