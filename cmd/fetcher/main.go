@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/backend"
@@ -30,7 +31,7 @@ func run() int {
 	fs := flag.NewFlagSet("fetcher", flag.ContinueOnError)
 	var (
 		be  backend.Config
-		cfg fetcher.Config
+		cfg = fetcher.Config{HoldPages: fetcher.ClusterHoldPages, HoldURLs: fetcher.ClusterHoldURLs}
 		log config.Log
 	)
 	be.RegisterFlags(fs, uses)
@@ -80,6 +81,9 @@ func run() int {
 	defer srv.Shutdown()
 	srv.SetReady(true)
 	logger.Info("fetcher running", "ops", srv.Addr())
+	// Every fetcher reads the cluster-wide backlogs, so all of them hold
+	// together while the parser tier or admission is behind.
+	go f.RunBackpressure(ctx, time.Second)
 	err = f.Run(ctx)
 	srv.SetReady(false)
 	if err != nil {

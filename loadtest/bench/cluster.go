@@ -87,6 +87,7 @@ import (
 	"github.com/crawlcluster/crawler/internal/s3test"
 	"github.com/crawlcluster/crawler/internal/testproc"
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
+	"github.com/crawlcluster/crawler/pkg/fetcher"
 	"github.com/crawlcluster/crawler/pkg/queue"
 )
 
@@ -306,7 +307,9 @@ func (c *clusterRun) crawl(ctx context.Context, web *synthweb.Web) error {
 		name := "fetcher-" + strconv.Itoa(i)
 		cmd := exec.Command(filepath.Join(c.bins, "fetcher"), "-broker", broker, "-db", dsn, "-cache", cache, "-listen", "",
 			"-user-agent", o.UserAgent, "-allow-private-networks", "-default-delay", o.Delay.String(),
-			"-max-pages", perFetcher(o.MaxPages), "-workers", perFetcher(o.Workers), "-sitemap-probe=false")
+			"-max-pages", perFetcher(o.MaxPages), "-workers", perFetcher(o.Workers), "-sitemap-probe=false",
+			// One machine, CPU-bound like the embedded row: its backpressure bounds.
+			"-hold-pages-lag", strconv.Itoa(fetcher.DefaultHoldPages), "-hold-urls-lag", strconv.Itoa(fetcher.DefaultHoldURLs))
 		if _, err := c.start(name, GroupFetcher, syscall.SIGTERM, cmd, nil, nil); err != nil {
 			return err
 		}

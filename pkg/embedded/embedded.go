@@ -341,7 +341,6 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	lastProgress := time.Now()
-	held := false
 	idleChecks := 0
 	for {
 		select {
@@ -357,8 +356,8 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 		// Idle is read before the backlogs, so work that leaves the fetcher
 		// after the reading is in a backlog when it is read.
 		idle := fet.Idle()
-		lags := groupLags(ctx, adm)
-		backpressure(fet, lags, &held)
+		lags, _ := fetcher.GroupLags(ctx, adm) // a group that could not be asked is absent
+		fet.Throttle(lags[queue.GroupParsers], lags[queue.GroupFetchers])
 		if cfg.Progress > 0 && time.Since(lastProgress) >= cfg.Progress {
 			lastProgress = time.Now()
 			live.progress(log, lags)
@@ -377,53 +376,6 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 			return reasonIdle
 		}
 	}
-}
-
-// Backpressure bounds: above the high mark of either backlog the fetcher
-// holds, below both low marks it resumes. A page record is ~5 KB and a page
-// yields ~6 URL records of ~300 B, so the high marks keep ~50 MB of each
-// backlog in the in-process broker. The low marks are close to the high ones
-// and the backlogs are read every 250 ms, so the fetcher pauses briefly and often
-// rather than idling while a large backlog drains (measured on 1M pages:
-// low marks at half the high ones left whole seconds without a fetch).
-const (
-	holdPagesHigh, holdPagesLow = 10_000, 8_000
-	holdURLsHigh, holdURLsLow   = 150_000, 120_000
-)
-
-// backpressure holds the fetcher while the parsers (crawl.pages) or its own
-// admission (crawl.urls) lag too far behind: on a CPU-bound machine fetching
-// ahead only grows the broker's memory and leaves the end of the crawl starved
-// of discovered URLs.
-func backpressure(fet *fetcher.Fetcher, lags map[string]int64, held *bool) {
-	pages, urls := lags[queue.GroupParsers], lags[queue.GroupFetchers]
-	switch {
-	case !*held && (pages > holdPagesHigh || urls > holdURLsHigh):
-		*held = true
-	case *held && pages < holdPagesLow && urls < holdURLsLow:
-		*held = false
-	default:
-		return
-	}
-	fet.Hold(*held)
-}
-
-// groupLags returns the records each consumer group has not committed yet;
-// a group missing from the map could not be asked.
-func groupLags(ctx context.Context, adm *kadm.Client) map[string]int64 {
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	lags, err := adm.Lag(lctx, queue.GroupFetchers, queue.GroupParsers)
-	out := map[string]int64{}
-	if err != nil {
-		return out
-	}
-	for _, g := range []string{queue.GroupFetchers, queue.GroupParsers} {
-		if l, ok := lags[g]; ok && l.Error() == nil {
-			out[g] = l.Lag.Total()
-		}
-	}
-	return out
 }
 
 // drained reports whether both consumer groups have committed everything.

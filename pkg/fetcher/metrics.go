@@ -20,6 +20,7 @@ type metrics struct {
 	deadLetters     prometheus.Counter
 	cacheErrors     prometheus.Counter
 	fenced          prometheus.Gauge
+	held            prometheus.Gauge
 	politeness      prometheus.Histogram
 	storeSeconds    *prometheus.HistogramVec
 }
@@ -133,6 +134,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_fetcher_fenced",
 			Help: "1 while the fetcher has stopped fetching because its group membership is unconfirmed.",
 		}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawler_fetcher_held",
+			Help: "1 while the fetcher starts no new request because the parsers' or the fetchers' backlog passed its bound (backpressure).",
+		}),
 		politeness: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "crawler_frontier_politeness_delay_seconds",
 			Help:    "Wait imposed on a host after each request: its delay (Crawl-delay or default) or adaptive backoff, whichever is longer.",
@@ -141,7 +146,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		storeSeconds: telemetry.StoreSeconds(reg),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.deadLetters, m.cacheErrors, m.fenced, m.politeness)
+		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness)
 	}
 	return m
 }
