@@ -41,7 +41,7 @@ func run() int {
 	userAgent := fs.String("user-agent", "crawlcluster/0.1 (+https://github.com/crawlcluster/crawler)", "the fetchers' User-Agent; its product token is honoured in meta robots and X-Robots-Tag")
 	robotsAgent := fs.String("robots-agent", "", "product token for meta robots / X-Robots-Tag (default: from -user-agent)")
 	batch := fs.Int("batch", 500, "fetch results per batch (one WARC segment per batch when -blobs is remote)")
-	gzipLevel := fs.Int("warc-gzip-level", 6, "gzip level of WARC records, 1 (fastest: about 30% less compression CPU than 6, 5% more bytes) to 9 (smallest)")
+	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultLevel, "gzip level of WARC records, 1 (fastest) to 9 (smallest); the default 3 takes 28% less CPU per record than 6 for 4-8% more bytes on uncompressed HTML")
 	spool := fs.String("spool", filepath.Join(os.TempDir(), "crawler-parser-spool"), "local folder where WARC segments are written before upload")
 	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {

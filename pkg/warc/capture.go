@@ -51,7 +51,12 @@ func captureRecords(c *Capture) (req, resp *Record, payloadDigest string) {
 	reqID, respID := newRecordID(), newRecordID()
 	payloadDigest = PayloadDigest(c.RawResponse)
 
-	resp = &Record{Block: c.RawResponse}
+	// One allocation for both records and one per header: room for every
+	// field below plus the Content-Length the encoder sets.
+	recs := new([2]Record)
+	resp = &recs[1]
+	resp.Block = c.RawResponse
+	resp.Header.fields = make([]Field, 0, 11)
 	resp.Header.Add(FieldType, TypeResponse)
 	resp.Header.Add(FieldRecordID, respID)
 	resp.Header.Add(FieldDate, date)
@@ -70,7 +75,9 @@ func captureRecords(c *Capture) (req, resp *Record, payloadDigest string) {
 	}
 
 	if len(c.RawRequest) > 0 {
-		req = &Record{Block: c.RawRequest}
+		req = &recs[0]
+		req.Block = c.RawRequest
+		req.Header.fields = make([]Field, 0, 9)
 		req.Header.Add(FieldType, TypeRequest)
 		req.Header.Add(FieldRecordID, reqID)
 		req.Header.Add(FieldDate, date)

@@ -19,7 +19,11 @@ func PayloadDigest(rawResponse []byte) string {
 // WARC-Payload-Digest use.
 func sha1Digest(b []byte) string {
 	sum := sha1.Sum(b)
-	return "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+	const label = "sha1:"
+	var s [len(label) + 32]byte // base32 of 20 bytes is 32 characters
+	copy(s[:], label)
+	base32.StdEncoding.Encode(s[len(label):], sum[:])
+	return string(s[:])
 }
 
 // splitHTTP splits a raw HTTP message into its head (start line and headers,
@@ -27,7 +31,13 @@ func sha1Digest(b []byte) string {
 // which some servers send.
 func splitHTTP(raw []byte) (head, body []byte) {
 	crlf := bytes.Index(raw, []byte("\r\n\r\n"))
-	lf := bytes.Index(raw, []byte("\n\n"))
+	// A bare-LF terminator only wins if it starts before the CRLF one, so
+	// look for it in the head alone rather than through the whole body.
+	end := len(raw)
+	if crlf >= 0 {
+		end = crlf + 1
+	}
+	lf := bytes.Index(raw[:end], []byte("\n\n"))
 	switch {
 	case crlf >= 0 && (lf < 0 || crlf < lf):
 		return raw[:crlf+4], raw[crlf+4:]

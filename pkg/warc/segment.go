@@ -20,15 +20,29 @@ import (
 // SegmentConfig.MaxSize is zero.
 const DefaultMaxSize int64 = 1 << 30
 
+// DefaultLevel is the gzip level of records when SegmentConfig.Level is zero.
+//
+// Compression is most of the CPU a capture costs, and klauspost/compress
+// serves levels 1 to 6 with different encoders whose speed and ratio do not
+// follow the level evenly. On captures of 6-30 KiB HTML pages (see
+// BenchmarkWriteCaptureHTML and testdata/html) level 3 takes 28% less CPU
+// per capture than level 6 for 3.9% more bytes; level 2 saves a third for
+// 4.8%, level 4 a fifth for 2.4%, level 1 no more than level 2 for 6.6%.
+// Pages with more markup than the synthetic web's lose more to the fast
+// levels (on a sample of real-world pages 8% at level 3, 10% at 2, 5% at 4),
+// which is why the default is 3 rather than 2; most servers send HTML
+// content-encoded, though, and such a body is stored as it came: every level
+// leaves it the same size.
+const DefaultLevel = 3
+
 // SegmentConfig configures a SegmentWriter.
 type SegmentConfig struct {
 	Dir      string // folder for segments (created if missing)
 	Prefix   string // file names: Prefix-YYYYMMDDhhmmss-NNNNN-RANDOM.warc.gz; default "crawl"
 	MaxSize  int64  // roll to a new segment when the current one reaches this; default 1 GiB
 	Software string // for warcinfo
-	// Level is the gzip level of every record, 1 (fastest) to 9 (smallest); 0 means
-	// gzip's default (6). Compression is a large share of a crawler's CPU: level 1
-	// is about three times faster than 6 for output about a fifth larger on HTML.
+	// Level is the gzip level of every record, 1 (fastest) to 9 (smallest); 0
+	// means DefaultLevel, whose comment weighs CPU against size.
 	Level int
 	// OnClose is called after a segment is closed and fsynced (cluster mode
 	// uploads it to S3). It runs in the goroutine whose write filled the
@@ -60,7 +74,7 @@ func (c SegmentConfig) withDefaults() (SegmentConfig, error) {
 		return c, fmt.Errorf("WARC segment config: Level %d is not 1..9 (0 = default)", c.Level)
 	}
 	if c.Level == 0 {
-		c.Level = gzip.DefaultCompression
+		c.Level = DefaultLevel
 	}
 	if !validValue(c.Software) {
 		return c, fmt.Errorf("WARC segment config: Software %q contains control characters", c.Software)
