@@ -3,12 +3,15 @@ package parse
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/crawlcluster/crawler/internal/cputime"
 )
 
 // benchPage builds a typical article page of about 50 KiB with about 200
@@ -81,11 +84,13 @@ func BenchmarkParse(b *testing.B) {
 	b.Logf("page %d bytes, %d links", len(page), len(d.Links))
 	b.SetBytes(int64(len(page)))
 	b.ReportAllocs()
+	stopCPU := cputime.Measure(b)
 	for b.Loop() {
 		if _, err := Parse(page, "text/html; charset=utf-8", benchURL, nil, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	stopCPU()
 }
 
 // BenchmarkTreeBuilder does the same work as BenchmarkParse with html.Parse
@@ -168,6 +173,77 @@ func BenchmarkParseHostile(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// prosePage builds a page like the load tests' synthetic web serves (see
+// loadtest/synthweb): a short head, about size bytes of generated prose in
+// paragraphs, and a handful of links in the forms those pages use.
+func prosePage(size int) []byte {
+	rng := rand.New(rand.NewPCG(uint64(size), 1))
+	onsets := []string{"b", "c", "d", "f", "g", "l", "m", "n", "p", "r", "s", "t", "v", "br", "cl", "st", "tr"}
+	vowels := []string{"a", "e", "i", "o", "u", "ai", "ea", "ou"}
+	codas := []string{"", "n", "r", "s", "l", "nd", "st"}
+	vocab := make([]string, 2000)
+	for i := range vocab {
+		var w strings.Builder
+		for range 1 + rng.IntN(3) {
+			w.WriteString(onsets[rng.IntN(len(onsets))])
+			w.WriteString(vowels[rng.IntN(len(vowels))])
+			w.WriteString(codas[rng.IntN(len(codas))])
+		}
+		vocab[i] = w.String()
+	}
+	zipf := rand.NewZipf(rng, 1.15, 3, uint64(len(vocab)-1))
+	sentence := func(b *strings.Builder) {
+		for i := range 6 + rng.IntN(10) {
+			w := vocab[zipf.Uint64()]
+			if i == 0 {
+				w = strings.ToUpper(w[:1]) + w[1:]
+			} else {
+				b.WriteByte(' ')
+			}
+			b.WriteString(w)
+		}
+		b.WriteByte('.')
+	}
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Plain Prose Page</title>\n")
+	b.WriteString("<meta name=\"description\" content=\"A page of generated prose.\">\n</head>\n<body>\n<h1>Plain Prose Page</h1>\n")
+	for b.Len() < size {
+		b.WriteString("<p>")
+		for i := range 3 + rng.IntN(4) {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			sentence(&b)
+		}
+		b.WriteString("</p>\n")
+	}
+	b.WriteString("<ul>\n")
+	for _, href := range []string{"/p/12.html", "p/13.html", "14.html", "http://127.0.1.3:39983/p/15.html", "/"} {
+		fmt.Fprintf(&b, "<li><a href=\"%s\">Page %s</a></li>\n", href, href)
+	}
+	b.WriteString("</ul>\n</body>\n</html>\n")
+	return []byte(b.String())
+}
+
+// BenchmarkParseProse measures pages like the synthetic web's, whose cost is
+// mostly tokenizing and collecting text.
+func BenchmarkParseProse(b *testing.B) {
+	for _, size := range []int{6 << 10, 24 << 10} {
+		page := prosePage(size)
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(page)))
+			b.ReportAllocs()
+			stopCPU := cputime.Measure(b)
+			for b.Loop() {
+				if _, err := Parse(page, "text/html; charset=utf-8", "http://127.0.1.2:39983/p/11.html", nil, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			stopCPU()
 		})
 	}
 }

@@ -12,14 +12,16 @@
 //
 // Parsing uses the golang.org/x/net/html tokenizer rather than the tree
 // builder: the crawler needs attributes of a handful of elements, not a DOM.
-// The tokenizer keeps no tree in memory and, links aside, allocates about
-// half as many objects; in time the two are close, because on a link-heavy
-// page most of it goes to URL resolution either way (see BenchmarkParse and
-// BenchmarkTreeBuilder). URLs are resolved with the WHATWG URL parser so that
-// links mean what they mean in a browser. That parser is quadratic on some
-// odd input (long userinfo, thousands of path segments), so references
-// beyond generous bounds count as invalid without being parsed, and links
-// beyond Options.MaxLinks are counted without being resolved.
+// The tokenizer keeps no tree in memory and allocates far fewer objects. URLs
+// are resolved as the WHATWG URL parser resolves them, so that links mean
+// what they mean in a browser; the common forms of reference (plain paths,
+// dot segments, simple queries, canonical absolute URLs) take a fast path
+// held to the parser's answer, since the parser was most of the time spent
+// on a link-heavy page (see BenchmarkParse and BenchmarkTreeBuilder). That
+// parser is quadratic on some odd input (long userinfo, thousands of path
+// segments), so references beyond generous bounds count as invalid without
+// being parsed, and links beyond Options.MaxLinks are counted without being
+// resolved.
 //
 // Decisions worth knowing:
 //   - The first <base href> in the document applies to every link, also to

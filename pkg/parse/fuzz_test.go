@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
+
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
 // FuzzParse holds Parse to what the parser tier relies on for any body and
@@ -70,18 +72,31 @@ func checkURL(t *testing.T, s string) {
 // FuzzResolvePlainPath holds the resolver's fast path to the WHATWG parser:
 // whatever it resolves, the parser resolves to the same URL.
 func FuzzResolvePlainPath(f *testing.F) {
-	for _, ref := range []string{"/p/12.html", "p/12.html", "12.html", "http://127.0.1.4:39983/p/5.html", "https://a.example:8443/", "a:b", "/a/./b", "/a/../b", "//host/x", "/x?y", "/x#y", "/a%20b", "/a b", "/~u/(1)!$&'*+,;=:@", "/a\\b", "/", "/.", "/..%2e"} {
+	for _, ref := range []string{"/p/12.html", "p/12.html", "12.html", "http://127.0.1.4:39983/p/5.html", "https://a.example:8443/", "a:b", "/a/./b", "/a/../b", "//host/x", "/x?y", "/x#y", "/a%20b", "/a b", "/~u/(1)!$&'*+,;=:@", "/a\\b", "/", "/.", "/..%2e",
+		"../x/./y/..", "./", "..", "a/..", "/../../a//b/.", "//x/y", "//x:8080/y?q=1", "//X/y", "?b=1&c=/d?", "?", "/a?b'", "/a?%41",
+		"https://a.example/x?y", "http://a.example?x", "p/12.html?x=1&y=2"} {
 		f.Add("http://example.com/dir/page.html", ref)
 		f.Add("https://127.0.1.4:8443/", ref)
 	}
 	f.Add("http://user:pw@example.com/", "/x")
 	f.Add("ftp://example.com/", "/x")
+	f.Add("http://127.0.1.4:39983/p/3.html", "x")
+	f.Add("https://a.example:8443/", "?q")
 	f.Fuzz(func(t *testing.T, baseURL, ref string) {
 		base, err := whatwg.Parse(baseURL)
+		if urlnorm.IsCanonical(baseURL) {
+			// The page URL's parts without the parser (newPageAddr).
+			if err != nil {
+				t.Fatalf("canonical %q does not parse: %v", baseURL, err)
+			}
+			if got, want := canonicalBase(baseURL), plainBaseOf(base); got != want {
+				t.Fatalf("canonicalBase(%q) = %+v, parser gives %+v", baseURL, got, want)
+			}
+		}
 		if err != nil {
 			return
 		}
-		got, ok := resolvePlainPath(base, ref)
+		got, ok := resolvePlainPath(plainBaseOf(base), ref)
 		if !ok {
 			return
 		}

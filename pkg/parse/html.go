@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"sync"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
 	"golang.org/x/net/html"
@@ -12,23 +13,46 @@ import (
 // parseHTML decodes and tokenizes body. A tentative encoding may be replaced
 // once by the first <meta> charset met while tokenizing (the spec's "change
 // the encoding"), which catches declarations beyond the 1024-byte prescan.
-func parseHTML(body []byte, enc encodingChoice, page *whatwg.Url, opt Options) (*Document, error) {
+func parseHTML(body []byte, enc encodingChoice, page *pageAddr, opt Options) (*Document, error) {
 	for attempt := 0; ; attempt++ {
 		decoded, err := decode(body, enc)
 		if err != nil {
 			return nil, err
 		}
 		p := newHTMLParser(enc, page, opt)
-		// Text is at most the page's size: one allocation instead of a
-		// series of doublings.
-		p.text.buf = make([]byte, 0, min(len(decoded), opt.MaxTextSize))
+		buf := textBufs.Get().(*[]byte)
+		// Text is at most the page's size: a buffer that large takes
+		// one allocation instead of a series of doublings.
+		if n := min(len(decoded), opt.MaxTextSize); cap(*buf) < n {
+			*buf = make([]byte, 0, n)
+		}
+		p.text.buf = (*buf)[:0]
 		p.run(html.NewTokenizer(bytes.NewReader(decoded)), false)
 		if p.reparse != nil && attempt == 0 {
+			putTextBuf(buf, p.text.buf)
 			enc = *p.reparse
 			continue
 		}
-		return p.finish(), nil
+		d := p.finish()
+		putTextBuf(buf, p.text.buf)
+		return d, nil
 	}
+}
+
+// textBufs holds text buffers (*[]byte) for reuse: the text of a page is
+// copied out into Document.Text, so its buffer can serve the next page,
+// which saves allocating and clearing one buffer the size of the page.
+var textBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledText bounds the buffers kept in textBufs.
+const maxPooledText = 1 << 20
+
+func putTextBuf(p *[]byte, buf []byte) {
+	if cap(buf) > maxPooledText {
+		return
+	}
+	*p = buf[:0]
+	textBufs.Put(p)
 }
 
 // htmlParser holds the state of one pass of the tokenizer over a document.
@@ -36,9 +60,11 @@ type htmlParser struct {
 	opt   Options
 	enc   encodingChoice
 	query encoding.Encoding // for the non-ASCII characters of link queries; nil for UTF-8
-	page  *whatwg.Url
+	page  *pageAddr
 	base  *whatwg.Url // nil until the first <base href>
-	doc   *Document
+	// basePlain is plainBaseOf(base), once base is set.
+	basePlain plainBase
+	doc       *Document
 
 	// unresolved holds the raw reference of each entry of doc.Links while no
 	// <base> has been seen, because a later <base> applies to them too.
@@ -60,7 +86,7 @@ type htmlParser struct {
 	reparse         *encodingChoice // set when that <meta> asks for another encoding
 }
 
-func newHTMLParser(enc encodingChoice, page *whatwg.Url, opt Options) *htmlParser {
+func newHTMLParser(enc encodingChoice, page *pageAddr, opt Options) *htmlParser {
 	return &htmlParser{
 		opt:   opt,
 		enc:   enc,
@@ -117,17 +143,26 @@ func (p *htmlParser) handleText(z *html.Tokenizer, raw atom.Atom) {
 	case atom.Script, atom.Style, atom.Textarea, atom.Iframe, atom.Noembed, atom.Noframes:
 		// Not rendered as page text.
 	default: // normal text, <xmp>, <plaintext>
-		if p.foreignDepth == 0 {
-			p.text.write(z.Text())
+		if p.foreignDepth > 0 {
+			return
 		}
+		if raw == 0 {
+			// Text reads character references and turns CR and CRLF into
+			// LF; the latter is white space either way, so without an '&'
+			// the raw token is the same text and need not be scanned.
+			if b := z.Raw(); bytes.IndexByte(b, '&') < 0 {
+				p.text.write(b)
+				return
+			}
+		}
+		p.text.write(z.Text())
 	}
 }
 
 // handleStart processes a start tag and reports whether tokenizing must stop
 // because the document has to be decoded again.
 func (p *htmlParser) handleStart(z *html.Tokenizer, selfClosing bool) (stop bool) {
-	name, hasAttr := z.TagName()
-	a := atom.Lookup(name)
+	a, hasAttr := tagAtom(z)
 	if !isInline(a) {
 		p.text.boundary()
 	}
@@ -174,19 +209,18 @@ func (p *htmlParser) handleStart(z *html.Tokenizer, selfClosing bool) (stop bool
 }
 
 func (p *htmlParser) handleNestedStart(z *html.Tokenizer) {
-	name, hasAttr := z.TagName()
+	a, hasAttr := tagAtom(z)
 	if !hasAttr {
 		return
 	}
-	switch a := atom.Lookup(name); a {
+	switch a {
 	case atom.A, atom.Area, atom.Link, atom.Iframe, atom.Frame:
 		p.linkElement(z, a)
 	}
 }
 
 func (p *htmlParser) handleEnd(z *html.Tokenizer) {
-	name, _ := z.TagName()
-	a := atom.Lookup(name)
+	a, _ := tagAtom(z)
 	if !isInline(a) {
 		p.text.boundary()
 	}
@@ -200,6 +234,57 @@ func (p *htmlParser) handleEnd(z *html.Tokenizer) {
 			p.templateDepth--
 		}
 	}
+}
+
+// maxAtomLen bounds the length of the names that have an atom
+// (TestTagAtom checks it).
+const maxAtomLen = 32
+
+// tagAtom returns the atom of the current tag's name (0 if it has none) and
+// whether the tag has attributes, as TagName would (an end tag never has).
+// It reads the name from Raw, where the tokenizer found it, because TagName
+// copies the name on every tag. Before its first attribute a tag has only
+// white space and '/' after the name. FuzzTagAtom holds the two to the same
+// answers.
+func tagAtom(z *html.Tokenizer) (a atom.Atom, hasAttr bool) {
+	raw := z.Raw()
+	end := len(raw) > 1 && raw[1] == '/'
+	i := 1 // after '<' or "</"
+	if end {
+		i = 2
+	}
+	var name [maxAtomLen]byte
+	n := 0
+	for ; i < len(raw) && !tagNameEnd(raw[i]); i++ {
+		if n < len(name) {
+			c := raw[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			name[n] = c
+		}
+		n++
+	}
+	for ; i < len(raw) && !end; i++ {
+		if !tagNameEnd(raw[i]) {
+			hasAttr = true
+			break
+		}
+	}
+	if n > len(name) {
+		return 0, hasAttr
+	}
+	return atom.Lookup(name[:n]), hasAttr
+}
+
+// tagNameEnd reports whether c ends a tag name; the same bytes (but '>')
+// separate attributes.
+func tagNameEnd(c byte) bool {
+	switch c {
+	case ' ', '\n', '\r', '\t', '\f', '/', '>':
+		return true
+	}
+	return false
 }
 
 // attrs reads the values of the named attributes of the current tag into
@@ -265,13 +350,18 @@ func (p *htmlParser) baseElement(z *html.Tokenizer) {
 	p.baseSeen = true
 	// The spec's "frozen base URL": a bad or data:/javascript: base falls
 	// back to the page URL.
-	p.base = p.page
+	pageURL := p.page.url()
+	if pageURL == nil {
+		return
+	}
+	p.base = pageURL
 	if ref := trimASCIISpace(vals[0]); !tooCostly(ref) {
-		u, err := p.page.Parse(encodeQuery(ref, p.query))
+		u, err := pageURL.Parse(encodeQuery(ref, p.query))
 		if err == nil && u.Scheme() != "data" && u.Scheme() != "javascript" {
 			p.base = u
 		}
 	}
+	p.basePlain = plainBaseOf(p.base)
 	p.reresolve()
 }
 

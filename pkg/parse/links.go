@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"strings"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
@@ -65,12 +66,18 @@ func (p *htmlParser) resolve(ref string) (string, refResult) {
 	if tooCostly(ref) {
 		return "", refInvalid
 	}
+	plain := p.page.plain
+	if p.base != nil {
+		plain = p.basePlain
+	}
+	if abs, ok := resolvePlainPath(plain, ref); ok {
+		return abs, refOK
+	}
 	base := p.base
 	if base == nil {
-		base = p.page
-	}
-	if abs, ok := resolvePlainPath(base, ref); ok {
-		return abs, refOK
+		if base = p.page.url(); base == nil {
+			return "", refInvalid
+		}
 	}
 	u, err := base.Parse(encodeQuery(ref, p.query))
 	if err != nil {
@@ -134,12 +141,18 @@ func hasSkippedScheme(ref string) bool {
 }
 
 // hasToken reports whether a space-separated list (already lowercased)
-// contains tok.
+// contains tok, which is not empty. The separators are ASCII, so the list is
+// split byte by byte, without allocating.
 func hasToken(list, tok string) bool {
-	for _, f := range strings.FieldsFunc(list, isListSep) {
-		if f == tok {
+	for list != "" {
+		i := 0
+		for i < len(list) && !isListSep(rune(list[i])) {
+			i++
+		}
+		if list[:i] == tok {
 			return true
 		}
+		list = list[min(i+1, len(list)):]
 	}
 	return false
 }
@@ -161,52 +174,120 @@ func cutByte(s string, sep byte) (before, after string, found bool) {
 }
 
 // resolvePlainPath resolves, without the WHATWG parser, the most common
-// references: an absolute URL already in canonical form (urlnorm's fast
-// path), an absolute path ("/p/12.html") or a relative path ("p/12.html",
-// "12.html") of characters that need no escaping, with no dot segment, query,
-// fragment (nor a colon in a relative path), against an http(s) base without userinfo. The result is
-// what the parser returns for such a reference; FuzzResolvePlainPath holds the
-// two to the same answer. Anything else goes to the parser.
-func resolvePlainPath(base *whatwg.Url, ref string) (string, bool) {
+// references against an http(s) base without userinfo: an absolute URL
+// already in canonical form (urlnorm's fast path), a network-path reference
+// ("//host/p") that gives one, an absolute path ("/p/12.html") or a relative
+// path ("p/12.html", "../12.html") of characters that need no escaping (nor a
+// colon in a relative path, which could end a scheme), each with an optional
+// query of such characters and no fragment. Dot segments are removed as the
+// parser removes them. The result is what the parser returns for such a
+// reference; FuzzResolvePlainPath holds the two to the same answer. Anything
+// else goes to the parser.
+func resolvePlainPath(base plainBase, ref string) (string, bool) {
 	if len(ref) == 0 {
 		return "", false
 	}
-	if ref[0] != '/' && urlnorm.IsCanonical(ref) {
-		return ref, true
-	}
-	if s := base.Scheme(); s != "http" && s != "https" {
-		return "", false
-	}
-	if base.Username() != "" || base.Password() != "" || base.Host() == "" {
-		return "", false
-	}
-	segStart := 0
-	for i := 0; i <= len(ref); i++ {
-		if i == len(ref) || ref[i] == '/' {
-			if seg := ref[segStart:i]; seg == "." || seg == ".." {
+	path, query := ref, ""
+	if q := strings.IndexByte(ref, '?'); q >= 0 {
+		path, query = ref[:q], ref[q:]
+		for i := 1; i < len(query); i++ {
+			if !plainQueryByte[query[i]] {
 				return "", false
 			}
-			segStart = i + 1
-			continue
-		}
-		// A colon in a relative reference could end a scheme.
-		if !plainPathByte[ref[i]] || (ref[i] == ':' && ref[0] != '/') {
-			return "", false
 		}
 	}
-	origin := base.Scheme() + "://" + base.Host()
-	switch {
-	case len(ref) > 1 && ref[1] == '/' && ref[0] == '/':
-		return "", false // network-path reference: another host
-	case ref[0] == '/':
-		return origin + ref, true
+	if path != "" && path[0] != '/' && urlnorm.IsCanonical(path) {
+		return ref, true
 	}
-	dir := base.Pathname()
-	slash := strings.LastIndexByte(dir, '/')
-	if slash < 0 {
+	scheme := base.scheme
+	if scheme != "http" && scheme != "https" {
 		return "", false
 	}
-	return origin + dir[:slash+1] + ref, true
+	if len(path) > 1 && path[0] == '/' && path[1] == '/' {
+		// Another host: the URL is the base's scheme and the reference.
+		if abs := scheme + ":" + path; urlnorm.IsCanonical(abs) {
+			return abs + query, true
+		}
+		return "", false
+	}
+	if base.host == "" {
+		return "", false
+	}
+	dots := false
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		// A colon in a relative reference could end a scheme.
+		if !(plainPathByte[c] || c == '/') || (c == ':' && path[0] != '/') {
+			return "", false
+		}
+		dots = dots || (c == '.' && (i == 0 || path[i-1] == '/'))
+	}
+	var dir string
+	if path != "" && path[0] == '/' {
+		dir, path = "/", path[1:]
+	} else {
+		slash := strings.LastIndexByte(base.pathname, '/')
+		if slash < 0 {
+			return "", false
+		}
+		dir = base.pathname[:slash+1]
+		if path == "" {
+			// Only a query: the base's path, not its directory.
+			return scheme + "://" + base.host + base.pathname + query, true
+		}
+	}
+	if dots {
+		dir, path = removeDotSegments(dir, path), ""
+	}
+	return scheme + "://" + base.host + dir + path + query, true
+}
+
+// plainBase is what resolvePlainPath needs of a base URL.
+type plainBase struct {
+	scheme, host, pathname string // host "" if the URL has userinfo: no fast path then
+}
+
+func plainBaseOf(u *whatwg.Url) plainBase {
+	b := plainBase{scheme: u.Scheme(), host: u.Host(), pathname: u.Pathname()}
+	if u.Username() != "" || u.Password() != "" {
+		b.host = ""
+	}
+	return b
+}
+
+// canonicalBase is plainBaseOf the parse of raw, which urlnorm.IsCanonical
+// accepts: "scheme://host[:port]/path" with nothing to normalize, so the
+// parts are where they stand (TestCanonicalBase holds the two together).
+func canonicalBase(raw string) plainBase {
+	scheme, rest, _ := strings.Cut(raw, "://")
+	slash := strings.IndexByte(rest, '/')
+	return plainBase{scheme: scheme, host: rest[:slash], pathname: rest[slash:]}
+}
+
+// removeDotSegments appends the segments of path to dir (which ends in '/')
+// the way the URL parser does: "." is dropped, ".." drops the segment before
+// it (none above the root), and either at the end leaves a trailing '/'.
+func removeDotSegments(dir, path string) string {
+	out := []byte(dir)
+	for {
+		seg, rest, more := strings.Cut(path, "/")
+		switch seg {
+		case "..":
+			if len(out) > 1 {
+				out = out[:bytes.LastIndexByte(out[:len(out)-1], '/')+1]
+			}
+		case ".":
+		default:
+			out = append(out, seg...)
+			if more {
+				out = append(out, '/')
+			}
+		}
+		if !more {
+			return string(out)
+		}
+		path = rest
+	}
 }
 
 // plainPathByte marks the bytes a path keeps as they are: unreserved, the
@@ -224,5 +305,15 @@ var plainPathByte = func() (t [256]bool) {
 	for _, c := range "-._~!$&'()*+,;=:@" {
 		t[c] = true
 	}
+	return t
+}()
+
+// plainQueryByte marks the bytes a query keeps as they are: those of a path
+// but the apostrophe, which the parser escapes in the query of an http(s)
+// URL, and '/' and '?'.
+var plainQueryByte = func() (t [256]bool) {
+	t = plainPathByte
+	t['\''] = false
+	t['/'], t['?'] = true, true
 	return t
 }()

@@ -56,19 +56,39 @@ func fingerprint[T string | []byte](s T) uint64 {
 	runes := runeTable()
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			i++
-			if l := asciiLower[c]; l != 0 {
-				if !inWord {
-					word, inWord = fnvOffset, true
+		if l := wordByte[c]; l != 0 {
+			// Most of a text: the ASCII letters and digits of a word,
+			// hashed in a loop of their own.
+			if !inWord {
+				word, inWord = fnvOffset, true
+			}
+			word = (word ^ uint64(l)) * fnvPrime
+			for i++; i < len(s); i++ {
+				l = wordByte[s[i]]
+				if l == 0 {
+					break
 				}
 				word = (word ^ uint64(l)) * fnvPrime
-			} else if inWord {
+			}
+			continue
+		}
+		if c < utf8.RuneSelf {
+			i++
+			if inWord {
 				endWord()
 			}
 			continue
 		}
-		r, size := decodeRune(s[i:min(i+utf8.UTFMax, len(s))])
+		var r rune
+		var size int
+		if c >= 0xc2 && c <= 0xdf && i+1 < len(s) && s[i+1]&0xc0 == 0x80 {
+			// A lead byte C2 to DF and a continuation byte are always
+			// valid UTF-8: the two-byte runes of Latin, Greek,
+			// Cyrillic, Hebrew and Arabic, decoded without a call.
+			r, size = rune(c&0x1f)<<6|rune(s[i+1]&0x3f), 2
+		} else {
+			r, size = decodeRune(s[i:min(i+utf8.UTFMax, len(s))])
+		}
 		i += size
 		var ri runeInfo
 		if r < bmp {
@@ -193,9 +213,9 @@ var runeTable = sync.OnceValue(func() *[bmp]runeInfo {
 	return t
 })
 
-// asciiLower maps ASCII letters and digits to their lower-case byte and
-// everything else to 0 (a separator).
-var asciiLower = func() (t [utf8.RuneSelf]byte) {
+// wordByte maps the bytes of ASCII letters and digits to their lower-case
+// byte and every other byte, including those of non-ASCII runes, to 0.
+var wordByte = func() (t [256]byte) {
 	for c := range utf8.RuneSelf {
 		switch {
 		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':

@@ -186,6 +186,22 @@ func TestFingerprintMatchesReference(t *testing.T) {
 	}
 }
 
+// TestFingerprintTwoByteRunes holds the inline decoding of two-byte UTF-8 to
+// the reference for every pair of bytes from 0x80 up, valid or not, inside a
+// word, at its edges and cut off at the end of the text.
+func TestFingerprintTwoByteRunes(t *testing.T) {
+	for b0 := 0x80; b0 < 0x100; b0++ {
+		for b1 := range 0x100 {
+			pair := string([]byte{byte(b0), byte(b1)})
+			for _, s := range []string{"ab" + pair + "cd ef", pair + " x", "x y" + pair, "z " + pair[:1]} {
+				if got, want := Fingerprint(s), referenceFingerprint(s); got != want {
+					t.Fatalf("Fingerprint(%q) = %#x, reference gives %#x", s, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestFingerprintEquivalence: what the tokenizer must ignore, and what it
 // must not.
 func TestFingerprintEquivalence(t *testing.T) {

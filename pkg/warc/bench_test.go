@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/crawlcluster/crawler/internal/cputime"
 )
 
 // benchCapture is a typical fetch: a 30 KiB HTML page and its request.
@@ -189,7 +191,7 @@ func BenchmarkWriteCaptureHTML(b *testing.B) {
 			size := capturedBytes(b, cs, level)
 			w := newWriter(b, SegmentConfig{Level: level, MaxSize: 1 << 40})
 			b.ReportAllocs()
-			cpu0, cpuOK := processCPU()
+			stopCPU := cputime.Measure(b)
 			i := 0
 			for b.Loop() {
 				if _, err := w.WriteCapture(cs[i%len(cs)]); err != nil {
@@ -197,9 +199,7 @@ func BenchmarkWriteCaptureHTML(b *testing.B) {
 				}
 				i++
 			}
-			if cpu1, ok := processCPU(); ok && cpuOK {
-				b.ReportMetric(float64(cpu1-cpu0)/float64(i), "cpu-ns/op")
-			}
+			stopCPU()
 			b.ReportMetric(float64(size)/float64(len(cs)), "gzB/capture")
 			b.ReportMetric(float64(html)/float64(len(cs)), "HTML-B/capture")
 		})
