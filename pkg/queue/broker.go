@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -61,6 +62,14 @@ func ClientOptions(seeds []string, log *slog.Logger) []kgo.Opt {
 		kgo.BrokerMaxReadBytes(2 * MaxRecordBytes),
 		kgo.ProducerBatchCompression(kgo.ZstdCompression(), kgo.Lz4Compression(), kgo.NoCompression()),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		// The fetcher produces each fetch result on its own as it completes, spread
+		// over crawl.pages' partitions by host; at franz-go's default 10 ms linger a
+		// batch held one or two records, and the broker pays per batch (a write of
+		// the segment and of its index in kfake, a compression frame, a CRC). At
+		// 100 ms batches are several times larger: 8% less CPU per page in the
+		// embedded crawler (medium web, 416-422 -> 384-389 us/page). Synchronous
+		// produces (the parser's, flushes on revoke and shutdown) do not wait for it.
+		kgo.ProducerLinger(100 * time.Millisecond),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.WithLogger(kgoLogger{log}),
 	}
