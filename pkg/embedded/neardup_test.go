@@ -2,6 +2,9 @@ package embedded
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/crawlcluster/crawler/internal/testenv"
@@ -49,5 +52,65 @@ func TestNearDupStoreMatchesStore(t *testing.T) {
 				t.Errorf("%s: NearDuplicate(%x) = %d,%d,%v; store says %d,%d,%v", name, q, id, d, ok, wantID, wantD, wantOK)
 			}
 		}
+	}
+}
+
+// countingStore counts the exact-duplicate look-ups that reach the store.
+type countingStore struct {
+	store.Store
+	owners int
+}
+
+func (c *countingStore) ContentOwner(ctx context.Context, sha []byte) (store.Capture, error) {
+	c.owners++
+	return c.Store.ContentOwner(ctx, sha)
+}
+
+// ContentOwner answers as the store does, live and after a restart, and asks
+// the store only for digests it may hold.
+func TestNearDupStoreContentOwner(t *testing.T) {
+	e := testenv.New(t)
+	ctx := context.Background()
+	counting := &countingStore{Store: e.DB}
+	n, err := newNearDupStore(ctx, counting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := func(s string) []byte { d := sha256.Sum256([]byte(s)); return d[:] }
+	var urls []store.URL
+	for _, u := range []string{"http://b.example/1", "http://b.example/2"} {
+		urls = append(urls, store.URL{URL: u, Host: "b.example", Kind: store.KindPage, State: store.StateQueued})
+	}
+	if _, err := e.DB.AdmitURLs(ctx, urls); err != nil {
+		t.Fatal(err)
+	}
+	caps := []store.Capture{
+		{FetchID: "g1", URL: urls[0].URL, Status: 200, ContentSHA256: digest("page one")},
+		{FetchID: "g2", URL: urls[1].URL, Status: 404, ContentSHA256: digest("not found page")},
+	}
+	if err := n.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	reload, err := newNearDupStore(ctx, counting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, content := range []string{"page one", "not found page", "never stored"} {
+		want, wantErr := e.DB.ContentOwner(ctx, digest(content))
+		for name, s := range map[string]*nearDupStore{"live": n, "reloaded": reload} {
+			got, err := s.ContentOwner(ctx, digest(content))
+			if got.ID != want.ID || errors.Is(err, store.ErrNotFound) != errors.Is(wantErr, store.ErrNotFound) {
+				t.Errorf("%s: ContentOwner(%q) = %d, %v; store says %d, %v", name, content, got.ID, err, want.ID, wantErr)
+			}
+		}
+	}
+	counting.owners = 0
+	for i := range 1000 {
+		if _, err := n.ContentOwner(ctx, digest(fmt.Sprint("new content ", i))); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("new content %d: %v, want ErrNotFound", i, err)
+		}
+	}
+	if counting.owners > 10 {
+		t.Errorf("%d of 1000 new contents were looked up in the store, want about 1 (0.1%% false positives)", counting.owners)
 	}
 }

@@ -135,6 +135,15 @@ func (f *Filter) Add(hashes ...int64) {
 	}
 }
 
+// MayContain reports whether h may have been added; false is certain. For a
+// caller that keeps its own exact look-up (exact may then be nil in New).
+func (f *Filter) MayContain(h int64) bool {
+	var buf [8]byte
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.test(key(h, &buf))
+}
+
 // Size returns the URLs added to the filter and the bytes its filters take. A hash
 // Add skipped as already "maybe seen" is not counted, so urls can fall short of the
 // distinct hashes added by up to the false-positive rate.
