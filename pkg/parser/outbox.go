@@ -47,8 +47,8 @@ func (o *pageOut) exclude(u string, from queue.Page, reason string) {
 type outbox struct {
 	p        *Parser
 	seen     map[string]bool
-	recs     []*kgo.Record
-	hashes   []int64 // store.HashURL of each record's URL
+	cands    []queue.URL
+	hashes   []int64 // store.HashURL of each candidate's URL
 	excluded []store.Exclusion
 }
 
@@ -65,14 +65,7 @@ func (o *outbox) merge(po *pageOut) {
 			continue
 		}
 		o.seen[c.URL] = true
-		v, err := queue.EncodeURL(c)
-		if err != nil {
-			o.excluded = append(o.excluded, store.Exclusion{Hash: store.HashURL(c.URL), URL: c.URL, Host: urlnorm.Authority(c.URL), Reason: "encode_error", Parent: c.Parent, Depth: c.Depth, CrawlID: c.CrawlID, At: time.Now()})
-			o.p.metrics.excluded.WithLabelValues("encode_error").Inc()
-			continue
-		}
-		host := urlnorm.Authority(c.URL)
-		o.recs = append(o.recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(host), Value: v, Partition: queue.PartitionOf(host)})
+		o.cands = append(o.cands, c)
 		o.hashes = append(o.hashes, store.HashURL(c.URL))
 	}
 }
@@ -80,42 +73,60 @@ func (o *outbox) merge(po *pageOut) {
 // dropKnown removes the candidates the store already holds as URLs: most links
 // of a page point at pages discovered before, and the fetcher that owns them
 // would only find them in the store too. One batched look-up here saves each of
-// them a trip through crawl.urls and admission. A URL admitted after the
-// look-up is still sent, and admission drops it.
+// them a trip through crawl.urls and admission (and its encoding, done after).
+// A URL admitted after the look-up is still sent, and admission drops it.
 func (o *outbox) dropKnown(ctx context.Context) error {
-	if len(o.recs) == 0 {
+	if len(o.cands) == 0 {
 		return nil
 	}
 	known, err := o.p.store.Seen(ctx, o.hashes)
 	if err != nil {
 		return fmt.Errorf("look up %d discovered urls: %w", len(o.hashes), err)
 	}
-	kept := o.recs[:0]
-	for i, r := range o.recs {
+	kept := o.cands[:0]
+	for i, c := range o.cands {
 		if !known[i] {
-			kept = append(kept, r)
+			kept = append(kept, c)
 		}
 	}
-	o.p.metrics.known.Add(float64(len(o.recs) - len(kept)))
-	o.recs = kept
+	o.p.metrics.known.Add(float64(len(o.cands) - len(kept)))
+	o.cands = kept
 	return nil
+}
+
+// records encodes the candidates left; one that cannot be encoded is recorded
+// as an exclusion.
+func (o *outbox) records() []*kgo.Record {
+	recs := make([]*kgo.Record, 0, len(o.cands))
+	for _, c := range o.cands {
+		v, err := queue.EncodeURL(c)
+		if err != nil {
+			o.excluded = append(o.excluded, store.Exclusion{Hash: store.HashURL(c.URL), URL: c.URL, Host: urlnorm.Authority(c.URL), Reason: "encode_error", Parent: c.Parent, Depth: c.Depth, CrawlID: c.CrawlID, At: time.Now()})
+			o.p.metrics.excluded.WithLabelValues("encode_error").Inc()
+			continue
+		}
+		host := urlnorm.Authority(c.URL)
+		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(host), Value: v, Partition: queue.PartitionOf(host)})
+	}
+	return recs
 }
 
 // flush records the exclusions and produces the candidates, waiting for the broker.
 func (o *outbox) flush(ctx context.Context) error {
+	if err := o.dropKnown(ctx); err != nil {
+		return err
+	}
+	recs := o.records()
 	if len(o.excluded) > 0 {
 		if err := o.p.store.RecordExclusions(ctx, o.excluded); err != nil {
 			return fmt.Errorf("record %d exclusions: %w", len(o.excluded), err)
 		}
 	}
-	if err := o.dropKnown(ctx); err != nil {
-		return err
-	}
-	if len(o.recs) > 0 {
-		if err := o.p.kafka.ProduceSync(ctx, o.recs...).FirstErr(); err != nil {
-			return fmt.Errorf("produce %d discovered urls: %w", len(o.recs), err)
+	if len(recs) > 0 {
+		if err := o.p.kafka.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			return fmt.Errorf("produce %d discovered urls: %w", len(recs), err)
 		}
-		o.p.metrics.discovered.Add(float64(len(o.recs)))
+		o.p.metrics.discovered.Add(float64(len(recs)))
 	}
 	return nil
 }
