@@ -87,8 +87,16 @@ type Frontier struct {
 	ready    readyHeap // hosts whose next-allowed time has passed, by best level
 	queued   int
 	inFlight int
-	changed  chan struct{} // closed and replaced whenever a host may have become due
 	closed   bool
+
+	// Parked Next calls, oldest first. A host that becomes due wakes one of
+	// them, not all: a broadcast woke every idle worker at every completed
+	// request, only for all but one to park again (6% of the embedded
+	// crawler's CPU with 256 workers).
+	waiters []chan struct{}
+	timer   *time.Timer // wakes waiters when the earliest waiting host is due
+	timerAt time.Time   // when timer fires; zero when it is not armed
+	woken   uint64      // waiters woken so far (tests)
 }
 
 type host struct {
@@ -109,7 +117,7 @@ type host struct {
 // New returns an empty frontier.
 func New(cfg Config) *Frontier {
 	cfg.setDefaults()
-	return &Frontier{cfg: cfg, hosts: make(map[string]*host), changed: make(chan struct{})}
+	return &Frontier{cfg: cfg, hosts: make(map[string]*host)}
 }
 
 func (f *Frontier) hostLocked(key string, partition int32) *host {
@@ -138,7 +146,7 @@ func (f *Frontier) Push(it Item) {
 	}
 	if h.heapIdx < 0 {
 		heap.Push(&f.waiting, h)
-		f.signalLocked()
+		f.wakeLocked()
 	} else if h.inReady {
 		heap.Fix(&f.ready, h.heapIdx) // its best level may have improved
 	}
@@ -170,9 +178,60 @@ func (f *Frontier) SetNextAllowed(key string, partition int32, t time.Time) {
 	}
 }
 
-func (f *Frontier) signalLocked() {
-	close(f.changed)
-	f.changed = make(chan struct{})
+// wakeLocked promotes the hosts that are due and wakes one parked Next per
+// ready host. While Nexts stay parked and a host will be due later, the shared
+// timer is armed for that time. A woken Next that finds no host (another call
+// took it) parks again, so waking too many costs a little and waking too few
+// cannot happen: every change that may make a host due calls this.
+func (f *Frontier) wakeLocked() {
+	if len(f.waiters) == 0 {
+		return
+	}
+	now := f.cfg.Now()
+	earliest := f.promoteLocked(now)
+	n := min(f.ready.Len(), len(f.waiters))
+	for _, w := range f.waiters[:n] {
+		w <- struct{}{} // buffered, and each waiter is in the list once
+	}
+	f.woken += uint64(n)
+	f.waiters = append(f.waiters[:0], f.waiters[n:]...)
+	if len(f.waiters) > 0 && !earliest.IsZero() {
+		f.armLocked(earliest, now)
+	}
+}
+
+// armLocked makes the timer fire at or before at.
+func (f *Frontier) armLocked(at, now time.Time) {
+	if !f.timerAt.IsZero() && !at.Before(f.timerAt) {
+		return
+	}
+	f.timerAt = at
+	if f.timer == nil {
+		f.timer = time.AfterFunc(at.Sub(now), f.tick)
+	} else {
+		f.timer.Reset(at.Sub(now))
+	}
+}
+
+// tick runs when the timer fires. A firing that raced with a re-arm only wakes
+// early: wakeLocked arms the timer again for what is still ahead.
+func (f *Frontier) tick() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.timerAt = time.Time{}
+	f.wakeLocked()
+}
+
+// dropWaiterLocked removes w from the parked list and reports whether it was
+// there (false: it has been woken).
+func (f *Frontier) dropWaiterLocked(w chan struct{}) bool {
+	for i, x := range f.waiters {
+		if x == w {
+			f.waiters = append(f.waiters[:i], f.waiters[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // promoteLocked moves every host whose time has come from waiting to ready and
@@ -195,12 +254,7 @@ func (f *Frontier) promoteLocked(now time.Time) time.Time {
 // Next blocks until some host may be contacted and returns an exclusive lease on it.
 // It returns ctx.Err() when ctx ends and ErrClosed after Close.
 func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	var wake chan struct{}
 	for {
 		f.mu.Lock()
 		if f.closed {
@@ -218,30 +272,25 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			f.mu.Unlock()
 			return &Lease{f: f, h: h, Host: h.key, Partition: h.partition}, nil
 		}
-		changed := f.changed
+		if wake == nil {
+			wake = make(chan struct{}, 1)
+		}
+		f.waiters = append(f.waiters, wake)
+		if !earliest.IsZero() {
+			f.armLocked(earliest, now)
+		}
 		f.mu.Unlock()
 
-		var wake <-chan time.Time
-		if !earliest.IsZero() {
-			d := earliest.Sub(now)
-			if timer == nil {
-				timer = time.NewTimer(d)
-			} else {
-				timer.Reset(d)
-			}
-			wake = timer.C
-		}
 		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-changed:
 		case <-wake:
-		}
-		if timer != nil && !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
+		case <-ctx.Done():
+			f.mu.Lock()
+			if !f.dropWaiterLocked(wake) {
+				// Woken as ctx ended: the wake-up is another waiter's now.
+				f.wakeLocked()
 			}
+			f.mu.Unlock()
+			return nil, ctx.Err()
 		}
 	}
 }
@@ -252,7 +301,13 @@ func (f *Frontier) Close() {
 	defer f.mu.Unlock()
 	if !f.closed {
 		f.closed = true
-		f.signalLocked()
+		for _, w := range f.waiters {
+			w <- struct{}{}
+		}
+		f.waiters = nil
+		if f.timer != nil {
+			f.timer.Stop()
+		}
 	}
 }
 

@@ -104,8 +104,8 @@ func (l *Lease) Done(o Outcome) {
 	}
 	if h.count > 0 {
 		heap.Push(&f.waiting, h)
+		f.wakeLocked()
 	}
-	f.signalLocked()
 }
 
 // nextBackoff adapts the extra delay of a host: it grows on 429/503 and on errors,
