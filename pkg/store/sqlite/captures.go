@@ -175,13 +175,23 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			return err
 		}
 		defer upd.Close()
+		urlHashes := make([]int64, len(caps))
+		for i, c := range caps {
+			urlHashes[i] = c.URLHash
+			if urlHashes[i] == 0 {
+				urlHashes[i] = store.HashURL(c.URL)
+			}
+		}
+		states, err := urlStates(ctx, tx, urlHashes)
+		if err != nil {
+			return fmt.Errorf("read url states: %w", err)
+		}
+		moves := urlCounts{}
+		stored := urlState{state: string(store.StateStored)}
 
 		for i := range caps {
 			c := &caps[i]
-			urlHash := c.URLHash
-			if urlHash == 0 {
-				urlHash = store.HashURL(c.URL)
-			}
+			urlHash := urlHashes[i]
 			var sha any
 			if len(c.ContentSHA256) > 0 {
 				sha = c.ContentSHA256
@@ -220,9 +230,19 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 					return fmt.Errorf("index simhash of capture %s: %w", c.FetchID, err)
 				}
 			}
-			if _, err := upd.ExecContext(ctx, fetched, c.Status, c.ETag, c.LastModified, sha, sha, fp, urlHash); err != nil {
+			res, err = upd.ExecContext(ctx, fetched, c.Status, c.ETag, c.LastModified, sha, sha, fp, urlHash)
+			if err != nil {
 				return fmt.Errorf("mark url of capture %s stored: %w", c.FetchID, err)
 			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n > 0 {
+				moves.move(states[urlHash], stored)
+				states[urlHash] = stored
+			}
+		}
+		if err := moves.apply(ctx, tx); err != nil {
+			return fmt.Errorf("count url states: %w", err)
 		}
 		if counts[0] == 0 {
 			return nil

@@ -24,6 +24,11 @@ func fromMillis(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
+// queryer is a *sql.DB or a *sql.Tx.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // chunkSize bounds the host parameters of one IN (...) list, well under SQLite's
 // limit of 32766, so that a statement stays small enough to prepare quickly.
 const chunkSize = 500
@@ -35,7 +40,7 @@ func placeholders(n int) string {
 
 // inChunks runs query, which has one "%s" where an IN list goes, for each chunk of
 // keys, and calls scan for every row.
-func inChunks[K any](ctx context.Context, db *sql.DB, query string, keys []K, scan func(*sql.Rows) error) error {
+func inChunks[K any](ctx context.Context, db queryer, query string, keys []K, scan func(*sql.Rows) error) error {
 	for start := 0; start < len(keys); start += chunkSize {
 		end := min(start+chunkSize, len(keys))
 		args := make([]any, 0, end-start)
@@ -51,7 +56,7 @@ func inChunks[K any](ctx context.Context, db *sql.DB, query string, keys []K, sc
 }
 
 // queryRows runs a query and calls scan for every row.
-func queryRows(ctx context.Context, db *sql.DB, query string, args []any, scan func(*sql.Rows) error) error {
+func queryRows(ctx context.Context, db queryer, query string, args []any, scan func(*sql.Rows) error) error {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
 			pages     int
 		}
 		newPages := map[string]*hostPages{}
+		var admitted int64
 		var hosts []string // in order of first appearance, so lock order is stable
 		for i := range urls {
 			u := &urls[i]
@@ -60,6 +61,7 @@ func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
 				continue
 			}
 			inserted[i] = true
+			admitted++
 			hp := newPages[u.Host]
 			if hp == nil {
 				hp = &hostPages{partition: u.Partition}
@@ -70,6 +72,11 @@ func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
 		}
 		if len(hosts) == 0 {
 			return nil
+		}
+		counts := urlCounts{}
+		counts.add(urlState{state: string(store.StateQueued)}, admitted)
+		if err := counts.apply(ctx, tx); err != nil {
+			return fmt.Errorf("count admitted urls: %w", err)
 		}
 
 		up, err := tx.PrepareContext(ctx, qCountPages)
@@ -262,13 +269,30 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 			return err
 		}
 		defer st.Close()
+		hashes := make([]int64, len(updates))
+		for i, u := range updates {
+			hashes[i] = u.Hash
+		}
+		states, err := urlStates(ctx, tx, hashes)
+		if err != nil {
+			return fmt.Errorf("read states: %w", err)
+		}
+		counts := urlCounts{}
 		for _, u := range updates {
 			s, at := string(u.State), millis(u.FetchedAt)
-			if _, err := st.ExecContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at, u.Hash, s, s, s); err != nil {
+			res, err := st.ExecContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at, u.Hash, s, s, s)
+			if err != nil {
 				return fmt.Errorf("url %d: %w", u.Hash, err)
 			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n > 0 {
+				to := urlState{state: s, reason: u.Reason}
+				counts.move(states[u.Hash], to)
+				states[u.Hash] = to
+			}
 		}
-		return nil
+		return counts.apply(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("update urls: %w", err)

@@ -490,6 +490,10 @@ func TestCountersMatchTables(t *testing.T) {
 				ex = append(ex, store.Exclusion{URL: u.URL + "#x", Reason: reasons[1+i%3]})
 			}
 		}
+		// One URL twice in a batch: the second change starts from the first.
+		ups = append(ups, store.URLUpdate{Hash: urls[0].Hash, State: states[(round+2)%len(states)], Reason: "timeout"})
+		caps = append(caps, storetest.Capture(urls[1], fmt.Sprintf("g%d-a", round), urls[1].URL, 7),
+			storetest.Capture(urls[1], fmt.Sprintf("g%d-b", round), urls[1].URL, 8))
 		if err := db.UpdateURLs(ctx, ups); err != nil {
 			t.Fatal(err)
 		}
