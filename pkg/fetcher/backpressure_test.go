@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/seen"
 )
 
 func TestThrottleHoldsAboveAndReleasesBelowEightyPercent(t *testing.T) {
@@ -102,5 +103,17 @@ func waitHeld(t *testing.T, f *Fetcher, want bool) {
 			t.Fatalf("fetcher held=%v after 10s, want %v", f.held.Load(), want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestConfigRejectsATinyBloomFilter(t *testing.T) {
+	cfg := testConfig()
+	cfg.BloomCapacity = 0
+	if err := cfg.Validate(); err == nil {
+		t.Error("bloom capacity 0 accepted; the filter would silently start at seen.MinCapacity")
+	}
+	cfg.BloomCapacity = seen.MinCapacity
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("bloom capacity %d: %v", seen.MinCapacity, err)
 	}
 }

@@ -90,7 +90,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxRetries, "max-retries", 2, "retries of a page after a network error, 5xx or 429")
 	fs.Int64Var(&c.MaxPages, "max-pages", 0, "stop after this many fetches in this run (0 = no limit)")
 	fs.BoolVar(&c.SitemapProbe, "sitemap-probe", true, "also fetch /sitemap.xml of every host, besides the sitemaps robots.txt lists")
-	fs.UintVar(&c.BloomCapacity, "bloom-capacity", seen.DefaultCapacity, "URLs the seen-URL Bloom filter starts sized for; it grows as URLs are added, keeping false positives under 1% (a false positive only costs a store look-up)")
+	fs.UintVar(&c.BloomCapacity, "bloom-capacity", seen.DefaultCapacity, "URLs the seen-URL Bloom filter starts sized for, at least 1024; it grows as URLs are added, keeping false positives under 1% (a false positive only costs a store look-up)")
 	fs.DurationVar(&c.HostSaveInterval, "host-save-interval", 500*time.Millisecond, "how often per-host politeness state is persisted")
 	fs.StringVar(&c.InstanceID, "instance-id", "", "static consumer-group member id, stable across restarts (e.g. the StatefulSet pod name); a restart within -session-timeout keeps the fetcher's partitions without a rebalance")
 	fs.DurationVar(&c.SessionTimeout, "session-timeout", 45*time.Second, "consumer group session timeout: a fetcher silent this long loses its partitions")
@@ -144,6 +144,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SessionTimeout > 0 && c.FenceAfter >= c.SessionTimeout {
 		errs = append(errs, fmt.Errorf("fence-after %v must be below session-timeout %v", c.FenceAfter, c.SessionTimeout))
+	}
+	if c.BloomCapacity < seen.MinCapacity {
+		errs = append(errs, fmt.Errorf("bloom-capacity %d < %d", c.BloomCapacity, seen.MinCapacity))
 	}
 	if c.HoldPages < 0 || c.HoldURLs < 0 {
 		errs = append(errs, fmt.Errorf("hold-pages-lag %d and hold-urls-lag %d must not be negative", c.HoldPages, c.HoldURLs))

@@ -16,6 +16,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/fetch"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/seen"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
@@ -24,7 +25,7 @@ func testConfig() Config {
 	return Config{
 		Workers: 4, DefaultDelay: 20 * time.Millisecond, MaxDelay: time.Second,
 		RobotsRetry: 100 * time.Millisecond, RobotsMaxFails: 2, MaxRetries: 1,
-		BloomCapacity: 1000, HostSaveInterval: 50 * time.Millisecond,
+		BloomCapacity: seen.MinCapacity, HostSaveInterval: 50 * time.Millisecond,
 		Admit: admit.Config{MaxRepeatedSegment: 2},
 		Fetch: fetch.Config{
 			UserAgent: "testbot/1.0 (+http://example.test/bot)", AllowPrivate: true,

@@ -48,8 +48,9 @@ const (
 	// is in the range the paper recommends and, from DefaultCapacity, has the lowest
 	// worst case between one and ten million URLs (3.9 bytes per URL; 0.5 needs 4.6).
 	tightening = 0.8
-	// minCapacity keeps a misconfigured start from growing in tiny steps.
-	minCapacity = 1024
+	// MinCapacity keeps a misconfigured start from growing in tiny steps; New
+	// raises a smaller capacity to it.
+	MinCapacity = 1024
 	// filterOverhead is the memory of one filter besides its bits: the filter and
 	// bit-set structs and the chain's entry.
 	filterOverhead = 64
@@ -83,7 +84,7 @@ type stage struct {
 func New(exact Exact, capacity uint, fp float64) *Filter {
 	fp = min(max(fp, 1e-9), 0.999)
 	f := &Filter{exact: exact, fpNext: fp * (1 - tightening)}
-	f.grow(max(capacity, minCapacity))
+	f.grow(max(capacity, MinCapacity))
 	return f
 }
 
