@@ -356,7 +356,7 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 		// Idle is read before the backlogs, so work that leaves the fetcher
 		// after the reading is in a backlog when it is read.
 		idle := fet.Idle()
-		lags, _ := fetcher.GroupLags(ctx, adm) // a group that could not be asked is absent
+		lags, _ := queue.GroupLags(ctx, adm) // a group that could not be asked is absent
 		fet.Throttle(lags[queue.GroupParsers], lags[queue.GroupFetchers])
 		if cfg.Progress > 0 && time.Since(lastProgress) >= cfg.Progress {
 			lastProgress = time.Now()
@@ -392,13 +392,9 @@ func waitParsed(admin *kgo.Client, limit time.Duration) {
 	adm := kadm.NewClient(admin)
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		lags, err := adm.Lag(ctx, queue.GroupParsers)
-		cancel()
-		if err == nil {
-			if l, ok := lags[queue.GroupParsers]; ok && l.Error() == nil && l.Lag.Total() == 0 {
-				return
-			}
+		lags, _ := queue.GroupLags(context.Background(), adm) // a group that could not be asked is absent
+		if n, ok := lags[queue.GroupParsers]; ok && n == 0 {
+			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

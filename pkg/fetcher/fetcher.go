@@ -349,35 +349,13 @@ func (f *Fetcher) RunBackpressure(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		lags, err := GroupLags(ctx, adm)
+		lags, err := queue.GroupLags(ctx, adm)
 		if err != nil {
 			f.log.Debug("read backlogs for backpressure", "err", err)
 			continue
 		}
 		f.Throttle(lags[queue.GroupParsers], lags[queue.GroupFetchers])
 	}
-}
-
-// GroupLags returns the records each of the crawler's consumer groups
-// (fetchers on crawl.urls, parsers on crawl.pages) has not committed; a group
-// the broker does not know yet is absent.
-func GroupLags(ctx context.Context, adm *kadm.Client) (map[string]int64, error) {
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	lags, err := adm.Lag(lctx, queue.GroupFetchers, queue.GroupParsers)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]int64{}
-	var errs []error
-	lags.Each(func(l kadm.DescribedGroupLag) {
-		if err := l.Error(); err != nil {
-			errs = append(errs, err)
-			return
-		}
-		out[l.Group] = l.Lag.Total()
-	})
-	return out, errors.Join(errs...)
 }
 
 // Stats is the fetcher's part of the progress line.

@@ -109,3 +109,25 @@ func (k kgoLogger) Log(level kgo.LogLevel, msg string, kv ...any) {
 		k.l.Warn(msg, kv...)
 	}
 }
+
+// GroupLags returns the records each of the crawler's consumer groups
+// (fetchers on crawl.urls, parsers on crawl.pages) has not committed; a group
+// whose lag could not be read is absent, its error joined into the one returned.
+func GroupLags(ctx context.Context, adm *kadm.Client) (map[string]int64, error) {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	lags, err := adm.Lag(lctx, GroupFetchers, GroupParsers)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	var errs []error
+	lags.Each(func(l kadm.DescribedGroupLag) {
+		if err := l.Error(); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		out[l.Group] = l.Lag.Total()
+	})
+	return out, errors.Join(errs...)
+}
