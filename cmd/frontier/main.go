@@ -80,7 +80,7 @@ func run() int {
 	}
 	defer cl.Close()
 	tctx, cancel := context.WithTimeout(ctx, time.Minute)
-	err = queue.EnsureTopics(tctx, cl)
+	err = queue.EnsureTopics(tctx, cl, queue.PagesPartitions)
 	cancel()
 	if err != nil {
 		logger.Error("create topics", "err", err)

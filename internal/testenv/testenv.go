@@ -41,7 +41,7 @@ func New(t testing.TB) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	if err := queue.EnsureTopics(ctx, cl); err != nil {
+	if err := queue.EnsureTopics(ctx, cl, queue.PagesPartitions); err != nil {
 		t.Fatal(err)
 	}
 	db, err := sqlite.Open(ctx, filepath.Join(dir, "crawl.db"))

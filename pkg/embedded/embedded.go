@@ -94,8 +94,8 @@ func (c *Config) Validate() error {
 	if c.WARCGzipLevel < 1 || c.WARCGzipLevel > 9 {
 		errs = append(errs, fmt.Errorf("-warc-gzip-level %d: want 1..9", c.WARCGzipLevel))
 	}
-	if c.Parsers < 1 || c.Parsers > queue.PagesPartitions {
-		errs = append(errs, fmt.Errorf("-parsers %d: want 1..%d", c.Parsers, queue.PagesPartitions))
+	if c.Parsers < 1 || c.Parsers > queue.EmbeddedPagesPartitions {
+		errs = append(errs, fmt.Errorf("-parsers %d: want 1..%d", c.Parsers, queue.EmbeddedPagesPartitions))
 	}
 	if c.MaxDuration < 0 {
 		errs = append(errs, errors.New("-max-duration must not be negative"))
@@ -206,10 +206,15 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		return Summary{}, fmt.Errorf("kafka admin client: %w", err)
 	}
 	defer admin.Close()
-	if err := queue.EnsureTopics(ctx, admin); err != nil {
+	if err := queue.EnsureTopics(ctx, admin, queue.EmbeddedPagesPartitions); err != nil {
 		return Summary{}, err
 	}
 	fcfg := cfg.Fetcher
+	// A data folder made before crawl.pages had EmbeddedPagesPartitions keeps
+	// the count it was made with.
+	if fcfg.PagesPartitions, err = queue.PagesPartitionCount(ctx, admin); err != nil {
+		return Summary{}, err
+	}
 	fet, err := fetcher.New(fcfg, db, kopts, reg, log.With("component", "fetcher"))
 	if err != nil {
 		return Summary{}, err

@@ -70,6 +70,7 @@ type Config struct {
 	FenceAfter       time.Duration // stop fetching when no heartbeat was answered for this long; must be below SessionTimeout
 	HoldPages        int64         // hold new requests while the parsers have more crawl.pages records than this uncommitted; 0 = never
 	HoldURLs         int64         // likewise for the fetchers' own crawl.urls backlog; 0 = never
+	PagesPartitions  int32         // crawl.pages partitions results are spread over; 0 = queue.PagesPartitions
 
 	Admit admit.Config
 	Fetch fetch.Config
@@ -150,6 +151,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HoldPages < 0 || c.HoldURLs < 0 {
 		errs = append(errs, fmt.Errorf("hold-pages-lag %d and hold-urls-lag %d must not be negative", c.HoldPages, c.HoldURLs))
+	}
+	if c.PagesPartitions < 0 {
+		errs = append(errs, fmt.Errorf("pages partitions %d < 0", c.PagesPartitions))
 	}
 	if c.RobotsMaxFails < 1 {
 		errs = append(errs, fmt.Errorf("robots-max-failures %d < 1", c.RobotsMaxFails))
@@ -249,6 +253,9 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		owned:    map[int32]bool{},
 		dirty:    map[string]bool{},
 		limitHit: make(chan struct{}),
+	}
+	if f.cfg.PagesPartitions == 0 {
+		f.cfg.PagesPartitions = queue.PagesPartitions
 	}
 	for _, o := range opts {
 		o(f)

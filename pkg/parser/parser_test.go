@@ -38,7 +38,7 @@ func produce(t *testing.T, e *testenv.Env, pages ...queue.Page) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs = append(recs, &kgo.Record{Topic: queue.TopicPages, Key: []byte(p.URL), Value: v, Partition: queue.PagePartitionOf(p.URL)})
+		recs = append(recs, &kgo.Record{Topic: queue.TopicPages, Key: []byte(p.URL), Value: v, Partition: queue.PagePartitionOf(p.URL, queue.PagesPartitions)})
 	}
 	if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)

@@ -79,14 +79,17 @@ func ClientOptions(seeds []string, log *slog.Logger) []kgo.Opt {
 	}
 }
 
-// EnsureTopics creates the crawler's topics if they are missing.
-func EnsureTopics(ctx context.Context, cl *kgo.Client) error {
+// EnsureTopics creates the crawler's topics if they are missing, crawl.pages with
+// pages partitions (PagesPartitions in a cluster, EmbeddedPagesPartitions in the
+// embedded crawler). A topic that exists is left as it is; PagesPartitionCount
+// reads what it has.
+func EnsureTopics(ctx context.Context, cl *kgo.Client, pages int32) error {
 	adm := kadm.NewClient(cl)
 	cfg := map[string]*string{"max.message.bytes": kadm.StringPtr(strconv.Itoa(MaxRecordBytes))}
 	for _, t := range []struct {
 		name  string
 		parts int32
-	}{{TopicURLs, Partitions}, {TopicPages, PagesPartitions}, {TopicDeadLetter, 1}} {
+	}{{TopicURLs, Partitions}, {TopicPages, pages}, {TopicDeadLetter, 1}} {
 		resp, err := adm.CreateTopic(ctx, t.parts, -1, cfg, t.name)
 		if err == nil {
 			err = resp.Err
@@ -96,6 +99,27 @@ func EnsureTopics(ctx context.Context, cl *kgo.Client) error {
 		}
 	}
 	return nil
+}
+
+// PagesPartitionCount returns how many partitions crawl.pages has, which is what
+// a fetcher spreads its results over.
+func PagesPartitionCount(ctx context.Context, cl *kgo.Client) (int32, error) {
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, TopicPages)
+	if err != nil {
+		return 0, fmt.Errorf("describe %s: %w", TopicPages, err)
+	}
+	t, ok := topics[TopicPages]
+	if !ok || t.Err != nil {
+		err := errors.New("missing")
+		if ok {
+			err = t.Err
+		}
+		return 0, fmt.Errorf("describe %s: %w", TopicPages, err)
+	}
+	if len(t.Partitions) == 0 {
+		return 0, fmt.Errorf("describe %s: no partitions", TopicPages)
+	}
+	return int32(len(t.Partitions)), nil
 }
 
 // kgoLogger routes franz-go's logs to slog at warn and above.
