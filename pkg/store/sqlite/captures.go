@@ -17,7 +17,7 @@ func (db *DB) StoredFetches(ctx context.Context, fetchIDs []string) ([]bool, err
 		return stored, nil
 	}
 	at := positions(fetchIDs)
-	err := inChunks(ctx, db.r, qStoredFetches, fetchIDs, func(rows *sql.Rows) error {
+	err := inChunks(ctx, db, nil, qStoredFetches, fetchIDs, func(rows *sql.Rows) error {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			return err
@@ -40,7 +40,7 @@ func (db *DB) URLStates(ctx context.Context, hashes []int64) ([]store.State, err
 		return states, nil
 	}
 	at := positions(hashes)
-	err := inChunks(ctx, db.r, qURLStates, hashes, func(rows *sql.Rows) error {
+	err := inChunks(ctx, db, nil, qURLStates, hashes, func(rows *sql.Rows) error {
 		var h int64
 		var s string
 		if err := rows.Scan(&h, &s); err != nil {
@@ -160,17 +160,17 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 	ids := make([]int64, len(caps))
 	var counts [4]int64 // captures, revisits, near_dups, content_len of the rows inserted
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		ins, err := tx.PrepareContext(ctx, qInsertCapture)
+		ins, err := db.stmt(ctx, tx, qInsertCapture)
 		if err != nil {
 			return err
 		}
 		defer ins.Close()
-		band, err := tx.PrepareContext(ctx, qInsertBands)
+		band, err := db.stmt(ctx, tx, qInsertBands)
 		if err != nil {
 			return err
 		}
 		defer band.Close()
-		upd, err := tx.PrepareContext(ctx, qStoreURL)
+		upd, err := db.stmt(ctx, tx, qStoreURL)
 		if err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 				urlHashes[i] = store.HashURL(c.URL)
 			}
 		}
-		states, err := urlStates(ctx, tx, urlHashes)
+		states, err := urlStates(ctx, db, tx, urlHashes)
 		if err != nil {
 			return fmt.Errorf("read url states: %w", err)
 		}
@@ -241,13 +241,17 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 				states[urlHash] = stored
 			}
 		}
-		if err := moves.apply(ctx, tx); err != nil {
+		if err := moves.apply(ctx, db, tx); err != nil {
 			return fmt.Errorf("count url states: %w", err)
 		}
 		if counts[0] == 0 {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, qCountCaptures, counts[0], counts[1], counts[2], counts[3]); err != nil {
+		cnt, err := db.stmt(ctx, tx, qCountCaptures)
+		if err != nil {
+			return err
+		}
+		if _, err := cnt.ExecContext(ctx, counts[0], counts[1], counts[2], counts[3]); err != nil {
 			return fmt.Errorf("count captures: %w", err)
 		}
 		return nil

@@ -41,12 +41,16 @@ const qAddCounter = `INSERT INTO counters (name, key, n) VALUES (?, ?, ?)
 	ON CONFLICT (name, key) DO UPDATE SET n = n + excluded.n`
 
 // apply writes the counts in tx.
-func (c urlCounts) apply(ctx context.Context, tx *sql.Tx) error {
+func (c urlCounts) apply(ctx context.Context, db *DB, tx *sql.Tx) error {
 	for k, n := range c {
 		if n == 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, qAddCounter, k[0], k[1], n); err != nil {
+		st, err := db.stmt(ctx, tx, qAddCounter)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, k[0], k[1], n); err != nil {
 			return err
 		}
 	}
@@ -56,9 +60,9 @@ func (c urlCounts) apply(ctx context.Context, tx *sql.Tx) error {
 const qURLStateReasons = `SELECT hash, state, reason FROM urls WHERE hash IN (%s)`
 
 // urlStates reads, in tx, the state and reason of the rows of hashes that exist.
-func urlStates(ctx context.Context, tx *sql.Tx, hashes []int64) (map[int64]urlState, error) {
+func urlStates(ctx context.Context, db *DB, tx *sql.Tx, hashes []int64) (map[int64]urlState, error) {
 	out := make(map[int64]urlState, len(hashes))
-	err := inChunks(ctx, tx, qURLStateReasons, hashes, func(rows *sql.Rows) error {
+	err := inChunks(ctx, db, tx, qURLStateReasons, hashes, func(rows *sql.Rows) error {
 		var h int64
 		var s urlState
 		if err := rows.Scan(&h, &s.state, &s.reason); err != nil {

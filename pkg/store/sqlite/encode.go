@@ -24,31 +24,58 @@ func fromMillis(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-// queryer is a *sql.DB or a *sql.Tx.
+// queryer is a *sql.DB or a *sql.Tx with the query text, or a *sql.Stmt.
 type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
+}
+
+// text binds a query text to a *sql.DB or *sql.Tx as a queryer.
+type text struct {
+	db interface {
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	}
+	query string
+}
+
+func (t text) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	return t.db.QueryContext(ctx, t.query, args...)
 }
 
 // chunkSize bounds the host parameters of one IN (...) list, well under SQLite's
 // limit of 32766, so that a statement stays small enough to prepare quickly.
-const chunkSize = 500
+const chunkSize = 512
 
 // placeholders returns "?,?,...,?" with n marks.
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
+// inListLen is the IN list length that serves n keys: a power of two from 8 to
+// chunkSize, so that a few prepared statements serve every batch size.
+func inListLen(n int) int {
+	size := 8
+	for size < n {
+		size *= 2
+	}
+	return min(size, chunkSize)
+}
+
 // inChunks runs query, which has one "%s" where an IN list goes, for each chunk of
-// keys, and calls scan for every row.
-func inChunks[K any](ctx context.Context, db queryer, query string, keys []K, scan func(*sql.Rows) error) error {
+// keys, and calls scan for every row; in tx, or on the read pool when tx is nil.
+// A chunk shorter than its list repeats its last key, which IN ignores.
+func inChunks[K any](ctx context.Context, db *DB, tx *sql.Tx, query string, keys []K, scan func(*sql.Rows) error) error {
 	for start := 0; start < len(keys); start += chunkSize {
-		end := min(start+chunkSize, len(keys))
-		args := make([]any, 0, end-start)
-		for _, k := range keys[start:end] {
-			args = append(args, k)
+		chunk := keys[start:min(start+chunkSize, len(keys))]
+		n := inListLen(len(chunk))
+		args := make([]any, n)
+		for i := range args {
+			args[i] = chunk[min(i, len(chunk)-1)]
 		}
-		q := strings.Replace(query, "%s", placeholders(end-start), 1)
-		if err := queryRows(ctx, db, q, args, scan); err != nil {
+		st, err := db.stmt(ctx, tx, strings.Replace(query, "%s", placeholders(n), 1))
+		if err != nil {
+			return err
+		}
+		if err := queryRows(ctx, st, args, scan); err != nil {
 			return err
 		}
 	}
@@ -56,8 +83,8 @@ func inChunks[K any](ctx context.Context, db queryer, query string, keys []K, sc
 }
 
 // queryRows runs a query and calls scan for every row.
-func queryRows(ctx context.Context, db queryer, query string, args []any, scan func(*sql.Rows) error) error {
-	rows, err := db.QueryContext(ctx, query, args...)
+func queryRows(ctx context.Context, q queryer, args []any, scan func(*sql.Rows) error) error {
+	rows, err := q.QueryContext(ctx, args...)
 	if err != nil {
 		return err
 	}
@@ -83,7 +110,7 @@ func pages[T any](ctx context.Context, db *sql.DB, query string, args []any, sca
 	for {
 		buf = buf[:0]
 		a := append(append(make([]any, 0, len(args)+2), args...), from, pageSize)
-		err := queryRows(ctx, db, query, a, func(rows *sql.Rows) error {
+		err := queryRows(ctx, text{db, query}, a, func(rows *sql.Rows) error {
 			v, err := scan(rows)
 			if err != nil {
 				return err

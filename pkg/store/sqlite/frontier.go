@@ -21,7 +21,7 @@ func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
 	}
 	now := millis(time.Now())
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		ins, err := tx.PrepareContext(ctx, qInsertURL)
+		ins, err := db.stmt(ctx, tx, qInsertURL)
 		if err != nil {
 			return err
 		}
@@ -75,11 +75,11 @@ func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
 		}
 		counts := urlCounts{}
 		counts.add(urlState{state: string(store.StateQueued)}, admitted)
-		if err := counts.apply(ctx, tx); err != nil {
+		if err := counts.apply(ctx, db, tx); err != nil {
 			return fmt.Errorf("count admitted urls: %w", err)
 		}
 
-		up, err := tx.PrepareContext(ctx, qCountPages)
+		up, err := db.stmt(ctx, tx, qCountPages)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func (db *DB) Seen(ctx context.Context, hashes []int64) ([]bool, error) {
 		return seen, nil
 	}
 	at := positions(hashes)
-	err := inChunks(ctx, db.r, qSeen, hashes, func(rows *sql.Rows) error {
+	err := inChunks(ctx, db, nil, qSeen, hashes, func(rows *sql.Rows) error {
 		var h int64
 		if err := rows.Scan(&h); err != nil {
 			return err
@@ -187,7 +187,7 @@ func scanHost(rows interface{ Scan(...any) error }) (store.Host, error) {
 // Hosts returns the host rows of partition p, by name.
 func (db *DB) Hosts(ctx context.Context, p int32) ([]store.Host, error) {
 	var hosts []store.Host
-	err := queryRows(ctx, db.r, qHosts, []any{p},
+	err := queryRows(ctx, text{db.r, qHosts}, []any{p},
 		func(rows *sql.Rows) error {
 			h, err := scanHost(rows)
 			hosts = append(hosts, h)
@@ -212,7 +212,7 @@ func (db *DB) SaveHosts(ctx context.Context, hosts []store.Host) error {
 	}
 	now := time.Now()
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, qSaveHost)
+		st, err := db.stmt(ctx, tx, qSaveHost)
 		if err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 		}
 	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, qUpdateURL)
+		st, err := db.stmt(ctx, tx, qUpdateURL)
 		if err != nil {
 			return err
 		}
@@ -273,7 +273,7 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 		for i, u := range updates {
 			hashes[i] = u.Hash
 		}
-		states, err := urlStates(ctx, tx, hashes)
+		states, err := urlStates(ctx, db, tx, hashes)
 		if err != nil {
 			return fmt.Errorf("read states: %w", err)
 		}
@@ -292,7 +292,7 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 				states[u.Hash] = to
 			}
 		}
-		return counts.apply(ctx, tx)
+		return counts.apply(ctx, db, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("update urls: %w", err)
@@ -315,7 +315,7 @@ func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error 
 	}
 	now := millis(time.Now())
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, qRecordExclusion)
+		st, err := db.stmt(ctx, tx, qRecordExclusion)
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
 		Excluded: map[string]int64{},
 		Reasons:  map[string]int64{},
 	}
-	err := queryRows(ctx, db.r, qCounters, nil, func(rows *sql.Rows) error {
+	err := queryRows(ctx, text{db.r, qCounters}, nil, func(rows *sql.Rows) error {
 		var name, key string
 		var n int64
 		if err := rows.Scan(&name, &key, &n); err != nil {

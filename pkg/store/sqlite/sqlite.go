@@ -62,6 +62,9 @@ type DB struct {
 	bandCandidates *sql.Stmt // qBandCandidates on r, prepared once per connection
 	contentOwner   *sql.Stmt // qContentOwner on r: asked once per stored page, so never re-parsed
 	noBands        bool      // WithoutNearDupIndex
+
+	wstmts *stmtCache // statements of write transactions, prepared on w
+	rstmts *stmtCache // look-ups outside a transaction, prepared on r (w when it has no readers)
 }
 
 type config struct {
@@ -188,7 +191,16 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
-	return &DB{w: w, r: r, bandCandidates: bands, contentOwner: owner, noBands: cfg.noBands}, nil
+	db := &DB{w: w, r: r, bandCandidates: bands, contentOwner: owner, noBands: cfg.noBands, wstmts: newStmtCache(w)}
+	db.rstmts = db.wstmts
+	if r != w {
+		db.rstmts = newStmtCache(r)
+	}
+	if err := db.wstmts.prepareAll(ctx, txQueries()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	return db, nil
 }
 
 func (c config) validate(path string) error {
@@ -227,7 +239,10 @@ func cloneValues(v url.Values) url.Values {
 // Close closes the store. It first lets SQLite refresh its planner statistics and
 // folds the WAL back into the database file, so a cleanly closed store is one file.
 func (db *DB) Close() error {
-	errS := errors.Join(db.bandCandidates.Close(), db.contentOwner.Close())
+	errS := errors.Join(db.bandCandidates.Close(), db.contentOwner.Close(), db.wstmts.close())
+	if db.rstmts != db.wstmts {
+		errS = errors.Join(errS, db.rstmts.close())
+	}
 	var errR error
 	if db.r != db.w {
 		errR = db.r.Close()

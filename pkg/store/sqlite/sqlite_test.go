@@ -24,6 +24,10 @@ func openTemp(t testing.TB, opts ...Option) (*DB, string) {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() {
+		// Every statement a write transaction ran was prepared at Open.
+		if n := db.wstmts.misses.Load(); n != 0 {
+			t.Errorf("%d statements prepared inside write transactions: add them to txQueries", n)
+		}
 		if err := db.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
