@@ -40,7 +40,8 @@ func run() int {
 	listen := fs.String("listen", ":9102", "address for /metrics, /-/healthy and /-/ready (empty = off)")
 	userAgent := fs.String("user-agent", "crawlcluster/0.1 (+https://github.com/crawlcluster/crawler)", "the fetchers' User-Agent; its product token is honoured in meta robots and X-Robots-Tag")
 	robotsAgent := fs.String("robots-agent", "", "product token for meta robots / X-Robots-Tag (default: from -user-agent)")
-	batch := fs.Int("batch", 500, "fetch results per batch (one WARC segment per batch when -blobs is remote)")
+	batch := fs.Int("batch", 500, "fetch results per batch at most (one WARC segment per batch when -blobs is remote)")
+	batchWait := fs.Duration("batch-wait", parser.DefaultBatchWait, "how long a batch may gather fetch results (up to 1 MiB) before it is processed; longer batches cost less per page and add latency")
 	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultLevel, "gzip level of WARC records, 1 (fastest) to 9 (smallest); the default 3 takes 28% less CPU per record than 6 for 4-8% more bytes on uncompressed HTML")
 	spool := fs.String("spool", filepath.Join(os.TempDir(), "crawler-parser-spool"), "local folder where WARC segments are written before upload")
 	showVersion := version.Flag(fs)
@@ -98,7 +99,7 @@ func run() int {
 		logger.Error("open WARC segments", "err", err)
 		return 1
 	}
-	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, RollEachBatch: remote}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
+	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
 	if err != nil {
 		logger.Error("build parser", "err", err)
 		return 1
