@@ -280,6 +280,14 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 		counts := urlCounts{}
 		for _, u := range updates {
 			s, at := string(u.State), millis(u.FetchedAt)
+			// The statement's WHERE clause is the rule; the states read above
+			// in this transaction tell which updates it would drop, so those
+			// skip it: in a crawl most "fetched" updates arrive after the
+			// parser stored the page.
+			cur, ok := states[u.Hash]
+			if !ok || (cur.state != s && stateRank[u.State] <= stateRank[store.State(cur.state)]) {
+				continue
+			}
 			res, err := st.ExecContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at, u.Hash, s, s, s)
 			if err != nil {
 				return fmt.Errorf("url %d: %w", u.Hash, err)
