@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -32,6 +33,8 @@ func run() int {
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	showVersion := version.Flag(fs)
+	var gc gcFlags
+	gc.register(fs)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	memProfile := fs.String("memprofile", "", "write a heap profile to this file whenever the live heap reaches a new peak (checked every 5s; go tool pprof)")
 	config.Usage(fs)
@@ -51,10 +54,11 @@ func run() int {
 		return 0
 	}
 	cfg.Seeds = fs.Args()
-	if err := cfg.Validate(); err != nil {
+	if err := errors.Join(cfg.Validate(), gc.validate()); err != nil {
 		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
 		return 2
 	}
+	gc.apply(os.LookupEnv)
 	log := cfg.Logger(os.Stderr)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
