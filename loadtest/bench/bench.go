@@ -156,21 +156,29 @@ type Ratio struct {
 	PeakRSS     float64 `json:"peak_rss"`         // < 1: ours is smaller
 }
 
-// Ratios returns ours / peer for every peer that ran, in order. Zero
-// denominators give 0 (shown as "-").
+// Ratios returns ours / peer for every peer that ran, in order. Each peer is
+// compared with the run of ours closest before it (the first one after it when
+// none came before), so that "-crawlers ours,colly,ours,colly" gives two pairs
+// taken minutes apart, not one run of ours against both. Zero denominators give
+// 0 (shown as "-").
 func Ratios(rs []Result) []Ratio {
 	var ours *Result
 	for i := range rs {
 		if rs[i].Crawler == Ours && rs[i].Skipped == "" {
 			ours = &rs[i]
+			break
 		}
 	}
 	if ours == nil {
 		return nil
 	}
 	var out []Ratio
-	for _, p := range rs {
-		if p.Crawler == Ours || p.Skipped != "" {
+	for i, p := range rs {
+		if p.Skipped != "" {
+			continue
+		}
+		if p.Crawler == Ours {
+			ours = &rs[i]
 			continue
 		}
 		out = append(out, Ratio{

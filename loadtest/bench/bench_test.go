@@ -83,6 +83,22 @@ func TestRatiosAndTable(t *testing.T) {
 	if Ratios(res.Crawlers[1:]) != nil {
 		t.Fatal("Ratios without ours should be nil")
 	}
+	// Repeated runs pair each peer with the run of ours before it; a peer
+	// before any run of ours takes the first.
+	runs := []Result{
+		{Crawler: Colly, PagesPerSec: 100, CPUMicrosPage: 100, PeakRSSKiB: 1},
+		{Crawler: Ours, PagesPerSec: 200, CPUMicrosPage: 50, PeakRSSKiB: 1},
+		{Crawler: Colly, PagesPerSec: 100, CPUMicrosPage: 100, PeakRSSKiB: 1},
+		{Crawler: Ours, PagesPerSec: 300, CPUMicrosPage: 25, PeakRSSKiB: 1},
+		{Crawler: Colly, PagesPerSec: 100, CPUMicrosPage: 100, PeakRSSKiB: 1},
+	}
+	var got []float64
+	for _, r := range Ratios(runs) {
+		got = append(got, r.PagesPerSec, r.CPUPerPage)
+	}
+	if want := []float64{2, 0.5, 2, 0.5, 3, 0.25}; !reflect.DeepEqual(got, want) {
+		t.Errorf("repeated runs: ratios %v, want %v", got, want)
+	}
 	out := Table(res)
 	for _, s := range []string{
 		"crawler", "pages/s", "CPU µs/page", "peak RSS MiB", "coverage", "robots", "politeness", "duplicates",
