@@ -21,8 +21,8 @@ const MaxRecordBytes = 64 << 20
 // EmbeddedSegmentBytes is the size at which the embedded broker starts a new log
 // segment file in a partition. Deleting consumed records frees disk a whole
 // segment at a time, so it bounds what a partition keeps on disk beyond its
-// backlog; small enough for a laptop (32 busy crawl.pages partitions keep at
-// most 256 MiB), large enough that rolling a file is rare.
+// backlog; small enough for a laptop (the 4 busy crawl.pages partitions keep at
+// most 32 MiB), large enough that rolling a file is rare.
 const EmbeddedSegmentBytes = 8 << 20
 
 // Embedded is an in-process Kafka broker whose log lives under a data folder, so a
