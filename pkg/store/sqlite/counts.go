@@ -42,13 +42,16 @@ const qAddCounter = `INSERT INTO counters (name, key, n) VALUES (?, ?, ?)
 
 // apply writes the counts in tx.
 func (c urlCounts) apply(ctx context.Context, db *DB, tx *sql.Tx) error {
+	if len(c) == 0 {
+		return nil
+	}
+	st, err := db.stmt(ctx, tx, qAddCounter)
+	if err != nil {
+		return err
+	}
 	for k, n := range c {
 		if n == 0 {
 			continue
-		}
-		st, err := db.stmt(ctx, tx, qAddCounter)
-		if err != nil {
-			return err
 		}
 		if _, err := st.ExecContext(ctx, k[0], k[1], n); err != nil {
 			return err

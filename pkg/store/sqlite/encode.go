@@ -24,23 +24,6 @@ func fromMillis(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-// queryer is a *sql.DB or a *sql.Tx with the query text, or a *sql.Stmt.
-type queryer interface {
-	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
-}
-
-// text binds a query text to a *sql.DB or *sql.Tx as a queryer.
-type text struct {
-	db interface {
-		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	}
-	query string
-}
-
-func (t text) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
-	return t.db.QueryContext(ctx, t.query, args...)
-}
-
 // chunkSize bounds the host parameters of one IN (...) list, well under SQLite's
 // limit of 32766, so that a statement stays small enough to prepare quickly.
 const chunkSize = 512
@@ -71,20 +54,21 @@ func inChunks[K any](ctx context.Context, db *DB, tx *sql.Tx, query string, keys
 		for i := range args {
 			args[i] = chunk[min(i, len(chunk)-1)]
 		}
-		st, err := db.stmt(ctx, tx, strings.Replace(query, "%s", placeholders(n), 1))
-		if err != nil {
-			return err
-		}
-		if err := queryRows(ctx, st, args, scan); err != nil {
+		if err := db.query(ctx, tx, strings.Replace(query, "%s", placeholders(n), 1), args, scan); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// queryRows runs a query and calls scan for every row.
-func queryRows(ctx context.Context, q queryer, args []any, scan func(*sql.Rows) error) error {
-	rows, err := q.QueryContext(ctx, args...)
+// query runs query, prepared once (see DB.stmt), in tx or on the read pool when
+// tx is nil, and calls scan for every row.
+func (db *DB) query(ctx context.Context, tx *sql.Tx, query string, args []any, scan func(*sql.Rows) error) error {
+	st, err := db.stmt(ctx, tx, query)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return err
 	}
@@ -104,13 +88,13 @@ const pageSize = 1000
 // pages runs query, whose last two parameters are a lower bound on the key
 // ("key >= ?") and "LIMIT ?", with increasing bounds until a page comes back short,
 // and calls fn for every row of a page after the page's rows are closed.
-func pages[T any](ctx context.Context, db *sql.DB, query string, args []any, scan func(*sql.Rows) (T, error), key func(T) int64, fn func(T) error) error {
+func pages[T any](ctx context.Context, db *DB, query string, args []any, scan func(*sql.Rows) (T, error), key func(T) int64, fn func(T) error) error {
 	from := int64(math.MinInt64)
 	buf := make([]T, 0, pageSize)
 	for {
 		buf = buf[:0]
 		a := append(append(make([]any, 0, len(args)+2), args...), from, pageSize)
-		err := queryRows(ctx, text{db, query}, a, func(rows *sql.Rows) error {
+		err := db.query(ctx, nil, query, a, func(rows *sql.Rows) error {
 			v, err := scan(rows)
 			if err != nil {
 				return err

@@ -145,7 +145,7 @@ func scanURL(rows interface{ Scan(...any) error }) (store.URL, error) {
 // QueuedURLs calls fn for every queued URL of partition p, in hash order, a page at
 // a time: a URL admitted or moved on while the iteration runs may or may not be seen.
 func (db *DB) QueuedURLs(ctx context.Context, p int32, fn func(store.URL) error) error {
-	err := pages(ctx, db.r,
+	err := pages(ctx, db,
 		qQueuedURLs,
 		[]any{p},
 		func(rows *sql.Rows) (store.URL, error) { return scanURL(rows) },
@@ -159,7 +159,7 @@ func (db *DB) QueuedURLs(ctx context.Context, p int32, fn func(store.URL) error)
 
 // URLHashes calls fn with the hash of every URL of partition p, in hash order.
 func (db *DB) URLHashes(ctx context.Context, p int32, fn func(int64) error) error {
-	err := pages(ctx, db.r,
+	err := pages(ctx, db,
 		qURLHashes,
 		[]any{p},
 		func(rows *sql.Rows) (int64, error) {
@@ -187,7 +187,7 @@ func scanHost(rows interface{ Scan(...any) error }) (store.Host, error) {
 // Hosts returns the host rows of partition p, by name.
 func (db *DB) Hosts(ctx context.Context, p int32) ([]store.Host, error) {
 	var hosts []store.Host
-	err := queryRows(ctx, text{db.r, qHosts}, []any{p},
+	err := db.query(ctx, nil, qHosts, []any{p},
 		func(rows *sql.Rows) error {
 			h, err := scanHost(rows)
 			hosts = append(hosts, h)

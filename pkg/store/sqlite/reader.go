@@ -17,7 +17,7 @@ func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
 		Excluded: map[string]int64{},
 		Reasons:  map[string]int64{},
 	}
-	err := queryRows(ctx, text{db.r, qCounters}, nil, func(rows *sql.Rows) error {
+	err := db.query(ctx, nil, qCounters, nil, func(rows *sql.Rows) error {
 		var name, key string
 		var n int64
 		if err := rows.Scan(&name, &key, &n); err != nil {
@@ -119,7 +119,7 @@ func (db *DB) Host(ctx context.Context, host string) (store.Host, error) {
 
 // Captures calls fn for every capture in ID order, a page at a time.
 func (db *DB) Captures(ctx context.Context, fn func(store.Capture) error) error {
-	err := pages(ctx, db.r,
+	err := pages(ctx, db,
 		qCaptures,
 		nil,
 		func(rows *sql.Rows) (store.Capture, error) { return scanCapture(rows) },
