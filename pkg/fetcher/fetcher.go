@@ -71,6 +71,7 @@ type Config struct {
 	HoldPages        int64         // hold new requests while the parsers have more crawl.pages records than this uncommitted; 0 = never
 	HoldURLs         int64         // likewise for the fetchers' own crawl.urls backlog; 0 = never
 	PagesPartitions  int32         // crawl.pages partitions results are spread over; 0 = queue.PagesPartitions
+	StopGrace        time.Duration // on a stop, how long requests in flight may finish before they are cancelled (and stay queued)
 
 	Admit admit.Config
 	Fetch fetch.Config
@@ -90,6 +91,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.RobotsMaxFails, "robots-max-failures", 3, "failed robots.txt fetches in a row after which a host's queued URLs are given up (recorded as failed)")
 	fs.IntVar(&c.MaxRetries, "max-retries", 2, "retries of a page after a network error, 5xx or 429")
 	fs.Int64Var(&c.MaxPages, "max-pages", 0, "stop after this many fetches in this run (0 = no limit)")
+	fs.DurationVar(&c.StopGrace, "stop-grace", DefaultStopGrace, fmt.Sprintf("on a stop (signal, -max-pages, -max-duration, idle), how long requests in flight may finish; then they are cancelled and their URLs stay queued for the next run (at most %v)", MaxStopGrace))
 	fs.BoolVar(&c.SitemapProbe, "sitemap-probe", true, "also fetch /sitemap.xml of every host, besides the sitemaps robots.txt lists")
 	fs.UintVar(&c.BloomCapacity, "bloom-capacity", seen.DefaultCapacity, "URLs the seen-URL Bloom filter starts sized for, at least 1024; it grows as URLs are added, keeping false positives under 1% (a false positive only costs a store look-up)")
 	fs.DurationVar(&c.HostSaveInterval, "host-save-interval", 500*time.Millisecond, "how often per-host politeness state is persisted")
@@ -128,6 +130,20 @@ const (
 	ClusterHoldURLs  = 1_000_000
 )
 
+// A stop of any kind completes within seconds (DESIGN.md invariant 9), whatever
+// the hosts do: a host that trickles a body for minutes must not hold a
+// process that was asked to stop. Requests in flight get DefaultStopGrace to
+// finish, since most answers are a few hundred milliseconds from done and
+// keeping them saves a re-fetch; the rest are cancelled and stay queued.
+// MaxStopGrace keeps the whole stop (grace, then stopFlushTimeout and
+// stopSaveTimeout) under ten seconds.
+const (
+	DefaultStopGrace = 3 * time.Second
+	MaxStopGrace     = 5 * time.Second
+	stopFlushTimeout = 2 * time.Second // fetch results on their way to crawl.pages
+	stopSaveTimeout  = 2 * time.Second // URL states, host state and offsets
+)
+
 // Validate checks the configuration.
 func (c *Config) Validate() error {
 	var errs []error
@@ -154,6 +170,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PagesPartitions < 0 {
 		errs = append(errs, fmt.Errorf("pages partitions %d < 0", c.PagesPartitions))
+	}
+	if c.StopGrace < 0 || c.StopGrace > MaxStopGrace {
+		errs = append(errs, fmt.Errorf("stop-grace %v: want 0..%v", c.StopGrace, MaxStopGrace))
 	}
 	if c.RobotsMaxFails < 1 {
 		errs = append(errs, fmt.Errorf("robots-max-failures %d < 1", c.RobotsMaxFails))
@@ -217,6 +236,9 @@ type Fetcher struct {
 	errCount  atomic.Int64 // network errors and 5xx answers
 	limitHit  chan struct{}
 	limitOnce sync.Once
+	halted    chan struct{} // closed when the stop begins: nothing new is requested after it
+	haltOnce  sync.Once
+	cancelled atomic.Int64 // requests cut by the end of a stop's grace
 }
 
 // hostInfo is what the fetcher knows about an owned host besides its queue.
@@ -253,6 +275,7 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		owned:    map[int32]bool{},
 		dirty:    map[string]bool{},
 		limitHit: make(chan struct{}),
+		halted:   make(chan struct{}),
 	}
 	if f.cfg.PagesPartitions == 0 {
 		f.cfg.PagesPartitions = queue.PagesPartitions
@@ -304,8 +327,45 @@ func admitLevels(c admit.Config) int {
 	return admit.DefaultLevels
 }
 
-// LimitReached is closed when MaxPages fetches have been made.
+// LimitReached is closed when MaxPages fetches have been made. No request
+// starts after that; the caller stops the fetcher (cancels Run's context).
 func (f *Fetcher) LimitReached() <-chan struct{} { return f.limitHit }
+
+// halt begins a stop: no lease, robots.txt hop or retry starts after it.
+// Requests already sent run on until Run's grace ends.
+func (f *Fetcher) halt() {
+	f.haltOnce.Do(func() {
+		close(f.halted)
+		f.fr.Close()
+	})
+}
+
+func (f *Fetcher) stopping() bool {
+	select {
+	case <-f.halted:
+		return true
+	default:
+		return false
+	}
+}
+
+// errStopping ends a wait that a stop interrupted.
+var errStopping = errors.New("fetcher stopping")
+
+// pause waits d unless the stop begins or ctx ends first, which it reports as
+// an error: the caller must not send the request it was waiting for.
+func (f *Fetcher) pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-f.halted:
+		return errStopping
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Hold stops (true) or resumes (false) starting new requests; requests in
 // flight finish. It is backpressure: a caller that sees the fetch results or
@@ -396,12 +456,18 @@ func (f *Fetcher) Errors() int64 { return f.errCount.Load() }
 // Host returns the frontier's view of one host, for the API.
 func (f *Fetcher) Host(key string) (frontier.HostState, bool) { return f.fr.Host(key) }
 
-// Run consumes crawl.urls and fetches until ctx ends, then stops cleanly: no new
-// requests, in-flight requests finished, results produced, URL states and host
-// state saved, offsets committed.
+// Run consumes crawl.urls and fetches until ctx ends, then stops within
+// seconds: nothing new is requested, requests in flight get StopGrace to
+// finish and are then cancelled (their URLs stay queued in the store for the
+// next run), results are produced, URL states and host state saved, offsets
+// committed.
 func (f *Fetcher) Run(ctx context.Context) error {
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
+	// The stop begins when ctx ends, not when consume returns from the batch
+	// it may be admitting: no request may start in between.
+	stopHalting := context.AfterFunc(ctx, f.halt)
+	defer stopHalting()
 	var wg sync.WaitGroup
 	for range f.cfg.Workers {
 		wg.Add(1)
@@ -419,36 +485,45 @@ func (f *Fetcher) Run(ctx context.Context) error {
 
 	err := f.consume(ctx)
 
-	// Shutdown order (STYLE.md): stop fetching, finish in-flight work, flush
-	// producers, save state, commit, close.
-	// Closing the frontier stops new requests; the ones in flight run to their end
-	// (the server has answered them, and a cancelled answer would be fetched again
-	// after a restart). Only a request still running after the total timeout is cut.
-	f.fr.Close()
+	// Shutdown order (STYLE.md): stop fetching, finish or hand back in-flight
+	// work, flush producers, save state, commit, close.
+	f.halt()
+	began := time.Now()
+	f.log.Info("stopping fetcher", "requests_in_flight", f.fr.Stats().InFlight, "grace", f.cfg.StopGrace)
 	workersDone := make(chan struct{})
 	go func() { wg.Wait(); close(workersDone) }()
+	grace := time.NewTimer(f.cfg.StopGrace)
 	select {
 	case <-workersDone:
-	case <-time.After(f.cfg.Fetch.TotalTimeout + time.Second):
+		grace.Stop()
+	case <-grace.C:
+		// Whatever a host does, the stop goes on: a cancelled request leaves
+		// its URL queued in the store, fetched again by the next run.
 		stopWork()
 		<-workersDone
+		f.log.Info("stop grace expired: requests in flight cancelled, their URLs stay queued", "grace", f.cfg.StopGrace, "cancelled", f.cancelled.Load())
 	}
 	stopWork()
-	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
+	// A result the broker has not acknowledged in time leaves its URL queued:
+	// the next run fetches it again, inside the in-flight window of invariant 4.
+	flushCtx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), stopFlushTimeout)
 	if ferr := f.kafka.Flush(flushCtx); ferr != nil {
-		f.log.Warn("flush fetch results", "err", ferr)
+		f.log.Warn("flush fetch results on shutdown", "err", ferr)
 	}
+	cancelFlush()
 	stopSave()
 	<-saved
-	if serr := f.saveState(flushCtx, f.fr.Hosts()); serr != nil {
+	finalCtx, cancelFinal := context.WithTimeout(context.WithoutCancel(ctx), stopSaveTimeout)
+	defer cancelFinal()
+	if serr := f.saveState(finalCtx, f.fr.Hosts()); serr != nil {
 		f.log.Error("save fetcher state on shutdown", "err", serr)
 	}
-	if cerr := f.kafka.CommitUncommittedOffsets(flushCtx); cerr != nil {
+	if cerr := f.kafka.CommitUncommittedOffsets(finalCtx); cerr != nil {
 		f.log.Warn("commit offsets on shutdown", "err", cerr)
 	}
 	f.kafka.CloseAllowingRebalance()
 	f.client.Close()
+	f.log.Info("fetcher stopped", "took", time.Since(began).Round(time.Millisecond), "fetched", f.fetched.Load())
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil
 	}

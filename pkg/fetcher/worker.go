@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,10 @@ func (f *Fetcher) work(ctx context.Context) {
 	for {
 		if f.cfg.MaxPages > 0 && f.fetched.Load() >= f.cfg.MaxPages {
 			f.limitOnce.Do(func() { close(f.limitHit) })
+			f.halt()
+			return
+		}
+		if f.stopping() {
 			return
 		}
 		if !f.member.confirmed(time.Now()) {
@@ -46,6 +51,11 @@ func (f *Fetcher) work(ctx context.Context) {
 		}
 		lease, err := f.fr.Next(ctx)
 		if err != nil {
+			return
+		}
+		if f.stopping() {
+			// The stop began while this worker waited: hand the host back untouched.
+			lease.Done(frontier.Outcome{})
 			return
 		}
 		f.inFlight.Add(1)
@@ -126,18 +136,26 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 	hops := 0
 	get := func(ctx context.Context, u string) (int, string, []byte, error) {
 		if hops > 0 {
-			// A redirect hop is another request, possibly to the same host: keep
-			// the host's delay between them. Its Crawl-delay is unknown yet and is
-			// clamped to MaxDelay, so waiting that long is polite in any case.
-			sleep(ctx, max(f.cfg.defaultDelay(), f.cfg.MaxDelay))
+			// A redirect hop is another request, possibly to the same host: it
+			// waits the host's delay. The Crawl-delay is what the chain is
+			// fetching, so the delay of a first request to a host applies, as
+			// for any host without one. A stop ends the chain here: no hop is
+			// sent after it began.
+			if err := f.pause(ctx, f.cfg.defaultDelay()+politenessMargin); err != nil {
+				return 0, "", nil, fmt.Errorf("wait before robots.txt redirect hop %s: %w", u, err)
+			}
 		}
 		hops++
 		return f.client.Get(ctx, u)
 	}
 	status, body, err := robots.Fetch(ctx, get, robotsURL)
-	if err != nil && ctx.Err() != nil {
-		// Shutting down: record nothing, the host keeps its place.
-		return frontier.Outcome{Requested: hops > 0}
+	if err != nil && (ctx.Err() != nil || errors.Is(err, errStopping)) {
+		// Shutting down: record nothing, the host keeps its place and its
+		// robots.txt is fetched again by the next run.
+		if ctx.Err() != nil {
+			f.cancelled.Add(1)
+		}
+		return frontier.Outcome{Requested: hops > 0, At: time.Now().Add(politenessMargin)}
 	}
 	done := time.Now().Add(politenessMargin)
 	entry := robots.Evaluate(f.policy, status, body, err, done, prev)
@@ -252,8 +270,10 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 	resp, err := f.client.Do(ctx, fetch.Request{URL: it.URL, ETag: it.ETag, LastModified: it.LastModified})
 	done := time.Now().Add(politenessMargin)
 	if err != nil && ctx.Err() != nil {
-		// Shutting down: the URL stays queued in the store and is fetched after a
-		// restart. Put it back so a revoke sees the right queue.
+		// Cancelled at the end of a stop's grace: the URL stays queued in the
+		// store and is fetched after a restart. Put it back so a revoke sees
+		// the right queue.
+		f.cancelled.Add(1)
 		lease.Requeue(it)
 		return frontier.Outcome{Requested: true, At: done}
 	}
