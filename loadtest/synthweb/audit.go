@@ -84,6 +84,15 @@ type Report struct {
 	Coverage      float64        `json:"coverage"`       // Fetched / MustFetch; 1 when MustFetch is empty
 	TrapRequests  map[string]int `json:"trap_requests"`  // requests into each trap, its entry included
 
+	// Per trap instance (Request.TrapInstance, or host key + "#" + Trap in
+	// a log without it): a crawler's trap defence should keep both the
+	// requests per instance and the share of the crawl small.
+	TrapInstances               int            `json:"trap_instances"`                  // instances that received at least one request
+	TrapRequestsPerInstanceMean float64        `json:"trap_requests_per_instance_mean"` // over those instances; 0 when there are none
+	TrapRequestsPerInstanceMax  int            `json:"trap_requests_per_instance_max"`
+	TrapInstanceRequests        map[string]int `json:"trap_instance_requests"` // requests per instance
+	TrapShare                   float64        `json:"trap_share"`             // trap requests / Requests (robots.txt included); 0 for an empty log
+
 	Overlaps   Violations `json:"overlaps"`    // a request started before the host's previous one ended
 	Politeness Violations `json:"politeness"`  // a request started less than the effective delay after the previous one ended
 	Robots     Violations `json:"robots"`      // no usable robots.txt answer before it, or disallowed for the agent
@@ -157,6 +166,8 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, " %s %d", name, r.TrapRequests[name])
 	}
 	b.WriteByte('\n')
+	fmt.Fprintf(&b, "  instances:   %d trapped, %.1f requests each on average, %d at most; %.1f%% of all requests\n",
+		r.TrapInstances, r.TrapRequestsPerInstanceMean, r.TrapRequestsPerInstanceMax, 100*r.TrapShare)
 	for _, c := range r.categories() {
 		fmt.Fprintf(&b, "  %-12s %d\n", c.name+":", c.v.Count)
 		for _, e := range c.v.Examples {
@@ -234,6 +245,7 @@ func audit(log []Request, wd world, cfg AuditConfig) Report {
 	})
 	a.rep.Requests = len(reqs)
 	a.rep.TrapRequests = map[string]int{}
+	a.rep.TrapInstanceRequests = map[string]int{}
 	if len(reqs) > 0 {
 		a.t0 = reqs[0].Start
 	}
@@ -348,9 +360,12 @@ func (a *auditor) resources(reqs []Request, wd world) {
 		lastStatus  int
 	}
 	seen := map[string]*state{}
+	trapped := 0
 	for _, r := range reqs {
 		if r.Trap != "" {
 			a.rep.TrapRequests[r.Trap]++
+			a.rep.TrapInstanceRequests[cmp.Or(r.TrapInstance, trapInstanceID(r.Host, r.Trap))]++
+			trapped++
 		}
 		if r.Kind == "robots" {
 			a.rep.RobotsFetches++ // re-fetching robots.txt is legitimate
@@ -377,6 +392,17 @@ func (a *auditor) resources(reqs []Request, wd world) {
 		if st.finalStatus == 0 && isFinal(r.Status) {
 			st.finalStatus = r.Status
 		}
+	}
+
+	a.rep.TrapInstances = len(a.rep.TrapInstanceRequests)
+	for _, n := range a.rep.TrapInstanceRequests {
+		a.rep.TrapRequestsPerInstanceMax = max(a.rep.TrapRequestsPerInstanceMax, n)
+	}
+	if a.rep.TrapInstances > 0 {
+		a.rep.TrapRequestsPerInstanceMean = float64(trapped) / float64(a.rep.TrapInstances)
+	}
+	if len(reqs) > 0 {
+		a.rep.TrapShare = float64(trapped) / float64(len(reqs))
 	}
 
 	a.rep.MustFetch = len(wd.mustFetch)

@@ -17,6 +17,7 @@ type Config struct {
 	PageBytes    int       // approximate HTML size of an ordinary page, default 4 KiB
 	CrossLinks   bool      // ordinary pages also link to other hosts' pages (true in DefaultConfig)
 	Features     bool      // add the special cases (the e2e world); false = plain pages only
+	Traps        bool      // add 1-3 trap instances to every host and hubs of near-duplicate index pages to some
 	Agent        string    // robots product token of the crawler under test; default "testbot"
 	Seed         int64     // deterministic graph and texts
 	Now          time.Time // clock for calendar traps; zero = time.Now()
@@ -43,6 +44,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.PageBytes, prefix+"page-bytes", c.PageBytes, "approximate HTML size of an ordinary page in bytes")
 	fs.BoolVar(&c.CrossLinks, prefix+"cross-links", c.CrossLinks, "ordinary pages also link to other hosts' pages")
 	fs.BoolVar(&c.Features, prefix+"features", c.Features, "add the special cases: robots variants, redirects, traps, error pages, gzip bomb")
+	fs.BoolVar(&c.Traps, prefix+"traps", c.Traps, "add trap instances of every class (calendars, pagination, facets, soft 404s, session ids) to every host, and hubs of near-duplicate index pages to some")
 	fs.StringVar(&c.Agent, prefix+"agent", c.Agent, "robots product token of the crawler under test")
 	fs.Int64Var(&c.Seed, prefix+"seed", c.Seed, "seed of the link graph and the texts")
 }

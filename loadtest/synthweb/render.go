@@ -2,6 +2,7 @@ package synthweb
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"html"
@@ -20,6 +21,7 @@ type link struct {
 // (meta robots, rel=canonical).
 type pageSpec struct {
 	title, description string
+	docTitle           string // <title> when it differs from the heading (title)
 	head               []string
 	paragraphs         []string
 	links              []link
@@ -33,7 +35,7 @@ func renderPage(s pageSpec) []byte {
 	}
 	b.Grow(size + 80*len(s.links))
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>")
-	b.WriteString(html.EscapeString(s.title))
+	b.WriteString(html.EscapeString(cmp.Or(s.docTitle, s.title)))
 	b.WriteString("</title>\n<meta name=\"description\" content=\"")
 	b.WriteString(html.EscapeString(s.description))
 	b.WriteString("\">\n")

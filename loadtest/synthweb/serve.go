@@ -94,9 +94,12 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	rec.End = time.Now()
 	_, _ = rw.Write(body)
-	rec.Status, rec.Kind, rec.Trap = res.status, res.kind, res.trap
+	rec.Status, rec.Kind, rec.Trap, rec.TrapInstance = res.status, res.kind, res.trap, res.instance
 	if rec.Trap == "" && session {
 		rec.Trap = trapSession
+	}
+	if rec.Trap != "" && rec.TrapInstance == "" {
+		rec.TrapInstance = trapInstanceID(h.key, rec.Trap)
 	}
 	w.record(rec)
 }
@@ -130,6 +133,9 @@ func (h *host) dynamic(ctx context.Context, target string, rec *Request) *resour
 			rec.Kind = h.slow.kind
 			return nil
 		}
+	}
+	if res := h.instancePage(target); res != nil {
+		return res
 	}
 	return notFound
 }

@@ -27,11 +27,12 @@ const (
 
 // resource is a pre-rendered response.
 type resource struct {
-	status int
-	kind   string // Request.Kind
-	trap   string // Request.Trap, for static trap members (redirect chain and loop)
-	header http.Header
-	body   []byte
+	status   int
+	kind     string // Request.Kind
+	trap     string // Request.Trap, for static trap members (redirect chain and loop)
+	instance string // Request.TrapInstance when it is not host key + "#" + trap
+	header   http.Header
+	body     []byte
 }
 
 // host is one site. Everything but the log is immutable after build.
@@ -43,6 +44,7 @@ type host struct {
 	role   role
 	robots robotsPolicy
 	static map[string]*resource // canonical target -> response
+	traps  []*trapInstance      // with Config.Traps; served on request
 
 	vocab     []string
 	page429ok *resource // /err/429.html after its first answer
@@ -92,12 +94,33 @@ func (w *Web) build() error {
 		if err != nil {
 			return err
 		}
+		// Nothing may be fetched from a host whose robots.txt fails, so
+		// a trap there would be unreachable.
+		if w.cfg.Traps && h.role != roleRobots5xx {
+			trapHome, trapPages := h.buildTraps()
+			home = append(home, trapHome...)
+			perPage = appendLinks(perPage, trapPages)
+		}
 		h.buildPlain(home, perPage)
 		h.buildRobots()
 	}
 	slices.Sort(w.mustFetch)
 	w.mustFetch = slices.Compact(w.mustFetch)
 	return nil
+}
+
+// appendLinks adds extra[n] to the links perPage gives page n.
+func appendLinks(perPage func(int) []link, extra map[int][]link) func(int) []link {
+	if len(extra) == 0 {
+		return perPage
+	}
+	return func(n int) []link {
+		var ls []link
+		if perPage != nil {
+			ls = perPage(n)
+		}
+		return append(ls, extra[n]...)
+	}
 }
 
 func (h *host) mustFetch(target string) {
@@ -166,7 +189,7 @@ func (h *host) buildPlain(homeExtra []link, perPage func(n int) []link) {
 		}
 		return ls
 	}
-	textBytes := max(cfg.PageBytes-400-70*cfg.Fanout, 200)
+	textBytes := plainTextBytes(cfg)
 
 	homeLinks := append(pageLinks(0, true), homeExtra...)
 	h.static["/"] = h.textResource("/", textBytes, homeLinks)

@@ -16,15 +16,16 @@ import (
 
 // Request is one request as a server received it.
 type Request struct {
-	Host       string        // host key "127.0.X.Y:PORT"
-	Target     string        // path?query exactly as received (r.RequestURI)
-	Resource   string        // Host + CanonicalTarget(Target)
-	Kind       string        // "robots", "sitemap", "page", "file", "trap", "redirect", "error", "notfound"
-	Trap       string        // trap the request went into (see Report.TrapRequests), else ""
-	Start, End time.Time     // End = when the handler finished writing
-	Status     int           // status code sent; 0 when the handler gave up without answering
-	UserAgent  string        // User-Agent header
-	RetryAfter time.Duration // Retry-After sent with a 429/503, else 0
+	Host         string        // host key "127.0.X.Y:PORT"
+	Target       string        // path?query exactly as received (r.RequestURI)
+	Resource     string        // Host + CanonicalTarget(Target)
+	Kind         string        // "robots", "sitemap", "page", "file", "trap", "redirect", "error", "notfound"
+	Trap         string        // trap the request went into (see Report.TrapRequests), else ""
+	TrapInstance string        // with Trap: host key + "#" + the trap's name (one instance per trap and host)
+	Start, End   time.Time     // End = when the handler finished writing
+	Status       int           // status code sent; 0 when the handler gave up without answering
+	UserAgent    string        // User-Agent header
+	RetryAfter   time.Duration // Retry-After sent with a 429/503, else 0
 }
 
 // Web is a running synthetic web. Its methods are safe for concurrent use.
