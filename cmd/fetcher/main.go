@@ -81,10 +81,23 @@ func run() int {
 	defer srv.Shutdown()
 	srv.SetReady(true)
 	logger.Info("fetcher running", "ops", srv.Addr())
+	// -max-pages ends the run as a signal does; either way the stop takes
+	// seconds (the fetcher's -stop-grace, then flush and commit).
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	go func() {
+		select {
+		case <-f.LimitReached():
+			logger.Info("stop began", "reason", "max-pages")
+			stopRun()
+		case <-ctx.Done():
+			logger.Info("stop began", "reason", "signal")
+		}
+	}()
 	// Every fetcher reads the cluster-wide backlogs, so all of them hold
 	// together while the parser tier or admission is behind.
-	go f.RunBackpressure(ctx, time.Second)
-	err = f.Run(ctx)
+	go f.RunBackpressure(runCtx, time.Second)
+	err = f.Run(runCtx)
 	srv.SetReady(false)
 	if err != nil {
 		logger.Error("fetcher stopped", "err", err)

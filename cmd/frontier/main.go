@@ -114,7 +114,9 @@ func run() int {
 	}
 	// Readiness off first, so load balancers stop sending before the server stops.
 	srv.SetReady(false)
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Submissions are small; a client that holds its request open longer must
+	// not hold the stop past a few seconds (DESIGN.md invariant 9).
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(sctx)
 	logger.Info("frontier stopped")

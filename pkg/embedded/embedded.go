@@ -288,15 +288,17 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		log.Info("api listening", "addr", ln.Addr().String())
 	}
 
-	// The fetcher stops first (no new requests; in-flight ones finish and are
-	// produced), then the parser drains what it can, then storage closes.
+	// The fetcher stops first (no new requests; in-flight ones get its grace,
+	// then are cancelled and stay queued; results are produced), then the
+	// parsers drain what they can, then storage closes.
 	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(ctx))
 	parseCtx, stopParse := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	var fetchErr error
+	fetchDone := make(chan struct{})
 	parseErrs := make([]error, len(parsers))
-	wg.Add(1 + len(parsers))
-	go func() { defer wg.Done(); fetchErr = fet.Run(fetchCtx) }()
+	wg.Add(len(parsers))
+	go func() { defer close(fetchDone); fetchErr = fet.Run(fetchCtx) }()
 	for i, par := range parsers {
 		go func() { defer wg.Done(); parseErrs[i] = par.Run(parseCtx) }()
 	}
@@ -307,18 +309,22 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 
 	reason := watch(runCtx, cfg, fet, admin, live, log)
 
+	stopBegan := time.Now()
 	apiSrv.SetReady(false)
-	log.Info("stopping", "reason", reason)
+	now := fet.Stats()
+	log.Info("stop began", "reason", reason, "fetched_this_run", now.Fetched, "requests_in_flight", now.Frontier.InFlight)
 	stopFetch()
-	// Give the parser a moment to take what the fetcher produced last, so a
-	// finished crawl leaves nothing behind; a resumed run would handle it anyway.
+	<-fetchDone
+	// Give the parsers what is left of stopDrainLimit to take what the
+	// fetcher produced last, so a finished crawl leaves nothing behind; what
+	// they do not reach stays uncommitted in crawl.pages for the next run.
 	if reason == reasonIdle || reason == reasonMaxPages {
-		waitParsed(admin, 30*time.Second)
+		waitParsed(admin, time.Until(stopBegan.Add(stopDrainLimit)))
 	}
 	stopParse()
 	wg.Wait()
 	if srv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = srv.Shutdown(sctx)
 		cancel()
 	}
@@ -330,8 +336,15 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	if st, err := db.Stats(context.Background()); err == nil {
 		sum.Store = st
 	}
+	log.Info("stop finished", "reason", reason, "took", time.Since(stopBegan).Round(time.Millisecond))
 	return sum, errors.Join(fetchErr, errors.Join(parseErrs...))
 }
+
+// stopDrainLimit is how long after a stop began (idle or -max-pages) the
+// parsers may keep draining crawl.pages. With the fetcher's grace and
+// flush inside it, the parsers' last batch and the store's close after it,
+// a stop stays under ten seconds (DESIGN.md invariant 9).
+const stopDrainLimit = 6 * time.Second
 
 var errMaxDuration = errors.New("max duration reached")
 
@@ -395,14 +408,26 @@ func drained(lags map[string]int64) bool {
 	return true
 }
 
+// waitParsed waits up to limit for the parsers to commit everything in
+// crawl.pages.
 func waitParsed(admin *kgo.Client, limit time.Duration) {
+	if limit <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
 	adm := kadm.NewClient(admin)
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		lags, _ := queue.GroupLags(context.Background(), adm) // a group that could not be asked is absent
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		lags, _ := queue.GroupLags(ctx, adm) // a group that could not be asked is absent
 		if n, ok := lags[queue.GroupParsers]; ok && n == 0 {
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
