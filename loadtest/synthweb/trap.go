@@ -115,10 +115,13 @@ func (h *host) buildTraps() (home []link, perPage map[int][]link) {
 	cfg := h.web.cfg
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(h.idx)<<20|0x7a9))
 	perPage = map[int][]link{}
+	// Host i takes 1-3 consecutive classes from position 2i of a seeded
+	// order: 2 is the mean count, so every class comes about as often.
+	order := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x7a90)).Perm(len(trapClasses))
 	n := 1 + rng.IntN(3)
 	used := map[string]bool{} // first path segments taken on this host
-	for _, c := range rng.Perm(len(trapClasses))[:n] {
-		t := h.newTrap(trapClasses[c], used)
+	for j := range n {
+		t := h.newTrap(trapClasses[order[(2*h.idx+j)%len(order)]], used)
 		h.traps = append(h.traps, t)
 		text := "Trap " + t.class
 		home = append(home, link{href: t.space.entry(), text: text})
