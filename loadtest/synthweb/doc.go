@@ -63,6 +63,53 @@
 //   - Host 5: robots.txt answers 500; only robots.txt requests may reach it.
 //   - Seeds also holds one URL on a loopback address where nothing listens.
 //
+// # Trap instances (Config.Traps)
+//
+// A generic trap defence cannot be tested on a handful of traps with fixed
+// names: it must meet many instances of each kind, spelled differently on
+// every site. With Traps, every host but one whose robots.txt answers 5xx
+// (where nothing may be fetched) gets 1-3 trap instances of different
+// classes, linked from "/" and from one ordinary page. Which classes a host
+// gets depends only on Seed and the host's index; over 50 hosts each of
+// the seven classes has about 14 instances. Each instance draws its path
+// prefix, parameter names, date layout or id format from per-class choices
+// (for example prefixes events, calendar, archive, diary, schedule,
+// happenings; date keys date, day, d, when; page keys page, p, pg,
+// offset), so no single URL rule fits every instance of a class:
+//
+//   - path_calendar: /events/2024/06/ links the previous and next month
+//     and the next year.
+//   - query_calendar: /agenda?date=2024-06-15 links the previous and next
+//     day and the next week.
+//   - pagination: /list?page=N links N+1, N+2 and N-1, with no last page
+//     (or offset=K in steps of 10, 20 or 25).
+//   - facets: /shop?color=red&size=m&sort=price, three or four filters
+//     with small vocabularies in any order; each page links the pages
+//     that change one filter: hundreds to thousands of combinations.
+//   - soft404: every path under a prefix (/wiki/anything/...) answers
+//     200 and links relatively ("a/", "b/"), so paths grow without end.
+//   - session_path: /s/<id>/p/K.html or /p/K.html;sessid=<id>, and
+//   - session_query: /p/K.html?sessid=<id>, with parameter names the
+//     crawler does not strip (not utm_*, sid, sessionid, jsessionid, ...).
+//     Any id of the host's format shows ordinary page K's text, and every
+//     link carries a fresh id.
+//
+// The pages of one instance share a title and some 450 words of prose;
+// only a short label line (a month or weekday name, "Page N", a product
+// count, a path segment), the links and the <title> differ. The prose is
+// drawn so that all pages of the instance are within the crawler's SimHash
+// near-duplicate distance (3 bits) of each other, while different instances
+// and ordinary pages are far apart. Trap pages are made on request and are
+// never in MustFetch.
+//
+// The legitimate counterpart: every seventh host (which ones depends on
+// Seed) has a hub of 8-15 index pages (/topics/A.html, /index/1.html,
+// /directory/page-1.html or /a-z/A/) built from one heavy template, so they
+// are near-duplicates of each other, chained by "Next" links from the one
+// "/" links to. Each lists 3-5 pages of ordinary, distinct text that no
+// other page links. All are MustFetch: a crawler that cuts chains of
+// near-duplicates too eagerly loses coverage.
+//
 // # Audit
 //
 // [Web.Audit] judges the log against [AuditConfig], the crawler's settings.
@@ -93,8 +140,15 @@
 //     /err/500.html); Report.Coverage is the fetched share. Requesting a
 //     MustNotFetch resource is forbidden.
 //   - Traps are counted in Report.TrapRequests ("calendar", "repeat", "depth",
-//     "session", "redirect_chain" for /chain/7 and beyond, "redirect_loop"),
-//     entries included, and are not violations by themselves.
+//     "session", "redirect_chain" for /chain/7 and beyond, "redirect_loop",
+//     and the classes of Config.Traps), entries included, and are not
+//     violations by themselves. Request.TrapInstance names the instance:
+//     the host key, "#" and the trap's name, since a host has at most one
+//     of each (the session trap of any host is one instance). Per instance
+//     the report gives TrapInstances (instances requested at all),
+//     TrapRequestsPerInstanceMean and Max over those, the counts in
+//     TrapInstanceRequests, and TrapShare, the trap requests' share of all
+//     requests, robots.txt included: what a trap defence should keep low.
 //
 // Comparisons with an End allow AuditConfig.Tolerance (default
 // [DefaultTolerance], 2 ms): Start and End are read inside the handlers, so

@@ -30,6 +30,14 @@ var trapClasses = []string{
 	trapSoft404, trapSessionPath, trapSessionQuery,
 }
 
+// entryText is the text of a link into an instance: what a site would
+// write, never the class, which a crawler must not be able to read off.
+var entryText = map[string]string{
+	trapPathCalendar: "Calendar", trapQueryCalendar: "Agenda", trapPagination: "All items",
+	trapFacets: "Catalogue", trapSoft404: "Knowledge base",
+	trapSessionPath: "Continue browsing", trapSessionQuery: "Continue browsing",
+}
+
 // TrapClasses returns the names of the trap classes Config.Traps spreads
 // over the hosts, as they appear in Request.Trap and Report.TrapRequests.
 func TrapClasses() []string { return append([]string(nil), trapClasses...) }
@@ -40,9 +48,9 @@ const (
 	// word pairs SimHash votes with.
 	trapTextBytes = 3000
 
-	// maxNearBits is the crawler's near-duplicate distance
-	// (simhash.MaxDistance in the design): pages of one instance must stay
-	// within it of each other. textBits is what chooseText asks of a sample.
+	// Pages of one instance must stay within the crawler's near-duplicate
+	// distance of each other. chooseText asks one bit less of a sample,
+	// which may have missed a rare flip.
 	maxNearBits = simhash.MaxDistance
 	textBits    = maxNearBits - 1
 
@@ -66,7 +74,7 @@ type trapSpace interface {
 // trapView is what varies between the pages of a trap instance.
 type trapView struct {
 	title string // added to the <title>, which is not visible text
-	label string // the varying line, possibly ""; few words from a small set
+	label string // the varying line, possibly "": a word or two, or chooseText cannot keep the pages near-duplicates
 	links []link
 }
 
@@ -123,9 +131,9 @@ func (h *host) buildTraps() (home []link, perPage map[int][]link) {
 	for j := range n {
 		t := h.newTrap(trapClasses[order[(2*h.idx+j)%len(order)]], used)
 		h.traps = append(h.traps, t)
-		text := "Trap " + t.class
-		home = append(home, link{href: t.space.entry(), text: text})
-		perPage[t.onto] = append(perPage[t.onto], link{href: t.space.entry(), text: text})
+		l := link{href: t.space.entry(), text: entryText[t.class]}
+		home = append(home, l)
+		perPage[t.onto] = append(perPage[t.onto], l)
 	}
 	if hubHost(cfg.Seed, h.idx) {
 		home = append(home, h.buildHubs(rng))
@@ -252,8 +260,8 @@ func plainTextBytes(cfg Config) int {
 // leaves close to a tie; so draws are tried until the pages differ from each
 // other in at most textBits bits altogether. For an endless space pages are
 // a sample, which can miss a rare flip: hence textBits, one below
-// maxNearBits. It gives up after textAttempts draws with the best one, which
-// has not happened.
+// maxNearBits. After textAttempts draws it keeps the best one; the tests
+// measure the result.
 func (h *host) chooseText(name string, pages []pageSpec) pageSpec {
 	// Pages that differ only in hrefs have the same fingerprint.
 	var variants []pageSpec
