@@ -10,10 +10,14 @@ import (
 	"time"
 )
 
-// now is the clock of every calendar case: the default window is then
+// now is the clock of every calendar case: the default calWindow is then
 // 1996-06-14 12:00 (30 years of 365.25 days back, over 7 leap days) ..
 // 2027-06-15.
 var now = time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC)
+
+// calWindow is the calendar calWindow the calendar cases run with: 30 years of
+// 365.25 days back, one year ahead.
+var calWindow = Config{CalendarPast: 262980 * time.Hour, CalendarFuture: 365 * 24 * time.Hour}
 
 var reasons = []string{
 	ReasonInvalidURL, ReasonOutOfScope, ReasonMaxDepth, ReasonTrapPathDepth,
@@ -97,7 +101,8 @@ func TestCheckReasons(t *testing.T) {
 		{"query params: the fragment is not the query", Config{}, nil, Candidate{URL: "http://example.com/#?" + query(30)}, ""},
 		{"query params: off", Config{MaxQueryParams: -1}, nil, Candidate{URL: "http://example.com/?" + query(100)}, ""},
 
-		{"calendar", Config{}, nil, Candidate{URL: "http://example.com/cal/2040/01/", Now: now}, ReasonTrapCalendar},
+		{"calendar", calWindow, nil, Candidate{URL: "http://example.com/cal/2040/01/", Now: now}, ReasonTrapCalendar},
+		{"calendar: off by default", Config{}, nil, Candidate{URL: "http://example.com/cal/2040/01/", Now: now}, ""},
 
 		{"host budget: under", Config{MaxHostPages: 100}, nil, Candidate{URL: "http://example.com/", HostPages: 99}, ""},
 		{"host budget: spent", Config{MaxHostPages: 100}, nil, Candidate{URL: "http://example.com/", HostPages: 100}, ReasonHostBudget},
@@ -117,7 +122,8 @@ func TestCheckReasons(t *testing.T) {
 // candidate: scope, depth, path depth, repeated segment, query parameters,
 // calendar, host budget.
 func TestCheckOrder(t *testing.T) {
-	cfg := Config{Scope: ScopeHost, MaxDepth: 2, MaxHostPages: 10}
+	cfg := calWindow
+	cfg.Scope, cfg.MaxDepth, cfg.MaxHostPages = ScopeHost, 2, 10
 	r := newRules(cfg, "example.com")
 	long := path(17)
 	repeated := "/x/x/x"
@@ -147,7 +153,9 @@ func TestCheckOrder(t *testing.T) {
 }
 
 func TestCheckSeeds(t *testing.T) {
-	r := New(Config{Scope: ScopeHost, MaxDepth: 1, MaxHostPages: 5}) // no seed hosts added
+	cfg := calWindow
+	cfg.Scope, cfg.MaxDepth, cfg.MaxHostPages = ScopeHost, 1, 5
+	r := New(cfg) // no seed hosts added
 	tests := []struct {
 		name string
 		c    Candidate
@@ -253,7 +261,7 @@ func TestCalendar(t *testing.T) {
 		{"/?y=2026&m=6", false},
 		{"/?year=2026&month=06&day=15", false},
 
-		// Dates outside the window.
+		// Dates outside the calWindow.
 		{"/2040/01/", true},
 		{"/cal/1900/01/", true},
 		{"/1996/05/", true},
@@ -298,7 +306,7 @@ func TestCalendar(t *testing.T) {
 		{"/?year=2031&mode=4", false},
 		{"/#/2040/01", false}, // the fragment is not looked at
 	}
-	r := New(Config{})
+	r := New(calWindow)
 	for _, tt := range tests {
 		v := r.Check(Candidate{URL: "http://example.com" + tt.path, Now: now})
 		if got := v.Reason == ReasonTrapCalendar; got != tt.trap {
@@ -315,10 +323,11 @@ func TestCalendarWindow(t *testing.T) {
 		now               time.Time
 		pastTrap, futTrap bool
 	}{
-		{"defaults", Config{}, now, true, true},
-		{"zero Now turns it off", Config{}, time.Time{}, false, false},
-		{"past open", Config{CalendarPast: -1}, now, false, true},
-		{"future open", Config{CalendarFuture: -1}, now, true, false},
+		{"30 years back, 1 ahead", calWindow, now, true, true},
+		{"off by default", Config{}, now, false, false},
+		{"zero Now turns it off", calWindow, time.Time{}, false, false},
+		{"past open", Config{CalendarPast: -1, CalendarFuture: calWindow.CalendarFuture}, now, false, true},
+		{"future open", Config{CalendarPast: calWindow.CalendarPast, CalendarFuture: -1}, now, true, false},
 		{"both open", Config{CalendarPast: -1, CalendarFuture: -1}, now, false, false},
 		{"wide", Config{CalendarPast: 200 * 365 * 24 * time.Hour, CalendarFuture: 20 * 365 * 24 * time.Hour}, now, false, false},
 		{"narrow", Config{CalendarPast: time.Hour, CalendarFuture: time.Hour}, now, true, true},
@@ -334,7 +343,7 @@ func TestCalendarWindow(t *testing.T) {
 			}
 		})
 	}
-	t.Run("narrow window keeps this month", func(t *testing.T) {
+	t.Run("narrow calWindow keeps this month", func(t *testing.T) {
 		r := New(Config{CalendarPast: time.Hour, CalendarFuture: time.Hour})
 		for _, u := range []string{"http://example.com/2026/06/", "http://example.com/2026/06/15/", "http://example.com/?y=2026&m=6"} {
 			if v := r.Check(Candidate{URL: u, Now: now}); !v.Admit {
@@ -498,8 +507,7 @@ func TestRegisterFlags(t *testing.T) {
 
 	want := Config{
 		MaxPathDepth: DefaultMaxPathDepth, MaxRepeatedSegment: DefaultMaxRepeatedSegment,
-		MaxQueryParams: DefaultMaxQueryParams, CalendarPast: DefaultCalendarPast,
-		CalendarFuture: DefaultCalendarFuture, Levels: DefaultLevels,
+		MaxQueryParams: DefaultMaxQueryParams, Levels: DefaultLevels,
 	}
 	if a != want {
 		t.Errorf("defaults after RegisterFlags: %+v, want %+v", a, want)
@@ -573,8 +581,7 @@ func TestNewDefaults(t *testing.T) {
 	r := New(Config{Levels: -2})
 	want := Config{
 		MaxPathDepth: DefaultMaxPathDepth, MaxRepeatedSegment: DefaultMaxRepeatedSegment,
-		MaxQueryParams: DefaultMaxQueryParams, CalendarPast: DefaultCalendarPast,
-		CalendarFuture: DefaultCalendarFuture, Levels: DefaultLevels,
+		MaxQueryParams: DefaultMaxQueryParams, Levels: DefaultLevels,
 	}
 	if r.cfg != want {
 		t.Errorf("New(zero).cfg = %+v, want %+v", r.cfg, want)

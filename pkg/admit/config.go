@@ -12,14 +12,16 @@ const (
 	DefaultMaxPathDepth       = 16
 	DefaultMaxRepeatedSegment = 2
 	DefaultMaxQueryParams     = 16
-	DefaultCalendarPast       = 262980 * time.Hour // 30 years of 365.25 days
-	DefaultCalendarFuture     = 365 * 24 * time.Hour
 	DefaultLevels             = 4
 )
 
 // Config holds the admission rules. For the trap limits (MaxPathDepth,
-// MaxRepeatedSegment, MaxQueryParams, CalendarPast, CalendarFuture) zero
-// means the default and a negative value turns the rule off.
+// MaxRepeatedSegment, MaxQueryParams) zero means the default and a negative
+// value turns the rule off. The calendar window (CalendarPast,
+// CalendarFuture) is off unless set: the URL-pattern budgets (package
+// pattern) bound calendars by what their pages turn out to be, where a fixed
+// window let hundreds of near-identical months through and cut real archives
+// older than it.
 type Config struct {
 	Scope                        Scope
 	MaxDepth                     int // link depth from a seed; 0 = unlimited
@@ -39,8 +41,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.MaxRepeatedSegment, prefix+"max-repeated-segment", DefaultMaxRepeatedSegment, "maximum occurrences of one path segment (negative = no limit)")
 	fs.IntVar(&c.MaxHostPages, prefix+"max-host-pages", 0, "per-host page budget (0 = unlimited)")
 	fs.IntVar(&c.MaxQueryParams, prefix+"max-query-params", DefaultMaxQueryParams, "maximum number of query parameters (negative = no limit)")
-	fs.DurationVar(&c.CalendarPast, prefix+"calendar-past", DefaultCalendarPast, "dates in URLs further back than this are calendar traps (negative = no limit)")
-	fs.DurationVar(&c.CalendarFuture, prefix+"calendar-future", DefaultCalendarFuture, "dates in URLs further ahead than this are calendar traps (negative = no limit)")
+	fs.DurationVar(&c.CalendarPast, prefix+"calendar-past", 0, "dates in URLs further back than this are calendar traps (0 = no limit; the pattern budgets bound calendars anyway)")
+	fs.DurationVar(&c.CalendarFuture, prefix+"calendar-future", 0, "dates in URLs further ahead than this are calendar traps (0 = no limit)")
 	fs.IntVar(&c.Levels, prefix+"levels", DefaultLevels, "number of front-queue priority levels")
 }
 
@@ -76,12 +78,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxQueryParams == 0 {
 		c.MaxQueryParams = DefaultMaxQueryParams
-	}
-	if c.CalendarPast == 0 {
-		c.CalendarPast = DefaultCalendarPast
-	}
-	if c.CalendarFuture == 0 {
-		c.CalendarFuture = DefaultCalendarFuture
 	}
 	if c.Levels <= 0 {
 		c.Levels = DefaultLevels

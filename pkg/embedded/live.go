@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawlcluster/crawler/pkg/fetcher"
+	"github.com/crawlcluster/crawler/pkg/pattern"
 )
 
 // liveStats serves the API's live view and the progress line.
@@ -41,10 +42,17 @@ func (l *liveStats) LiveStats() map[string]any {
 	}
 }
 
+// hostPatterns is how many URL patterns the host look-up lists.
+const hostPatterns = 10
+
 func (l *liveStats) LiveHost(host string) (map[string]any, bool) {
 	h, ok := l.fetcher.Host(host)
 	if !ok {
 		return nil, false
+	}
+	patterns, held, parked := l.fetcher.HostPatterns(host, hostPatterns)
+	if patterns == nil {
+		patterns = []pattern.Usage{}
 	}
 	return map[string]any{
 		"partition":    h.Partition,
@@ -52,6 +60,9 @@ func (l *liveStats) LiveHost(host string) (map[string]any, bool) {
 		"delay":        h.Delay.String(),
 		"backoff":      h.Backoff.String(),
 		"queued":       h.Queued,
+		"patterns":     patterns,
+		"held":         held,
+		"parked":       parked,
 	}, true
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/crawlcluster/crawler/internal/parallel"
 	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/frontier"
+	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -84,6 +85,9 @@ type candidate struct {
 	row        store.URL
 	seed       bool
 	fromRobots bool
+	level      int // before the pattern budgets' shift
+	pat        pattern.Candidate
+	operator   bool // level set by the operator's priority: no shift
 }
 
 // decodedURL is a crawl.urls record after the parallel stage of admission.
@@ -109,17 +113,23 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	decoded := make([]decodedURL, len(recs))
 	parallel.For(len(recs), 64, func(i int) {
 		d := &decoded[i]
-		if d.u, d.decodeErr = queue.DecodeURL(recs[i].Value); d.decodeErr == nil {
+		if d.u, d.decodeErr = queue.DecodeURL(recs[i].Value); d.decodeErr == nil && d.u.Kind != queue.KindVerdict {
 			d.norm, d.normErr = f.norm.Normalize(d.u.URL)
 		}
 	})
 	f.mu.Lock()
+	// Verdicts first: what this poll's pages turned out to be bears on the
+	// links found on them.
+	grown := f.observeVerdicts(decoded)
 	for i, rec := range recs {
 		u, norm := decoded[i].u, decoded[i].norm
 		if err := decoded[i].decodeErr; err != nil {
 			f.metrics.deadLetters.Inc()
 			f.log.Warn("dead-letter record", "partition", rec.Partition, "offset", rec.Offset, "err", err)
 			reroute = append(reroute, queue.DeadLetter(rec, err))
+			continue
+		}
+		if u.Kind == queue.KindVerdict {
 			continue
 		}
 		if err := decoded[i].normErr; err != nil {
@@ -159,24 +169,25 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		if _, dup := byHash[hash]; dup {
 			continue
 		}
-		level := v.Level
+		c := candidate{level: v.Level, seed: u.Seed, fromRobots: u.FromRobots}
 		if u.Priority > 0 {
-			level = levelOf(u.Priority, admitLevels(f.cfg.Admit))
+			c.level, c.operator = levelOf(u.Priority, admitLevels(f.cfg.Admit)), true
 		}
 		kind := store.KindPage
 		if u.Kind == queue.KindSitemap {
 			kind = store.KindSitemap
 		}
+		c.row = store.URL{
+			Hash: hash, Partition: rec.Partition, URL: norm, Host: host, Depth: u.Depth,
+			Level: c.level, Score: v.Score, Kind: kind, State: store.StateQueued,
+			Redirects: u.Redirects, Parent: u.Parent, CrawlID: u.CrawlID, DiscoveredAt: now,
+			DupHops: u.DupHops,
+		}
+		if kind == store.KindPage {
+			f.describe(&c, norm, u.Parent, host)
+		}
 		byHash[hash] = len(cands)
-		cands = append(cands, candidate{
-			row: store.URL{
-				Hash: hash, Partition: rec.Partition, URL: norm, Host: host, Depth: u.Depth,
-				Level: level, Score: v.Score, Kind: kind, State: store.StateQueued,
-				Redirects: u.Redirects, Parent: u.Parent, CrawlID: u.CrawlID, DiscoveredAt: now,
-			},
-			seed:       u.Seed,
-			fromRobots: u.FromRobots,
-		})
+		cands = append(cands, c)
 	}
 	f.mu.Unlock()
 
@@ -185,6 +196,34 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			return fmt.Errorf("re-route or dead-letter %d records: %w", len(reroute), err)
 		}
 	}
+
+	var fresh []candidate
+	if len(cands) > 0 {
+		hashes := make([]int64, len(cands))
+		for i, c := range cands {
+			hashes[i] = c.row.Hash
+		}
+		start := time.Now()
+		res, err := f.seen.Check(ctx, hashes)
+		f.metrics.storeSeconds.WithLabelValues("seen").Observe(time.Since(start).Seconds())
+		if err != nil {
+			return err
+		}
+		f.metrics.dedup.WithLabelValues("bloom_new").Add(float64(res.BloomNew))
+		f.metrics.dedup.WithLabelValues("store_seen").Add(float64(res.StoreSeen))
+		f.metrics.dedup.WithLabelValues("bloom_false_positive").Add(float64(res.FalsePositive))
+		for i, c := range cands {
+			if !res.Seen[i] {
+				fresh = append(fresh, c)
+			}
+		}
+	}
+	// The pattern budgets decide on new URLs only: a link to a known page
+	// spends nothing.
+	f.mu.Lock()
+	fresh, excluded = f.budget(fresh, excluded, grown, now)
+	f.mu.Unlock()
+
 	if len(excluded) > 0 {
 		if err := f.store.RecordExclusions(ctx, excluded); err != nil {
 			return fmt.Errorf("record %d exclusions: %w", len(excluded), err)
@@ -193,45 +232,28 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			f.metrics.excluded.WithLabelValues(ex.Reason).Inc()
 		}
 	}
-	if len(cands) == 0 {
-		return nil
-	}
-
-	hashes := make([]int64, len(cands))
-	for i, c := range cands {
-		hashes[i] = c.row.Hash
-	}
-	start := time.Now()
-	res, err := f.seen.Check(ctx, hashes)
-	f.metrics.storeSeconds.WithLabelValues("seen").Observe(time.Since(start).Seconds())
-	if err != nil {
-		return err
-	}
-	f.metrics.dedup.WithLabelValues("bloom_new").Add(float64(res.BloomNew))
-	f.metrics.dedup.WithLabelValues("store_seen").Add(float64(res.StoreSeen))
-	f.metrics.dedup.WithLabelValues("bloom_false_positive").Add(float64(res.FalsePositive))
-	var fresh []candidate
-	for i, c := range cands {
-		if !res.Seen[i] {
-			fresh = append(fresh, c)
-		}
-	}
 	if len(fresh) == 0 {
 		return nil
 	}
 	rows := make([]store.URL, len(fresh))
+	hashes := make([]int64, len(fresh))
 	for i, c := range fresh {
 		rows[i] = c.row
+		hashes[i] = c.row.Hash
 	}
-	start = time.Now()
+	start := time.Now()
 	inserted, err := f.store.AdmitURLs(ctx, rows)
 	f.metrics.storeSeconds.WithLabelValues("admit_urls").Observe(time.Since(start).Seconds())
 	if err != nil {
+		f.mu.Lock()
+		f.unbudget(fresh, nil)
+		f.mu.Unlock()
 		return err
 	}
 	f.seen.Add(hashes...)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.unbudget(fresh, inserted)
 	for i, c := range fresh {
 		if !inserted[i] {
 			continue
@@ -251,6 +273,142 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		}
 	}
 	return nil
+}
+
+// describe fills a page candidate's pattern keys: its own pattern and section,
+// and, for the content verdict of its page later, those of the page that
+// linked it when that page is on the same host.
+func (f *Fetcher) describe(c *candidate, norm, parent, host string) {
+	c.pat.Pattern, c.pat.Section = pattern.Of(norm)
+	c.pat.DupHops = c.row.DupHops
+	if parent == "" || urlnorm.Authority(parent) != host {
+		if c.pat.DupHops > 0 {
+			// A chain that crossed hosts: its section is the other host's.
+			_, ps := pattern.Of(parent)
+			c.pat.ChainSection = pattern.KeyOf(ps)
+		}
+		return
+	}
+	pp, ps := pattern.Of(parent)
+	c.row.ParentPattern, c.row.ParentSection = uint64(pattern.KeyOf(pp)), uint64(pattern.KeyOf(ps))
+	c.pat.ChainSection = pattern.Key(c.row.ParentSection)
+}
+
+// observeVerdicts feeds the poll's content verdicts to their hosts' pattern
+// budgets and returns the hosts whose budgets may release parked URLs. f.mu
+// is held.
+func (f *Fetcher) observeVerdicts(decoded []decodedURL) map[string]bool {
+	var grown map[string]bool
+	for i := range decoded {
+		v := decoded[i].u.Verdict
+		if decoded[i].decodeErr != nil || v == nil || f.cfg.Patterns.Budget <= 0 && f.cfg.Patterns.ChainBudget <= 0 && f.cfg.Patterns.MaxDupHops <= 0 {
+			continue
+		}
+		host := urlnorm.Authority(v.URL)
+		hi := f.hosts[host]
+		if hi == nil || hi.patterns == nil {
+			continue // not a host this fetcher admitted anything for
+		}
+		p, s := pattern.Of(v.URL)
+		hi.patterns.Observe(f.cfg.Patterns, pattern.Verdict{Pattern: p, Section: s,
+			ParentPattern: pattern.Key(v.ParentPattern), ParentSection: pattern.Key(v.ParentSection), Duplicate: v.Duplicate})
+		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
+		if hi.patterns.Parked() > 0 {
+			if grown == nil {
+				grown = map[string]bool{}
+			}
+			grown[host] = true
+		}
+	}
+	return grown
+}
+
+func verdictLabel(dup bool) string {
+	if dup {
+		return "duplicate"
+	}
+	return "distinct"
+}
+
+// budget passes new page URLs through their host's pattern budgets in order:
+// admitted ones get their level lowered by the decision's shift, held ones are
+// parked and recorded as exclusions with the reason. URLs parked earlier that
+// the grown hosts' budgets now admit join the admitted. Seeds and sitemaps
+// pass untouched. f.mu is held.
+func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown map[string]bool, now time.Time) ([]candidate, []store.Exclusion) {
+	cfg := f.cfg.Patterns
+	on := cfg.Budget > 0 || cfg.ChainBudget > 0 || cfg.MaxDupHops > 0
+	if !on {
+		return fresh, excluded
+	}
+	levels := admitLevels(f.cfg.Admit)
+	admitted := fresh[:0]
+	for _, c := range fresh {
+		if c.seed || c.row.Kind != store.KindPage {
+			admitted = append(admitted, c)
+			continue
+		}
+		hi := f.hostOf(c.row.Host)
+		if hi.patterns == nil {
+			hi.patterns = pattern.NewHost[candidate]()
+		}
+		d := hi.patterns.Admit(cfg, c.pat)
+		if d.Admit {
+			admitted = append(admitted, c.shifted(d.Shift, levels))
+			continue
+		}
+		hi.patterns.Park(cfg, d, c.row.Hash, c.pat, c)
+		excluded = append(excluded, store.Exclusion{Hash: c.row.Hash, URL: c.row.URL, Host: c.row.Host, Reason: d.Reason,
+			Parent: c.row.Parent, Depth: c.row.Depth, CrawlID: c.row.CrawlID, At: now})
+	}
+	for host := range grown {
+		hi := f.hosts[host]
+		if hi == nil || hi.patterns == nil {
+			continue
+		}
+		hi.patterns.Release(cfg, func(c candidate, d pattern.Decision) {
+			f.metrics.released.Inc()
+			admitted = append(admitted, c.shifted(d.Shift, levels))
+		})
+	}
+	return admitted, excluded
+}
+
+// shifted returns c with its level lowered by shift, within levels; an
+// operator's priority stands.
+func (c candidate) shifted(shift, levels int) candidate {
+	if !c.operator {
+		c.row.Level = min(c.level+shift, levels-1)
+	}
+	return c
+}
+
+// HostPatterns returns a host's n most admitted URL patterns with their budget
+// and use, how many of its URLs the budgets have held back and how many of
+// those wait parked for their budget to grow.
+func (f *Fetcher) HostPatterns(host string, n int) (top []pattern.Usage, held, parked int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	hi := f.hosts[host]
+	if hi == nil || hi.patterns == nil {
+		return nil, 0, 0
+	}
+	return hi.patterns.Top(f.cfg.Patterns, n), hi.patterns.Held(), hi.patterns.Parked()
+}
+
+// unbudget takes back the budget of candidates the store did not insert
+// (known already), or of all of them when inserted is nil (the insert
+// failed; the poll is retried). f.mu is held.
+func (f *Fetcher) unbudget(fresh []candidate, inserted []bool) {
+	cfg := f.cfg.Patterns
+	for i, c := range fresh {
+		if inserted != nil && inserted[i] || c.seed || c.row.Kind != store.KindPage {
+			continue
+		}
+		if hi := f.hosts[c.row.Host]; hi != nil && hi.patterns != nil {
+			hi.patterns.Unadmit(cfg, c.pat)
+		}
+	}
 }
 
 // givenUp reports whether a host's robots.txt has failed RobotsMaxFails times in a
@@ -276,6 +434,7 @@ func itemOf(u store.URL, fromRobots bool) frontier.Item {
 		URL: u.URL, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,
 		Kind: kind, Redirects: u.Redirects, Attempts: u.Attempts, ETag: u.ETag,
 		LastModified: u.LastModified, FromRobots: fromRobots, CrawlID: u.CrawlID,
+		DupHops: u.DupHops, ParentPattern: u.ParentPattern, ParentSection: u.ParentSection,
 	}
 }
 

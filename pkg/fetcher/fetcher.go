@@ -40,6 +40,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/fetch"
 	"github.com/crawlcluster/crawler/pkg/frontier"
+	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/seen"
@@ -73,8 +74,9 @@ type Config struct {
 	PagesPartitions  int32         // crawl.pages partitions results are spread over; 0 = queue.PagesPartitions
 	StopGrace        time.Duration // on a stop, how long requests in flight may finish before they are cancelled (and stay queued)
 
-	Admit admit.Config
-	Fetch fetch.Config
+	Admit    admit.Config
+	Patterns pattern.Config
+	Fetch    fetch.Config
 }
 
 // RegisterFlags registers the fetcher's flags (and those of admission and fetch).
@@ -104,6 +106,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.HoldPages, "hold-pages-lag", c.HoldPages, "backpressure: start no new request while the parsers have more than this many crawl.pages records uncommitted; resume below 80% (0 = never hold)")
 	fs.Int64Var(&c.HoldURLs, "hold-urls-lag", c.HoldURLs, "backpressure: likewise while the fetchers have more than this many crawl.urls records uncommitted (0 = never hold)")
 	c.Admit.RegisterFlags(fs, "")
+	c.Patterns.RegisterFlags(fs, "")
 	c.Fetch.RegisterFlags(fs, "")
 }
 
@@ -180,6 +183,9 @@ func (c *Config) Validate() error {
 	if err := c.Fetch.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Patterns.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.robotsPolicy().Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -249,6 +255,9 @@ type hostInfo struct {
 	pages    int    // admitted URLs (budget)
 	errors   int
 	sitemaps bool // sitemaps from robots.txt already queued
+	// URL-pattern budgets and the URLs they hold back; nil until the host's
+	// first candidate.
+	patterns *pattern.Host[candidate]
 }
 
 // New builds a fetcher. kafkaOpts are the shared client options (brokers, logger);
@@ -277,6 +286,7 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		limitHit: make(chan struct{}),
 		halted:   make(chan struct{}),
 	}
+	f.cfg.Patterns = cfg.Patterns.WithDefaults()
 	if f.cfg.PagesPartitions == 0 {
 		f.cfg.PagesPartitions = queue.PagesPartitions
 	}

@@ -17,6 +17,8 @@ type metrics struct {
 	excluded        *prometheus.CounterVec
 	dedup           *prometheus.CounterVec
 	admitted        prometheus.Counter
+	verdicts        *prometheus.CounterVec
+	released        prometheus.Counter
 	deadLetters     prometheus.Counter
 	cacheErrors     prometheus.Counter
 	fenced          prometheus.Gauge
@@ -122,6 +124,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_frontier_admitted_total",
 			Help: "New URLs admitted into the store and frontier.",
 		}),
+		verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_frontier_page_verdicts_total",
+			Help: "Content verdicts of fetched pages fed to the URL-pattern budgets, by verdict (distinct, duplicate).",
+		}, []string{"verdict"}),
+		released: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_frontier_released_total",
+			Help: "URLs held back by a pattern or duplicate-chain budget and admitted later, when the budget grew.",
+		}),
 		deadLetters: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "crawler_fetcher_dead_letters_total",
 			Help: "crawl.urls records sent to the dead-letter topic.",
@@ -146,7 +156,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		storeSeconds: telemetry.StoreSeconds(reg),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness)
+		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness)
 	}
 	return m
 }

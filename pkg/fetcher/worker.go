@@ -337,6 +337,7 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 		LastModified: resp.Header.Get("Last-Modified"), Truncated: resp.TruncReason,
 		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: resp.Duration.Milliseconds(),
 		CrawlID: it.CrawlID, RawRequest: resp.RawRequest, RawResponse: resp.RawResponse, Body: resp.Body,
+		DupHops: it.DupHops, ParentPattern: it.ParentPattern, ParentSection: it.ParentSection,
 	}
 	v, err := queue.EncodePage(p)
 	if err != nil {

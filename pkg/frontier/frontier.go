@@ -47,6 +47,10 @@ type Item struct {
 	LastModified string
 	FromRobots   bool   // a sitemap named in robots.txt (sitemap scope rule)
 	CrawlID      string // operator's crawl id, carried to the capture
+	// Ancestry for the page's content verdict: duplicate pages in a row that
+	// led here, and the pattern keys of the page that linked it.
+	DupHops                      int
+	ParentPattern, ParentSection uint64
 }
 
 // Config sets the politeness schedule. Zero values take the defaults noted.

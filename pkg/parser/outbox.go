@@ -20,6 +20,7 @@ type pageOut struct {
 	p        *Parser
 	cands    []queue.URL
 	excluded []store.Exclusion
+	hops     int // the page's own duplicate hops
 }
 
 func (o *pageOut) add(raw string, from queue.Page, depth, redirects int, kind string, fromRobots bool) {
@@ -43,31 +44,68 @@ func (o *pageOut) exclude(u string, from queue.Page, reason string) {
 	o.p.metrics.excluded.WithLabelValues(reason).Inc()
 }
 
-// outbox collects a batch's candidates, each URL once, and its exclusions.
+// outbox collects a batch's candidates, each URL once, its exclusions and
+// its pages' content verdicts.
 type outbox struct {
 	p        *Parser
-	seen     map[string]bool
+	seen     map[string]int // URL -> index in cands
 	cands    []queue.URL
 	hashes   []int64 // store.HashURL of each candidate's URL
 	excluded []store.Exclusion
+	verdicts []queue.Verdict
 }
 
 func (o *outbox) init(p *Parser) {
 	o.p = p
-	o.seen = map[string]bool{}
+	o.seen = map[string]int{}
 }
 
-// merge takes a page's candidates in order, dropping URLs the batch already has.
-func (o *outbox) merge(po *pageOut) {
+// merge takes a page's candidates in order, dropping URLs the batch already
+// has (keeping the shorter duplicate chain of the two), and the page's
+// verdict, if any. A duplicate page's links carry one hop more than the page.
+func (o *outbox) merge(po *pageOut, v *queue.Verdict) {
 	o.excluded = append(o.excluded, po.excluded...)
+	if v != nil {
+		o.verdicts = append(o.verdicts, *v)
+	}
 	for _, c := range po.cands {
-		if o.seen[c.URL] {
+		if v != nil && v.Duplicate {
+			c.DupHops = po.hops + 1
+		}
+		if j, ok := o.seen[c.URL]; ok {
+			if c.DupHops < o.cands[j].DupHops {
+				o.cands[j].DupHops, o.cands[j].Parent = c.DupHops, c.Parent
+			}
 			continue
 		}
-		o.seen[c.URL] = true
+		o.seen[c.URL] = len(o.cands)
 		o.cands = append(o.cands, c)
 		o.hashes = append(o.hashes, store.HashURL(c.URL))
 	}
+}
+
+// attachVerdicts hands each page's verdict to the owner of its host: on the
+// first candidate left that was found on the page and lives on its host, or
+// in a record of its own when there is none.
+func (o *outbox) attachVerdicts() {
+	if len(o.verdicts) == 0 {
+		return
+	}
+	first := make(map[string]int, len(o.verdicts)) // page URL -> candidate
+	for i := range o.cands {
+		c := &o.cands[i]
+		if _, ok := first[c.Parent]; !ok && c.Parent != "" && urlnorm.Authority(c.URL) == urlnorm.Authority(c.Parent) {
+			first[c.Parent] = i
+		}
+	}
+	for _, v := range o.verdicts {
+		if i, ok := first[v.URL]; ok && o.cands[i].Verdict == nil {
+			o.cands[i].Verdict = &v
+			continue
+		}
+		o.cands = append(o.cands, queue.URL{URL: v.URL, Kind: queue.KindVerdict, Verdict: &v, DiscoveredAt: time.Now()})
+	}
+	o.verdicts = nil
 }
 
 // dropKnown removes the candidates the store already holds as URLs: most links
@@ -116,6 +154,7 @@ func (o *outbox) flush(ctx context.Context) error {
 	if err := o.dropKnown(ctx); err != nil {
 		return err
 	}
+	o.attachVerdicts()
 	recs := o.records()
 	if len(o.excluded) > 0 {
 		if err := o.p.store.RecordExclusions(ctx, o.excluded); err != nil {

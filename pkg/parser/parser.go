@@ -263,8 +263,8 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	out.init(p)
 	for i, pg := range pages {
 		a := &found[i]
-		out.merge(&a.out)
 		if !keep[i] {
+			out.merge(&a.out, nil)
 			continue
 		}
 		pd := &pending{page: pg, hash: hashes[i], doc: a.doc, sha: a.sha, hasSHA: a.hasSHA, revisitOfBatch: -1, nearOfBatch: -1}
@@ -277,6 +277,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			return err
 		}
 		batch = append(batch, pd)
+		out.merge(&a.out, pd.verdict())
 	}
 	if err := p.archiveBatch(batch); err != nil {
 		return err
@@ -306,6 +307,23 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	return nil
 }
 
+// duplicate reports whether the page's content was seen before, exactly or
+// nearly.
+func (pd *pending) duplicate() bool {
+	return pd.revisitOfBatch >= 0 || pd.nearOfBatch >= 0 || pd.capture.RevisitOf != 0 || pd.capture.NearDupOf != 0
+}
+
+// verdict is what the fetcher's pattern budgets learn from the page: whether
+// a page of its URL pattern was worth fetching. Only answers that carry
+// content (2xx) or lead somewhere (3xx) have one.
+func (pd *pending) verdict() *queue.Verdict {
+	pg := pd.page
+	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 400 {
+		return nil
+	}
+	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), ParentPattern: pg.ParentPattern, ParentSection: pg.ParentSection}
+}
+
 // analysis is what the parallel stage learns about one page.
 type analysis struct {
 	doc     *parse.Document
@@ -331,10 +349,14 @@ func (a *analysis) digest(pg queue.Page) {
 // HTML page, entries of a sitemap, the target of a redirect. It runs on
 // several pages at once.
 func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
-	out.p = p
+	out.p, out.hops = p, pg.DupHops
 	if pg.Location != "" && pg.Status >= 300 && pg.Status < 400 {
 		p.metrics.pages.WithLabelValues("redirect").Inc()
+		// A redirect is no page: the chain of duplicates it is on goes on.
 		out.add(pg.Location, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
+		for i := range out.cands {
+			out.cands[i].DupHops = pg.DupHops
+		}
 		return nil
 	}
 	if pg.Status < 200 || pg.Status >= 300 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -321,5 +322,73 @@ func TestKnownLinksStayHome(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != "http://a.example/new.html" {
 		t.Errorf("produced %v, want only http://a.example/new.html", got)
+	}
+}
+
+// TestDuplicateAncestry: links found on a duplicate page carry one duplicate
+// hop more than the page, links of a distinct page none, and every page's
+// content verdict reaches its host's owner once: on a link found on it when
+// one is left, else in a record of its own.
+func TestDuplicateAncestry(t *testing.T) {
+	e := testenv.New(t)
+	runParser(t, e, Config{RobotsAgent: "testbot"})
+
+	admit(t, e, "http://a.example/", "http://a.example/near.html", "http://a.example/lone.html", "http://a.example/known.html")
+	text := lorem(400, 11)
+	near := strings.Replace(text, " ", " notwithstanding ", 1)
+	produce(t, e,
+		page("f1", "http://a.example/", `<html><body><p>`+text+`</p><a href="/a1.html">a</a> <a href="http://b.example/x">b</a></body></html>`, 200),
+		page("f2", "http://a.example/near.html", `<html><body><p>`+near+`</p><a href="/b1.html">b</a></body></html>`, 200, func(p *queue.Page) {
+			p.DupHops, p.ParentPattern, p.ParentSection = 1, 7, 8
+		}),
+		page("f3", "http://a.example/lone.html", `<html><body><p>`+lorem(300, 12)+`</p><a href="/known.html">k</a></body></html>`, 200),
+	)
+	// Four records are due; Consume waits 3 s for a fifth that must not come.
+	testenv.Eventually(t, 10*time.Second, "captures", func() bool { return len(captures(t, e)) == 3 })
+	recs := e.Consume(t, queue.TopicURLs, 5, 3*time.Second)
+	if len(recs) != 4 {
+		t.Errorf("%d records on crawl.urls, want 4", len(recs))
+	}
+	got := map[string]queue.URL{}
+	verdicts := map[string]queue.Verdict{}
+	for _, r := range recs {
+		u, err := queue.DecodeURL(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Verdict != nil {
+			if _, twice := verdicts[u.Verdict.URL]; twice {
+				t.Errorf("verdict of %s sent twice", u.Verdict.URL)
+			}
+			verdicts[u.Verdict.URL] = *u.Verdict
+			if u.Kind != queue.KindVerdict && u.Parent != u.Verdict.URL {
+				t.Errorf("verdict of %s rides on %s, found on %s", u.Verdict.URL, u.URL, u.Parent)
+			}
+			if string(r.Key) != "a.example" {
+				t.Errorf("verdict of %s keyed %q", u.Verdict.URL, r.Key)
+			}
+		}
+		if u.Kind != queue.KindVerdict {
+			got[u.URL] = u
+		}
+	}
+	if u := got["http://a.example/a1.html"]; u.DupHops != 0 {
+		t.Errorf("link of a distinct page: %d hops", u.DupHops)
+	}
+	if u := got["http://a.example/b1.html"]; u.DupHops != 2 {
+		t.Errorf("link of a near duplicate reached through 1 hop: %d hops, want 2", u.DupHops)
+	}
+	if u := got["http://b.example/x"]; u.Verdict != nil {
+		t.Errorf("verdict rides on another host's URL: %+v", u)
+	}
+	want := map[string]queue.Verdict{
+		"http://a.example/":          {URL: "http://a.example/"},
+		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, ParentPattern: 7, ParentSection: 8},
+		"http://a.example/lone.html": {URL: "http://a.example/lone.html"},
+	}
+	for u, w := range want {
+		if v, ok := verdicts[u]; !ok || v != w {
+			t.Errorf("verdict of %s: %+v (sent %v), want %+v", u, v, ok, w)
+		}
 	}
 }

@@ -13,13 +13,13 @@ const (
 	ReasonDuplicateChain = "trap_duplicate_chain"
 )
 
-// Defaults applied to zero Config fields.
+// Defaults of the flags (DefaultConfig), and of the memory bounds when zero.
 const (
 	DefaultBudget      = 5
 	DefaultChainBudget = 1
 	DefaultMaxDupHops  = 3
 	DefaultMaxPatterns = 256
-	DefaultMaxParked   = 4096
+	DefaultMaxParked   = 1024
 )
 
 // Growth and Shrink are what one page's verdict does to the budget of its
@@ -31,8 +31,9 @@ const (
 	Shrink = 1
 )
 
-// Config holds the trap budgets. Zero fields take the defaults; a negative
-// Budget, ChainBudget or MaxDupHops turns that bound off.
+// Config holds the trap budgets. Zero or negative Budget, ChainBudget or
+// MaxDupHops turns that bound off (operators switch each off with its flag);
+// DefaultConfig has them on.
 type Config struct {
 	Budget      int // first admissions per URL pattern and host
 	ChainBudget int // first admissions of links with duplicate ancestry per section and host
@@ -41,11 +42,16 @@ type Config struct {
 	MaxParked   int // URLs parked per host; more are only recorded
 }
 
+// DefaultConfig returns the budgets the flags default to.
+func DefaultConfig() Config {
+	return Config{Budget: DefaultBudget, ChainBudget: DefaultChainBudget, MaxDupHops: DefaultMaxDupHops}.WithDefaults()
+}
+
 // RegisterFlags registers the budgets under prefix.
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
-	fs.IntVar(&c.Budget, prefix+"pattern-budget", DefaultBudget, "URLs first admitted per URL pattern of a host; each distinct page of the pattern earns 2 more, each duplicate takes 1 away (negative = no pattern budgets)")
-	fs.IntVar(&c.ChainBudget, prefix+"dup-chain-budget", DefaultChainBudget, "links found on duplicate pages first admitted per site section; each distinct page such links lead to earns 2 more (negative = no limit)")
-	fs.IntVar(&c.MaxDupHops, prefix+"max-dup-hops", DefaultMaxDupHops, "consecutive duplicate pages after which links are held unless their section has shown that its duplicates lead to distinct pages (negative = no limit)")
+	fs.IntVar(&c.Budget, prefix+"pattern-budget", DefaultBudget, "URLs first admitted per URL pattern of a host; each distinct page of the pattern earns 2 more, each duplicate takes 1 away (0 or negative = no pattern budgets)")
+	fs.IntVar(&c.ChainBudget, prefix+"dup-chain-budget", DefaultChainBudget, "links found on duplicate pages first admitted per site section; each distinct page such links lead to earns 2 more (0 or negative = no limit)")
+	fs.IntVar(&c.MaxDupHops, prefix+"max-dup-hops", DefaultMaxDupHops, "consecutive duplicate pages after which links are held unless their section has shown that its duplicates lead to distinct pages (0 or negative = no limit)")
 }
 
 // Validate reports settings the budgets cannot honour.
@@ -60,17 +66,8 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// WithDefaults fills zero fields.
+// WithDefaults fills the zero memory bounds.
 func (c Config) WithDefaults() Config {
-	if c.Budget == 0 {
-		c.Budget = DefaultBudget
-	}
-	if c.ChainBudget == 0 {
-		c.ChainBudget = DefaultChainBudget
-	}
-	if c.MaxDupHops == 0 {
-		c.MaxDupHops = DefaultMaxDupHops
-	}
 	if c.MaxPatterns <= 0 {
 		c.MaxPatterns = DefaultMaxPatterns
 	}

@@ -211,7 +211,7 @@ func TestTrapsAreBounded(t *testing.T) {
 					return u
 				},
 			}
-			s := newSim(Config{})
+			s := newSim(DefaultConfig())
 			s.run(st, 10_000)
 			if got := s.count(isReal); got != real+2 {
 				t.Errorf("real pages fetched: %d of %d; held: %v", got, real+2, s.held)
@@ -269,7 +269,7 @@ func TestDuplicateIndexLeadsToRealPages(t *testing.T) {
 					return u
 				},
 			}
-			s := newSim(Config{})
+			s := newSim(DefaultConfig())
 			s.run(st, 10_000)
 			if want := 1 + indexes*(1+perIndex); len(s.fetched) != want {
 				t.Errorf("fetched %d of %d; held: %v", len(s.fetched), want, s.held)
@@ -303,7 +303,7 @@ func TestDistinctArchiveGrows(t *testing.T) {
 		},
 		content: func(u string) string { return u },
 	}
-	s := newSim(Config{})
+	s := newSim(DefaultConfig())
 	s.run(st, 20_000)
 	if want := 1 + articles/perPage + articles; len(s.fetched) != want {
 		t.Errorf("fetched %d of %d (held %d, parked %d)", len(s.fetched), want, s.host.Held(), s.host.Parked())
@@ -311,7 +311,7 @@ func TestDistinctArchiveGrows(t *testing.T) {
 }
 
 func TestOff(t *testing.T) {
-	cfg := Config{Budget: -1, ChainBudget: -1, MaxDupHops: -1}.WithDefaults()
+	cfg := Config{Budget: -1, ChainBudget: 0, MaxDupHops: -1}.WithDefaults()
 	h := NewHost[int]()
 	for i := range 1000 {
 		d := h.Admit(cfg, Candidate{Pattern: "/x?page", Section: "/x", ChainSection: KeyOf("/x"), DupHops: i})
@@ -323,7 +323,8 @@ func TestOff(t *testing.T) {
 }
 
 func TestBoundedMemory(t *testing.T) {
-	cfg := Config{MaxPatterns: 8, MaxParked: 10}.WithDefaults()
+	cfg := DefaultConfig()
+	cfg.MaxPatterns, cfg.MaxParked = 8, 10
 	h := NewHost[int]()
 	for i := range 1000 {
 		p := fmt.Sprintf("/w%d", i) // a new literal pattern every time

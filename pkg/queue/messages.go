@@ -29,6 +29,7 @@ const (
 	KindPage    = "page"
 	KindSitemap = "sitemap"
 	KindRobots  = "robots"
+	KindVerdict = "verdict" // a crawl.urls record that only carries a Verdict
 )
 
 // URL is one URL candidate on crawl.urls.
@@ -43,6 +44,24 @@ type URL struct {
 	FromRobots   bool      `json:"from_robots,omitempty"` // a sitemap listed in robots.txt
 	CrawlID      string    `json:"crawl_id,omitempty"`
 	DiscoveredAt time.Time `json:"discovered_at"`
+	// DupHops is how many exact or near duplicate pages in a row led here,
+	// the page it was found on included (0: that page was distinct).
+	DupHops int `json:"dup_hops,omitempty"`
+	// Verdict is what the parser found a page of this URL's host to be: on a
+	// record of KindVerdict it is all the record carries; otherwise it rides
+	// on one candidate found on that page. Admission feeds it to the host's
+	// URL-pattern budgets.
+	Verdict *Verdict `json:"verdict,omitempty"`
+}
+
+// Verdict is the content verdict on one fetched page.
+type Verdict struct {
+	URL       string `json:"url"`
+	Duplicate bool   `json:"duplicate,omitempty"` // exact or near duplicate of an earlier page
+	// The pattern and section keys (pattern.KeyOf) of the page it was found
+	// on, as the fetcher admitted it; 0 when unknown.
+	ParentPattern uint64 `json:"parent_pattern,omitempty"`
+	ParentSection uint64 `json:"parent_section,omitempty"`
 }
 
 // EncodeURL returns the record value for u.
@@ -96,6 +115,11 @@ type Page struct {
 	FetchedAt    time.Time `json:"fetched_at"`
 	DurationMS   int64     `json:"duration_ms"`
 	CrawlID      string    `json:"crawl_id,omitempty"`
+	// What admission knew of the URL's ancestry (queue.URL.DupHops and the
+	// keys of its parent's pattern and section), for the page's verdict.
+	DupHops       int    `json:"dup_hops,omitempty"`
+	ParentPattern uint64 `json:"parent_pattern,omitempty"`
+	ParentSection uint64 `json:"parent_section,omitempty"`
 
 	RawRequest  []byte `json:"-"` // for the WARC request record
 	RawResponse []byte `json:"-"` // as received, for the WARC response record

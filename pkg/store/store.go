@@ -79,6 +79,11 @@ type URL struct {
 	Status       int       // last HTTP status, 0 until fetched or for a network error
 	ETag         string
 	LastModified string
+	// Ancestry carried to the fetch result for the content verdict (see
+	// queue.Verdict); not persisted: a URL loaded from the store starts a
+	// fresh chain.
+	DupHops                      int    `json:"-"`
+	ParentPattern, ParentSection uint64 `json:"-"`
 }
 
 // URLUpdate moves one URL to a new state after a fetch attempt or a decision.
