@@ -94,11 +94,11 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	rec.End = time.Now()
 	_, _ = rw.Write(body)
-	rec.Status, rec.Kind, rec.Trap, rec.TrapInstance = res.status, res.kind, res.trap, res.instance
+	rec.Status, rec.Kind, rec.Trap = res.status, res.kind, res.trap
 	if rec.Trap == "" && session {
 		rec.Trap = trapSession
 	}
-	if rec.Trap != "" && rec.TrapInstance == "" {
+	if rec.Trap != "" {
 		rec.TrapInstance = trapInstanceID(h.key, rec.Trap)
 	}
 	w.record(rec)

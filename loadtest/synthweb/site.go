@@ -27,12 +27,11 @@ const (
 
 // resource is a pre-rendered response.
 type resource struct {
-	status   int
-	kind     string // Request.Kind
-	trap     string // Request.Trap, for static trap members (redirect chain and loop)
-	instance string // Request.TrapInstance when it is not host key + "#" + trap
-	header   http.Header
-	body     []byte
+	status int
+	kind   string // Request.Kind
+	trap   string // Request.Trap, for trap pages (redirect chain and loop, Config.Traps)
+	header http.Header
+	body   []byte
 }
 
 // host is one site. Everything but the log is immutable after build.

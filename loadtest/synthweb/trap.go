@@ -95,7 +95,7 @@ func (t *trapInstance) page(target string) *resource {
 		return nil
 	}
 	res := newResource(http.StatusOK, "trap", ctHTML, renderPage(t.spec(v)))
-	res.trap, res.instance = t.class, t.id
+	res.trap = t.class
 	return res
 }
 
