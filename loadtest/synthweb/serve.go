@@ -188,7 +188,9 @@ func (h *host) trapPage(target string) *resource {
 	default:
 		return nil
 	}
-	res := h.textResource(target, 300, append(links, link{href: "/", text: "Home"}))
+	// One text per trap: its pages are near-duplicates of each other, as a
+	// real calendar or nesting trap renders one template around its links.
+	res := h.textResource("/trap:"+trap, 300, append(links, link{href: "/", text: "Home"}))
 	res.kind, res.trap = "trap", trap
 	return res
 }

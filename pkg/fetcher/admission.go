@@ -88,6 +88,7 @@ type candidate struct {
 	level      int // before the pattern budgets' shift
 	pat        pattern.Candidate
 	operator   bool // level set by the operator's priority: no shift
+	released   bool // held back by a budget before, its exclusion recorded
 }
 
 // decodedURL is a crawl.urls record after the parallel stage of admission.
@@ -251,6 +252,19 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		return err
 	}
 	f.seen.Add(hashes...)
+	var forget []int64
+	for i, c := range fresh {
+		if c.released && inserted[i] {
+			forget = append(forget, c.row.Hash)
+		}
+	}
+	if len(forget) > 0 {
+		// Held back for a while, admitted after all: no longer an exclusion.
+		f.metrics.released.Add(float64(len(forget)))
+		if err := f.store.ForgetExclusions(ctx, forget); err != nil {
+			f.log.Warn("forget exclusions of released URLs", "urls", len(forget), "err", err)
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.unbudget(fresh, inserted)
@@ -367,7 +381,7 @@ func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown ma
 			continue
 		}
 		hi.patterns.Release(cfg, func(c candidate, d pattern.Decision) {
-			f.metrics.released.Inc()
+			c.released = true
 			admitted = append(admitted, c.shifted(d.Shift, levels))
 		})
 	}

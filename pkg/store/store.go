@@ -178,6 +178,10 @@ type FrontierStore interface {
 	// RecordExclusions inserts exclusions; a URL already recorded keeps its first
 	// reason and has its count incremented.
 	RecordExclusions(ctx context.Context, ex []Exclusion) error
+	// ForgetExclusions deletes the exclusions of these URL hashes: URLs held
+	// back for a while (a trap budget) and admitted after all. Unknown hashes
+	// are ignored.
+	ForgetExclusions(ctx context.Context, hashes []int64) error
 }
 
 // CaptureStore is what a parser needs.

@@ -400,3 +400,19 @@ func exclusionArgs(ex []store.Exclusion, now time.Time) ([]any, error) {
 	}
 	return []any{hashes, addrs, hosts, reasons, parents, depths, crawlIDs, firsts, lasts, counts}, nil
 }
+
+// ForgetExclusions deletes the exclusions of hashes in one statement; the
+// exclusion counters follow through the schema's delete trigger.
+func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	err := retry(ctx, func() error {
+		_, err := db.pool.Exec(ctx, qForgetExclusions, hashes)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("forget %d exclusions: %w", len(hashes), err)
+	}
+	return nil
+}

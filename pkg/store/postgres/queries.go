@@ -96,6 +96,7 @@ const (
 			OR (u.state = 'fetched' AND v.state IN ('stored', 'failed', 'excluded')))`
 
 	// Parameters: one array per column, hash to count; hashes are distinct.
+	qForgetExclusions = `DELETE FROM exclusions WHERE hash = ANY($1)`
 	qRecordExclusions = `INSERT INTO exclusions AS e
 			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],

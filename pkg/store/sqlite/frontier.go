@@ -348,3 +348,28 @@ func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error 
 	}
 	return nil
 }
+
+// ForgetExclusions deletes the exclusions of hashes in one transaction; the
+// exclusion counters follow through the schema's delete trigger.
+func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		st, err := db.stmt(ctx, tx, qForgetExclusion)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, h := range hashes {
+			if _, err := st.ExecContext(ctx, h); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("forget %d exclusions: %w", len(hashes), err)
+	}
+	return nil
+}

@@ -63,6 +63,7 @@ const (
 		ON CONFLICT (hash) DO UPDATE SET
 			count = count + 1,
 			last_at = max(last_at, excluded.last_at)`
+	qForgetExclusion = `DELETE FROM exclusions WHERE hash = ?`
 )
 
 // Captures.

@@ -577,6 +577,20 @@ func testRecordExclusions(t *testing.T, s store.Store) {
 	if want := map[string]int64{"trap:repeat": 1, "scope": 1}; !mapsEqual(st.Excluded, want) {
 		t.Errorf("Stats.Excluded = %v, want %v", st.Excluded, want)
 	}
+
+	// Admitted after all: the exclusion goes, the other stays.
+	if err := s.ForgetExclusions(ctx, []int64{e.Hash, store.HashURL("https://never.example/")}); err != nil {
+		t.Fatalf("ForgetExclusions: %v", err)
+	}
+	if _, err := s.URLInfo(ctx, e.URL); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("URLInfo of a forgotten exclusion: %v, want ErrNotFound", err)
+	}
+	if info, err := s.URLInfo(ctx, r.URL); err != nil || info.Exclusion == nil {
+		t.Errorf("URLInfo of the other exclusion = %+v, %v", info, err)
+	}
+	if want := map[string]int64{"scope": 1}; !mapsEqual(stats(t, s).Excluded, want) {
+		t.Errorf("Stats.Excluded after ForgetExclusions = %v, want %v", stats(t, s).Excluded, want)
+	}
 }
 
 func mapsEqual[K comparable](a, b map[K]int64) bool {
@@ -886,6 +900,7 @@ func testEmptyInputs(t *testing.T, s store.Store) {
 		"SaveHosts":        s.SaveHosts(ctx, nil),
 		"UpdateURLs":       s.UpdateURLs(ctx, nil),
 		"RecordExclusions": s.RecordExclusions(ctx, nil),
+		"ForgetExclusions": s.ForgetExclusions(ctx, nil),
 		"AddCaptures":      s.AddCaptures(ctx, nil),
 	} {
 		if err != nil {
