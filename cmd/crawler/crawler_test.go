@@ -60,7 +60,6 @@ func crawlArgs(data, seeds string, extra ...string) []string {
 		"-default-delay", "40ms", "-max-delay", "400ms",
 		"-robots-retry", "300ms", "-robots-max-failures", "2",
 		"-total-timeout", "5s", "-max-duration", "3m", "-progress", "2s",
-		"-calendar-past", "8760h",
 	}
 	return append(args, extra...)
 }

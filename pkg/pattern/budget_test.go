@@ -12,7 +12,6 @@ import (
 type site struct {
 	links   func(u string) []string
 	content func(u string) string
-	trap    func(u string) bool
 }
 
 // sim crawls a site from "/" the way the fetcher and parser drive a Host:
