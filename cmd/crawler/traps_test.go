@@ -34,9 +34,6 @@ func TestTrapsBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.hosts > 50 && raceEnabled && false {
-				t.Skip("500 hosts under the race detector take too long; run without -race")
-			}
 			cfg := synthweb.DefaultConfig()
 			cfg.Hosts, cfg.PagesPerHost = tt.hosts, tt.pages
 			cfg.Features, cfg.Traps = true, true
