@@ -320,8 +320,11 @@ func (f *Fetcher) observeVerdicts(decoded []decodedURL) map[string]bool {
 		}
 		host := urlnorm.Authority(v.URL)
 		hi := f.hosts[host]
-		if hi == nil || hi.patterns == nil {
-			continue // not a host this fetcher admitted anything for
+		if hi == nil {
+			continue // not a host this fetcher owns
+		}
+		if hi.patterns == nil {
+			hi.patterns = pattern.NewHost[candidate]()
 		}
 		p, s := pattern.Of(v.URL)
 		hi.patterns.Observe(f.cfg.Patterns, pattern.Verdict{Pattern: p, Section: s,

@@ -1,0 +1,135 @@
+package fetcher
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/pattern"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
+
+// TestPatternBudgetsHoldAndRelease: new URLs past their pattern's budget, and
+// links at the end of a long duplicate chain, are held back with their reason
+// and not requested; a distinct verdict on a page of the pattern releases
+// what the pattern holds (admitted, fetched, the exclusion forgotten); the
+// chain stays held; the fetch results carry the ancestry.
+func TestPatternBudgetsHoldAndRelease(t *testing.T) {
+	e := testenv.New(t)
+	var mu sync.Mutex
+	requested := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requested[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/robots.txt" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html><body>page</body></html>"))
+	}))
+	defer srv.Close()
+	base := strings.ToLower(srv.URL)
+	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
+
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 2, ChainBudget: 1, MaxDupHops: 2}
+	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	produce := func(us ...queue.URL) {
+		t.Helper()
+		recs := make([]*kgo.Record, 0, len(us))
+		for _, u := range us {
+			recs = append(recs, urlRecord(t, u, part))
+		}
+		if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := func(u string) store.URLInfo {
+		i, _ := e.DB.URLInfo(context.Background(), u)
+		return i
+	}
+	produce(
+		queue.URL{URL: srv.URL + "/", Seed: true},
+		queue.URL{URL: srv.URL + "/cal/1.html", Parent: srv.URL + "/"},
+		queue.URL{URL: srv.URL + "/cal/2.html", Parent: srv.URL + "/"},
+		queue.URL{URL: srv.URL + "/cal/3.html", Parent: srv.URL + "/"},
+		queue.URL{URL: srv.URL + "/cal/4.html", Parent: srv.URL + "/"},
+		queue.URL{URL: srv.URL + "/w/x/a/b/", Parent: srv.URL + "/w/x/a/", DupHops: 3},
+	)
+	held := func(u, reason string) bool {
+		i := info(u)
+		return i.URL == nil && i.Exclusion != nil && i.Exclusion.Reason == reason
+	}
+	testenv.Eventually(t, 20*time.Second, "two of the pattern fetched, two held, the chain held", func() bool {
+		return info(base+"/cal/2.html").URL != nil && info(base+"/cal/2.html").URL.State == store.StateFetched &&
+			held(base+"/cal/3.html", pattern.ReasonPatternBudget) && held(base+"/cal/4.html", pattern.ReasonPatternBudget) &&
+			held(base+"/w/x/a/b/", pattern.ReasonDuplicateChain)
+	})
+	st, err := e.DB.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Excluded[pattern.ReasonPatternBudget] != 2 || st.Excluded[pattern.ReasonDuplicateChain] != 1 {
+		t.Errorf("stats count held URLs %v, want 2 and 1", st.Excluded)
+	}
+
+	// The first page of the pattern was distinct: its budget grows by two.
+	produce(queue.URL{URL: base + "/cal/1.html", Kind: queue.KindVerdict, Verdict: &queue.Verdict{URL: base + "/cal/1.html"}})
+	testenv.Eventually(t, 20*time.Second, "held URLs of the pattern released and fetched", func() bool {
+		a, b := info(base+"/cal/3.html"), info(base+"/cal/4.html")
+		return a.URL != nil && a.URL.State == store.StateFetched && a.Exclusion == nil &&
+			b.URL != nil && b.URL.State == store.StateFetched && b.Exclusion == nil
+	})
+	if !held(base+"/w/x/a/b/", pattern.ReasonDuplicateChain) {
+		t.Errorf("the duplicate chain was released by another pattern's verdict: %+v", info(base+"/w/x/a/b/"))
+	}
+	mu.Lock()
+	if n := requested["/w/x/a/b/"]; n != 0 {
+		t.Errorf("held chain link requested %d times", n)
+	}
+	for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
+		if requested[p] != 1 {
+			t.Errorf("%s requested %d times, want once", p, requested[p])
+		}
+	}
+	mu.Unlock()
+	if st, _ := e.DB.Stats(context.Background()); st.Excluded[pattern.ReasonPatternBudget] != 0 {
+		t.Errorf("released URLs still counted as held: %v", st.Excluded)
+	}
+
+	// A fetch result carries what the parser needs for its verdict.
+	for _, r := range e.Consume(t, queue.TopicPages, 5, 10*time.Second) {
+		p, err := queue.DecodePage(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pp, ps := pattern.Of(base + "/")
+		if strings.Contains(p.URL, "/cal/") && (p.ParentPattern != uint64(pattern.KeyOf(pp)) || p.ParentSection != uint64(pattern.KeyOf(ps))) {
+			t.Errorf("%s: parent keys %d/%d, want those of /", p.URL, p.ParentPattern, p.ParentSection)
+		}
+	}
+}
