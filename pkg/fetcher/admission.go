@@ -328,7 +328,7 @@ func (f *Fetcher) observeVerdicts(decoded []decodedURL) map[string]bool {
 		}
 		p, s := pattern.Of(v.URL)
 		hi.patterns.Observe(f.cfg.Patterns, pattern.Verdict{Pattern: p, Section: s,
-			ParentPattern: pattern.Key(v.ParentPattern), ParentSection: pattern.Key(v.ParentSection), Duplicate: v.Duplicate})
+			ParentPattern: pattern.Key(v.ParentPattern), ParentSection: pattern.Key(v.ParentSection), Duplicate: v.Duplicate, DupHops: v.DupHops})
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
 		if hi.patterns.Parked() > 0 {
 			if grown == nil {
@@ -371,6 +371,9 @@ func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown ma
 		}
 		d := hi.patterns.Admit(cfg, c.pat)
 		if d.Admit {
+			// Held before and found again with credentials its budgets admit:
+			// no longer parked, and its exclusion goes once it is stored.
+			c.released = hi.patterns.Unpark(c.row.Hash)
 			admitted = append(admitted, c.shifted(d.Shift, levels))
 			continue
 		}

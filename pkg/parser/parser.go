@@ -321,7 +321,7 @@ func (pd *pending) verdict() *queue.Verdict {
 	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 400 {
 		return nil
 	}
-	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), ParentPattern: pg.ParentPattern, ParentSection: pg.ParentSection}
+	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), ParentPattern: pg.ParentPattern, ParentSection: pg.ParentSection, DupHops: pg.DupHops}
 }
 
 // analysis is what the parallel stage learns about one page.

@@ -383,7 +383,7 @@ func TestDuplicateAncestry(t *testing.T) {
 	}
 	want := map[string]queue.Verdict{
 		"http://a.example/":          {URL: "http://a.example/"},
-		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, ParentPattern: 7, ParentSection: 8},
+		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, ParentPattern: 7, ParentSection: 8, DupHops: 1},
 		"http://a.example/lone.html": {URL: "http://a.example/lone.html"},
 	}
 	for u, w := range want {

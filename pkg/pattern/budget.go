@@ -120,6 +120,7 @@ type Verdict struct {
 	// section's links lead to decides how far their duplicates are followed.
 	ParentPattern, ParentSection Key
 	Duplicate                    bool // exact or near duplicate of an earlier page
+	DupHops                      int  // duplicate pages in a row that led to the page
 }
 
 // stats is what one pattern or section of a host has shown.
@@ -180,14 +181,16 @@ func NewHost[T any]() *Host[T] {
 }
 
 // entry returns the stats of key in m, creating them (or, past max entries,
-// sharing the overflow entry). name is "" when only the key is known.
-func entry(m map[Key]*stats, max int, key Key, name string) *stats {
+// sharing the overflow entry), and the key they are kept under: parking and
+// growth use it, so URLs held by the shared entry are released by its growth.
+// name is "" when only the key is known.
+func entry(m map[Key]*stats, max int, key Key, name string) (*stats, Key) {
 	e := m[key]
 	if e == nil {
 		if len(m) >= max {
 			key, name = overflow, "*"
 			if e = m[key]; e != nil {
-				return e
+				return e, key
 			}
 		}
 		e = &stats{name: name}
@@ -195,21 +198,20 @@ func entry(m map[Key]*stats, max int, key Key, name string) *stats {
 	} else if e.name == "" {
 		e.name = name
 	}
-	return e
+	return e, key
 }
 
 // Admit decides on a candidate and, when it is admitted, counts it against
 // its budgets. A caller that then finds the URL already known takes the
 // admission back with Unadmit.
 func (h *Host[T]) Admit(cfg Config, c Candidate) Decision {
-	pk := KeyOf(c.Pattern)
-	p := entry(h.patterns, cfg.MaxPatterns, pk, c.Pattern)
+	p, pk := entry(h.patterns, cfg.MaxPatterns, KeyOf(c.Pattern), c.Pattern)
 	if cfg.Budget > 0 && p.admitted >= p.allowance(cfg.Budget) {
 		return Decision{Reason: ReasonPatternBudget, key: parkKey{key: pk}}
 	}
 	if c.DupHops > 0 {
-		chain := entry(h.sections, cfg.MaxPatterns, c.ChainSection, "")
-		held := Decision{Reason: ReasonDuplicateChain, key: parkKey{chain: true, key: c.ChainSection}}
+		chain, ck := entry(h.sections, cfg.MaxPatterns, c.ChainSection, "")
+		held := Decision{Reason: ReasonDuplicateChain, key: parkKey{chain: true, key: ck}}
 		if cfg.MaxDupHops > 0 && c.DupHops > cfg.MaxDupHops && !chain.proven() {
 			return held
 		}
@@ -231,11 +233,11 @@ func (h *Host[T]) Admit(cfg Config, c Candidate) Decision {
 
 // Unadmit takes back an admission of c that did not happen (the URL was known).
 func (h *Host[T]) Unadmit(cfg Config, c Candidate) {
-	if p := entry(h.patterns, cfg.MaxPatterns, KeyOf(c.Pattern), c.Pattern); p.admitted > 0 {
+	if p, _ := entry(h.patterns, cfg.MaxPatterns, KeyOf(c.Pattern), c.Pattern); p.admitted > 0 {
 		p.admitted--
 	}
 	if c.DupHops > 0 {
-		if s := entry(h.sections, cfg.MaxPatterns, c.ChainSection, ""); s.chainAdmitted > 0 {
+		if s, _ := entry(h.sections, cfg.MaxPatterns, c.ChainSection, ""); s.chainAdmitted > 0 {
 			s.chainAdmitted--
 		}
 	}
@@ -246,18 +248,24 @@ func (h *Host[T]) Unadmit(cfg Config, c Candidate) {
 // parent's section; the URLs those budgets hold come back from the next
 // Release.
 func (h *Host[T]) Observe(cfg Config, v Verdict) {
-	pk := KeyOf(v.Pattern)
-	p := entry(h.patterns, cfg.MaxPatterns, pk, v.Pattern)
-	s := entry(h.sections, cfg.MaxPatterns, KeyOf(v.Section), v.Section)
+	p, pk := entry(h.patterns, cfg.MaxPatterns, KeyOf(v.Pattern), v.Pattern)
+	s, _ := entry(h.sections, cfg.MaxPatterns, KeyOf(v.Section), v.Section)
 	var pp, ps *stats
+	var ppk, psk Key
 	if v.ParentPattern != 0 {
-		pp = entry(h.patterns, cfg.MaxPatterns, v.ParentPattern, "")
+		pp, ppk = entry(h.patterns, cfg.MaxPatterns, v.ParentPattern, "")
 	}
 	if v.ParentSection != 0 {
-		ps = entry(h.sections, cfg.MaxPatterns, v.ParentSection, "")
+		ps, psk = entry(h.sections, cfg.MaxPatterns, v.ParentSection, "")
 	}
 	if v.Duplicate {
-		p.dup++
+		// A duplicate counts against its pattern when the pattern generated it
+		// (found on a page of the same pattern, or down a duplicate chain); a
+		// sibling of a distinct page, such as the letters of an index, only
+		// fails to earn.
+		if v.DupHops > 0 || v.ParentPattern == KeyOf(v.Pattern) {
+			p.dup++
+		}
 		s.dup++
 		if pp != nil {
 			pp.leadDup++
@@ -272,11 +280,11 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.grow(parkKey{key: pk})
 	if pp != nil {
 		pp.leadDistinct++
-		h.grow(parkKey{key: v.ParentPattern})
+		h.grow(parkKey{key: ppk})
 	}
 	if ps != nil {
 		ps.leadDistinct++
-		h.grow(parkKey{chain: true, key: v.ParentSection})
+		h.grow(parkKey{chain: true, key: psk})
 	}
 }
 
@@ -308,6 +316,16 @@ func (h *Host[T]) Park(cfg Config, d Decision, hash int64, c Candidate, item T) 
 	return true
 }
 
+// Unpark forgets a parked URL that was admitted another way (found again
+// with credentials its budgets admit). It reports whether it was parked.
+func (h *Host[T]) Unpark(hash int64) bool {
+	if !h.inPark[hash] {
+		return false
+	}
+	delete(h.inPark, hash)
+	return true
+}
+
 // Release calls fn for each parked URL that the budgets grown since the last
 // call now admit, in the order they were parked, counted as admitted. URLs
 // still held stay parked.
@@ -321,6 +339,9 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, d Decision)) {
 			var keep []parkedURL[T]
 			for i := 0; i < len(list); i++ {
 				pu := list[i]
+				if !h.inPark[pu.hash] {
+					continue // unparked: admitted another way
+				}
 				d := h.Admit(cfg, pu.c)
 				if d.Admit {
 					delete(h.inPark, pu.hash)

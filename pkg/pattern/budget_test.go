@@ -85,7 +85,7 @@ func (s *sim) run(st site, limit int) {
 		dup := s.contents[content]
 		s.contents[content] = true
 		p, sec := Of("http://h" + u)
-		s.host.Observe(s.cfg, Verdict{Pattern: p, Section: sec, ParentPattern: s.parent[u][0], ParentSection: s.parent[u][1], Duplicate: dup})
+		s.host.Observe(s.cfg, Verdict{Pattern: p, Section: sec, ParentPattern: s.parent[u][0], ParentSection: s.parent[u][1], Duplicate: dup, DupHops: s.hops[u]})
 		s.host.Release(s.cfg, func(item string, d Decision) {
 			pp, ss := Of("http://h" + item)
 			s.enqueue(item, s.hops[item], Candidate{Pattern: pp, Section: ss}, d)
@@ -338,5 +338,65 @@ func TestBoundedMemory(t *testing.T) {
 	}
 	if h.Parked() > cfg.MaxParked {
 		t.Errorf("%d parked, bound %d", h.Parked(), cfg.MaxParked)
+	}
+}
+
+// TestIndexSiblings: the letter pages of an index (/genindex-A.html ..), all
+// linked from one distinct page, half of them near-duplicates of each other,
+// listing only pages fetched already, are all fetched.
+func TestIndexSiblings(t *testing.T) {
+	const letters = 29
+	st := site{
+		links: func(u string) []string {
+			switch {
+			case u == "/":
+				return []string{"/genindex.html", "/about.html"}
+			case u == "/genindex.html":
+				var ls []string
+				for i := range letters {
+					ls = append(ls, fmt.Sprintf("/genindex-%c.html", 'A'+i))
+				}
+				return ls
+			}
+			return []string{"/", "/about.html"}
+		},
+		content: func(u string) string {
+			var c byte
+			if _, err := fmt.Sscanf(u, "/genindex-%c.html", &c); err == nil && c%2 == 0 {
+				return "letter template"
+			}
+			return u
+		},
+	}
+	s := newSim(DefaultConfig())
+	s.run(st, 1000)
+	if want := 3 + letters; len(s.fetched) != want {
+		t.Errorf("fetched %d of %d; held: %v", len(s.fetched), want, s.held)
+	}
+}
+
+// TestOverflowReleases: past MaxPatterns a host's new patterns share one entry,
+// and what that entry holds is released as its pages come back distinct.
+func TestOverflowReleases(t *testing.T) {
+	const pages = 300
+	st := site{
+		links: func(u string) []string {
+			if u != "/" {
+				return nil
+			}
+			var ls []string
+			for i := range pages {
+				ls = append(ls, fmt.Sprintf("/doc/%s.html", strings.Repeat("x", i%7+1)+string(rune('a'+i%26))+strings.Repeat("y", i/26+1)))
+			}
+			return ls
+		},
+		content: func(u string) string { return u },
+	}
+	cfg := DefaultConfig()
+	cfg.MaxPatterns = 64
+	s := newSim(cfg)
+	s.run(st, 1000)
+	if len(s.fetched) != 1+pages {
+		t.Errorf("fetched %d of %d (parked %d)", len(s.fetched), 1+pages, s.host.Parked())
 	}
 }

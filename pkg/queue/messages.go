@@ -62,6 +62,7 @@ type Verdict struct {
 	// on, as the fetcher admitted it; 0 when unknown.
 	ParentPattern uint64 `json:"parent_pattern,omitempty"`
 	ParentSection uint64 `json:"parent_section,omitempty"`
+	DupHops       int    `json:"dup_hops,omitempty"` // duplicate pages in a row that led to the page
 }
 
 // EncodeURL returns the record value for u.
