@@ -312,10 +312,13 @@ func (f *Fetcher) describe(c *candidate, norm, parent, host string) {
 // budgets and returns the hosts whose budgets may release parked URLs. f.mu
 // is held.
 func (f *Fetcher) observeVerdicts(decoded []decodedURL) map[string]bool {
+	if !f.cfg.Patterns.Enabled() {
+		return nil
+	}
 	var grown map[string]bool
 	for i := range decoded {
 		v := decoded[i].u.Verdict
-		if decoded[i].decodeErr != nil || v == nil || f.cfg.Patterns.Budget <= 0 && f.cfg.Patterns.ChainBudget <= 0 && f.cfg.Patterns.MaxDupHops <= 0 {
+		if decoded[i].decodeErr != nil || v == nil {
 			continue
 		}
 		host := urlnorm.Authority(v.URL)
@@ -354,8 +357,7 @@ func verdictLabel(dup bool) string {
 // pass untouched. f.mu is held.
 func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown map[string]bool, now time.Time) ([]candidate, []store.Exclusion) {
 	cfg := f.cfg.Patterns
-	on := cfg.Budget > 0 || cfg.ChainBudget > 0 || cfg.MaxDupHops > 0
-	if !on {
+	if !cfg.Enabled() {
 		return fresh, excluded
 	}
 	levels := admitLevels(f.cfg.Admit)

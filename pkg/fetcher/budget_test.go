@@ -44,16 +44,9 @@ func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 
 	cfg := testConfig()
 	cfg.Patterns = pattern.Config{Budget: 2, ChainBudget: 1, MaxDupHops: 2}
-	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
+	_, stop := startFetcher(t, e, cfg)
 	defer func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	}()

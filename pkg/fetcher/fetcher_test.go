@@ -35,6 +35,28 @@ func testConfig() Config {
 	}
 }
 
+// startFetcher builds a fetcher with cfg on e and runs it until the returned
+// stop is called; stop returns Run's error.
+func startFetcher(t *testing.T, e *testenv.Env, cfg Config) (f *Fetcher, stop func() error) {
+	t.Helper()
+	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	return f, func() error {
+		once.Do(func() {
+			cancel()
+			runErr = <-done
+		})
+		return runErr
+	}
+}
+
 func urlRecord(t *testing.T, u queue.URL, partition int32) *kgo.Record {
 	t.Helper()
 	v, err := queue.EncodeURL(u)

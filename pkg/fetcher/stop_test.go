@@ -119,36 +119,19 @@ func TestStopCancelsTricklingRequest(t *testing.T) {
 	cfg.StopGrace = time.Second
 	// Far beyond the test: only the stop may end the request.
 	cfg.Fetch.TotalTimeout = 5 * time.Minute
-	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
+	_, stop := startFetcher(t, e, cfg)
+	defer stop()
 	if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: slow, Seed: true}, part)).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case <-inFlight:
 	case <-time.After(20 * time.Second):
-		cancel()
 		t.Fatal("the slow page was not requested within 20s")
 	}
 	time.Sleep(300 * time.Millisecond) // some of the body is in
 
-	stopAt := time.Now()
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("Run did not return within a minute of the stop")
-	}
-	took := time.Since(stopAt)
+	stopAt, took := timedStop(t, stop)
 	t.Logf("stop took %v with a request trickling", took.Round(time.Millisecond))
 	if took > stopBound {
 		t.Errorf("stop took %v, want under %v", took, stopBound)
@@ -165,18 +148,11 @@ func TestStopCancelsTricklingRequest(t *testing.T) {
 
 	// The next run fetches it.
 	fast.Store(true)
-	g, err := New(cfg, e.DB, e.Options(), nil, e.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	done2 := make(chan error, 1)
-	go func() { done2 <- g.Run(ctx2) }()
+	_, stop2 := startFetcher(t, e, cfg)
 	testenv.Eventually(t, 30*time.Second, "cancelled URL fetched after a restart", func() bool {
 		return urlState(t, e, slow) == store.StateFetched
 	})
-	cancel2()
-	if err := <-done2; err != nil {
+	if err := stop2(); err != nil {
 		t.Fatalf("second Run: %v", err)
 	}
 }
@@ -224,17 +200,8 @@ func TestRobotsRedirectHopsWaitDefaultDelay(t *testing.T) {
 	cfg := testConfig()
 	cfg.DefaultDelay = 200 * time.Millisecond
 	cfg.MaxDelay = 30 * time.Second
-	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	f, stop := startFetcher(t, e, cfg)
+	defer stop()
 	if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: srv.URL + "/page", Seed: true}, queue.PartitionOf(host))).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -288,14 +255,8 @@ func TestStopDuringRobotsHopWait(t *testing.T) {
 	cfg.DefaultDelay = 20 * time.Second
 	cfg.MaxDelay = 30 * time.Second
 	cfg.Fetch.TotalTimeout = 5 * time.Minute
-	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
+	_, stop := startFetcher(t, e, cfg)
+	defer stop()
 	if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: srv.URL + "/page", Seed: true}, queue.PartitionOf(host))).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -305,17 +266,7 @@ func TestStopDuringRobotsHopWait(t *testing.T) {
 		t.Fatal("robots.txt not requested within 20s")
 	}
 	time.Sleep(200 * time.Millisecond) // the fetcher is in the hop wait now
-	stopAt := time.Now()
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("Run did not return within a minute of the stop")
-	}
-	took := time.Since(stopAt)
+	stopAt, took := timedStop(t, stop)
 	t.Logf("stop took %v during a robots hop wait", took.Round(time.Millisecond))
 	if took > stopBound {
 		t.Errorf("stop took %v, want under %v", took, stopBound)
@@ -326,4 +277,22 @@ func TestStopDuringRobotsHopWait(t *testing.T) {
 	if h, err := e.DB.Host(context.Background(), host); err == nil && len(h.Robots) > 0 {
 		t.Errorf("an interrupted robots.txt chain was recorded: %d bytes", len(h.Robots))
 	}
+}
+
+// timedStop stops a fetcher started by startFetcher and returns when the stop
+// began and how long Run took to return after it (at most a minute).
+func timedStop(t *testing.T, stop func() error) (time.Time, time.Duration) {
+	t.Helper()
+	at := time.Now()
+	errc := make(chan error, 1)
+	go func() { errc <- stop() }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return within a minute of the stop")
+	}
+	return at, time.Since(at)
 }

@@ -66,6 +66,10 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Enabled reports whether any bound is on: with none, admission skips the
+// bookkeeping and verdicts are ignored.
+func (c Config) Enabled() bool { return c.Budget > 0 || c.ChainBudget > 0 || c.MaxDupHops > 0 }
+
 // WithDefaults fills the zero memory bounds.
 func (c Config) WithDefaults() Config {
 	if c.MaxPatterns <= 0 {
