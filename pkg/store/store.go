@@ -79,11 +79,26 @@ type URL struct {
 	Status       int       // last HTTP status, 0 until fetched or for a network error
 	ETag         string
 	LastModified string
+	Recrawl      Recrawl // change history and next visit (not written by AdmitURLs)
 	// Ancestry carried to the fetch result for the content verdict (see
 	// queue.Verdict); not persisted: a URL loaded from the store starts a
 	// fresh chain.
 	DupHops                      int    `json:"-"`
 	ParentPattern, ParentSection uint64 `json:"-"`
+}
+
+// Recrawl is a URL's change history and its next visit (recrawl.History in
+// the store's terms; see package recrawl).
+type Recrawl struct {
+	NextFetchAt  time.Time     // zero: no visit planned (never fetched, retired, or recrawl off)
+	FetchCount   int           // answers observed
+	ChangeCount  int           // visits that found the content changed
+	Unchanged    time.Duration // total time of intervals that ended unchanged
+	ChangedTime  time.Duration // total time of intervals that ended changed
+	LastChangeAt time.Time     // the visit that last saw a change (or the first fetch)
+	Misses       int           // consecutive error or gone answers
+	Streak       int           // consecutive answers that confirmed the copy
+	ChangeRate   float64       // estimated changes per day; 0 when unknown
 }
 
 // URLUpdate moves one URL to a new state after a fetch attempt or a decision.
@@ -94,6 +109,22 @@ type URLUpdate struct {
 	Status    int
 	Attempts  int
 	FetchedAt time.Time
+	// Backoff, when positive on a failed update, schedules a retry: the URL's
+	// misses grow by one and its next visit is FetchedAt + Backoff doubled per
+	// miss before this one, at most BackoffMax.
+	Backoff, BackoffMax time.Duration
+}
+
+// Claim asks to move a URL scheduled for Due back to queued for its revisit.
+type Claim struct {
+	Hash int64
+	Due  time.Time // the next_fetch_at the revisit was emitted for
+}
+
+// Modification is a sitemap's word that a URL changed at LastMod.
+type Modification struct {
+	Hash    int64
+	LastMod time.Time
 }
 
 // Exclusion records a candidate that was never admitted, and why (DESIGN invariant
@@ -152,6 +183,34 @@ type Capture struct {
 	Links         int // links found
 	ETag          string
 	LastModified  string
+	// Change is what this fetch found compared with the URL's previous copy
+	// (a recrawl.Outcome: first, changed, not_modified, identical, near,
+	// gone, error, other); "" when not compared.
+	Change string
+	// Schedule, when set, is the URL's change history and next visit after
+	// this capture, written to the URL row; nil leaves them to the store's
+	// own count (fetch_count, change_count by digest).
+	Schedule *Recrawl `json:"-"`
+}
+
+// URLHistory is what the parser needs of a URL to compare a new fetch with
+// the copy it holds and schedule the next visit.
+type URLHistory struct {
+	State         State // "" when unknown
+	Kind          Kind
+	Score         int
+	FetchedAt     time.Time
+	ContentSHA256 []byte // of the last stored copy with content
+	SimHash       uint64
+	Recrawl       Recrawl
+}
+
+// ScheduleStats summarises the recrawl schedule.
+type ScheduleStats struct {
+	Scheduled int64     // URLs with a next visit planned
+	Due       int64     // of which due now
+	OldestDue time.Time // earliest planned visit among the due; zero when none is due
+	NextDue   time.Time // earliest planned visit; zero when none
 }
 
 // FrontierStore is what a fetcher needs: admission (the exact half of the seen-URL
@@ -178,6 +237,14 @@ type FrontierStore interface {
 	// RecordExclusions inserts exclusions; a URL already recorded keeps its first
 	// reason and has its count incremented.
 	RecordExclusions(ctx context.Context, ex []Exclusion) error
+	// DueURLs returns up to limit URLs of partition p with a visit planned,
+	// earliest first, in state stored or failed, with their Recrawl.
+	DueURLs(ctx context.Context, p int32, limit int) ([]URL, error)
+	// ClaimRevisits moves each claimed URL that is still stored or failed and
+	// still scheduled for exactly claim.Due back to queued (attempts 0, no
+	// visit planned while queued). claimed[i] reports whether claims[i] did:
+	// a revisit record replayed or emitted twice claims nothing the second time.
+	ClaimRevisits(ctx context.Context, claims []Claim) (claimed []bool, err error)
 	// ForgetExclusions deletes the exclusions of these URL hashes: URLs held
 	// back for a while (a trap budget) and admitted after all. Unknown hashes
 	// are ignored.
@@ -190,6 +257,17 @@ type CaptureStore interface {
 	StoredFetches(ctx context.Context, fetchIDs []string) ([]bool, error)
 	// URLStates returns the state of each URL hash ("" when unknown).
 	URLStates(ctx context.Context, hashes []int64) ([]State, error)
+	// URLHistories returns what the store holds of each URL hash for change
+	// detection (State "" when unknown).
+	URLHistories(ctx context.Context, hashes []int64) ([]URLHistory, error)
+	// ConfirmedCapture returns the capture a 304 for this URL confirms: the
+	// newest status-200 capture of the URL, or, when that one is a revisit,
+	// the original it refers to. ErrNotFound if the URL has none.
+	ConfirmedCapture(ctx context.Context, urlHash int64) (Capture, error)
+	// Modified plans a visit at due for each URL a sitemap says changed after
+	// its stored copy was fetched (state stored, fetched before LastMod,
+	// next visit later than due or retired not). It returns how many moved.
+	Modified(ctx context.Context, mods []Modification, due time.Time) (int, error)
 	// ContentOwner returns the first capture with this content digest and status
 	// 200, the original a revisit record refers to.
 	ContentOwner(ctx context.Context, sha []byte) (Capture, error) // ErrNotFound if none
@@ -228,6 +306,7 @@ type Reader interface {
 	URLInfo(ctx context.Context, normalized string) (URLInfo, error) // ErrNotFound when unknown
 	Host(ctx context.Context, host string) (Host, error)             // ErrNotFound when unknown
 	Captures(ctx context.Context, fn func(Capture) error) error      // every capture, by ID
+	Schedule(ctx context.Context, now time.Time) (ScheduleStats, error)
 }
 
 // Store is a whole metadata store.

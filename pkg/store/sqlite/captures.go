@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
 )
@@ -57,13 +58,81 @@ func (db *DB) URLStates(ctx context.Context, hashes []int64) ([]store.State, err
 	return states, nil
 }
 
+// URLHistories returns what the store holds of each URL for change detection.
+func (db *DB) URLHistories(ctx context.Context, hashes []int64) ([]store.URLHistory, error) {
+	out := make([]store.URLHistory, len(hashes))
+	at := positions(hashes)
+	err := inChunks(ctx, db, nil, qURLHistories, hashes, func(rows *sql.Rows) error {
+		var h int64
+		var state, kind string
+		var fetched, fp int64
+		var u store.URLHistory
+		var rc recrawlCols
+		if err := rows.Scan(append([]any{&h, &state, &kind, &u.Score, &fetched, &u.ContentSHA256, &fp}, rc.dest()...)...); err != nil {
+			return err
+		}
+		u.State, u.Kind, u.FetchedAt, u.SimHash, u.Recrawl = store.State(state), store.Kind(kind), fromMillis(fetched), uint64(fp), rc.recrawl()
+		for _, i := range at[h] {
+			out[i] = u
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up url histories: %w", err)
+	}
+	return out, nil
+}
+
+// ConfirmedCapture returns the capture a 304 for the URL confirms.
+func (db *DB) ConfirmedCapture(ctx context.Context, urlHash int64) (store.Capture, error) {
+	c, err := scanCapture(db.r.QueryRowContext(ctx, qConfirmedCapture, urlHash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, store.ErrNotFound
+	}
+	if err != nil {
+		return c, fmt.Errorf("confirmed capture of url %d: %w", urlHash, err)
+	}
+	return c, nil
+}
+
+// Modified plans a visit at due for URLs a sitemap says changed.
+func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.Time) (int, error) {
+	if len(mods) == 0 {
+		return 0, nil
+	}
+	var moved int
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		moved = 0
+		st, err := db.stmt(ctx, tx, qModified)
+		if err != nil {
+			return err
+		}
+		for _, m := range mods {
+			res, err := st.ExecContext(ctx, millis(due), m.Hash, millis(m.LastMod), millis(due))
+			if err != nil {
+				return fmt.Errorf("url %d: %w", m.Hash, err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			moved += int(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("plan visits of modified urls: %w", err)
+	}
+	return moved, nil
+}
+
 func scanCapture(rows interface{ Scan(...any) error }) (store.Capture, error) {
 	var c store.Capture
 	var fetched, simhash int64
 	err := rows.Scan(&c.ID, &c.FetchID, &c.URLHash, &c.URL, &fetched, &c.Status, &c.ContentType, &c.Length,
 		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
 		&c.ContentSHA256, &simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
-		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified)
+		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change)
 	c.FetchedAt, c.SimHash = fromMillis(fetched), uint64(simhash)
 	return c, err
 }
@@ -175,6 +244,11 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			return err
 		}
 		defer upd.Close()
+		sched, err := db.stmt(ctx, tx, qStoreURLScheduled)
+		if err != nil {
+			return err
+		}
+		defer sched.Close()
 		urlHashes := make([]int64, len(caps))
 		for i, c := range caps {
 			urlHashes[i] = c.URLHash
@@ -201,7 +275,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			res, err := ins.ExecContext(ctx, c.FetchID, urlHash, c.URL, fetched, c.Status, c.ContentType,
 				c.Length, c.Truncated, c.WARCFile, c.WARCOffset, c.WARCLength, c.WARCRecordID, c.PayloadDigest,
 				sha, fp, c.RevisitOf, c.NearDupOf, c.Title, c.Description, c.Language, c.Canonical, c.NoIndex,
-				c.Links, c.ETag, c.LastModified)
+				c.Links, c.ETag, c.LastModified, c.Change)
 			if err != nil {
 				return fmt.Errorf("insert capture %s: %w", c.FetchID, err)
 			}
@@ -230,7 +304,12 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 					return fmt.Errorf("index simhash of capture %s: %w", c.FetchID, err)
 				}
 			}
-			res, err = upd.ExecContext(ctx, fetched, c.Status, c.ETag, c.LastModified, sha, sha, fp, urlHash)
+			if c.Schedule != nil {
+				args := append([]any{fetched, c.Status, c.ETag, c.LastModified, sha, fp, fp}, recrawlArgs(*c.Schedule)...)
+				res, err = sched.ExecContext(ctx, append(args, urlHash)...)
+			} else {
+				res, err = upd.ExecContext(ctx, fetched, c.Status, c.ETag, c.LastModified, sha, sha, fp, urlHash)
+			}
 			if err != nil {
 				return fmt.Errorf("mark url of capture %s stored: %w", c.FetchID, err)
 			}

@@ -134,12 +134,95 @@ func scanURL(rows interface{ Scan(...any) error }) (store.URL, error) {
 	var u store.URL
 	var kind, state string
 	var discovered, fetched int64
-	err := rows.Scan(&u.Hash, &u.Partition, &u.URL, &u.Host, &u.Depth, &u.Level, &u.Score, &kind, &state,
+	var rc recrawlCols
+	err := rows.Scan(append([]any{&u.Hash, &u.Partition, &u.URL, &u.Host, &u.Depth, &u.Level, &u.Score, &kind, &state,
 		&u.Reason, &u.Attempts, &u.Redirects, &u.Parent, &u.CrawlID, &discovered, &fetched, &u.Status,
-		&u.ETag, &u.LastModified)
+		&u.ETag, &u.LastModified}, rc.dest()...)...)
 	u.Kind, u.State = store.Kind(kind), store.State(state)
 	u.DiscoveredAt, u.FetchedAt = fromMillis(discovered), fromMillis(fetched)
+	u.Recrawl = rc.recrawl()
 	return u, err
+}
+
+// recrawlCols scans the recrawl columns of urls, in urlColumns' order.
+type recrawlCols struct {
+	next, fetches, changes, unchanged, changed, lastChange, misses, streak int64
+	rate                                                                   float64
+}
+
+func (c *recrawlCols) dest() []any {
+	return []any{&c.next, &c.fetches, &c.changes, &c.unchanged, &c.changed, &c.lastChange, &c.misses, &c.streak, &c.rate}
+}
+
+func (c *recrawlCols) recrawl() store.Recrawl {
+	return store.Recrawl{
+		NextFetchAt: fromMillis(c.next), FetchCount: int(c.fetches), ChangeCount: int(c.changes),
+		Unchanged: time.Duration(c.unchanged) * time.Millisecond, ChangedTime: time.Duration(c.changed) * time.Millisecond,
+		LastChangeAt: fromMillis(c.lastChange), Misses: int(c.misses), Streak: int(c.streak), ChangeRate: c.rate,
+	}
+}
+
+// recrawlArgs are a Recrawl's column values, in urlColumns' order.
+func recrawlArgs(r store.Recrawl) []any {
+	return []any{millis(r.NextFetchAt), r.FetchCount, r.ChangeCount, r.Unchanged.Milliseconds(), r.ChangedTime.Milliseconds(),
+		millis(r.LastChangeAt), r.Misses, r.Streak, r.ChangeRate}
+}
+
+// DueURLs returns the earliest planned visits of partition p.
+func (db *DB) DueURLs(ctx context.Context, p int32, limit int) ([]store.URL, error) {
+	var out []store.URL
+	err := db.query(ctx, nil, qDueURLs, []any{p, limit}, func(rows *sql.Rows) error {
+		u, err := scanURL(rows)
+		out = append(out, u)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("due urls of partition %d: %w", p, err)
+	}
+	return out, nil
+}
+
+// ClaimRevisits moves due URLs back to queued, each once.
+func (db *DB) ClaimRevisits(ctx context.Context, claims []store.Claim) ([]bool, error) {
+	claimed := make([]bool, len(claims))
+	if len(claims) == 0 {
+		return claimed, nil
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		hashes := make([]int64, len(claims))
+		for i, c := range claims {
+			hashes[i] = c.Hash
+		}
+		states, err := urlStates(ctx, db, tx, hashes)
+		if err != nil {
+			return err
+		}
+		st, err := db.stmt(ctx, tx, qClaimRevisit)
+		if err != nil {
+			return err
+		}
+		counts := urlCounts{}
+		queued := urlState{state: string(store.StateQueued)}
+		clear(claimed)
+		for i, c := range claims {
+			res, err := st.ExecContext(ctx, c.Hash, millis(c.Due))
+			if err != nil {
+				return fmt.Errorf("url %d: %w", c.Hash, err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n > 0 {
+				claimed[i] = true
+				counts.move(states[c.Hash], queued)
+				states[c.Hash] = queued
+			}
+		}
+		return counts.apply(ctx, db, tx)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim revisits: %w", err)
+	}
+	return claimed, nil
 }
 
 // QueuedURLs calls fn for every queued URL of partition p, in hash order, a page at
@@ -288,7 +371,12 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 			if !ok || (cur.state != s && stateRank[u.State] <= stateRank[store.State(cur.state)]) {
 				continue
 			}
-			res, err := st.ExecContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at, u.Hash, s, s, s)
+			backoff := u.Backoff.Milliseconds()
+			if u.State != store.StateFailed {
+				backoff = 0
+			}
+			res, err := st.ExecContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at,
+				backoff, backoff, at, u.BackoffMax.Milliseconds(), backoff, u.Hash, s, s, s)
 			if err != nil {
 				return fmt.Errorf("url %d: %w", u.Hash, err)
 			}

@@ -4,13 +4,15 @@ package sqlite
 // very text the methods run. "%s" marks where inChunks puts an IN list.
 
 const urlColumns = `hash, partition, url, host, depth, level, score, kind, state, reason, attempts,
-	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified`
+	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified,
+	next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, misses, streak, change_rate`
 
 const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at`
 
 const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
 	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
-	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified`
+	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified,
+	change`
 
 // Frontier.
 const (
@@ -47,11 +49,15 @@ const (
 			errors = excluded.errors,
 			updated_at = excluded.updated_at`
 
-	// Parameters: state, reason, status, attempts, fetched_at twice, hash, then the
-	// new state three times for the forward-only check.
+	// Parameters: state, reason, status, attempts, fetched_at twice, backoff,
+	// backoff again, fetched_at, backoff max, backoff, hash, then the new state
+	// three times for the forward-only check. A positive backoff counts a miss
+	// and plans the retry (misses on the right is the old value).
 	qUpdateURL = `UPDATE urls SET
 			state = ?, reason = ?, status = ?, attempts = ?,
-			fetched_at = CASE WHEN ? <> 0 THEN ? ELSE fetched_at END
+			fetched_at = CASE WHEN ? <> 0 THEN ? ELSE fetched_at END,
+			misses = misses + (? > 0),
+			next_fetch_at = CASE WHEN ? > 0 THEN ? + min(?, ? << min(misses, 20)) ELSE next_fetch_at END
 		WHERE hash = ? AND (
 			state = ?
 			OR (state = 'queued' AND ? <> 'queued')
@@ -64,6 +70,14 @@ const (
 			count = count + 1,
 			last_at = max(last_at, excluded.last_at)`
 	qForgetExclusion = `DELETE FROM exclusions WHERE hash = ?`
+
+	qDueURLs = `SELECT ` + urlColumns + ` FROM urls INDEXED BY urls_due
+		WHERE partition = ? AND next_fetch_at > 0 AND state IN ('stored', 'failed')
+		ORDER BY next_fetch_at LIMIT ?`
+
+	// Parameters: hash, due.
+	qClaimRevisit = `UPDATE urls SET state = 'queued', reason = '', attempts = 0, next_fetch_at = 0
+		WHERE hash = ? AND next_fetch_at = ? AND state IN ('stored', 'failed')`
 )
 
 // Captures.
@@ -71,6 +85,19 @@ const (
 	qStoredFetches = `SELECT fetch_id FROM captures WHERE fetch_id IN (%s)`
 
 	qURLStates = `SELECT hash, state FROM urls WHERE hash IN (%s)`
+
+	qURLHistories = `SELECT hash, state, kind, score, fetched_at, content_sha256, simhash,
+			next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, misses, streak, change_rate
+		FROM urls WHERE hash IN (%s)`
+
+	// The newest 200 of the URL, or the original that one revisits.
+	qConfirmedCapture = `SELECT ` + captureColumns + ` FROM captures WHERE id = (
+			SELECT CASE WHEN revisit_of <> 0 THEN revisit_of ELSE id END FROM captures
+			WHERE url_hash = ? AND status = 200 AND warc_file <> '' ORDER BY id DESC LIMIT 1)`
+
+	// Parameters: due, hash, lastmod, due.
+	qModified = `UPDATE urls SET next_fetch_at = ?
+		WHERE hash = ? AND state = 'stored' AND fetched_at < ? AND (next_fetch_at = 0 OR next_fetch_at > ?)`
 
 	qContentOwner = `SELECT ` + captureColumns + ` FROM captures
 		WHERE content_sha256 = ? AND status = 200 ORDER BY id LIMIT 1`
@@ -81,8 +108,8 @@ const (
 	qInsertCapture = `INSERT INTO captures (fetch_id, url_hash, url, fetched_at, status,
 			content_type, length, truncated, warc_file, warc_offset, warc_length, warc_record_id,
 			payload_digest, content_sha256, simhash, revisit_of, near_dup_of, title, description,
-			language, canonical, noindex, links, etag, last_modified)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			language, canonical, noindex, links, etag, last_modified, change)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fetch_id) DO NOTHING`
 
 	// The counters migration 0002 took over from the captures_count_insert trigger.
@@ -101,6 +128,19 @@ const (
 			change_count = change_count + (content_sha256 IS NOT NULL AND content_sha256 IS NOT ?),
 			content_sha256 = ?, simhash = ?
 		WHERE hash = ?`
+
+	// With a schedule from the parser. Parameters: fetched_at, status, etag,
+	// last_modified, content digest twice, simhash twice, next_fetch_at,
+	// fetch_count, change_count, unchanged_ms, changed_ms, last_change_at,
+	// misses, streak, change_rate, hash. A capture without content (a 304)
+	// keeps the digest and fingerprint of the copy it confirms.
+	qStoreURLScheduled = `UPDATE urls SET
+			state = 'stored', reason = '', fetched_at = ?, status = ?, etag = ?, last_modified = ?,
+			content_sha256 = coalesce(?, content_sha256),
+			simhash = CASE WHEN ? <> 0 THEN ? ELSE simhash END,
+			next_fetch_at = ?, fetch_count = ?, change_count = ?, unchanged_ms = ?, changed_ms = ?,
+			last_change_at = ?, misses = ?, streak = ?, change_rate = ?
+		WHERE hash = ?`
 )
 
 // Reader.
@@ -108,6 +148,10 @@ const (
 	qCounters = `SELECT name, key, n FROM counters WHERE n <> 0`
 
 	qURL = `SELECT ` + urlColumns + ` FROM urls WHERE hash = ?`
+
+	qScheduled = `SELECT count(*), coalesce(min(next_fetch_at), 0),
+			coalesce(sum(next_fetch_at <= ?), 0), coalesce(min(CASE WHEN next_fetch_at <= ? THEN next_fetch_at END), 0)
+		FROM urls WHERE next_fetch_at > 0 AND state IN ('stored', 'failed')`
 
 	qExclusion = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at
 		FROM exclusions WHERE hash = ?`

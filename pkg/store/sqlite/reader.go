@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
 )
@@ -103,6 +104,18 @@ func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
 		info.Captures = append(info.Captures, c)
 	}
 	return info, rows.Err()
+}
+
+// Schedule summarises the planned visits.
+func (db *DB) Schedule(ctx context.Context, now time.Time) (store.ScheduleStats, error) {
+	var st store.ScheduleStats
+	var next, oldest int64
+	n := millis(now)
+	if err := db.r.QueryRowContext(ctx, qScheduled, n, n).Scan(&st.Scheduled, &next, &st.Due, &oldest); err != nil {
+		return st, fmt.Errorf("schedule: %w", err)
+	}
+	st.NextDue, st.OldestDue = fromMillis(next), fromMillis(oldest)
+	return st, nil
 }
 
 // Host returns one host row.

@@ -53,6 +53,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"EmptyInputs", testEmptyInputs},
 		{"CanceledContext", testCanceledContext},
 		{"Concurrent", testConcurrent},
+		{"RecrawlSchedule", testRecrawlSchedule},
+		{"ClaimRevisitsOnce", testClaimRevisitsOnce},
+		{"FailureBackoff", testFailureBackoff},
+		{"ModifiedAndConfirmed", testModifiedAndConfirmed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,324 @@
+// Package recrawl decides when a fetched URL is fetched again: it keeps a
+// URL's change history, estimates how often the page changes, and turns the
+// estimate into the next visit. It holds no state of its own; the history
+// lives in the metadata store beside the URL (urls.next_fetch_at and the
+// change statistics), so a partition that moves to another fetcher, or a
+// process killed mid-crawl, loses no schedule.
+//
+// # Estimating the change rate
+//
+// A page is modelled as a Poisson process of changes with rate λ. A crawler
+// only sees, at each visit, whether the page changed since the last one: a
+// page checked every interval I that changed tells nothing about how many
+// times. The naive estimate (changes seen / time observed) is then biased low
+// and saturates at 1/I. Cho and Garcia-Molina ("Estimating frequency of
+// change", ACM TOIT 2003) give the bias-reduced estimator for regular visits,
+//
+//	λ̂ = −ln((n − X + 0.5) / (n + 0.5)) / I
+//
+// for n visits of which X found a change. Visits here are irregular (the
+// interval follows the estimate), so the history keeps the observed time
+// split in two sums: time in intervals that ended unchanged (Tu) and time in
+// intervals that ended changed (Tc, over X such intervals). Treating the
+// changed intervals as equal to their mean t = Tc/X, the maximum-likelihood
+// condition X·t·e^(−λt)/(1−e^(−λt)) = Tu has the closed form
+// λ = ln(1 + X·t/Tu)/t, and the same half-observation correction gives
+//
+//	λ̂ = ln((Tu + (X + 0.5)·t) / (Tu + 0.5·t)) / t
+//
+// which is exactly Cho and Garcia-Molina's estimator when the visits are
+// regular. A page never seen to change counts half a change (X = 0.5, t the
+// mean interval): its estimate falls like 1/(time observed), so its interval
+// drifts towards -recrawl-max instead of jumping there after one visit; a
+// floor growing 1.5x per unchanged visit in a row (see Policy.Next) makes the
+// drift geometric.
+//
+// # Choosing the interval
+//
+// See Policy.Interval: the Lagrangian solution of Cho and Garcia-Molina
+// ("Effective page refresh policies for Web crawlers", ACM TODS 2003) for the
+// most time-averaged freshness per request, which revisits pages that change
+// faster than they can be kept fresh less often, not more.
+package recrawl
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Outcome is what one fetch of a URL found, compared with the copy the
+// crawler held.
+type Outcome string
+
+const (
+	First       Outcome = "first"        // no earlier copy
+	Changed     Outcome = "changed"      // content differs beyond the near-duplicate distance
+	NotModified Outcome = "not_modified" // 304 to a conditional request
+	Identical   Outcome = "identical"    // same SHA-256 payload
+	Near        Outcome = "near"         // same text within the SimHash near-duplicate distance (an ad, a timestamp)
+	Gone        Outcome = "gone"         // 404 or 410
+	Error       Outcome = "error"        // 5xx, 429 after retries, a network error
+	Other       Outcome = "other"        // another status (3xx, 4xx): no content to compare
+)
+
+// Unchanged reports whether the outcome confirms the held copy.
+func (o Outcome) Unchanged() bool { return o == NotModified || o == Identical || o == Near }
+
+// History is what the store keeps per URL to schedule it.
+type History struct {
+	Fetches     int           // answers observed (fetch_count)
+	Changes     int           // intervals that ended with a change (change_count)
+	Unchanged   time.Duration // total length of intervals that ended unchanged (Tu)
+	ChangedTime time.Duration // total length of intervals that ended changed (Tc)
+	LastFetch   time.Time     // previous answer with content, the start of the open interval
+	LastChange  time.Time     // when a change was last seen (the visit that saw it)
+	Misses      int           // consecutive errors or gone answers
+	Streak      int           // consecutive answers that confirmed the copy
+}
+
+// Observe records a fetch at time at with outcome o.
+func (h *History) Observe(o Outcome, at time.Time) {
+	h.Fetches++
+	switch o {
+	case Gone, Error:
+		h.Misses++
+		return
+	}
+	h.Misses = 0
+	if o.Unchanged() {
+		h.Streak++
+	} else {
+		h.Streak = 0
+	}
+	if o == First || h.LastFetch.IsZero() || !at.After(h.LastFetch) {
+		if o == First || h.LastFetch.IsZero() {
+			h.LastFetch, h.LastChange = at, at
+		}
+		return
+	}
+	d := at.Sub(h.LastFetch)
+	switch {
+	case o == Changed:
+		h.Changes++
+		h.ChangedTime += d
+		h.LastChange = at
+	case o.Unchanged():
+		h.Unchanged += d
+	default:
+		return // no content compared: the interval stays open
+	}
+	h.LastFetch = at
+}
+
+// Rate returns the estimated changes per second and whether there is any
+// observation to base it on.
+func (h History) Rate() (float64, bool) {
+	tu, tc := h.Unchanged.Seconds(), h.ChangedTime.Seconds()
+	if tu+tc <= 0 {
+		return 0, false
+	}
+	x := float64(h.Changes)
+	var t float64
+	if h.Changes > 0 {
+		t = tc / x
+	} else {
+		// Never seen to change: half a change over the mean interval. The
+		// number of unchanged intervals is not kept, so Fetches-1 stands in
+		// (the first fetch opens no interval).
+		x = 0.5
+		t = tu / float64(max(h.Fetches-1, 1))
+	}
+	return math.Log((tu+(x+0.5)*t)/(tu+0.5*t)) / t, true
+}
+
+// Policies.
+const (
+	Adaptive = "adaptive" // interval from the estimated change rate (Interval)
+	Uniform  = "uniform"  // every page every -recrawl-default: the baseline
+)
+
+// Policy configures scheduling. Its zero value schedules nothing.
+type Policy struct {
+	Enabled bool
+	Kind    string        // Adaptive or Uniform
+	Min     time.Duration // no revisit sooner (a sitemap's lastmod aside)
+	Max     time.Duration // no page left longer
+	Default time.Duration // first revisit, and the scale of the adaptive policy
+	Share   float64       // revisits' share of a host's requests while new pages wait for it
+	Retire  int           // consecutive 404/410 answers after which a URL is no longer visited
+}
+
+// Defaults an operator of an open-web crawl would expect.
+const (
+	DefaultMin     = time.Hour
+	DefaultMax     = 30 * 24 * time.Hour
+	DefaultDefault = 24 * time.Hour
+	DefaultShare   = 0.5
+	DefaultRetire  = 3
+)
+
+// DefaultPolicy returns the flags' defaults.
+func DefaultPolicy() Policy {
+	return Policy{Enabled: true, Kind: Adaptive, Min: DefaultMin, Max: DefaultMax, Default: DefaultDefault, Share: DefaultShare, Retire: DefaultRetire}
+}
+
+// RegisterFlags registers the recrawl flags.
+func (p *Policy) RegisterFlags(fs *flag.FlagSet) {
+	d := DefaultPolicy()
+	fs.BoolVar(&p.Enabled, "recrawl", d.Enabled, "revisit fetched URLs as they change (false: every URL is fetched once)")
+	fs.StringVar(&p.Kind, "recrawl-policy", d.Kind, "adaptive (interval from each page's estimated change rate and importance) or uniform (every page every -recrawl-default)")
+	fs.DurationVar(&p.Min, "recrawl-min", d.Min, "shortest interval between two visits of a page (a sitemap <lastmod> newer than the copy may bring a visit sooner)")
+	fs.DurationVar(&p.Max, "recrawl-max", d.Max, "longest interval between two visits of a page")
+	fs.DurationVar(&p.Default, "recrawl-default", d.Default, "first revisit of a page; also the scale of the adaptive policy (no page is revisited more often than about 0.9x this unless it is more important than average)")
+	fs.Float64Var(&p.Share, "recrawl-share", d.Share, "share (0..1] of a host's requests revisits may take while new pages of the host wait; 1 = no reserve for discovery")
+	fs.IntVar(&p.Retire, "recrawl-retire", d.Retire, "consecutive 404/410 answers after which a URL is retired")
+}
+
+// Validate reports settings the scheduler cannot honour.
+func (p Policy) Validate() error {
+	if !p.Enabled {
+		return nil
+	}
+	var errs []error
+	if p.Kind != Adaptive && p.Kind != Uniform {
+		errs = append(errs, fmt.Errorf("-recrawl-policy %q: want %s or %s", p.Kind, Adaptive, Uniform))
+	}
+	if p.Min <= 0 || p.Max < p.Min {
+		errs = append(errs, fmt.Errorf("-recrawl-min %v, -recrawl-max %v: want 0 < min <= max", p.Min, p.Max))
+	}
+	if p.Default < p.Min || p.Default > p.Max {
+		errs = append(errs, fmt.Errorf("-recrawl-default %v: want within [-recrawl-min, -recrawl-max]", p.Default))
+	}
+	if p.Share <= 0 || p.Share > 1 {
+		errs = append(errs, fmt.Errorf("-recrawl-share %v: want (0, 1]", p.Share))
+	}
+	if p.Retire < 1 {
+		errs = append(errs, fmt.Errorf("-recrawl-retire %d: want at least 1", p.Retire))
+	}
+	return errors.Join(errs...)
+}
+
+// Weight maps an admission score (0..100, 50 typical) to an importance
+// weight: 1 at 50, doubling every 25 points.
+func Weight(score int) float64 {
+	return math.Exp2(float64(min(max(score, 0), 100)-50) / 25)
+}
+
+// Next returns when to visit a URL again after an answer with outcome o at
+// time at, given its history with that answer observed, or the zero time when
+// it is not to be visited again (retired, or scheduling is off). sitemap marks
+// a sitemap, whose value is the changes of the pages it lists, not its own
+// freshness.
+func (p Policy) Next(h History, o Outcome, at time.Time, weight float64, sitemap bool) time.Time {
+	if !p.Enabled || o == Gone && h.Misses >= p.Retire {
+		return time.Time{}
+	}
+	if h.Misses > 0 {
+		return p.backoff(h, at)
+	}
+	if p.Kind == Uniform {
+		return at.Add(p.Default)
+	}
+	lambda, ok := h.Rate()
+	switch {
+	case !ok:
+		return at.Add(p.Default)
+	case sitemap:
+		// Visit about twice per expected change: each visit then reveals
+		// the changed pages while they are fresh news.
+		return at.Add(p.clamp(seconds(0.5 / max(lambda, 1e-12))))
+	}
+	d := p.Interval(lambda, weight)
+	if h.Streak > 0 {
+		// The estimate of a page never seen to change falls only like 1/time
+		// observed, so the interval alone would grow linearly: a page
+		// unchanged k times in a row waits at least Default·1.5^k.
+		d = max(d, p.clamp(seconds(p.Default.Seconds()*math.Pow(1.5, float64(min(h.Streak, 60))))))
+	}
+	return at.Add(d)
+}
+
+// backoff spaces the visits of a URL whose answers are errors or gone: the
+// default interval, doubled per miss in a row.
+func (p Policy) backoff(h History, at time.Time) time.Time {
+	d := p.Default << min(h.Misses-1, 20)
+	if d <= 0 || d > p.Max {
+		d = p.Max
+	}
+	return at.Add(max(d, p.Min))
+}
+
+// marginal is the freshness per request at the margin the adaptive policy
+// holds every page to, in seconds: the value that gives a page changing once
+// per Default an interval of Default (g(1) = 1 − 2/e).
+func (p Policy) marginal() float64 {
+	return (1 - 2/math.E) * p.Default.Seconds()
+}
+
+// Interval is the adaptive policy's interval for a page with change rate
+// lambda (per second) and importance weight.
+//
+// Cho and Garcia-Molina maximise Σ wᵢ·F(λᵢ, fᵢ), the time-averaged freshness
+// of pages revisited at frequencies fᵢ, F(λ, f) = (f/λ)(1 − e^(−λ/f)), under
+// a budget Σ fᵢ = B. The Lagrange condition ∂F/∂f = μ/w gives, with r = λ/f
+// the changes per interval,
+//
+//	g(r) = 1 − (1 + r)·e^(−r) = μ·λ / w
+//
+// g rises from 0 to 1, so pages with μλ/w ≥ 1 get no revisits at all: they
+// change so often that no affordable interval keeps them fresh, and every
+// request spent on them is worth more elsewhere. Slow pages get r ≈ √(2μλ/w),
+// an interval growing like 1/√λ; the shortest intervals go to pages in
+// between. μ, the freshness a request must buy, is set from Default (see
+// marginal), so Default is the policy's scale and the per-host budgets of
+// the fetcher (politeness, -recrawl-share) decide which due pages go first
+// when a host cannot take them all.
+func (p Policy) Interval(lambda, weight float64) time.Duration {
+	if lambda <= 0 || weight <= 0 {
+		return p.Max
+	}
+	target := p.marginal() * lambda / weight
+	if target >= 0.999 {
+		return p.Max
+	}
+	// g is increasing: bisection on r in (0, 50] converges without care.
+	lo, hi := 0.0, 50.0
+	for range 60 {
+		mid := (lo + hi) / 2
+		if g(mid) < target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return p.clamp(seconds((lo + hi) / 2 / lambda))
+}
+
+func g(r float64) float64 { return -math.Expm1(-r) - r*math.Exp(-r) }
+
+// Value is the expected freshness, in seconds, one revisit now buys a page
+// last fetched age ago: the chance it changed since, times the fresh time it
+// then holds over the next interval. The fetcher spends a host's scarce
+// revisit slots on the highest values first.
+func (p Policy) Value(lambda, weight float64, age, next time.Duration) float64 {
+	if lambda <= 0 {
+		lambda = 1 / p.Default.Seconds()
+	}
+	stale := -math.Expm1(-lambda * age.Seconds())
+	fresh := -math.Expm1(-lambda*next.Seconds()) / lambda
+	return weight * stale * fresh
+}
+
+func (p Policy) clamp(d time.Duration) time.Duration {
+	return min(max(d, p.Min), p.Max)
+}
+
+func seconds(s float64) time.Duration {
+	if s >= float64(math.MaxInt64)/1e9 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(s * 1e9)
+}

@@ -1,0 +1,214 @@
+package recrawl
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func testPolicy() Policy {
+	p := DefaultPolicy()
+	p.Min, p.Default, p.Max = time.Second, 10*time.Second, 1000*time.Second
+	return p
+}
+
+// observeRegular feeds n visits every interval to a page changing as a
+// Poisson process with rate lambda (per second).
+func observeRegular(rng *rand.Rand, lambda float64, interval time.Duration, n int) History {
+	var h History
+	at := time.Unix(0, 0)
+	h.Observe(First, at)
+	for range n {
+		at = at.Add(interval)
+		o := Identical
+		if rng.Float64() < -math.Expm1(-lambda*interval.Seconds()) {
+			o = Changed
+		}
+		h.Observe(o, at)
+	}
+	return h
+}
+
+// TestRateIsBiasReduced checks the estimator against the naive one on a page
+// that changes about as often as it is visited: the naive count of changes per
+// time observed cannot exceed 1/I, the estimator finds the rate.
+func TestRateIsBiasReduced(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, lambda := range []float64{0.05, 0.2, 0.5} {
+		var sum float64
+		const runs = 200
+		for range runs {
+			h := observeRegular(rng, lambda, 2*time.Second, 100)
+			r, ok := h.Rate()
+			if !ok {
+				t.Fatal("no rate after 100 visits")
+			}
+			sum += r
+		}
+		got := sum / runs
+		if math.Abs(got-lambda)/lambda > 0.1 {
+			t.Errorf("lambda %v: mean estimate %.4f, more than 10%% off", lambda, got)
+		}
+		naive := 1 - math.Exp(-lambda*2) // changes seen per visit
+		if lambda > 0.2 && naive/2 > 0.9*lambda {
+			t.Errorf("test is weak: naive estimate %.4f close to lambda %v", naive/2, lambda)
+		}
+	}
+}
+
+// TestIrregularVisitsEstimate: the same estimator with visits at varying
+// intervals stays close.
+func TestIrregularVisitsEstimate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const lambda = 0.1
+	var sum float64
+	const runs = 200
+	for range runs {
+		var h History
+		at := time.Unix(0, 0)
+		h.Observe(First, at)
+		for range 100 {
+			d := time.Duration((2 + rng.Float64()*18) * float64(time.Second))
+			at = at.Add(d)
+			o := Near
+			if rng.Float64() < -math.Expm1(-lambda*d.Seconds()) {
+				o = Changed
+			}
+			h.Observe(o, at)
+		}
+		r, _ := h.Rate()
+		sum += r
+	}
+	if got := sum / runs; math.Abs(got-lambda)/lambda > 0.15 {
+		t.Errorf("mean estimate %.4f for lambda %v", got, lambda)
+	}
+}
+
+func TestNeverChangingDriftsToMax(t *testing.T) {
+	p := testPolicy()
+	var h History
+	at := time.Unix(0, 0)
+	h.Observe(First, at)
+	next := p.Next(h, First, at, 1, false)
+	if next.Sub(at) != p.Default {
+		t.Fatalf("first revisit after %v, want -recrawl-default %v", next.Sub(at), p.Default)
+	}
+	var prev time.Duration
+	var steps int
+	for steps = 0; steps < 100; steps++ {
+		at = next
+		h.Observe(NotModified, at)
+		next = p.Next(h, NotModified, at, 1, false)
+		d := next.Sub(at)
+		if d < prev {
+			t.Fatalf("visit %d: interval fell from %v to %v for a page that never changed", steps, prev, d)
+		}
+		if d == p.Max {
+			break
+		}
+		prev = d
+	}
+	if steps < 2 || steps >= 100 {
+		t.Errorf("reached -recrawl-max after %d unchanged visits; want a drift over several", steps)
+	}
+}
+
+// TestIntervalFavoursWhatCanBeKeptFresh checks the shape of the optimal
+// policy: pages changing faster than can be kept fresh get the longest
+// interval, slow ones long intervals, the shortest go in between.
+func TestIntervalFavoursWhatCanBeKeptFresh(t *testing.T) {
+	p := testPolicy()
+	per := func(every time.Duration) time.Duration { return p.Interval(1/every.Seconds(), 1) }
+	veryFast, mid, slow := per(time.Second), per(5*time.Second), per(200*time.Second)
+	if veryFast != p.Max {
+		t.Errorf("page changing every 1s (default 10s): interval %v, want max %v", veryFast, p.Max)
+	}
+	if mid >= slow || mid >= veryFast {
+		t.Errorf("intervals: every 1s -> %v, every 5s -> %v, every 200s -> %v; want the middle one shortest", veryFast, mid, slow)
+	}
+	if got := per(p.Default); got < p.Default*99/100 || got > p.Default*101/100 {
+		t.Errorf("page changing once per default: interval %v, want about %v", got, p.Default)
+	}
+	if hi, lo := p.Interval(1/5.0, 4), p.Interval(1/5.0, 0.25); hi >= mid || lo <= mid {
+		t.Errorf("weights: important %v, average %v, minor %v; want important < average < minor", hi, mid, lo)
+	}
+	if p.Interval(0, 1) != p.Max {
+		t.Error("rate 0 must give the max interval")
+	}
+}
+
+func TestBackoffAndRetire(t *testing.T) {
+	p := testPolicy()
+	var h History
+	at := time.Unix(0, 0)
+	h.Observe(First, at)
+	var prev time.Duration
+	for i := 1; i < p.Retire; i++ {
+		h.Observe(Gone, at)
+		d := p.Next(h, Gone, at, 1, false).Sub(at)
+		if d <= prev {
+			t.Fatalf("gone %d: interval %v not longer than %v", i, d, prev)
+		}
+		prev = d
+	}
+	h.Observe(Gone, at)
+	if next := p.Next(h, Gone, at, 1, false); !next.IsZero() {
+		t.Errorf("after %d gone answers: next visit %v, want retired", p.Retire, next)
+	}
+	h.Observe(Identical, at.Add(time.Hour))
+	if h.Misses != 0 {
+		t.Errorf("an answer with content did not reset misses: %d", h.Misses)
+	}
+	for range 30 {
+		h.Observe(Error, at)
+	}
+	if next := p.Next(h, Error, at, 1, false); next.IsZero() || next.Sub(at) != p.Max {
+		t.Errorf("errors: next %v, want the max interval, never retired", next)
+	}
+}
+
+func TestUniformAndOff(t *testing.T) {
+	p := testPolicy()
+	p.Kind = Uniform
+	h := observeRegular(rand.New(rand.NewPCG(5, 6)), 1, time.Second, 20)
+	at := time.Unix(100, 0)
+	if d := p.Next(h, Changed, at, 1, false).Sub(at); d != p.Default {
+		t.Errorf("uniform: %v, want %v", d, p.Default)
+	}
+	p.Enabled = false
+	if !p.Next(h, Changed, at, 1, false).IsZero() {
+		t.Error("disabled policy scheduled a visit")
+	}
+}
+
+func TestValueOrdersStaleAndChaseable(t *testing.T) {
+	p := testPolicy()
+	next := 10 * time.Second
+	slowStale := p.Value(1/20.0, 1, 60*time.Second, next)
+	slowFresh := p.Value(1/20.0, 1, time.Second, next)
+	hopeless := p.Value(10, 1, 60*time.Second, next)
+	if !(slowStale > slowFresh && slowStale > hopeless) {
+		t.Errorf("values: stale slow page %.3f, recently fetched %.3f, changing 10/s %.3f", slowStale, slowFresh, hopeless)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := DefaultPolicy().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []func(*Policy){
+		func(p *Policy) { p.Kind = "x" },
+		func(p *Policy) { p.Min = 0 },
+		func(p *Policy) { p.Max = p.Min / 2 },
+		func(p *Policy) { p.Default = p.Max * 2 },
+		func(p *Policy) { p.Share = 0 },
+		func(p *Policy) { p.Retire = 0 },
+	} {
+		p := DefaultPolicy()
+		bad(&p)
+		if p.Validate() == nil {
+			t.Errorf("%+v accepted", p)
+		}
+	}
+}

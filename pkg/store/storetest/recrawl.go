@@ -1,0 +1,172 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// scheduled stores a capture of u fetched at at with a visit planned at next.
+func scheduled(t *testing.T, s store.Store, u store.URL, id string, at, next time.Time, change string) store.Capture {
+	t.Helper()
+	c := Capture(u, id, "body "+id, 0x1234)
+	c.FetchedAt, c.Change = at, change
+	c.Schedule = &store.Recrawl{NextFetchAt: next, FetchCount: 2, ChangeCount: 1, Unchanged: 3 * time.Hour,
+		ChangedTime: 90 * time.Minute, LastChangeAt: at, Misses: 0, Streak: 1, ChangeRate: 0.75}
+	caps := []store.Capture{c}
+	addCaptures(t, s, caps)
+	return caps[0]
+}
+
+// testRecrawlSchedule: a capture's schedule lands on the URL row, DueURLs
+// returns a partition's planned visits earliest first, histories read back.
+func testRecrawlSchedule(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a, b, c, other := URL(7, "a.example", "/1"), URL(7, "a.example", "/2"), URL(7, "a.example", "/3"), URL(8, "b.example", "/1")
+	admit(t, s, a, b, c, other)
+	scheduled(t, s, a, "fa", t0, t0.Add(2*time.Hour), "changed")
+	scheduled(t, s, b, "fb", t0, t0.Add(time.Hour), "identical")
+	scheduled(t, s, other, "fo", t0, t0.Add(time.Minute), "first")
+	due, err := s.DueURLs(ctx, 7, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 2 || due[0].Hash != b.Hash || due[1].Hash != a.Hash {
+		t.Fatalf("DueURLs(7) = %d URLs %v; want b then a (c is queued, other in partition 8)", len(due), due)
+	}
+	r := due[1].Recrawl
+	want := store.Recrawl{NextFetchAt: t0.Add(2 * time.Hour), FetchCount: 2, ChangeCount: 1, Unchanged: 3 * time.Hour,
+		ChangedTime: 90 * time.Minute, LastChangeAt: t0, Streak: 1, ChangeRate: 0.75}
+	if !r.NextFetchAt.Equal(want.NextFetchAt) || !r.LastChangeAt.Equal(want.LastChangeAt) || r.FetchCount != want.FetchCount ||
+		r.ChangeCount != want.ChangeCount || r.Unchanged != want.Unchanged || r.ChangedTime != want.ChangedTime ||
+		r.Streak != want.Streak || r.ChangeRate != want.ChangeRate {
+		t.Errorf("recrawl of a = %+v, want %+v", r, want)
+	}
+	if due, _ := s.DueURLs(ctx, 7, 1); len(due) != 1 || due[0].Hash != b.Hash {
+		t.Errorf("DueURLs limit 1 = %v, want b", due)
+	}
+	hs, err := s.URLHistories(ctx, []int64{a.Hash, c.Hash, 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs[0].State != store.StateStored || hs[0].Recrawl.FetchCount != 2 || len(hs[0].ContentSHA256) != 32 || hs[0].SimHash != 0x1234 || !hs[0].FetchedAt.Equal(t0) {
+		t.Errorf("history of a = %+v", hs[0])
+	}
+	if hs[1].State != store.StateQueued || hs[2].State != "" {
+		t.Errorf("histories of queued and unknown = %+v, %+v", hs[1], hs[2])
+	}
+	info, err := s.URLInfo(ctx, a.URL)
+	if err != nil || len(info.Captures) != 1 || info.Captures[0].Change != "changed" || !info.URL.Recrawl.NextFetchAt.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("URLInfo(a) = %+v, %v; want its capture's change and next visit", info, err)
+	}
+	st, err := s.Schedule(ctx, t0.Add(90*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Scheduled != 3 || st.Due != 2 || !st.NextDue.Equal(t0.Add(time.Minute)) || !st.OldestDue.Equal(t0.Add(time.Minute)) {
+		t.Errorf("Schedule = %+v; want 3 scheduled, 2 due, oldest and next at t0+1m", st)
+	}
+	// A capture without content keeps the digest of the copy it confirms.
+	nm := Capture(a, "fa2", "", 0)
+	nm.Status, nm.ContentSHA256, nm.FetchedAt, nm.Change = 304, nil, t0.Add(3*time.Hour), "not_modified"
+	nm.Schedule = &store.Recrawl{NextFetchAt: t0.Add(9 * time.Hour), FetchCount: 3}
+	addCaptures(t, s, []store.Capture{nm})
+	hs, _ = s.URLHistories(ctx, []int64{a.Hash})
+	if len(hs[0].ContentSHA256) != 32 || hs[0].SimHash != 0x1234 || hs[0].Recrawl.FetchCount != 3 {
+		t.Errorf("after a 304: history %+v; want the earlier digest and fingerprint kept", hs[0])
+	}
+}
+
+// testClaimRevisitsOnce: a due URL goes back to queued once, only for the
+// visit it was scheduled for, and the counts follow.
+func testClaimRevisitsOnce(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a, b := URL(3, "c.example", "/a"), URL(3, "c.example", "/b")
+	admit(t, s, a, b)
+	due := t0.Add(time.Hour)
+	scheduled(t, s, a, "ca", t0, due, "first")
+	scheduled(t, s, b, "cb", t0, due, "first")
+	claimed, err := s.ClaimRevisits(ctx, []store.Claim{{Hash: a.Hash, Due: due}, {Hash: b.Hash, Due: due.Add(time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !claimed[0] || claimed[1] {
+		t.Fatalf("claims = %v; want a claimed, b not (scheduled for another time)", claimed)
+	}
+	again, err := s.ClaimRevisits(ctx, []store.Claim{{Hash: a.Hash, Due: due}})
+	if err != nil || again[0] {
+		t.Fatalf("second claim of a = %v, %v; want not claimed", again, err)
+	}
+	q := queued(t, s, 3)
+	if _, ok := q[a.Hash]; !ok || len(q) != 1 {
+		t.Errorf("queued of partition 3 = %v; want a only", q)
+	}
+	if due, _ := s.DueURLs(ctx, 3, 10); len(due) != 1 || due[0].Hash != b.Hash {
+		t.Errorf("DueURLs after the claim = %v; want b only", due)
+	}
+	if st := stats(t, s); st.URLs[store.StateQueued] != 1 || st.URLs[store.StateStored] != 1 {
+		t.Errorf("url counts %v; want 1 queued, 1 stored", st.URLs)
+	}
+}
+
+// testFailureBackoff: a failed update with a backoff counts a miss and plans
+// the retry, doubling per miss up to the maximum.
+func testFailureBackoff(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a := URL(4, "d.example", "/a")
+	admit(t, s, a)
+	at := t0.Add(time.Hour)
+	update(t, s, store.URLUpdate{Hash: a.Hash, State: store.StateFailed, Reason: "fetch_timeout", FetchedAt: at, Backoff: time.Minute, BackoffMax: 3 * time.Minute})
+	due, _ := s.DueURLs(ctx, 4, 10)
+	if len(due) != 1 || !due[0].Recrawl.NextFetchAt.Equal(at.Add(time.Minute)) || due[0].Recrawl.Misses != 1 {
+		t.Fatalf("after one failure: %v; want a retry 1m later, 1 miss", due)
+	}
+	claimed, err := s.ClaimRevisits(ctx, []store.Claim{{Hash: a.Hash, Due: at.Add(time.Minute)}})
+	if err != nil || !claimed[0] {
+		t.Fatalf("claim failed URL: %v, %v", claimed, err)
+	}
+	at2 := at.Add(time.Hour)
+	update(t, s, store.URLUpdate{Hash: a.Hash, State: store.StateFailed, Reason: "fetch_timeout", FetchedAt: at2, Backoff: time.Minute, BackoffMax: 3 * time.Minute})
+	due, _ = s.DueURLs(ctx, 4, 10)
+	if len(due) != 1 || !due[0].Recrawl.NextFetchAt.Equal(at2.Add(2*time.Minute)) || due[0].Recrawl.Misses != 2 {
+		t.Fatalf("after two failures: %+v; want a retry 2m later, 2 misses", due)
+	}
+	b := URL(4, "d.example", "/b")
+	admit(t, s, b)
+	update(t, s, store.URLUpdate{Hash: b.Hash, State: store.StateFailed, Reason: "fetch_timeout", FetchedAt: at})
+	if due, _ := s.DueURLs(ctx, 4, 10); len(due) != 1 {
+		t.Errorf("a failure without backoff planned a visit: %v", due)
+	}
+}
+
+// testModifiedAndConfirmed: a sitemap's lastmod brings a stored URL's visit
+// forward only when its copy is older; a 304 confirms the newest original.
+func testModifiedAndConfirmed(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a, b := URL(5, "e.example", "/a"), URL(5, "e.example", "/b")
+	admit(t, s, a, b)
+	orig := scheduled(t, s, a, "ma", t0, t0.Add(10*time.Hour), "first")
+	scheduled(t, s, b, "mb", t0, t0.Add(10*time.Hour), "first")
+	due := t0.Add(time.Hour)
+	n, err := s.Modified(ctx, []store.Modification{{Hash: a.Hash, LastMod: t0.Add(time.Minute)}, {Hash: b.Hash, LastMod: t0.Add(-time.Minute)}}, due)
+	if err != nil || n != 1 {
+		t.Fatalf("Modified = %d, %v; want 1 (b's copy is newer than its lastmod)", n, err)
+	}
+	got, _ := s.DueURLs(ctx, 5, 10)
+	if len(got) != 2 || got[0].Hash != a.Hash || !got[0].Recrawl.NextFetchAt.Equal(due) {
+		t.Errorf("DueURLs = %v; want a first, due at %v", got, due)
+	}
+	if _, err := s.ConfirmedCapture(ctx, b.Hash+1); err == nil {
+		t.Error("ConfirmedCapture of an unknown URL succeeded")
+	}
+	// An identical revisit of a later fetch: the 304 confirms the original.
+	rev := Capture(a, "ma2", "body ma", 0)
+	rev.FetchedAt, rev.RevisitOf = t0.Add(2*time.Hour), orig.ID
+	addCaptures(t, s, []store.Capture{rev})
+	c, err := s.ConfirmedCapture(ctx, a.Hash)
+	if err != nil || c.ID != orig.ID || c.WARCRecordID != orig.WARCRecordID {
+		t.Errorf("ConfirmedCapture(a) = %+v, %v; want the original %d", c, err, orig.ID)
+	}
+}
