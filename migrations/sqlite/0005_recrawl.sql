@@ -3,6 +3,7 @@
 ALTER TABLE urls ADD COLUMN unchanged_ms   INTEGER NOT NULL DEFAULT 0; -- time of intervals that ended unchanged
 ALTER TABLE urls ADD COLUMN changed_ms     INTEGER NOT NULL DEFAULT 0; -- time of intervals that ended changed
 ALTER TABLE urls ADD COLUMN last_change_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE urls ADD COLUMN visited_at     INTEGER NOT NULL DEFAULT 0; -- the last answer compared (fetched_at also moves on errors)
 ALTER TABLE urls ADD COLUMN misses         INTEGER NOT NULL DEFAULT 0; -- consecutive error or gone answers
 ALTER TABLE urls ADD COLUMN streak         INTEGER NOT NULL DEFAULT 0; -- consecutive answers confirming the copy
 ALTER TABLE urls ADD COLUMN change_rate    REAL    NOT NULL DEFAULT 0; -- estimated changes per day

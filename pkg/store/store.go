@@ -96,6 +96,7 @@ type Recrawl struct {
 	Unchanged    time.Duration // total time of intervals that ended unchanged
 	ChangedTime  time.Duration // total time of intervals that ended changed
 	LastChangeAt time.Time     // the visit that last saw a change (or the first fetch)
+	LastVisitAt  time.Time     // the last answer whose content was compared: where the open interval starts
 	Misses       int           // consecutive error or gone answers
 	Streak       int           // consecutive answers that confirmed the copy
 	ChangeRate   float64       // estimated changes per day; 0 when unknown

@@ -151,21 +151,21 @@ type recrawlCols struct {
 }
 
 func (c *recrawlCols) dest() []any {
-	return []any{&c.next, &c.fetches, &c.changes, &c.unchanged, &c.changed, &c.lastChange, &c.misses, &c.streak, &c.rate}
+	return []any{&c.next, &c.fetches, &c.changes, &c.unchanged, &c.changed, &c.lastChange, &c.visited, &c.misses, &c.streak, &c.rate}
 }
 
 func (c *recrawlCols) recrawl() store.Recrawl {
 	return store.Recrawl{
 		NextFetchAt: fromMillis(c.next), FetchCount: int(c.fetches), ChangeCount: int(c.changes),
 		Unchanged: time.Duration(c.unchanged) * time.Millisecond, ChangedTime: time.Duration(c.changed) * time.Millisecond,
-		LastChangeAt: fromMillis(c.lastChange), Misses: int(c.misses), Streak: int(c.streak), ChangeRate: c.rate,
+		LastChangeAt: fromMillis(c.lastChange), LastVisitAt: fromMillis(c.visited), Misses: int(c.misses), Streak: int(c.streak), ChangeRate: c.rate,
 	}
 }
 
 // recrawlArgs are a Recrawl's column values, in urlColumns' order.
 func recrawlArgs(r store.Recrawl) []any {
 	return []any{millis(r.NextFetchAt), r.FetchCount, r.ChangeCount, r.Unchanged.Milliseconds(), r.ChangedTime.Milliseconds(),
-		millis(r.LastChangeAt), r.Misses, r.Streak, r.ChangeRate}
+		millis(r.LastChangeAt), millis(r.LastVisitAt), r.Misses, r.Streak, r.ChangeRate}
 }
 
 // DueURLs returns the earliest planned visits of partition p.

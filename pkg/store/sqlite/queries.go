@@ -5,7 +5,7 @@ package sqlite
 
 const urlColumns = `hash, partition, url, host, depth, level, score, kind, state, reason, attempts,
 	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified,
-	next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, misses, streak, change_rate`
+	next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, visited_at, misses, streak, change_rate`
 
 const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at`
 
@@ -87,7 +87,7 @@ const (
 	qURLStates = `SELECT hash, state FROM urls WHERE hash IN (%s)`
 
 	qURLHistories = `SELECT hash, state, kind, score, fetched_at, content_sha256, simhash,
-			next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, misses, streak, change_rate
+			next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, visited_at, misses, streak, change_rate
 		FROM urls WHERE hash IN (%s)`
 
 	// The newest 200 of the URL, or the original that one revisits.
@@ -132,14 +132,14 @@ const (
 	// With a schedule from the parser. Parameters: fetched_at, status, etag,
 	// last_modified, content digest twice, simhash twice, next_fetch_at,
 	// fetch_count, change_count, unchanged_ms, changed_ms, last_change_at,
-	// misses, streak, change_rate, hash. A capture without content (a 304)
+	// visited_at, misses, streak, change_rate, hash. A capture without content (a 304)
 	// keeps the digest and fingerprint of the copy it confirms.
 	qStoreURLScheduled = `UPDATE urls SET
 			state = 'stored', reason = '', fetched_at = ?, status = ?, etag = ?, last_modified = ?,
 			content_sha256 = coalesce(?, content_sha256),
 			simhash = CASE WHEN ? <> 0 THEN ? ELSE simhash END,
 			next_fetch_at = ?, fetch_count = ?, change_count = ?, unchanged_ms = ?, changed_ms = ?,
-			last_change_at = ?, misses = ?, streak = ?, change_rate = ?
+			last_change_at = ?, visited_at = ?, misses = ?, streak = ?, change_rate = ?
 		WHERE hash = ?`
 )
 

@@ -14,7 +14,7 @@ func scheduled(t *testing.T, s store.Store, u store.URL, id string, at, next tim
 	c := Capture(u, id, "body "+id, 0x1234)
 	c.FetchedAt, c.Change = at, change
 	c.Schedule = &store.Recrawl{NextFetchAt: next, FetchCount: 2, ChangeCount: 1, Unchanged: 3 * time.Hour,
-		ChangedTime: 90 * time.Minute, LastChangeAt: at, Misses: 0, Streak: 1, ChangeRate: 0.75}
+		ChangedTime: 90 * time.Minute, LastChangeAt: at, LastVisitAt: at.Add(time.Second), Misses: 0, Streak: 1, ChangeRate: 0.75}
 	caps := []store.Capture{c}
 	addCaptures(t, s, caps)
 	return caps[0]
@@ -38,8 +38,8 @@ func testRecrawlSchedule(t *testing.T, s store.Store) {
 	}
 	r := due[1].Recrawl
 	want := store.Recrawl{NextFetchAt: t0.Add(2 * time.Hour), FetchCount: 2, ChangeCount: 1, Unchanged: 3 * time.Hour,
-		ChangedTime: 90 * time.Minute, LastChangeAt: t0, Streak: 1, ChangeRate: 0.75}
-	if !r.NextFetchAt.Equal(want.NextFetchAt) || !r.LastChangeAt.Equal(want.LastChangeAt) || r.FetchCount != want.FetchCount ||
+		ChangedTime: 90 * time.Minute, LastChangeAt: t0, LastVisitAt: t0.Add(time.Second), Streak: 1, ChangeRate: 0.75}
+	if !r.NextFetchAt.Equal(want.NextFetchAt) || !r.LastChangeAt.Equal(want.LastChangeAt) || !r.LastVisitAt.Equal(want.LastVisitAt) || r.FetchCount != want.FetchCount ||
 		r.ChangeCount != want.ChangeCount || r.Unchanged != want.Unchanged || r.ChangedTime != want.ChangedTime ||
 		r.Streak != want.Streak || r.ChangeRate != want.ChangeRate {
 		t.Errorf("recrawl of a = %+v, want %+v", r, want)
