@@ -146,8 +146,8 @@ func scanURL(rows interface{ Scan(...any) error }) (store.URL, error) {
 
 // recrawlCols scans the recrawl columns of urls, in urlColumns' order.
 type recrawlCols struct {
-	next, fetches, changes, unchanged, changed, lastChange, misses, streak int64
-	rate                                                                   float64
+	next, fetches, changes, unchanged, changed, lastChange, visited, misses, streak int64
+	rate                                                                            float64
 }
 
 func (c *recrawlCols) dest() []any {
