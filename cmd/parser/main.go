@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -43,6 +44,8 @@ func run() int {
 	batch := fs.Int("batch", 500, "fetch results per batch at most (one WARC segment per batch when -blobs is remote)")
 	batchWait := fs.Duration("batch-wait", parser.DefaultBatchWait, "how long a batch may gather fetch results (up to 1 MiB) before it is processed; longer batches cost less per page and add latency")
 	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultLevel, "gzip level of WARC records, 1 (fastest) to 9 (smallest); the default 3 takes 28% less CPU per record than 6 for 4-8% more bytes on uncompressed HTML")
+	var recrawlPolicy recrawl.Policy
+	recrawlPolicy.RegisterFlags(fs)
 	spool := fs.String("spool", filepath.Join(os.TempDir(), "crawler-parser-spool"), "local folder where WARC segments are written before upload")
 	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
@@ -99,7 +102,7 @@ func run() int {
 		logger.Error("open WARC segments", "err", err)
 		return 1
 	}
-	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
+	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
 	if err != nil {
 		logger.Error("build parser", "err", err)
 		return 1

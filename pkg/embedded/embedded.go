@@ -53,6 +53,7 @@ type Config struct {
 	CrawlID          string
 	Listen           string
 	ExitWhenIdle     bool
+	IdleHorizon      time.Duration
 	MaxDuration      time.Duration
 	Progress         time.Duration
 	WARCSegmentBytes int64
@@ -69,7 +70,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.SeedsFile, "seeds", "", "file of seed URLs, one per line, '#' starts a comment")
 	fs.StringVar(&c.CrawlID, "crawl-id", "", "label stored with every URL and capture of this run's seeds")
 	fs.StringVar(&c.Listen, "listen", "", "address for the REST API and /metrics while running, e.g. 127.0.0.1:8080 (empty = off)")
-	fs.BoolVar(&c.ExitWhenIdle, "exit-when-idle", false, "exit 0 once nothing is queued, waiting or in flight")
+	fs.BoolVar(&c.ExitWhenIdle, "exit-when-idle", false, "exit 0 once nothing is queued, waiting or in flight, and no revisit is due within -idle-horizon")
+	fs.DurationVar(&c.IdleHorizon, "idle-horizon", 0, "with -exit-when-idle, keep running while a planned revisit is due within this long (0: exit once nothing is queued or in flight, as without recrawl)")
 	fs.DurationVar(&c.MaxDuration, "max-duration", 0, "stop cleanly after this long (0 = no limit)")
 	fs.DurationVar(&c.Progress, "progress", 5*time.Second, "interval of the progress line (0 = off)")
 	fs.Int64Var(&c.WARCSegmentBytes, "warc-segment-bytes", 1<<30, "roll WARC segments at this size")
@@ -96,6 +98,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Parsers < 1 || c.Parsers > queue.EmbeddedPagesPartitions {
 		errs = append(errs, fmt.Errorf("-parsers %d: want 1..%d", c.Parsers, queue.EmbeddedPagesPartitions))
+	}
+	if c.IdleHorizon < 0 {
+		errs = append(errs, errors.New("-idle-horizon must not be negative"))
 	}
 	if c.MaxDuration < 0 {
 		errs = append(errs, errors.New("-max-duration must not be negative"))
@@ -231,7 +236,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	}
 	var parsers []*parser.Parser
 	for i := range cfg.Parsers {
-		par, err := parser.New(parser.Config{RobotsAgent: robotsAgent}, nearDups, segments, kopts, reg, log.With("component", "parser", "parser", i))
+		par, err := parser.New(parser.Config{RobotsAgent: robotsAgent, Recrawl: cfg.Fetcher.Recrawl}, nearDups, segments, kopts, reg, log.With("component", "parser", "parser", i))
 		if err != nil {
 			return Summary{}, err
 		}
@@ -375,7 +380,7 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 		}
 		// Idle is read before the backlogs, so work that leaves the fetcher
 		// after the reading is in a backlog when it is read.
-		idle := fet.Idle()
+		idle := fet.Idle() && !revisitWithin(fet, cfg.IdleHorizon)
 		lags, _ := queue.GroupLags(ctx, adm) // a group that could not be asked is absent
 		fet.Throttle(lags[queue.GroupParsers], lags[queue.GroupFetchers])
 		if cfg.Progress > 0 && time.Since(lastProgress) >= cfg.Progress {
@@ -396,6 +401,13 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 			return reasonIdle
 		}
 	}
+}
+
+// revisitWithin reports whether a planned revisit is due within horizon
+// (a due one always counts: it is work not yet emitted).
+func revisitWithin(fet *fetcher.Fetcher, horizon time.Duration) bool {
+	next := fet.NextDue()
+	return !next.IsZero() && time.Until(next) <= horizon
 }
 
 // drained reports whether both consumer groups have committed everything.

@@ -89,6 +89,8 @@ type candidate struct {
 	pat        pattern.Candidate
 	operator   bool // level set by the operator's priority: no shift
 	released   bool // held back by a budget before, its exclusion recorded
+	revisit    bool // a planned revisit: claimed in the store, not admitted
+	due        time.Time
 }
 
 // decodedURL is a crawl.urls record after the parallel stage of admission.
@@ -106,6 +108,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		cands    []candidate
 		excluded []store.Exclusion
 		reroute  []*kgo.Record
+		revisits []candidate
 		byHash   = map[int64]int{}
 	)
 	// Decoding and normalizing take most of admission's CPU and need no shared
@@ -161,7 +164,17 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		if hi.scheme == "" {
 			hi.scheme = schemeOf(norm)
 		}
-		v := f.rules.Check(admit.Candidate{URL: norm, Depth: u.Depth, Seed: u.Seed, HostPages: hi.pages, Now: now})
+		hostPages := hi.pages
+		if u.Revisit != nil {
+			hostPages = 0 // a revisit adds no page to the host's budget
+		}
+		v := f.rules.Check(admit.Candidate{URL: norm, Depth: u.Depth, Seed: u.Seed, HostPages: hostPages, Now: now})
+		if !v.Admit && u.Revisit != nil {
+			// The rules changed since the URL was stored (scope, depth): the
+			// planned visit lapses, and the claim below is not made.
+			f.log.Debug("revisit no longer admitted", "url", norm, "reason", v.Reason)
+			continue
+		}
 		if !v.Admit {
 			ex.Reason = v.Reason
 			excluded = append(excluded, ex)
@@ -184,6 +197,13 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			Redirects: u.Redirects, Parent: u.Parent, CrawlID: u.CrawlID, DiscoveredAt: now,
 			DupHops: u.DupHops,
 		}
+		if r := u.Revisit; r != nil {
+			c.revisit, c.due = true, r.Due
+			c.row.Level, c.row.ETag, c.row.LastModified = r.Level, r.ETag, r.LastModified
+			revisits = append(revisits, c)
+			byHash[hash] = -1
+			continue
+		}
 		if kind == store.KindPage {
 			f.describe(&c, norm, u.Parent, host)
 		}
@@ -196,6 +216,22 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		if err := f.kafka.ProduceSync(ctx, reroute...).FirstErr(); err != nil {
 			return fmt.Errorf("re-route or dead-letter %d records: %w", len(reroute), err)
 		}
+	}
+
+	claimed, err := f.claimRevisits(ctx, revisits)
+	if err != nil {
+		return fmt.Errorf("claim %d revisits: %w", len(revisits), err)
+	}
+	if len(claimed) > 0 {
+		f.mu.Lock()
+		for _, c := range claimed {
+			if f.owned[c.row.Partition] {
+				it := itemOf(c.row, c.fromRobots)
+				it.Revisit = true
+				f.fr.Push(it)
+			}
+		}
+		f.mu.Unlock()
 	}
 
 	var fresh []candidate

@@ -42,6 +42,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/seen"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -77,6 +78,7 @@ type Config struct {
 	Admit    admit.Config
 	Patterns pattern.Config
 	Fetch    fetch.Config
+	Recrawl  recrawl.Policy
 }
 
 // RegisterFlags registers the fetcher's flags (and those of admission and fetch).
@@ -108,6 +110,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Admit.RegisterFlags(fs, "")
 	c.Patterns.RegisterFlags(fs, "")
 	c.Fetch.RegisterFlags(fs, "")
+	c.Recrawl.RegisterFlags(fs)
 }
 
 // Backpressure bounds (the flags' defaults; RegisterFlags keeps bounds a
@@ -171,6 +174,9 @@ func (c *Config) Validate() error {
 	if c.HoldPages < 0 || c.HoldURLs < 0 {
 		errs = append(errs, fmt.Errorf("hold-pages-lag %d and hold-urls-lag %d must not be negative", c.HoldPages, c.HoldURLs))
 	}
+	if err := c.Recrawl.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.PagesPartitions < 0 {
 		errs = append(errs, fmt.Errorf("pages partitions %d < 0", c.PagesPartitions))
 	}
@@ -232,6 +238,8 @@ type Fetcher struct {
 	mu        sync.Mutex
 	hosts     map[string]*hostInfo // robots and bookkeeping of owned hosts
 	owned     map[int32]bool
+	emitted   map[int64]emitted // revisit records produced and not yet claimed
+	nextDue   time.Time         // earliest planned visit of the owned partitions, as of the last scan
 	dirty     map[string]bool // hosts whose state changed since the last save
 	updates   []store.URLUpdate
 	cache     SharedCache // nil: nothing shared (embedded mode)
@@ -258,6 +266,7 @@ type hostInfo struct {
 	// URL-pattern budgets and the URLs they hold back; nil until the host's
 	// first candidate.
 	patterns *pattern.Host[candidate]
+	revisits int // revisits emitted or queued and not yet fetched
 }
 
 // New builds a fetcher. kafkaOpts are the shared client options (brokers, logger);
@@ -282,6 +291,7 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		metrics:  newMetrics(reg),
 		hosts:    map[string]*hostInfo{},
 		owned:    map[int32]bool{},
+		emitted:  map[int64]emitted{},
 		dirty:    map[string]bool{},
 		limitHit: make(chan struct{}),
 		halted:   make(chan struct{}),
@@ -486,6 +496,7 @@ func (f *Fetcher) Run(ctx context.Context) error {
 			f.work(workCtx)
 		}()
 	}
+	go f.recrawlLoop(workCtx)
 	saveCtx, stopSave := context.WithCancel(context.WithoutCancel(ctx))
 	saved := make(chan struct{})
 	go func() {

@@ -25,6 +25,10 @@ type metrics struct {
 	held            prometheus.Gauge
 	politeness      prometheus.Histogram
 	storeSeconds    *prometheus.HistogramVec
+	recrawlDue      prometheus.Gauge
+	recrawlOverdue  prometheus.Gauge
+	recrawlEmitted  prometheus.Counter
+	recrawlClaims   *prometheus.CounterVec
 }
 
 // frontierCollector reports the frontier's size at scrape time.
@@ -154,9 +158,26 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 12),
 		}),
 		storeSeconds: telemetry.StoreSeconds(reg),
+		recrawlDue: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawler_recrawl_due_urls",
+			Help: "Planned revisits due in the owned partitions at the last scan (at most 256 read per partition).",
+		}),
+		recrawlOverdue: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawler_recrawl_oldest_overdue_seconds",
+			Help: "How long the most overdue planned revisit of the owned partitions has been due, at the last scan; 0 when none is due.",
+		}),
+		recrawlEmitted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_recrawl_revisits_sent_total",
+			Help: "Due revisits produced to crawl.urls by the recrawl scheduler.",
+		}),
+		recrawlClaims: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_recrawl_claims_total",
+			Help: "Revisit records at admission, by result: claimed (queued for their visit) or stale (claimed already, or rescheduled).",
+		}, []string{"result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness)
+		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness,
+			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims)
 	}
 	return m
 }

@@ -109,7 +109,11 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
 		}
 		f.mu.Lock()
 		delete(f.owned, p)
+		f.forgetPartitionRevisits(p)
 		for _, s := range states {
+			if hi := f.hosts[s.Host]; hi != nil {
+				hi.revisits = 0
+			}
 			if !save {
 				delete(f.hosts, s.Host)
 				delete(f.dirty, s.Host)

@@ -291,7 +291,13 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 			return out
 		}
 		f.noteError(lease.Host)
-		f.queueUpdate(store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "fetch_" + class, Attempts: it.Attempts + 1, FetchedAt: done})
+		f.finished(it)
+		up := store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "fetch_" + class, Attempts: it.Attempts + 1, FetchedAt: done}
+		if f.cfg.Recrawl.Enabled && retriable {
+			// Errors back off: tried again later, each miss doubling the wait.
+			up.Backoff, up.BackoffMax = f.cfg.Recrawl.Default, f.cfg.Recrawl.Max
+		}
+		f.queueUpdate(up)
 		return out
 	}
 	f.metrics.fetches.WithLabelValues("response", statusClass(resp.Status)).Inc()
@@ -310,8 +316,19 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 	if resp.Status >= 500 {
 		f.noteError(lease.Host)
 	}
+	f.finished(it)
 	f.produce(it, resp, hash)
 	return out
+}
+
+// finished counts a revisit off its host's revisit budget once its fetch is
+// over (not when it is put back for a retry).
+func (f *Fetcher) finished(it frontier.Item) {
+	if it.Revisit {
+		f.mu.Lock()
+		f.revisitDone(it.Host)
+		f.mu.Unlock()
+	}
 }
 
 func (f *Fetcher) noteError(host string) {

@@ -51,6 +51,7 @@ type Item struct {
 	// led here, and the pattern keys of the page that linked it.
 	DupHops                      int
 	ParentPattern, ParentSection uint64
+	Revisit                      bool // a planned revisit of a stored URL
 }
 
 // Config sets the politeness schedule. Zero values take the defaults noted.

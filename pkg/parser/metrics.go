@@ -19,6 +19,8 @@ type metrics struct {
 	storageFailures prometheus.Counter
 	deadLetters     prometheus.Counter
 	known           prometheus.Counter
+	changes         *prometheus.CounterVec
+	lastmodDue      prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -70,6 +72,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_parser_known_urls_total",
 			Help: "Discovered URLs not sent to crawl.urls because the store already holds them.",
 		}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_recrawl_fetch_outcomes_total",
+			Help: "Fetches compared with the URL's previous copy, by outcome: first, changed, not_modified (304), identical (same SHA-256), near (within the SimHash distance), gone (404/410), error, other.",
+		}, []string{"outcome"}),
+		lastmodDue: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_recrawl_lastmod_due_total",
+			Help: "Stored URLs whose next visit a sitemap <lastmod> newer than their copy brought forward.",
+		}),
 	}
 	// Several parsers in one process (the embedded mode) share one set.
 	m.pages = telemetry.Register(reg, m.pages)
@@ -83,5 +93,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.storageFailures = telemetry.Register(reg, m.storageFailures)
 	m.deadLetters = telemetry.Register(reg, m.deadLetters)
 	m.known = telemetry.Register(reg, m.known)
+	m.changes = telemetry.Register(reg, m.changes)
+	m.lastmodDue = telemetry.Register(reg, m.lastmodDue)
 	return m
 }

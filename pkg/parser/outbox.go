@@ -20,7 +20,8 @@ type pageOut struct {
 	p        *Parser
 	cands    []queue.URL
 	excluded []store.Exclusion
-	hops     int // the page's own duplicate hops
+	mods     []store.Modification // sitemap entries with a lastmod
+	hops     int                  // the page's own duplicate hops
 }
 
 func (o *pageOut) add(raw string, from queue.Page, depth, redirects int, kind string, fromRobots bool) {
@@ -53,6 +54,7 @@ type outbox struct {
 	hashes   []int64 // store.HashURL of each candidate's URL
 	excluded []store.Exclusion
 	verdicts []queue.Verdict
+	mods     []store.Modification
 }
 
 func (o *outbox) init(p *Parser) {
@@ -65,6 +67,7 @@ func (o *outbox) init(p *Parser) {
 // verdict, if any. A duplicate page's links carry one hop more than the page.
 func (o *outbox) merge(po *pageOut, v *queue.Verdict) {
 	o.excluded = append(o.excluded, po.excluded...)
+	o.mods = append(o.mods, po.mods...)
 	if v != nil {
 		o.verdicts = append(o.verdicts, *v)
 	}

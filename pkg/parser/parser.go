@@ -22,6 +22,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"log/slog"
 	"net/http"
 	"time"
@@ -61,6 +62,9 @@ type Store interface {
 type Archive interface {
 	WriteCapture(c warc.Capture) (warc.Location, error)
 	WriteRevisit(c warc.Capture, original warc.Location, originalURI string, originalDate time.Time) (warc.Location, error)
+	// WriteNotModified writes a 304 as a server-not-modified revisit of the
+	// capture it confirms.
+	WriteNotModified(c warc.Capture, original warc.Location, originalURI string, originalDate time.Time) (warc.Location, error)
 	Flush() error // make what was written durable where it is
 	Roll() error  // close the segment; its OnClose (e.g. the upload) has run when Roll returns
 }
@@ -84,6 +88,9 @@ type Config struct {
 	// one batch each (up to BatchSize pages); the embedded mode keeps large local
 	// segments and only fsyncs them.
 	RollEachBatch bool
+	// Recrawl plans each stored URL's next visit from what its fetch found;
+	// its zero value plans none.
+	Recrawl recrawl.Policy
 }
 
 // Batch defaults. On the medium load test (500 hosts x 100 pages, two
@@ -192,6 +199,10 @@ type pending struct {
 	sha     [32]byte
 	hasSHA  bool
 	owner   *store.Capture // an earlier capture in the store with the same payload
+	// What the fetch found against the URL's previous copy, and for a 304
+	// the capture it confirms.
+	change    recrawl.Outcome
+	confirmed *store.Capture
 	// Index within the batch of an earlier page with the same content or a near
 	// duplicate; their IDs are known only after the first store write.
 	revisitOfBatch, nearOfBatch int
@@ -226,9 +237,9 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	if err != nil {
 		return fmt.Errorf("look up stored fetches: %w", err)
 	}
-	states, err := p.store.URLStates(ctx, hashes)
+	hists, err := p.store.URLHistories(ctx, hashes)
 	if err != nil {
-		return fmt.Errorf("look up url states: %w", err)
+		return fmt.Errorf("look up url histories: %w", err)
 	}
 
 	// Which pages are stored: a replay after a crash, or a second fetch of a
@@ -237,7 +248,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	keep := make([]bool, len(pages))
 	inBatch := map[int64]bool{}
 	for i := range pages {
-		if stored[i] || states[i] == store.StateStored || inBatch[hashes[i]] {
+		if stored[i] || hists[i].State == store.StateStored || inBatch[hashes[i]] {
 			p.metrics.pages.WithLabelValues("already_stored").Inc()
 			continue
 		}
@@ -273,6 +284,10 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			pd.capture.ContentSHA256 = pd.sha[:]
 		}
 		pd.capture.SimHash = a.simhash
+		p.schedule(pd, hists[i])
+		if err := p.confirm(ctx, pd); err != nil {
+			return err
+		}
 		if err := p.dedup(ctx, pd, len(batch), contents, near, batch); err != nil {
 			return err
 		}
@@ -296,6 +311,9 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			return err
 		}
 	}
+	if err := p.modified(ctx, out.mods); err != nil {
+		return fmt.Errorf("plan visits from sitemap lastmod: %w", err)
+	}
 	if err := out.flush(ctx); err != nil {
 		return err
 	}
@@ -313,12 +331,18 @@ func (pd *pending) duplicate() bool {
 	return pd.revisitOfBatch >= 0 || pd.nearOfBatch >= 0 || pd.capture.RevisitOf != 0 || pd.capture.NearDupOf != 0
 }
 
+// revisit reports whether the page is a second visit of its URL: its
+// likeness to its own earlier copy says nothing of its URL pattern.
+func (pd *pending) revisit() bool {
+	return pd.change != recrawl.First && pd.change != ""
+}
+
 // verdict is what the fetcher's pattern budgets learn from the page: whether
 // a page of its URL pattern was worth fetching. Only answers that carry
 // content (2xx) or lead somewhere (3xx) have one.
 func (pd *pending) verdict() *queue.Verdict {
 	pg := pd.page
-	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 400 {
+	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 400 || pd.revisit() {
 		return nil
 	}
 	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), ParentPattern: pg.ParentPattern, ParentSection: pg.ParentSection, DupHops: pg.DupHops}
@@ -417,6 +441,11 @@ func (p *Parser) sitemap(pg queue.Page, out *pageOut) {
 			out.exclude(e.Loc, pg, ReasonSitemapScope)
 			continue
 		}
+		if kind == queue.KindPage && !e.LastMod.IsZero() {
+			if norm, err := p.norm.Normalize(e.Loc); err == nil {
+				out.mods = append(out.mods, store.Modification{Hash: store.HashURL(norm), LastMod: e.LastMod})
+			}
+		}
 		out.add(e.Loc, pg, pg.Depth+1, 0, kind, pg.FromRobots && kind == queue.KindSitemap)
 	}
 }
@@ -455,7 +484,7 @@ func (p *Parser) dedup(ctx context.Context, pd *pending, idx int, contents map[[
 			}
 		}
 	}
-	if fp := pd.capture.SimHash; fp != 0 {
+	if fp := pd.capture.SimHash; fp != 0 && !pd.change.Unchanged() {
 		start := time.Now()
 		id, _, ok, err := p.store.NearDuplicate(ctx, fp, simhash.MaxDistance)
 		p.metrics.storeSeconds.WithLabelValues("near_duplicate").Observe(time.Since(start).Seconds())
@@ -513,6 +542,9 @@ func (p *Parser) archiveOne(pd *pending, batch []*pending) error {
 		err error
 	)
 	switch {
+	case pd.confirmed != nil:
+		c := pd.confirmed
+		loc, err = p.archive.WriteNotModified(wc, locationOf(*c), c.URL, c.FetchedAt)
 	case pd.revisitOfBatch >= 0:
 		orig := batch[pd.revisitOfBatch]
 		loc, err = p.archive.WriteRevisit(wc, locationOf(orig.capture), orig.page.URL, orig.page.FetchedAt)
@@ -527,7 +559,9 @@ func (p *Parser) archiveOne(pd *pending, batch []*pending) error {
 	if err != nil {
 		p.log.Error("WARC segment hook", "err", err)
 	}
-	if pd.revisitOfBatch >= 0 || pd.capture.RevisitOf != 0 {
+	if pd.confirmed != nil {
+		p.metrics.warcRecords.WithLabelValues("revisit_not_modified").Inc()
+	} else if pd.revisitOfBatch >= 0 || pd.capture.RevisitOf != 0 {
 		p.metrics.warcRecords.WithLabelValues("revisit").Inc()
 	} else {
 		p.metrics.warcRecords.WithLabelValues("response").Inc()

@@ -52,6 +52,19 @@ type URL struct {
 	// on one candidate found on that page. Admission feeds it to the host's
 	// URL-pattern budgets.
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// Revisit marks a planned visit of a stored URL, emitted by the recrawl
+	// scheduler of the partition's owner.
+	Revisit *Revisit `json:"revisit,omitempty"`
+}
+
+// Revisit is what a revisit record carries: the visit it was planned as (the
+// store lets each planned visit through once) and the validators of the copy
+// held, for a conditional request.
+type Revisit struct {
+	Due          time.Time `json:"due"`
+	Level        int       `json:"level,omitempty"`
+	ETag         string    `json:"etag,omitempty"`
+	LastModified string    `json:"last_modified,omitempty"`
 }
 
 // Verdict is the content verdict on one fetched page.

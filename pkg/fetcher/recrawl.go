@@ -1,0 +1,265 @@
+package fetcher
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/recrawl"
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// The recrawl scheduler runs in the partition owner (DESIGN.md, "Recrawl"):
+// the schedule lives in the store (urls.next_fetch_at), so the owner of a
+// partition, whoever it is after a rebalance or a restart, finds the due
+// visits of its hosts there, and it alone knows their politeness budget.
+// Due URLs go out to crawl.urls keyed by host as revisit records and come back
+// through admission, where ClaimRevisits lets each through exactly once.
+const (
+	recrawlScan        = time.Second // how often owned partitions are scanned for due visits
+	recrawlScanLimit   = 256         // earliest planned visits read per partition and scan
+	recrawlEmitPerScan = 2000        // revisit records produced per scan at most: the bound on the emission rate
+)
+
+// emitted is a revisit record on its way through crawl.urls.
+type emitted struct {
+	partition int32
+	host      string
+	due       time.Time
+}
+
+// recrawlLoop scans for due visits until ctx ends.
+func (f *Fetcher) recrawlLoop(ctx context.Context) {
+	if !f.cfg.Recrawl.Enabled {
+		return
+	}
+	t := time.NewTicker(recrawlScan)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if f.stopping() {
+			return
+		}
+		if err := f.scanDue(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			f.log.Warn("scan due revisits", "err", err)
+		}
+	}
+}
+
+// dueURL is a planned visit found by a scan, with its value.
+type dueURL struct {
+	u     store.URL
+	value float64
+}
+
+// scanDue reads the earliest planned visits of every owned partition and
+// produces the due ones, most valuable first, within each host's revisit
+// budget.
+func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
+	f.mu.Lock()
+	parts := make([]int32, 0, len(f.owned))
+	for p, ok := range f.owned {
+		if ok {
+			parts = append(parts, p)
+		}
+	}
+	f.mu.Unlock()
+	pol := f.cfg.Recrawl
+	var (
+		due     []dueURL
+		nextDue time.Time
+		oldest  time.Time
+	)
+	for _, p := range parts {
+		rows, err := f.store.DueURLs(ctx, p, recrawlScanLimit)
+		if err != nil {
+			return err
+		}
+		for _, u := range rows {
+			at := u.Recrawl.NextFetchAt
+			if nextDue.IsZero() || at.Before(nextDue) {
+				nextDue = at
+			}
+			if at.After(now) {
+				break // rows come earliest first
+			}
+			if oldest.IsZero() || at.Before(oldest) {
+				oldest = at
+			}
+			rate := u.Recrawl.ChangeRate / 86400
+			age := now.Sub(u.Recrawl.LastVisitAt)
+			due = append(due, dueURL{u: u, value: pol.Value(rate, recrawl.Weight(u.Score), age, pol.Interval(rate, recrawl.Weight(u.Score)))})
+		}
+	}
+	f.metrics.recrawlDue.Set(float64(len(due)))
+	if oldest.IsZero() {
+		f.metrics.recrawlOverdue.Set(0)
+	} else {
+		f.metrics.recrawlOverdue.Set(now.Sub(oldest).Seconds())
+	}
+	// The most freshness per request first; the earliest due breaks ties, so
+	// pages with no estimate yet go in the order they were planned.
+	slices.SortStableFunc(due, func(a, b dueURL) int {
+		if c := cmp.Compare(b.value, a.value); c != 0 {
+			return c
+		}
+		return a.u.Recrawl.NextFetchAt.Compare(b.u.Recrawl.NextFetchAt)
+	})
+
+	var recs []*kgo.Record
+	f.mu.Lock()
+	f.nextDue = nextDue
+	budget := map[string]int{}
+	for _, d := range due {
+		if len(recs) >= recrawlEmitPerScan {
+			break
+		}
+		u := d.u
+		if e, ok := f.emitted[u.Hash]; ok && e.due.Equal(u.Recrawl.NextFetchAt) {
+			continue // on its way already
+		}
+		left, ok := budget[u.Host]
+		if !ok {
+			left = f.revisitBudget(u.Host)
+			budget[u.Host] = left
+		}
+		if left <= 0 {
+			continue
+		}
+		budget[u.Host] = left - 1
+		kind := queue.KindPage
+		if u.Kind == store.KindSitemap {
+			kind = queue.KindSitemap
+		}
+		v, err := queue.EncodeURL(queue.URL{URL: u.URL, Depth: u.Depth, Kind: kind, Parent: u.Parent, CrawlID: u.CrawlID,
+			DiscoveredAt: u.DiscoveredAt, Revisit: &queue.Revisit{Due: u.Recrawl.NextFetchAt, Level: u.Level, ETag: u.ETag, LastModified: u.LastModified}})
+		if err != nil {
+			continue
+		}
+		f.emitted[u.Hash] = emitted{partition: u.Partition, host: u.Host, due: u.Recrawl.NextFetchAt}
+		f.hostOf(u.Host).revisits++
+		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(u.Host), Value: v, Partition: u.Partition})
+	}
+	f.mu.Unlock()
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := f.kafka.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		// Forget them: the next scan finds them due again, and a record that
+		// did reach the broker claims nothing twice.
+		f.mu.Lock()
+		for _, r := range recs {
+			if u, derr := queue.DecodeURL(r.Value); derr == nil {
+				f.forgetEmitted(store.HashURL(u.URL))
+			}
+		}
+		f.mu.Unlock()
+		return err
+	}
+	f.metrics.recrawlEmitted.Add(float64(len(recs)))
+	return nil
+}
+
+// revisitBudget is how many more revisits of host may be on their way for
+// the next scan period: what its politeness allows in that time, the
+// -recrawl-share of it while new pages of the host wait, less the revisits
+// already emitted or queued. f.mu is held.
+func (f *Fetcher) revisitBudget(host string) int {
+	hs, ok := f.fr.Host(host)
+	delay := f.cfg.DefaultDelay
+	share := 1.0
+	if ok {
+		delay = max(hs.Delay, hs.Backoff, time.Millisecond)
+		if hs.Queued > f.hostOf(host).revisits {
+			share = f.cfg.Recrawl.Share
+		}
+	}
+	// Two scan periods' worth keeps the host busy between scans.
+	slots := int(math.Ceil(share * float64(2*recrawlScan) / float64(delay)))
+	return max(slots, 1) - f.hostOf(host).revisits
+}
+
+// forgetEmitted drops a revisit record's bookkeeping: it claimed nothing,
+// or its produce failed. f.mu is held.
+func (f *Fetcher) forgetEmitted(hash int64) {
+	e, ok := f.emitted[hash]
+	if !ok {
+		return
+	}
+	delete(f.emitted, hash)
+	f.revisitDone(e.host)
+}
+
+// revisitDone counts a revisit of host off its budget. f.mu is held.
+func (f *Fetcher) revisitDone(host string) {
+	if hi := f.hosts[host]; hi != nil && hi.revisits > 0 {
+		hi.revisits--
+	}
+}
+
+// forgetPartitionRevisits drops the bookkeeping of a partition's revisits
+// when it is revoked: its next owner scans the store afresh. f.mu is held.
+func (f *Fetcher) forgetPartitionRevisits(p int32) {
+	for h, e := range f.emitted {
+		if e.partition == p {
+			f.forgetEmitted(h)
+		}
+	}
+}
+
+// NextDue returns the earliest planned visit the last scan saw in the owned
+// partitions (zero when none), for -idle-horizon.
+func (f *Fetcher) NextDue() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.nextDue
+}
+
+// claimRevisits passes revisit records through the store's claim: each due
+// visit is let through once, whatever replays or double emissions brought it.
+// It returns the claimed candidates. f.mu is not held.
+func (f *Fetcher) claimRevisits(ctx context.Context, revs []candidate) ([]candidate, error) {
+	if len(revs) == 0 {
+		return nil, nil
+	}
+	claims := make([]store.Claim, len(revs))
+	for i, c := range revs {
+		claims[i] = store.Claim{Hash: c.row.Hash, Due: c.due}
+	}
+	claimed, err := f.store.ClaimRevisits(ctx, claims)
+	if err != nil {
+		return nil, err
+	}
+	out := revs[:0]
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, c := range revs {
+		if e, ok := f.emitted[c.row.Hash]; ok && e.due.Equal(c.due) {
+			if claimed[i] {
+				// Queued now: it counts against the host until fetched.
+				delete(f.emitted, c.row.Hash)
+			} else {
+				f.forgetEmitted(c.row.Hash)
+			}
+		} else if claimed[i] {
+			// Emitted by another owner before a rebalance, or before a restart.
+			f.hostOf(c.row.Host).revisits++
+		}
+		if claimed[i] {
+			out = append(out, c)
+			f.metrics.recrawlClaims.WithLabelValues("claimed").Inc()
+		} else {
+			f.metrics.recrawlClaims.WithLabelValues("stale").Inc()
+		}
+	}
+	return out, nil
+}
