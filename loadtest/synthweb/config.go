@@ -21,6 +21,11 @@ type Config struct {
 	Agent        string    // robots product token of the crawler under test; default "testbot"
 	Seed         int64     // deterministic graph and texts
 	Now          time.Time // clock for calendar traps; zero = time.Now()
+	Change       ChangeConfig
+
+	// clock stamps requests and drives the changing pages; nil means
+	// time.Now. Tests set it to move through a page's history at will.
+	clock func() time.Time
 }
 
 // DefaultConfig returns the documented defaults (plain pages, cross links on).
@@ -32,6 +37,7 @@ func DefaultConfig() Config {
 		PageBytes:    4 << 10,
 		CrossLinks:   true,
 		Agent:        "testbot",
+		Change:       DefaultChangeConfig(),
 	}
 }
 
@@ -47,6 +53,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&c.Traps, prefix+"traps", c.Traps, "add trap instances of every class (calendars, pagination, facets, soft 404s, session ids) to every host, and hubs of near-duplicate index pages to some")
 	fs.StringVar(&c.Agent, prefix+"agent", c.Agent, "robots product token of the crawler under test")
 	fs.Int64Var(&c.Seed, prefix+"seed", c.Seed, "seed of the link graph and the texts")
+	c.Change.RegisterFlags(fs, prefix)
 }
 
 // Validate reports a configuration Start would reject.
@@ -86,6 +93,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Now.IsZero() {
 		c.Now = time.Now()
 	}
+	if c.clock == nil {
+		c.clock = time.Now
+	}
+	c.Change = c.Change.withDefaults()
 	switch {
 	case c.Hosts < 1 || c.Hosts > maxHosts:
 		return c, fmt.Errorf("%w: Hosts %d not in [1, %d]", ErrConfig, c.Hosts, maxHosts)
@@ -99,6 +110,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Features needs Hosts >= %d, got %d", ErrConfig, minFeatureHosts, c.Hosts)
 	case c.Features && c.PagesPerHost < minFeaturePages:
 		return c, fmt.Errorf("%w: Features needs PagesPerHost >= %d, got %d", ErrConfig, minFeaturePages, c.PagesPerHost)
+	}
+	if err := c.Change.validate(); err != nil {
+		return c, err
 	}
 	for _, r := range c.Agent {
 		// The token goes verbatim into robots.txt; a space or newline would

@@ -8,6 +8,7 @@ import (
 	"html"
 	"math/rand/v2"
 	"strings"
+	"time"
 )
 
 // link is one <a> on a page.
@@ -88,11 +89,33 @@ func pathRNG(seed int64, hostIdx int, path string) *rand.Rand {
 }
 
 func sitemapURLSet(locs []string) []byte {
+	urls := make([]sitemapURL, len(locs))
+	for i, l := range locs {
+		urls[i].loc = l
+	}
+	return sitemapURLs(urls)
+}
+
+// sitemapURL is one <url> of a urlset; a zero lastmod is left out.
+type sitemapURL struct {
+	loc     string
+	lastmod time.Time
+}
+
+// sitemapURLs renders a urlset. A <lastmod> has the instant to the
+// nanosecond: the W3C datetime profile allows fractions of a second, and
+// with compressed time a page can change twice within one.
+func sitemapURLs(urls []sitemapURL) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
-	for _, l := range locs {
-		fmt.Fprintf(&b, "  <url><loc>%s</loc></url>\n", html.EscapeString(l))
+	for _, u := range urls {
+		if u.lastmod.IsZero() {
+			fmt.Fprintf(&b, "  <url><loc>%s</loc></url>\n", html.EscapeString(u.loc))
+			continue
+		}
+		fmt.Fprintf(&b, "  <url><loc>%s</loc><lastmod>%s</lastmod></url>\n",
+			html.EscapeString(u.loc), u.lastmod.UTC().Format(time.RFC3339Nano))
 	}
 	b.WriteString("</urlset>\n")
 	return b.Bytes()

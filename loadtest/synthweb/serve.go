@@ -44,8 +44,8 @@ var (
 // resources, robots.txt included, cost a map look-up and one write; only
 // the traps and the error pages of the special hosts are built per request.
 func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	w := h.web
+	start := w.clock()
 	w.handling.RLock()
 	defer w.handling.RUnlock()
 	if w.stopped {
@@ -54,22 +54,28 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 
 	target, session := CanonicalTarget(r.RequestURI)
 	rec := Request{
-		Host:      h.key,
-		Target:    r.RequestURI,
-		Resource:  h.key + target,
-		Start:     start,
-		UserAgent: r.UserAgent(),
+		Host:            h.key,
+		Target:          r.RequestURI,
+		Resource:        h.key + target,
+		Start:           start,
+		UserAgent:       r.UserAgent(),
+		IfNoneMatch:     r.Header["If-None-Match"] != nil,
+		IfModifiedSince: r.Header["If-Modified-Since"] != nil,
 	}
 	res := h.static[target]
+	if res != nil && res.live != nil {
+		res = res.live(r, start)
+	}
 	if res == nil {
 		res = h.dynamic(r.Context(), target, &rec)
 	}
 	if res == nil {
 		// The handler gave up (client gone or Close): nothing was sent.
-		rec.End = time.Now()
+		rec.End = w.clock()
 		w.record(rec)
 		return
 	}
+	rec.Validators = res.header["Etag"] != nil || res.header["Last-Modified"] != nil
 
 	hdr := rw.Header()
 	for k, v := range res.header {
@@ -92,7 +98,7 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		_, _ = rw.Write(body[:n-1])
 		body = body[n-1:]
 	}
-	rec.End = time.Now()
+	rec.End = w.clock()
 	_, _ = rw.Write(body)
 	rec.Status, rec.Kind, rec.Trap = res.status, res.kind, res.trap
 	if rec.Trap == "" && session {

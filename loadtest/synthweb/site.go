@@ -25,13 +25,17 @@ const (
 	roleRobots5xx        // host 5: robots.txt answers 500
 )
 
-// resource is a pre-rendered response.
+// resource is a pre-rendered response, or one made per request by live.
 type resource struct {
 	status int
 	kind   string // Request.Kind
 	trap   string // Request.Trap, for trap pages (redirect chain and loop, Config.Traps)
 	header http.Header
 	body   []byte
+
+	// live, when set, makes the answer at the request's start: the
+	// changing pages and sitemaps of Config.Change.
+	live func(r *http.Request, now time.Time) *resource
 }
 
 // host is one site. Everything but the log is immutable after build.
@@ -48,6 +52,11 @@ type host struct {
 	vocab     []string
 	page429ok *resource // /err/429.html after its first answer
 	slow      *resource
+
+	// With Config.Change (see planChanges).
+	validators validators
+	sitemap    bool        // robots.txt names sitemapPath
+	live       []*livePage // "/" then /p/N.html; nil on a host without changing pages
 }
 
 var (
@@ -88,6 +97,9 @@ func (w *Web) build() error {
 			h.robots = robotsPolicy{status: 404}
 		}
 	}
+	if w.cfg.Change.Enabled {
+		w.planChanges()
+	}
 	for _, h := range w.hosts {
 		home, perPage, err := h.buildFeatures()
 		if err != nil {
@@ -101,6 +113,9 @@ func (w *Web) build() error {
 			perPage = appendLinks(perPage, trapPages)
 		}
 		h.buildPlain(home, perPage)
+		if w.cfg.Change.Enabled {
+			h.buildChanges()
+		}
 		h.buildRobots()
 	}
 	slices.Sort(w.mustFetch)
@@ -191,13 +206,20 @@ func (h *host) buildPlain(homeExtra []link, perPage func(n int) []link) {
 	textBytes := plainTextBytes(cfg)
 
 	homeLinks := append(pageLinks(0, true), homeExtra...)
-	h.static["/"] = h.textResource("/", textBytes, homeLinks)
+	for n := 0; h.live != nil && n+1 < pagesN; n++ {
+		// Page N is the way to N+1: once it is deleted, "/" must lead
+		// there instead.
+		if h.live[n+1].deletes {
+			homeLinks = append(homeLinks, link{href: fmt.Sprintf("/p/%d.html", n+1), text: fmt.Sprintf("Page %d", n+1)})
+		}
+	}
+	h.plainPage(0, "/", textBytes, homeLinks)
 	for n := range pagesN {
 		ls := append(pageLinks(n+1, false), link{href: "/", text: "Home"})
 		if perPage != nil {
 			ls = append(ls, perPage(n)...)
 		}
-		h.static[fmt.Sprintf("/p/%d.html", n)] = h.textResource(fmt.Sprintf("/p/%d.html", n), textBytes, ls)
+		h.plainPage(n+1, fmt.Sprintf("/p/%d.html", n), textBytes, ls)
 	}
 	if h.role == roleRobots5xx {
 		return // nothing but robots.txt may be fetched there
@@ -206,6 +228,16 @@ func (h *host) buildPlain(homeExtra []link, perPage func(n int) []link) {
 	for n := range pagesN {
 		h.mustFetch(fmt.Sprintf("/p/%d.html", n))
 	}
+}
+
+// plainPage renders page i of buildPlain ("/" is 0), or hands its text
+// and links to the changing page that serves it.
+func (h *host) plainPage(i int, target string, textBytes int, links []link) {
+	if h.live != nil {
+		h.live[i].links, h.live[i].textBytes = links, textBytes
+		return
+	}
+	h.static[target] = h.textResource(target, textBytes, links)
 }
 
 // buildFeatures adds the role's special resources and returns the links the

@@ -26,6 +26,11 @@ type Request struct {
 	Status       int           // status code sent; 0 when the handler gave up without answering
 	UserAgent    string        // User-Agent header
 	RetryAfter   time.Duration // Retry-After sent with a 429/503, else 0
+
+	// Revalidation, for the changing web's audit.
+	IfNoneMatch     bool // the request carried If-None-Match
+	IfModifiedSince bool // the request carried If-Modified-Since
+	Validators      bool // the answer carried an ETag or a Last-Modified
 }
 
 // Web is a running synthetic web. Its methods are safe for concurrent use.
@@ -37,6 +42,9 @@ type Web struct {
 	serving  sync.WaitGroup
 	done     chan struct{} // closed by Close; wakes slow handlers
 	closed   sync.Once
+	clock    func() time.Time
+	epoch    time.Time // when serving began: the origin of the changing pages' histories
+	closedAt time.Time // when Close was called: the end of the crawl for the audit
 
 	// Handlers hold handling for reading while they run, so that Close can
 	// wait for them and the log is complete once it returns; stopped (set
@@ -64,7 +72,7 @@ func Start(cfg Config) (*Web, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start synthweb: %w", err)
 	}
-	w := &Web{cfg: cfg, done: make(chan struct{}), mustNotFetch: map[string]bool{}}
+	w := &Web{cfg: cfg, clock: cfg.clock, done: make(chan struct{}), mustNotFetch: map[string]bool{}}
 	for i, ln := range lns {
 		key := ln.Addr().String()
 		w.hosts = append(w.hosts, &host{web: w, idx: i, key: key, base: "http://" + key})
@@ -79,6 +87,8 @@ func Start(cfg Config) (*Web, error) {
 		}
 		return nil, fmt.Errorf("start synthweb: %w", err)
 	}
+	// Pages change from now on: building a large web takes a while.
+	w.epoch = w.clock()
 	quiet := log.New(io.Discard, "", 0)
 	for i, ln := range lns {
 		srv := &http.Server{
@@ -149,6 +159,7 @@ func listenHosts(n int) ([]net.Listener, error) {
 func (w *Web) Close() error {
 	var errs []error
 	w.closed.Do(func() {
+		closedAt := w.clock()
 		// Connections go first: a slow handler woken by done then has no
 		// connection left to send an empty answer on.
 		for _, s := range w.servers {
@@ -160,6 +171,7 @@ func (w *Web) Close() error {
 		w.serving.Wait()
 		w.handling.Lock()
 		w.stopped = true
+		w.closedAt = closedAt
 		w.handling.Unlock()
 	})
 	return errors.Join(errs...)
