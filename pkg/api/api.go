@@ -295,9 +295,18 @@ func (s *Server) postURLs(w http.ResponseWriter, r *http.Request) {
 }
 
 type statsResponse struct {
-	Store   store.Stats    `json:"store"`
-	Live    map[string]any `json:"live,omitempty"`
-	Cluster *clusterStats  `json:"cluster,omitempty"`
+	Store    store.Stats    `json:"store"`
+	Schedule *scheduleStats `json:"recrawl,omitempty"`
+	Live     map[string]any `json:"live,omitempty"`
+	Cluster  *clusterStats  `json:"cluster,omitempty"`
+}
+
+// scheduleStats is the recrawl schedule as the stats answer shows it.
+type scheduleStats struct {
+	Scheduled        int64      `json:"scheduled"`
+	Due              int64      `json:"due"`
+	OldestDueSeconds float64    `json:"oldest_due_seconds"`
+	NextDue          *time.Time `json:"next_due,omitempty"`
 }
 
 type clusterStats struct {
@@ -312,6 +321,18 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := statsResponse{Store: st}
+	now := time.Now()
+	if sch, err := s.store.Schedule(r.Context(), now); err != nil {
+		s.log.Warn("read recrawl schedule for stats", "err", err)
+	} else {
+		out.Schedule = &scheduleStats{Scheduled: sch.Scheduled, Due: sch.Due}
+		if !sch.OldestDue.IsZero() {
+			out.Schedule.OldestDueSeconds = now.Sub(sch.OldestDue).Seconds()
+		}
+		if !sch.NextDue.IsZero() {
+			out.Schedule.NextDue = &sch.NextDue
+		}
+	}
 	if s.live != nil {
 		out.Live = s.live.LiveStats()
 	}
