@@ -37,20 +37,24 @@ func FuzzSplitHTTP(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		want := len(raw)
-		for i := range raw {
-			if bytes.HasPrefix(raw[i:], []byte("\r\n\r\n")) {
-				want = i + 4
-				break
-			}
-			if bytes.HasPrefix(raw[i:], []byte("\n\n")) {
-				want = i + 2
-				break
-			}
-		}
+		want := headEnd(raw)
 		head, body := splitHTTP(raw)
 		if len(head) != want || len(head)+len(body) != len(raw) || !bytes.Equal(append(head[:len(head):len(head)], body...), raw) {
 			t.Fatalf("splitHTTP(%q) = %q, %q; want the head to end at %d", raw, head, body, want)
 		}
 	})
+}
+
+// headEnd is where the head of raw ends by the plain definition: after the
+// first blank line, CRLF CRLF or LF LF, or at the end if there is none.
+func headEnd(raw []byte) int {
+	for i := range raw {
+		if bytes.HasPrefix(raw[i:], []byte("\r\n\r\n")) {
+			return i + 4
+		}
+		if bytes.HasPrefix(raw[i:], []byte("\n\n")) {
+			return i + 2
+		}
+	}
+	return len(raw)
 }

@@ -3,7 +3,10 @@
 //
 // The parser tier hands each HTTP exchange to a SegmentWriter, which stores it as
 // a request record and a response record (or, when the payload is unchanged since
-// an earlier capture, a revisit record that points at the original). Each record
+// an earlier capture, a revisit record that points at the original). A 304 Not
+// Modified answer to a conditional GET is stored as its request record and a
+// revisit record of the other profile, server-not-modified, pointing at the
+// capture the server confirmed; Record.Profile tells the two kinds apart. Each record
 // is its own gzip member, so a Location (file, offset, length) names a byte range
 // that can be decompressed and parsed on its own: the metadata store keeps that
 // Location per capture, and ReadAt turns it back into a Record.

@@ -123,6 +123,15 @@ func sameRecord(a, b *Record) bool {
 	return slices.Equal(a.Header.fields, b.Header.fields) && bytes.Equal(a.Block, b.Block)
 }
 
+// exchangeTypes lists the records of a segment that holds one exchange: its
+// warcinfo, the request if there is one, and the answer record.
+func exchangeTypes(answer string, withRequest bool) []string {
+	if withRequest {
+		return []string{TypeWarcinfo, TypeRequest, answer}
+	}
+	return []string{TypeWarcinfo, answer}
+}
+
 func types(recs []*Record) []string {
 	ts := make([]string, len(recs))
 	for i, r := range recs {
@@ -214,4 +223,67 @@ func sentinel(err error) bool {
 		}
 	}
 	return false
+}
+
+// conditionalRequest is rawRequest with the validators a recrawl sends for a
+// page it holds with ETag etag.
+func conditionalRequest(uri, etag string) []byte {
+	r := rawRequest(uri)
+	r = r[: len(r)-2 : len(r)-2] // before the blank line, without sharing
+	return append(r, "If-None-Match: "+etag+"\r\nIf-Modified-Since: Fri, 14 Mar 2025 15:09:26 GMT\r\n\r\n"...)
+}
+
+// notModifiedResponse is a 304 head as pkg/fetch records it.
+func notModifiedResponse(etag string) []byte {
+	return []byte("HTTP/1.1 304 Not Modified\r\nDate: Sat, 15 Mar 2025 15:09:26 GMT\r\nEtag: " + etag + "\r\nContent-Length: 0\r\n\r\n")
+}
+
+// revisitedCapture is the capture that revisit tests refer to, a day before
+// testDate, with ETag "v1", and its payload.
+func revisitedCapture() (Capture, []byte) {
+	body := htmlPage(2 << 10)
+	return Capture{
+		TargetURI:   "http://example.com/a",
+		Date:        testDate.Add(-24 * time.Hour),
+		RawRequest:  rawRequest("http://example.com/a"),
+		RawResponse: rawResponse("Content-Type: text/html\r\nETag: \"v1\"\r\n", body),
+	}, body
+}
+
+// withOriginal starts a writer in a fresh folder with the capture original,
+// which a revisit test refers to. It returns the writer, the folder, the
+// original's Location and the Location to give the revisit, with the record
+// ID and payload digest left out as asked.
+func withOriginal(t *testing.T, original Capture, noID, noDigest bool) (w *SegmentWriter, dir string, orig, ref Location) {
+	t.Helper()
+	dir = t.TempDir()
+	w = newWriter(t, SegmentConfig{Dir: dir})
+	orig, err := w.WriteCapture(original)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref = orig
+	if noID {
+		ref.RecordID = ""
+	}
+	if noDigest {
+		ref.PayloadDigest = ""
+	}
+	return w, dir, orig, ref
+}
+
+// checkRefused checks that a refused revisit returned err and no Location,
+// and that nothing of it reached the segment holding its original.
+func checkRefused(t *testing.T, w *SegmentWriter, dir string, orig, loc Location, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) || loc != (Location{}) {
+		t.Fatalf("write = %+v, %v; want error %v", loc, err, want)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := readPath(t, filepath.Join(dir, orig.File))
+	if got := types(res.recs); !slices.Equal(got, exchangeTypes(TypeResponse, true)) {
+		t.Errorf("records after refused revisit: %v", got)
+	}
 }

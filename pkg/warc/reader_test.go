@@ -304,14 +304,8 @@ func TestWriteCaptureDefaultsDateToNow(t *testing.T) {
 }
 
 func TestWriteRevisit(t *testing.T) {
-	body := htmlPage(2 << 10)
-	origDate := testDate.Add(-24 * time.Hour)
-	original := Capture{
-		TargetURI:   "http://example.com/a",
-		Date:        origDate,
-		RawRequest:  rawRequest("http://example.com/a"),
-		RawResponse: rawResponse("Content-Type: text/html\r\nETag: \"v1\"\r\n", body),
-	}
+	original, body := revisitedCapture()
+	origDate := original.Date
 	notModified := []byte("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\r\n")
 	sameBody := rawResponse("Content-Type: text/html\r\nETag: \"v1\"\r\n", body)
 
@@ -333,19 +327,7 @@ func TestWriteRevisit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			w := newWriter(t, SegmentConfig{Dir: dir})
-			origLoc, err := w.WriteCapture(original)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref := origLoc
-			if tt.noID {
-				ref.RecordID = ""
-			}
-			if tt.noDigest {
-				ref.PayloadDigest = ""
-			}
+			w, dir, origLoc, ref := withOriginal(t, original, tt.noID, tt.noDigest)
 			uri := tt.uri
 			if uri == "" {
 				uri = original.TargetURI
@@ -353,17 +335,7 @@ func TestWriteRevisit(t *testing.T) {
 			c := Capture{TargetURI: uri, Date: testDate, IP: "192.0.2.9", RawResponse: tt.response}
 			loc, err := w.WriteRevisit(c, ref, original.TargetURI, origDate)
 			if tt.wantErr != nil {
-				if !errors.Is(err, tt.wantErr) || loc != (Location{}) {
-					t.Fatalf("WriteRevisit = %+v, %v; want error %v", loc, err, tt.wantErr)
-				}
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
-				// Nothing of the refused revisit reached the segment.
-				res := readPath(t, filepath.Join(dir, origLoc.File))
-				if got := types(res.recs); !slices.Equal(got, []string{TypeWarcinfo, TypeRequest, TypeResponse}) {
-					t.Errorf("records after refused revisit: %v", got)
-				}
+				checkRefused(t, w, dir, origLoc, loc, err, tt.wantErr)
 				return
 			}
 			if err != nil {
@@ -398,6 +370,9 @@ func TestWriteRevisit(t *testing.T) {
 			})
 			if !bytes.Equal(rev.Block, head) {
 				t.Errorf("revisit block %q, want the response head %q", rev.Block, head)
+			}
+			if rev.Profile() != ProfileIdenticalPayload {
+				t.Errorf("Profile() = %q", rev.Profile())
 			}
 			if loc.RecordID != rev.ID() || loc.Offset != res.offsets[3] {
 				t.Errorf("Location %+v, record %s at %d", loc, rev.ID(), res.offsets[3])
@@ -509,8 +484,8 @@ func TestWriteRecord(t *testing.T) {
 	}
 }
 
-// writeSample writes a few captures of every kind into one closed segment and
-// returns its path, bytes and Locations.
+// writeSample writes a few captures of every kind, and a revisit of each
+// profile, into one closed segment and returns its path, bytes and Locations.
 func writeSample(tb testing.TB) (string, []byte, []Location) {
 	tb.Helper()
 	dir := tb.TempDir()
@@ -527,6 +502,17 @@ func writeSample(tb testing.TB) (string, []byte, []Location) {
 		}
 		locs = append(locs, loc)
 	}
+	later := Capture{TargetURI: "http://example.com/1", Date: testDate.Add(time.Hour), RawResponse: rawResponse("Content-Type: text/html\r\n", htmlPage(300))}
+	loc, err := w.WriteRevisit(later, locs[0], later.TargetURI, testDate)
+	if err != nil {
+		tb.Fatalf("revisit: %v", err)
+	}
+	locs = append(locs, loc)
+	later.RawRequest, later.RawResponse = conditionalRequest(later.TargetURI, `"v1"`), notModifiedResponse(`"v1"`)
+	if loc, err = w.WriteNotModified(later, locs[0], later.TargetURI, testDate); err != nil {
+		tb.Fatalf("not-modified revisit: %v", err)
+	}
+	locs = append(locs, loc)
 	if err := w.Close(); err != nil {
 		tb.Fatal(err)
 	}

@@ -19,25 +19,44 @@ const (
 
 // Field names used by the writer.
 const (
-	FieldType               = "WARC-Type"
-	FieldRecordID           = "WARC-Record-ID"
-	FieldDate               = "WARC-Date"
-	FieldContentLength      = "Content-Length"
-	FieldContentType        = "Content-Type"
-	FieldTargetURI          = "WARC-Target-URI"
-	FieldIPAddress          = "WARC-IP-Address"
-	FieldConcurrentTo       = "WARC-Concurrent-To"
-	FieldBlockDigest        = "WARC-Block-Digest"
-	FieldPayloadDigest      = "WARC-Payload-Digest"
-	FieldTruncated          = "WARC-Truncated"
-	FieldProfile            = "WARC-Profile"
-	FieldRefersTo           = "WARC-Refers-To"
-	FieldRefersToTargetURI  = "WARC-Refers-To-Target-URI"
-	FieldRefersToDate       = "WARC-Refers-To-Date"
-	FieldFilename           = "WARC-Filename"
-	FieldWarcinfoID         = "WARC-Warcinfo-ID"
-	ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+	FieldType              = "WARC-Type"
+	FieldRecordID          = "WARC-Record-ID"
+	FieldDate              = "WARC-Date"
+	FieldContentLength     = "Content-Length"
+	FieldContentType       = "Content-Type"
+	FieldTargetURI         = "WARC-Target-URI"
+	FieldIPAddress         = "WARC-IP-Address"
+	FieldConcurrentTo      = "WARC-Concurrent-To"
+	FieldBlockDigest       = "WARC-Block-Digest"
+	FieldPayloadDigest     = "WARC-Payload-Digest"
+	FieldTruncated         = "WARC-Truncated"
+	FieldProfile           = "WARC-Profile"
+	FieldRefersTo          = "WARC-Refers-To"
+	FieldRefersToTargetURI = "WARC-Refers-To-Target-URI"
+	FieldRefersToDate      = "WARC-Refers-To-Date"
+	FieldFilename          = "WARC-Filename"
+	FieldWarcinfoID        = "WARC-Warcinfo-ID"
 )
+
+// Revisit profiles (WARC 1.1 section 6.7): what a revisit record asserts
+// about the content it does not repeat.
+const (
+	// ProfileIdenticalPayload: the payload was fetched again and hashes the
+	// same as the original's.
+	ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+	// ProfileServerNotModified: the server said the content has not changed
+	// (an HTTP 304 answer to a conditional GET); no payload was fetched.
+	ProfileServerNotModified = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+)
+
+// profileAliases maps the WARC/1.0 spellings of the revisit profiles onto
+// the 1.1 URIs. The 1.0 standard's own example leaves out "revisit/", and
+// some writers copied it.
+var profileAliases = map[string]string{
+	"http://netpreserve.org/warc/1.0/revisit/identical-payload-digest": ProfileIdenticalPayload,
+	"http://netpreserve.org/warc/1.0/revisit/server-not-modified":      ProfileServerNotModified,
+	"http://netpreserve.org/warc/1.0/server-not-modified":              ProfileServerNotModified,
+}
 
 const (
 	version        = "WARC/1.1"
@@ -60,6 +79,19 @@ func (r *Record) Type() string { return r.Header.Get(FieldType) }
 
 // ID returns the WARC-Record-ID field, "<urn:uuid:...>".
 func (r *Record) ID() string { return r.Header.Get(FieldRecordID) }
+
+// Profile returns the WARC-Profile field of a revisit record, with the
+// WARC/1.0 profile URIs mapped onto their 1.1 equivalents, so that comparing
+// with ProfileIdenticalPayload and ProfileServerNotModified tells the two
+// kinds of revisit apart in files of either version. Any other profile is
+// returned as written; a record without the field gives "".
+func (r *Record) Profile() string {
+	p := r.Header.Get(FieldProfile)
+	if p11, ok := profileAliases[p]; ok {
+		return p11
+	}
+	return p
+}
 
 // Date parses the WARC-Date field.
 func (r *Record) Date() (time.Time, error) { return ParseDate(r.Header.Get(FieldDate)) }

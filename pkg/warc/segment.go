@@ -133,27 +133,16 @@ func (w *SegmentWriter) WriteCapture(c Capture) (Location, error) {
 		return Location{}, err
 	}
 	req, resp, digest := captureRecords(&c)
-	recs := []*Record{resp}
-	if req != nil {
-		recs = []*Record{req, resp}
-	}
-	loc, err := w.writeRecords(recs)
-	if loc.File == "" {
-		return Location{}, fmt.Errorf("write capture of %s: %w", c.TargetURI, err)
-	}
-	loc.PayloadDigest = digest
-	if err != nil {
-		err = fmt.Errorf("write capture of %s: %w", c.TargetURI, err)
-	}
-	return loc, err
+	return w.write(withRequest(req, resp), digest, "capture of", c.TargetURI)
 }
 
 // WriteRevisit writes a revisit record (profile identical-payload-digest, WARC 1.1
 // URI http://netpreserve.org/warc/1.1/revisit/identical-payload-digest) whose block is
 // the HTTP headers only, referring to the original by WARC-Refers-To,
-// WARC-Refers-To-Target-URI and WARC-Refers-To-Date. c.RawResponse may be a
-// 304 answer without body; a body, if present, must match
-// original.PayloadDigest.
+// WARC-Refers-To-Target-URI and WARC-Refers-To-Date. A body, if present,
+// must match original.PayloadDigest. A 304 answer without body is still
+// accepted, with the original's digest, but belongs in WriteNotModified: this
+// profile claims a payload was fetched and hashed.
 func (w *SegmentWriter) WriteRevisit(c Capture, original Location, originalURI string, originalDate time.Time) (Location, error) {
 	if err := c.validate(); err != nil {
 		return Location{}, err
@@ -162,15 +151,40 @@ func (w *SegmentWriter) WriteRevisit(c Capture, original Location, originalURI s
 	if err != nil {
 		return Location{}, err
 	}
-	loc, err := w.writeRecords([]*Record{rec})
-	if loc.File == "" {
-		return Location{}, fmt.Errorf("write revisit of %s: %w", c.TargetURI, err)
+	return w.write([]*Record{rec}, digest, "revisit of", c.TargetURI)
+}
+
+// WriteNotModified writes what a 304 Not Modified answer to a conditional GET
+// leaves: a revisit record of profile server-not-modified (WARC 1.1 URI
+// http://netpreserve.org/warc/1.1/revisit/server-not-modified) whose block is
+// the 304's head, and, when c.RawRequest is set, the request record with the
+// If-None-Match or If-Modified-Since that was answered, the two linked by
+// WARC-Concurrent-To as a capture's are. originalURI and originalDate name the
+// capture the server confirmed (WARC-Refers-To-Target-URI and
+// WARC-Refers-To-Date, which replay tools resolve the revisit by);
+// original.RecordID becomes WARC-Refers-To and original.PayloadDigest
+// WARC-Payload-Digest, each only when known. c.RawResponse must be a complete
+// 304 head without a body.
+//
+// The Location is that of the revisit record, with PayloadDigest the
+// original's: the content is the original's.
+func (w *SegmentWriter) WriteNotModified(c Capture, original Location, originalURI string, originalDate time.Time) (Location, error) {
+	if err := c.validate(); err != nil {
+		return Location{}, err
 	}
-	loc.PayloadDigest = digest
+	req, rev, err := notModifiedRecords(&c, original, originalURI, originalDate)
 	if err != nil {
-		err = fmt.Errorf("write revisit of %s: %w", c.TargetURI, err)
+		return Location{}, err
 	}
-	return loc, err
+	return w.write(withRequest(req, rev), original.PayloadDigest, "not-modified revisit of", c.TargetURI)
+}
+
+// withRequest lists the records of one exchange in the order they happened.
+func withRequest(req, answer *Record) []*Record {
+	if req == nil {
+		return []*Record{answer}
+	}
+	return []*Record{req, answer}
 }
 
 // WriteRecord writes any other record (metadata, resource, ...). WARC-Type
@@ -191,14 +205,21 @@ func (w *SegmentWriter) WriteRecord(rec *Record) (Location, error) {
 	if cp.Header.Get(FieldBlockDigest) == "" {
 		cp.Header.Set(FieldBlockDigest, sha1Digest(cp.Block))
 	}
-	loc, err := w.writeRecords([]*Record{cp})
-	if loc.File == "" {
-		return Location{}, fmt.Errorf("write %s record: %w", cp.Type(), err)
-	}
-	loc.PayloadDigest = cp.Header.Get(FieldPayloadDigest)
+	return w.write([]*Record{cp}, cp.Header.Get(FieldPayloadDigest), cp.Type(), "record")
+}
+
+// write writes recs with writeRecords and completes the Location with the
+// payload digest, which only the caller knows. Errors name the operation
+// as "write <what> <subject>".
+func (w *SegmentWriter) write(recs []*Record, payloadDigest, what, subject string) (Location, error) {
+	loc, err := w.writeRecords(recs)
 	if err != nil {
-		err = fmt.Errorf("write %s record: %w", cp.Type(), err)
+		err = fmt.Errorf("write %s %s: %w", what, subject, err)
 	}
+	if loc.File == "" {
+		return Location{}, err
+	}
+	loc.PayloadDigest = payloadDigest
 	return loc, err
 }
 

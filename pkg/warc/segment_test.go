@@ -458,7 +458,10 @@ func TestSegmentClose(t *testing.T) {
 	for name, write := range map[string]func() (Location, error){
 		"WriteCapture": func() (Location, error) { return w.WriteCapture(capture) },
 		"WriteRevisit": func() (Location, error) { return w.WriteRevisit(capture, loc, capture.TargetURI, testDate) },
-		"WriteRecord":  func() (Location, error) { return w.WriteRecord(meta) },
+		"WriteNotModified": func() (Location, error) {
+			return w.WriteNotModified(Capture{TargetURI: capture.TargetURI, RawResponse: notModifiedResponse(`"x"`)}, loc, capture.TargetURI, testDate)
+		},
+		"WriteRecord": func() (Location, error) { return w.WriteRecord(meta) },
 	} {
 		if got, err := write(); !errors.Is(err, ErrClosed) || got != (Location{}) {
 			t.Errorf("%s after Close = %+v, %v; want ErrClosed", name, got, err)
@@ -531,6 +534,20 @@ func TestSegmentRejectsInvalidRecords(t *testing.T) {
 		}},
 		{"revisit without original date", func(w *SegmentWriter) (Location, error) {
 			return w.WriteRevisit(Capture{TargetURI: "http://example.com/", RawResponse: resp}, orig, "http://example.com/", time.Time{})
+		}},
+		{"not-modified original URI with CRLF", func(w *SegmentWriter) (Location, error) {
+			return w.WriteNotModified(Capture{TargetURI: "http://example.com/", RawResponse: notModifiedResponse(`"x"`)}, orig, "http://example.com/\r\nWARC-Type: resource", testDate)
+		}},
+		{"not-modified original record ID with LF", func(w *SegmentWriter) (Location, error) {
+			bad := orig
+			bad.RecordID += "\nWARC-Type: resource"
+			return w.WriteNotModified(Capture{TargetURI: "http://example.com/", RawResponse: notModifiedResponse(`"x"`)}, bad, "http://example.com/", testDate)
+		}},
+		{"not-modified target URI with CRLF", func(w *SegmentWriter) (Location, error) {
+			return w.WriteNotModified(Capture{TargetURI: "http://example.com/\r\nX: y", RawResponse: notModifiedResponse(`"x"`)}, orig, "http://example.com/", testDate)
+		}},
+		{"not-modified without response", func(w *SegmentWriter) (Location, error) {
+			return w.WriteNotModified(Capture{TargetURI: "http://example.com/"}, orig, "http://example.com/", testDate)
 		}},
 		{"record without type", func(w *SegmentWriter) (Location, error) { return w.WriteRecord(record()) }},
 		{"record value with LF", func(w *SegmentWriter) (Location, error) {

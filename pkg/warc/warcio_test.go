@@ -107,13 +107,22 @@ func TestWarcioReadsOurFiles(t *testing.T) {
 
 	revisit := Capture{
 		TargetURI: "http://example.com/", Date: testDate.Add(time.Hour), IP: "192.0.2.1",
-		RawResponse: []byte("HTTP/1.1 304 Not Modified\r\nETag: \"abc\"\r\n\r\n"),
+		RawResponse: rawResponse("Content-Type: text/html\r\nContent-Length: "+strconv.Itoa(len(page))+"\r\n", page),
 	}
 	loc, err := w.WriteRevisit(revisit, home, "http://example.com/", testDate)
 	if err != nil {
 		t.Fatalf("WriteRevisit: %v", err)
 	}
 	calls = append(calls, written{[]string{TypeRevisit}, revisit.TargetURI, loc})
+	notModified := Capture{
+		TargetURI: "http://example.com/", Date: testDate.Add(2 * time.Hour), IP: "192.0.2.1",
+		RawRequest:  conditionalRequest("http://example.com/", `"abc"`),
+		RawResponse: notModifiedResponse(`"abc"`),
+	}
+	if loc, err = w.WriteNotModified(notModified, home, "http://example.com/", testDate); err != nil {
+		t.Fatalf("WriteNotModified: %v", err)
+	}
+	calls = append(calls, written{[]string{TypeRequest, TypeRevisit}, notModified.TargetURI, loc})
 
 	meta := &Record{Block: []byte("outlink: http://example.com/gz\r\noutlink: http://example.com/chunked\r\n")}
 	meta.Header.Add(FieldType, TypeMetadata)
