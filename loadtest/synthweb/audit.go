@@ -100,6 +100,12 @@ type Report struct {
 	Duplicates Violations `json:"duplicates"`  // a resource requested after a final answer, or too many times
 	Missing    Violations `json:"missing"`     // a MustFetch resource not fetched
 	Forbidden  Violations `json:"forbidden"`   // a MustNotFetch resource requested
+
+	// With Config.Change: a changing page revisited without If-None-Match
+	// or If-Modified-Since although its previous 200 answer sent an ETag
+	// or a Last-Modified.
+	UnconditionalRevisits Violations    `json:"unconditional_revisits"`
+	Change                *ChangeReport `json:"change,omitempty"` // nil unless the web changes
 }
 
 // Violations counts the breaches of one rule and keeps the first few as
@@ -131,6 +137,7 @@ func (r *Report) categories() []category {
 		{"duplicates", &r.Duplicates},
 		{"missing", &r.Missing},
 		{"forbidden", &r.Forbidden},
+		{"unconditional-revisits", &r.UnconditionalRevisits},
 	}
 }
 
@@ -168,7 +175,13 @@ func (r Report) String() string {
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "  instances:   %d trapped, %.1f requests each on average, %d at most; %.1f%% of all requests\n",
 		r.TrapInstances, r.TrapRequestsPerInstanceMean, r.TrapRequestsPerInstanceMax, 100*r.TrapShare)
+	if r.Change != nil {
+		r.Change.string(&b)
+	}
 	for _, c := range r.categories() {
+		if c.v == &r.UnconditionalRevisits && r.Change == nil && c.v.Count == 0 {
+			continue // a web that does not change has no revisits
+		}
 		fmt.Fprintf(&b, "  %-12s %d\n", c.name+":", c.v.Count)
 		for _, e := range c.v.Examples {
 			fmt.Fprintf(&b, "    - %s\n", e)
@@ -194,6 +207,7 @@ func (w *Web) Audit(cfg AuditConfig) Report {
 		robots:       make(map[string]robotsPolicy, len(w.hosts)),
 		mustFetch:    w.mustFetch,
 		mustNotFetch: w.mustNotFetch,
+		change:       w.changeWorld(),
 	}
 	for _, h := range w.hosts {
 		wd.robots[h.key] = h.robots
@@ -208,6 +222,7 @@ type world struct {
 	robots       map[string]robotsPolicy // by host key; a missing host has no robots.txt
 	mustFetch    []string                // resource ids
 	mustNotFetch map[string]bool         // resource ids
+	change       *changeWorld            // nil: the web does not change
 }
 
 // auditor holds one audit's settings and verdict.
@@ -263,6 +278,9 @@ func audit(log []Request, wd world, cfg AuditConfig) Report {
 		a.host(byHost[key], pol)
 	}
 	a.resources(reqs, wd)
+	if wd.change != nil {
+		a.change(reqs, wd.change)
+	}
 	return a.rep
 }
 
@@ -354,9 +372,14 @@ func (a *auditor) host(reqs []Request, pol robotsPolicy) {
 // resources checks duplicates, forbidden and missing resources and counts
 // traps, over all requests in order of Start.
 func (a *auditor) resources(reqs []Request, wd world) {
+	// In a changing web a crawler must come back: a request after a final
+	// answer is a revisit, and a duplicate only if it started while that
+	// answer was still in flight. Retries count from the last final answer.
+	revisits := wd.change != nil
 	type state struct {
 		requests    int
-		finalStatus int // 0 until a final answer
+		finalStatus int       // 0 until a final answer
+		finalEnd    time.Time // the latest End of a final answer
 		lastStatus  int
 	}
 	seen := map[string]*state{}
@@ -381,7 +404,10 @@ func (a *auditor) resources(reqs []Request, wd world) {
 		}
 		st.requests++
 		switch {
-		case st.finalStatus != 0:
+		case revisits && st.finalStatus != 0 && r.Start.Before(st.finalEnd.Add(-a.tol)):
+			a.rep.Duplicates.add(a.max, "%s requested again at %s while a final %d was in flight",
+				short(r.Resource), a.at(r.Start), st.finalStatus)
+		case !revisits && st.finalStatus != 0:
 			a.rep.Duplicates.add(a.max, "%s requested again at %s after a final %d",
 				short(r.Resource), a.at(r.Start), st.finalStatus)
 		case st.requests > a.cfg.MaxRetries+1:
@@ -389,8 +415,16 @@ func (a *auditor) resources(reqs []Request, wd world) {
 				short(r.Resource), st.requests, a.at(r.Start), a.cfg.MaxRetries)
 		}
 		st.lastStatus = r.Status
-		if st.finalStatus == 0 && isFinal(r.Status) {
-			st.finalStatus = r.Status
+		if isFinal(r.Status) {
+			if st.finalStatus == 0 || revisits {
+				st.finalStatus = r.Status
+			}
+			if revisits {
+				st.requests = 0
+				if r.End.After(st.finalEnd) {
+					st.finalEnd = r.End
+				}
+			}
 		}
 	}
 

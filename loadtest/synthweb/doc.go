@@ -110,6 +110,51 @@
 // other page links. All are MustFetch: a crawler that cuts chains of
 // near-duplicates too eagerly loses coverage.
 //
+// # Changing pages (Config.Change)
+//
+// A recrawl scheduler must be judged on a web that changes. With Change,
+// the home page and the ordinary pages of every host but one whose
+// robots.txt answers 5xx change over time; everything else stays as it is.
+// Time is compressed: the intervals of ChangeConfig are simulated time, of
+// which TimeScale seconds (default 600) pass per real second, so a fast
+// page (1 h) changes every 6 s on average and a slow one (24 h) every
+// 144 s. Timestamps on the wire (Last-Modified, <lastmod>) are real time,
+// so that a crawler can compare them with its own clock.
+//
+//   - Change classes: a seeded order of all changing pages gives the first
+//     FastShare (0.2) the fast class, the next SlowShare (0.3) the slow one
+//     and the rest (half of them) never change. A page changes as a
+//     Poisson process at its class's rate, drawn from its own seeded
+//     stream as far as the clock has gone (one offset per version held),
+//     so two webs of one seed have the same history. Version 0 is the
+//     page's text in a web that does not change and went live before the
+//     web started; every later version has new prose (SimHash some 30 bits
+//     from the others), the same links and the same place in the graph.
+//   - Noise: NoiseShare (0.3) of the pages carry an ad line ("Sponsored by
+//     X") that differs from one answer to the next. It is not a change:
+//     the lines of a version are chosen so that all its answers are within
+//     the crawler's SimHash distance of each other, and the audit knows only
+//     the version.
+//   - Validators per host: ETagHosts (0.5) send a strong ETag derived from
+//     the version and a Last-Modified, LastModHosts (0.25) only a
+//     Last-Modified, the rest neither and always answer 200. If-None-Match
+//     (weak comparison, "*" included) decides alone when present (RFC 9110
+//     §13.2.2); otherwise If-Modified-Since is answered 304 when the live
+//     version went live at or before the date. Last-Modified is the
+//     instant the version went live rounded up to the second, or the
+//     current second while that is still to come, so a client echoing it
+//     gets 304 exactly when the page has not changed, even when it changed
+//     twice within one second; a date in the future is ignored.
+//   - Sitemaps: on SitemapHosts (0.5) of the hosts with a robots.txt,
+//     robots.txt names /sitemap-pages.xml, made at every request, which
+//     lists the host's changing pages with <lastmod> the instant their
+//     live version went live, to the nanosecond (RFC 3339).
+//   - Deletions: DeleteShare (0.05) of the ordinary pages are deleted at an
+//     instant drawn uniformly within DeleteWithin (6 h simulated) and from
+//     then answer 404 or 410 (in turn, so both occur) and leave the
+//     sitemap. "/" links the page each deleted page used to lead to, so
+//     that no page is lost with it.
+//
 // # Audit
 //
 // [Web.Audit] judges the log against [AuditConfig], the crawler's settings.
@@ -149,6 +194,21 @@
 //     TrapRequestsPerInstanceMean and Max over those, the counts in
 //     TrapInstanceRequests, and TrapShare, the trap requests' share of all
 //     requests, robots.txt included: what a trap defence should keep low.
+//   - Changing web: a request after a final answer is a revisit, not a
+//     duplicate, unless it started before that answer ended; retries are
+//     counted from the last final answer. Report.Change gives freshness:
+//     over the window from the first request to Close (or the log's last
+//     End if the web is still open), the time-averaged share of existing
+//     changing pages whose copy is the live version, overall and per
+//     class. The copy is the version a 200 answer served (the version live
+//     at its Start), held from its End; a 304 leaves it as it was; a page
+//     never fetched is stale; a deleted page leaves the share when it is
+//     deleted. It also counts requests for changing pages, revisits,
+//     conditional revisits, 304s, and requests for any resource that had
+//     answered 404 or 410 three times (a crawler should retire it; not a
+//     violation). UnconditionalRevisits: a changing page revisited
+//     without If-None-Match and If-Modified-Since although its latest 200
+//     answer sent an ETag or a Last-Modified.
 //
 // Comparisons with an End allow AuditConfig.Tolerance (default
 // [DefaultTolerance], 2 ms): Start and End are read inside the handlers, so

@@ -18,6 +18,14 @@
 // -max-retries), prints the report on stdout and, with -report-json, writes
 // it as JSON. The exit status is 0 when the crawler succeeded and the audit
 // is clean, 1 when either failed, 2 for a usage or start-up error.
+//
+// With -change the pages change over compressed time (-time-scale and the
+// -change-* flags), hosts answer conditional requests with 304, and the
+// report adds the crawler's freshness and revisits, for a recrawling
+// crawler, for example:
+//
+//	synthweb -hosts 50 -pages 40 -agent crawlcluster -default-delay 200ms -change -timeout 2m -- \
+//	    crawler -data DIR -seeds {seeds} -allow-private-networks -default-delay 200ms
 package main
 
 import (
@@ -108,7 +116,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer removeSeeds()
 	logger.Info("serving", "hosts", len(web.Hosts()), "first", web.Hosts()[0], "seeds_file", seeds,
-		"must_fetch", len(web.MustFetch()), "features", o.web.Features)
+		"must_fetch", len(web.MustFetch()), "features", o.web.Features, "change", o.web.Change.Enabled)
 
 	crawlerOK := true
 	if len(o.child) == 0 {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,6 +104,9 @@ func TestRun(t *testing.T) {
 	}{
 		{name: "polite crawler passes", crawler: "polite", child: true, wantCode: 0,
 			wantOut: []string{"synthweb audit: OK", "coverage:    100.0% (2 of 2"}},
+		{name: "changing web", crawler: "polite", child: true, flags: []string{"-change", "-time-scale", "3600"}, wantCode: 0,
+			wantOut: []string{"synthweb audit: OK", "freshness:", "revisits:    0 of 2 page requests", "unconditional-revisits: 0"}},
+		{name: "bad change config", flags: []string{"-change", "-change-fast-share", "0.8"}, wantCode: 2},
 		{name: "impolite crawler fails the audit", crawler: "impolite", child: true, wantCode: 1,
 			wantOut: []string{"synthweb audit: FAIL", "robots:      2", "politeness:  1"}},
 		{name: "failing crawler", crawler: "fail", child: true, wantCode: 1},
@@ -146,6 +150,9 @@ func TestRun(t *testing.T) {
 			}
 			if err != nil || rep.OK() != (tt.wantCode == 0) {
 				t.Errorf("JSON report: %v, OK %v:\n%s", err, rep.OK(), b)
+			}
+			if changing := slices.Contains(tt.flags, "-change"); changing != (rep.Change != nil) || changing && rep.Change.Pages != 2 {
+				t.Errorf("JSON report of a changing web %v:\n%s", changing, b)
 			}
 		})
 	}

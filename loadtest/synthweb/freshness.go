@@ -1,0 +1,298 @@
+package synthweb
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ChangeReport is the audit of a changing web (Config.Change): how fresh
+// the crawler kept its copies and how it revisited. Pages are the changing
+// pages ("/" and /p/N.html of every host that may be crawled).
+type ChangeReport struct {
+	Pages            int                `json:"pages"`              // changing pages that existed at some time in the window
+	WindowSeconds    float64            `json:"window_seconds"`     // from the first request to the end of the crawl
+	Freshness        float64            `json:"freshness"`          // time-averaged share of existing pages whose copy is the live version
+	FreshnessByClass map[string]float64 `json:"freshness_by_class"` // the same within ChangeNever, ChangeSlow, ChangeFast
+
+	PageRequests        int `json:"page_requests"`        // requests for changing pages
+	Revisits            int `json:"revisits"`             // of those, for a page that had a final answer before
+	ConditionalRevisits int `json:"conditional_revisits"` // revisits with If-None-Match or If-Modified-Since
+	NotModified         int `json:"not_modified"`         // 304 answers
+	RequestsAfterGone   int `json:"requests_after_gone"`  // requests for any resource that had answered 404 or 410 goneRetire times
+}
+
+// goneRetire is how many 404 or 410 answers should make a crawler retire
+// a URL; later requests are counted, not held against it.
+const goneRetire = 3
+
+// pageHistory is what the audit knows of a changing page by construction.
+type pageHistory struct {
+	class   string      // ChangeNever, ChangeSlow, ChangeFast
+	changes []time.Time // instants at which versions 1, 2, ... went live, increasing
+	deleted time.Time   // zero: not deleted
+}
+
+// versionAt is the version live at t: a request that started at t was
+// served it.
+func (h *pageHistory) versionAt(t time.Time) int {
+	return sort.Search(len(h.changes), func(i int) bool { return h.changes[i].After(t) })
+}
+
+// changeWorld is the changing web as the audit sees it.
+type changeWorld struct {
+	pages map[string]*pageHistory // by resource id
+	end   time.Time               // end of the crawl; zero: the log's last End
+}
+
+// changeWorld returns the changing pages' histories up to the end of the
+// crawl, or nil for a web that does not change.
+func (w *Web) changeWorld() *changeWorld {
+	if !w.cfg.Change.Enabled {
+		return nil
+	}
+	cw := &changeWorld{pages: map[string]*pageHistory{}, end: w.closedAt}
+	end := w.closedAt
+	if end.IsZero() {
+		end = w.clock()
+	}
+	for _, h := range w.hosts {
+		for _, p := range h.live {
+			cw.pages[h.key+p.target] = p.history(end)
+		}
+	}
+	return cw
+}
+
+// history returns what the audit needs of the page up to end.
+func (p *livePage) history(end time.Time) *pageHistory {
+	epoch := p.host.web.epoch
+	p.mu.Lock()
+	p.grow(end.Sub(epoch))
+	ph := &pageHistory{class: p.class, changes: make([]time.Time, 0, len(p.changes))}
+	for _, c := range p.changes {
+		if at := epoch.Add(c); !at.After(end) && !(p.deletes && c >= p.deleteAt) {
+			ph.changes = append(ph.changes, at)
+		}
+	}
+	p.mu.Unlock()
+	if p.deletes {
+		ph.deleted = epoch.Add(p.deleteAt)
+	}
+	return ph
+}
+
+// copyAt is a 200 answer of a changing page: from end on, the crawler
+// holds version.
+type copyAt struct {
+	end     time.Time
+	version int
+}
+
+// change audits revisits and validators over the requests in order of
+// Start, then freshness.
+func (a *auditor) change(reqs []Request, cw *changeWorld) {
+	rep := &ChangeReport{FreshnessByClass: map[string]float64{}}
+	a.rep.Change = rep
+	type state struct {
+		answered bool     // a final answer came before
+		lastOK   *Request // the latest 200 answer
+		gone     int      // 404 and 410 answers
+	}
+	states := map[string]*state{}
+	copies := map[string][]copyAt{}
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Kind == "robots" {
+			continue
+		}
+		st := states[r.Resource]
+		if st == nil {
+			st = &state{}
+			states[r.Resource] = st
+		}
+		if st.gone >= goneRetire {
+			rep.RequestsAfterGone++
+		}
+		if r.Status == http.StatusNotFound || r.Status == http.StatusGone {
+			st.gone++
+		}
+		ph := cw.pages[r.Resource]
+		if ph == nil {
+			continue
+		}
+		rep.PageRequests++
+		if st.answered {
+			rep.Revisits++
+			switch {
+			case r.IfNoneMatch || r.IfModifiedSince:
+				rep.ConditionalRevisits++
+			case st.lastOK != nil && st.lastOK.Validators:
+				a.rep.UnconditionalRevisits.add(a.max, "%s revisited at %s without If-None-Match or If-Modified-Since; its 200 at %s sent validators",
+					short(r.Resource), a.at(r.Start), a.at(st.lastOK.Start))
+			}
+		}
+		switch r.Status {
+		case http.StatusOK:
+			st.lastOK = r
+			copies[r.Resource] = append(copies[r.Resource], copyAt{end: r.End, version: ph.versionAt(r.Start)})
+		case http.StatusNotModified:
+			rep.NotModified++
+		}
+		if isFinal(r.Status) {
+			st.answered = true
+		}
+	}
+	end := cw.end
+	if end.IsZero() {
+		for _, r := range reqs {
+			if r.End.After(end) {
+				end = r.End
+			}
+		}
+	}
+	if len(reqs) > 0 && end.After(a.t0) {
+		freshness(rep, cw.pages, copies, a.t0, end)
+	}
+}
+
+// freshness integrates, over [from, to), the share of existing pages whose
+// copy is the live version, overall and per class. A page never fetched is
+// stale; a deleted page leaves the denominator when it is deleted.
+func freshness(rep *ChangeReport, pages map[string]*pageHistory, copies map[string][]copyAt, from, to time.Time) {
+	type edge struct {
+		at            time.Time
+		class         string
+		exists, fresh int
+	}
+	var edges []edge
+	for _, id := range slices.Sorted(maps.Keys(pages)) {
+		ph := pages[id]
+		end := to
+		if !ph.deleted.IsZero() && ph.deleted.Before(end) {
+			end = ph.deleted
+		}
+		if !end.After(from) {
+			continue
+		}
+		rep.Pages++
+		edges = append(edges, edge{at: from, class: ph.class, exists: 1}, edge{at: end, class: ph.class, exists: -1})
+		for _, iv := range freshSpans(ph, copies[id], from, end) {
+			edges = append(edges, edge{at: iv[0], class: ph.class, fresh: 1}, edge{at: iv[1], class: ph.class, fresh: -1})
+		}
+	}
+	slices.SortStableFunc(edges, func(x, y edge) int { return x.at.Compare(y.at) })
+
+	// Overall under "", each class under its name.
+	type sums struct {
+		exists, fresh int
+		share, time   float64 // ∫ fresh/exists dt and ∫ dt where exists > 0, in seconds
+	}
+	acc := map[string]*sums{"": {}}
+	prev := from
+	for _, e := range edges {
+		if dt := e.at.Sub(prev).Seconds(); dt > 0 {
+			for _, s := range acc {
+				if s.exists > 0 {
+					s.share += dt * float64(s.fresh) / float64(s.exists)
+					s.time += dt
+				}
+			}
+			prev = e.at
+		}
+		for _, key := range []string{"", e.class} {
+			s := acc[key]
+			if s == nil {
+				s = &sums{}
+				acc[key] = s
+			}
+			s.exists += e.exists
+			s.fresh += e.fresh
+		}
+	}
+	rep.WindowSeconds = to.Sub(from).Seconds()
+	for key, s := range acc {
+		f := 0.0
+		if s.time > 0 {
+			f = s.share / s.time
+		}
+		if key == "" {
+			rep.Freshness = f
+		} else {
+			rep.FreshnessByClass[key] = f
+		}
+	}
+}
+
+// freshSpans returns the intervals within [from, to) during which the
+// crawler's copy of the page (the version of its latest 200 answer, from
+// that answer's End) is the live version.
+func freshSpans(ph *pageHistory, copies []copyAt, from, to time.Time) [][2]time.Time {
+	copies = slices.Clone(copies)
+	slices.SortStableFunc(copies, func(x, y copyAt) int { return x.end.Compare(y.end) })
+	live, held := ph.versionAt(from), -1
+	next := live // index in ph.changes of the next version to go live
+	k := 0
+	for k < len(copies) && !copies[k].end.After(from) {
+		held = copies[k].version
+		k++
+	}
+	var out [][2]time.Time
+	fresh, since := held == live, from
+	for {
+		at := to
+		if next < len(ph.changes) && ph.changes[next].Before(at) {
+			at = ph.changes[next]
+		}
+		if k < len(copies) && copies[k].end.Before(at) {
+			at = copies[k].end
+		}
+		if !at.Before(to) {
+			break
+		}
+		for next < len(ph.changes) && ph.changes[next].Equal(at) {
+			live++
+			next++
+		}
+		for k < len(copies) && copies[k].end.Equal(at) {
+			held = copies[k].version
+			k++
+		}
+		switch now := held == live; {
+		case fresh && !now:
+			out = append(out, [2]time.Time{since, at})
+		case !fresh && now:
+			since = at
+		}
+		fresh = held == live
+	}
+	if fresh && since.Before(to) {
+		out = append(out, [2]time.Time{since, to})
+	}
+	return out
+}
+
+// string is the ChangeReport's part of Report.String.
+func (c *ChangeReport) string(b *strings.Builder) {
+	fmt.Fprintf(b, "  freshness:   %.1f%% over %.1fs of %d changing pages (", 100*c.Freshness, c.WindowSeconds, c.Pages)
+	for i, class := range slices.SortedFunc(maps.Keys(c.FreshnessByClass), func(x, y string) int {
+		return cmp.Compare(classOrder(x), classOrder(y))
+	}) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s %.1f%%", class, 100*c.FreshnessByClass[class])
+	}
+	b.WriteString(")\n")
+	fmt.Fprintf(b, "  revisits:    %d of %d page requests, %d conditional, %d answered 304; %d requests after %d answers 404/410\n",
+		c.Revisits, c.PageRequests, c.ConditionalRevisits, c.NotModified, c.RequestsAfterGone, goneRetire)
+}
+
+func classOrder(class string) int {
+	return slices.Index([]string{ChangeNever, ChangeSlow, ChangeFast}, class)
+}

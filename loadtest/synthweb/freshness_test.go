@@ -1,0 +1,243 @@
+package synthweb
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// ms is t0 plus n milliseconds.
+func ms(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+
+// changeTestWorld is testWorld with changing pages on hostOpen.
+func changeTestWorld(pages map[string]*pageHistory, end time.Time) world {
+	wd := testWorld(nil, nil)
+	wd.change = &changeWorld{pages: map[string]*pageHistory{}, end: end}
+	for target, ph := range pages {
+		wd.change.pages[hostOpen+target] = ph
+	}
+	return wd
+}
+
+func validated(r Request) Request   { r.Validators = true; return r }
+func ifNoneMatch(r Request) Request { r.IfNoneMatch = true; return r }
+
+// TestFreshness replays a hand-made crawl whose freshness is known:
+//
+//   - /a.html (fast) changes at 10 s and 30 s; fetched at 5 s (version 0)
+//     and 20 s (version 1), confirmed by a 304 at 25 s: fresh from 5.001 to
+//     10 s and from 20.001 to 30 s.
+//   - /b.html (never) is never fetched: never fresh.
+//   - /c.html (slow) is fetched at 6 s and deleted at 20 s: fresh from
+//     6.001 s until it leaves the denominator.
+//
+// The window runs from the first request (5 s) to the end, 40 s.
+func TestFreshness(t *testing.T) {
+	pages := map[string]*pageHistory{
+		"/a.html": {class: ChangeFast, changes: []time.Time{ms(10000), ms(30000)}},
+		"/b.html": {class: ChangeNever},
+		"/c.html": {class: ChangeSlow, deleted: ms(20000)},
+	}
+	log := []Request{
+		rq(hostOpen, "/a.html", 200, 5000),
+		rq(hostOpen, "/c.html", 200, 6000),
+		rq(hostOpen, "/a.html", 200, 20000),
+		ifNoneMatch(rq(hostOpen, "/a.html", 304, 25000)),
+	}
+	rep := audit(log, changeTestWorld(pages, ms(40000)), AuditConfig{})
+	c := rep.Change
+	if c == nil {
+		t.Fatal("no change report")
+	}
+	// The share of fresh pages, interval by interval: 3 pages until c
+	// is deleted at 20 s, 2 after.
+	overall := (1.0/3*1 + 2.0/3*3.999 + 1.0/3*10 + 1.0/2*9.999) / 35
+	for _, tt := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"overall", c.Freshness, overall},
+		{"fast", c.FreshnessByClass[ChangeFast], (4.999 + 9.999) / 35},
+		{"never", c.FreshnessByClass[ChangeNever], 0},
+		{"slow", c.FreshnessByClass[ChangeSlow], 13.999 / 15},
+		{"window", c.WindowSeconds, 35},
+	} {
+		if math.Abs(tt.got-tt.want) > 1e-9 {
+			t.Errorf("%s freshness %.9f, want %.9f", tt.name, tt.got, tt.want)
+		}
+	}
+	if c.Pages != 3 || c.PageRequests != 4 || c.Revisits != 2 || c.ConditionalRevisits != 1 || c.NotModified != 1 {
+		t.Errorf("pages %d, requests %d, revisits %d, conditional %d, 304s %d; want 3, 4, 2, 1, 1",
+			c.Pages, c.PageRequests, c.Revisits, c.ConditionalRevisits, c.NotModified)
+	}
+
+	// Without an end of the crawl the window closes with the log, at
+	// 25.001 s: a's copy is fresh from 20.001 s on.
+	rep = audit(log, changeTestWorld(pages, time.Time{}), AuditConfig{})
+	if got, want := rep.Change.FreshnessByClass[ChangeFast], (4.999+5.000)/20.001; math.Abs(got-want) > 1e-9 {
+		t.Errorf("fast freshness to the log's end %.9f, want %.9f", got, want)
+	}
+
+	// A copy fetched while the page changes is stale at once, and a page
+	// deleted before the window never counts.
+	pages = map[string]*pageHistory{
+		"/a.html": {class: ChangeFast, changes: []time.Time{ms(1000).Add(500 * time.Microsecond)}},
+		"/d.html": {class: ChangeFast, deleted: ms(500)},
+	}
+	rep = audit([]Request{rq(hostOpen, "/a.html", 200, 1000)}, changeTestWorld(pages, ms(2000)), AuditConfig{})
+	if rep.Change.Freshness != 0 || rep.Change.Pages != 1 {
+		t.Errorf("freshness %v over %d pages, want 0 over 1", rep.Change.Freshness, rep.Change.Pages)
+	}
+}
+
+// TestRevisits checks the unconditional-revisit rule, the revisit counts,
+// the requests after a page is gone and which repeats are duplicates in a
+// changing web.
+func TestRevisits(t *testing.T) {
+	pages := map[string]*pageHistory{"/a.html": {class: ChangeFast}, "/b.html": {class: ChangeNever}}
+	robots := rq(hostOpen, "/robots.txt", 404, 0)
+	tests := []struct {
+		name                  string
+		log                   []Request
+		unconditional, dups   int
+		revisits, conditional int
+		afterGone             int
+	}{
+		{name: "first fetch", log: []Request{robots, rq(hostOpen, "/a.html", 200, 10)}},
+		{name: "unconditional after validators", unconditional: 1, revisits: 1,
+			log: []Request{robots, validated(rq(hostOpen, "/a.html", 200, 10)), rq(hostOpen, "/a.html", 200, 20)}},
+		{name: "If-None-Match", revisits: 1, conditional: 1,
+			log: []Request{robots, validated(rq(hostOpen, "/a.html", 200, 10)), ifNoneMatch(rq(hostOpen, "/a.html", 304, 20))}},
+		{name: "If-Modified-Since", revisits: 1, conditional: 1, log: []Request{robots, validated(rq(hostOpen, "/a.html", 200, 10)),
+			func(r Request) Request { r.IfModifiedSince = true; return r }(rq(hostOpen, "/a.html", 200, 20))}},
+		{name: "no validators to send", revisits: 1,
+			log: []Request{robots, rq(hostOpen, "/a.html", 200, 10), rq(hostOpen, "/a.html", 200, 20)}},
+		{name: "after a 304, the 200 before it counts", unconditional: 1, revisits: 2, conditional: 1,
+			log: []Request{robots, validated(rq(hostOpen, "/a.html", 200, 10)), ifNoneMatch(validated(rq(hostOpen, "/a.html", 304, 20))),
+				rq(hostOpen, "/a.html", 200, 30)}},
+		{name: "a retry is no revisit",
+			log: []Request{robots, rq(hostOpen, "/a.html", 500, 10), rq(hostOpen, "/a.html", 200, 20)}},
+		{name: "a page that does not change", log: []Request{robots, validated(rq(hostOpen, "/x.html", 200, 10)), rq(hostOpen, "/x.html", 200, 20)}},
+		{name: "one request while another is in flight", dups: 1, revisits: 1,
+			log: []Request{robots, lasting(rq(hostOpen, "/a.html", 200, 10), 50), rq(hostOpen, "/a.html", 200, 20)}},
+		{name: "retries count from the last final answer", dups: 1, revisits: 4,
+			log: []Request{robots, rq(hostOpen, "/a.html", 200, 10), rq(hostOpen, "/a.html", 500, 20), rq(hostOpen, "/a.html", 500, 30),
+				rq(hostOpen, "/a.html", 500, 40), rq(hostOpen, "/a.html", 500, 50)}},
+		{name: "requests after three 404 and 410", revisits: 4, afterGone: 2,
+			log: []Request{robots, rq(hostOpen, "/b.html", 404, 10), rq(hostOpen, "/b.html", 410, 20), rq(hostOpen, "/b.html", 404, 30),
+				rq(hostOpen, "/b.html", 404, 40), rq(hostOpen, "/b.html", 404, 50)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := audit(tt.log, changeTestWorld(pages, time.Time{}), AuditConfig{MaxRetries: 2})
+			c := rep.Change
+			if rep.UnconditionalRevisits.Count != tt.unconditional || rep.Duplicates.Count != tt.dups ||
+				c.Revisits != tt.revisits || c.ConditionalRevisits != tt.conditional || c.RequestsAfterGone != tt.afterGone {
+				t.Errorf("unconditional %d, duplicates %d, revisits %d, conditional %d, after gone %d; want %d, %d, %d, %d, %d\n%s",
+					rep.UnconditionalRevisits.Count, rep.Duplicates.Count, c.Revisits, c.ConditionalRevisits, c.RequestsAfterGone,
+					tt.unconditional, tt.dups, tt.revisits, tt.conditional, tt.afterGone, rep)
+			}
+			if ok := tt.unconditional+tt.dups == 0; rep.OK() != ok {
+				t.Errorf("OK %v, want %v:\n%s", rep.OK(), ok, rep)
+			}
+		})
+	}
+
+	rep := audit(tests[1].log, changeTestWorld(pages, time.Time{}), AuditConfig{})
+	s := rep.String()
+	for _, want := range []string{
+		"freshness:   23.8% over 0.0s of 2 changing pages (never 0.0%, fast 47.6%)",
+		"revisits:    1 of 2 page requests, 0 conditional, 0 answered 304; 0 requests after 3 answers 404/410",
+		"unconditional-revisits: 1\n    - 127.0.1.1:8000/a.html revisited at +20ms without If-None-Match or If-Modified-Since; its 200 at +10ms sent validators",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("String() lacks %q:\n%s", want, s)
+		}
+	}
+	if s := audit(tests[1].log, testWorld(nil, nil), AuditConfig{}).String(); strings.Contains(s, "unconditional") || strings.Contains(s, "freshness") {
+		t.Errorf("a web that does not change reports revisits:\n%s", s)
+	}
+}
+
+// revisitor crawls a web's changing pages round after round until stop,
+// politely per host, as a recrawler would: conditionally when conditional.
+func revisitor(tb testing.TB, w *Web, conditional bool, delay time.Duration, stop time.Time) {
+	tb.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	var wg sync.WaitGroup
+	for _, h := range w.hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			type held struct{ etag, lastMod string }
+			copies := map[string]held{}
+			get := func(path string) {
+				req, _ := http.NewRequest(http.MethodGet, h.base+path, nil)
+				if c, ok := copies[path]; ok && conditional {
+					if c.etag != "" {
+						req.Header.Set("If-None-Match", c.etag)
+					}
+					if c.lastMod != "" {
+						req.Header.Set("If-Modified-Since", c.lastMod)
+					}
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					tb.Errorf("GET %s: %v", req.URL, err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					copies[path] = held{resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")}
+				}
+				time.Sleep(delay)
+			}
+			get("/robots.txt")
+			for time.Now().Before(stop) {
+				for _, p := range h.live {
+					get(p.target)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestChangeCrawl crawls a changing web that turns fast for a second, as a
+// conditional and as an unconditional recrawler, and audits it.
+func TestChangeCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls for 2 s")
+	}
+	for _, conditional := range []bool{true, false} {
+		t.Run(fmt.Sprintf("conditional %v", conditional), func(t *testing.T) {
+			cfg := changeConfig(nil)
+			cfg.Hosts, cfg.PagesPerHost = 6, 4
+			cfg.Change.TimeScale = 3 * 3600 // a fast page changes every 1.2 s
+			w := startWeb(t, cfg)
+			revisitor(t, w, conditional, 5*time.Millisecond, time.Now().Add(time.Second))
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rep := w.Audit(AuditConfig{DefaultDelay: 5 * time.Millisecond, Tolerance: 2 * time.Millisecond})
+			c := rep.Change
+			if c == nil || c.Pages != 6*5 || c.Revisits == 0 || c.Freshness <= 0.2 || c.Freshness > 1 ||
+				c.FreshnessByClass[ChangeNever] < c.FreshnessByClass[ChangeFast] {
+				t.Fatalf("change report %+v\n%s", c, rep)
+			}
+			if conditional {
+				if !rep.OK() || c.NotModified == 0 || c.ConditionalRevisits == 0 {
+					t.Errorf("conditional recrawl:\n%s", rep)
+				}
+			} else if rep.UnconditionalRevisits.Count == 0 || c.NotModified != 0 {
+				t.Errorf("unconditional recrawl:\n%s", rep)
+			}
+		})
+	}
+}
