@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -514,5 +515,88 @@ func TestDeletedPages(t *testing.T) {
 	}
 	if statuses[404] == 0 || statuses[410] == 0 {
 		t.Errorf("deleted pages answered %v, want both 404 and 410", statuses)
+	}
+}
+
+// TestChangeWithFeatures checks that the changing web leaves the special
+// cases and the traps as they are: every MustFetch resource answers as in
+// a web that does not change, but for pages deleted by then.
+func TestChangeWithFeatures(t *testing.T) {
+	clk := &fakeClock{}
+	cfg := trapsConfig()
+	cfg.Hosts = 14
+	cfg.Change = changeConfig(clk).Change
+	cfg.clock = clk.now
+	still := trapsConfig()
+	still.Hosts = 14
+	a, b := startWeb(t, still), startWeb(t, cfg)
+	if len(a.MustFetch()) != len(b.MustFetch()) {
+		t.Fatalf("MustFetch: %d resources, %d with changes", len(a.MustFetch()), len(b.MustFetch()))
+	}
+	deleted := map[string]bool{}
+	for _, p := range livePages(b) {
+		if p.deletes {
+			deleted[p.host.key+p.target] = true
+		}
+	}
+	clk.at(time.Hour) // every deletion has happened
+	key := func(w *Web, id string) string {
+		for i, h := range w.hosts {
+			if rest, ok := strings.CutPrefix(id, h.key); ok {
+				return strconv.Itoa(i) + rest
+			}
+		}
+		return id
+	}
+	want := map[string]int{}
+	for _, id := range a.MustFetch() {
+		if !strings.HasSuffix(id, "/slow.html") { // 800 ms, and no page of the changing web
+			want[key(a, id)] = get(t, rawClient(), "http://"+id).status
+		}
+	}
+	for _, id := range b.MustFetch() {
+		if strings.HasSuffix(id, "/slow.html") {
+			continue
+		}
+		got := get(t, rawClient(), "http://"+id).status
+		switch {
+		case deleted[id]:
+			if got != 404 && got != 410 {
+				t.Errorf("deleted %s answers %d", id, got)
+			}
+		case got != want[key(b, id)]:
+			t.Errorf("%s answers %d, %d in a web that does not change", id, got, want[key(b, id)])
+		}
+	}
+}
+
+// BenchmarkServeChanging measures the handler on a noisy fast page of a
+// host with ETags, answered in full and with 304, on the real clock.
+func BenchmarkServeChanging(b *testing.B) {
+	w := startWeb(b, changeConfig(nil))
+	h := hostWith(b, w, validatorsETag)
+	p := h.live[1]
+	p.noise, p.class, p.mean = true, ChangeFast, time.Second
+	etag := p.version(time.Since(w.epoch)).etag
+	for _, tt := range []struct {
+		name   string
+		fields []string
+		status int
+	}{{"200", nil, http.StatusOK}, {"304", []string{"If-None-Match", etag}, http.StatusNotModified}} {
+		b.Run(tt.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, p.target, nil)
+			for i := 0; i+1 < len(tt.fields); i += 2 {
+				req.Header.Set(tt.fields[i], tt.fields[i+1])
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != tt.status && rec.Code != http.StatusOK {
+					b.Fatalf("status %d", rec.Code)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
 	}
 }
