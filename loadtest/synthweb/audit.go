@@ -102,8 +102,8 @@ type Report struct {
 	Forbidden  Violations `json:"forbidden"`   // a MustNotFetch resource requested
 
 	// With Config.Change: a changing page revisited without If-None-Match
-	// or If-Modified-Since although its previous 200 answer sent an ETag
-	// or a Last-Modified.
+	// or If-Modified-Since although its latest final answer, a 200 or a
+	// 304 confirming one, came with an ETag or a Last-Modified.
 	UnconditionalRevisits Violations    `json:"unconditional_revisits"`
 	Change                *ChangeReport `json:"change,omitempty"` // nil unless the web changes
 }

@@ -208,7 +208,8 @@
 //     answered 404 or 410 three times (a crawler should retire it; not a
 //     violation). UnconditionalRevisits: a changing page revisited
 //     without If-None-Match and If-Modified-Since although its latest 200
-//     answer sent an ETag or a Last-Modified.
+//     answer sent an ETag or a Last-Modified and no final answer but a 304
+//     came since (a page gone or moved has no validators to send).
 //
 // Comparisons with an End allow AuditConfig.Tolerance (default
 // [DefaultTolerance], 2 ms): Start and End are read inside the handlers, so

@@ -101,7 +101,7 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 	a.rep.Change = rep
 	type state struct {
 		answered bool     // a final answer came before
-		lastOK   *Request // the latest 200 answer
+		lastOK   *Request // the latest 200 answer, unless a final answer other than 304 came after it
 		gone     int      // 404 and 410 answers
 	}
 	states := map[string]*state{}
@@ -137,12 +137,16 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 					short(r.Resource), a.at(r.Start), a.at(st.lastOK.Start))
 			}
 		}
-		switch r.Status {
-		case http.StatusOK:
+		switch {
+		case r.Status == http.StatusOK:
 			st.lastOK = r
 			copies[r.Resource] = append(copies[r.Resource], copyAt{end: r.End, version: ph.versionAt(r.Start)})
-		case http.StatusNotModified:
+		case r.Status == http.StatusNotModified:
 			rep.NotModified++
+		case isFinal(r.Status):
+			// A page gone (404, 410) or moved: the copy's validators no
+			// longer apply.
+			st.lastOK = nil
 		}
 		if isFinal(r.Status) {
 			st.answered = true
