@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -14,20 +16,10 @@ import (
 
 // StoredFetches reports for each fetch ID whether a capture with it exists.
 func (db *DB) StoredFetches(ctx context.Context, fetchIDs []string) ([]bool, error) {
-	stored := make([]bool, len(fetchIDs))
-	if len(fetchIDs) == 0 {
-		return stored, nil
-	}
-	at := positions(fetchIDs)
-	err := db.queryRows(ctx, qStoredFetches, []any{fetchIDs}, func(rows pgx.Rows) error {
+	stored, err := lookUp(ctx, db, qStoredFetches, fetchIDs, func(rows pgx.Rows) (string, bool, error) {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		for _, i := range at[id] {
-			stored[i] = true
-		}
-		return nil
+		err := rows.Scan(&id)
+		return id, true, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("look up stored fetches: %w", err)
@@ -37,26 +29,76 @@ func (db *DB) StoredFetches(ctx context.Context, fetchIDs []string) ([]bool, err
 
 // URLStates returns the state of each URL hash ("" when unknown).
 func (db *DB) URLStates(ctx context.Context, hashes []int64) ([]store.State, error) {
-	states := make([]store.State, len(hashes))
-	if len(hashes) == 0 {
-		return states, nil
-	}
-	at := positions(hashes)
-	err := db.queryRows(ctx, qURLStates, []any{hashes}, func(rows pgx.Rows) error {
+	states, err := lookUp(ctx, db, qURLStates, hashes, func(rows pgx.Rows) (int64, store.State, error) {
 		var h int64
 		var s string
-		if err := rows.Scan(&h, &s); err != nil {
-			return err
-		}
-		for _, i := range at[h] {
-			states[i] = store.State(s)
-		}
-		return nil
+		err := rows.Scan(&h, &s)
+		return h, store.State(s), err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("look up url states: %w", err)
 	}
 	return states, nil
+}
+
+// URLHistories returns what the store holds of each URL hash for change
+// detection (State "" when unknown), in one look-up through url_hashes.
+func (db *DB) URLHistories(ctx context.Context, hashes []int64) ([]store.URLHistory, error) {
+	hists, err := lookUp(ctx, db, qURLHistories, hashes, func(rows pgx.Rows) (int64, store.URLHistory, error) {
+		var h, fp int64
+		var state, kind string
+		var fetched pgtype.Timestamptz
+		var u store.URLHistory
+		var rc recrawlCols
+		err := rows.Scan(append([]any{&h, &state, &kind, &u.Score, &fetched, &u.ContentSHA256, &fp}, rc.dest()...)...)
+		u.State, u.Kind, u.FetchedAt, u.SimHash, u.Recrawl = store.State(state), store.Kind(kind), fromTimestamp(fetched), uint64(fp), rc.recrawl()
+		return h, u, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up url histories: %w", err)
+	}
+	return hists, nil
+}
+
+// ConfirmedCapture returns the capture a 304 for the URL confirms: its newest
+// status-200 capture with a WARC record, or the original that one revisits.
+func (db *DB) ConfirmedCapture(ctx context.Context, urlHash int64) (store.Capture, error) {
+	return db.capture(ctx, fmt.Sprintf("confirmed capture of url %d", urlHash), qConfirmedCapture, urlHash)
+}
+
+// Modified plans a visit at due, in one statement, for each URL a sitemap says
+// changed after its stored copy was fetched, unless one is planned by then. A
+// URL listed twice counts with its latest LastMod. It returns how many moved.
+func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.Time) (int, error) {
+	if len(mods) == 0 {
+		return 0, nil
+	}
+	latest := map[int64]time.Time{}
+	var hashes []int64
+	for _, m := range mods {
+		t, ok := latest[m.Hash]
+		if !ok {
+			hashes = append(hashes, m.Hash)
+		}
+		if !ok || m.LastMod.After(t) {
+			latest[m.Hash] = m.LastMod
+		}
+	}
+	slices.Sort(hashes) // the order rows are locked in (see qUpdateURLs)
+	lastMods := make([]pgtype.Timestamptz, len(hashes))
+	for i, h := range hashes {
+		lastMods[i] = timestamp(latest[h])
+	}
+	var moved int64
+	err := retry(ctx, func() error {
+		tag, err := db.pool.Exec(ctx, qModified, hashes, lastMods, timestamp(due))
+		moved = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("plan visits of %d modified urls: %w", len(hashes), err)
+	}
+	return int(moved), nil
 }
 
 func scanCapture(row pgx.Row) (store.Capture, error) {
@@ -66,7 +108,7 @@ func scanCapture(row pgx.Row) (store.Capture, error) {
 	err := row.Scan(&c.ID, &c.FetchID, &c.URLHash, &c.URL, &fetched, &c.Status, &c.ContentType, &c.Length,
 		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
 		&c.ContentSHA256, &simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
-		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified)
+		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change)
 	c.FetchedAt, c.SimHash = fromTimestamp(fetched), uint64(simhash)
 	return c, err
 }
@@ -77,12 +119,18 @@ func (db *DB) ContentOwner(ctx context.Context, sha []byte) (store.Capture, erro
 	if len(sha) == 0 {
 		return store.Capture{}, fmt.Errorf("content owner of an empty digest: %w", store.ErrNotFound)
 	}
-	c, err := scanCapture(db.pool.QueryRow(ctx, qContentOwner, sha))
+	return db.capture(ctx, fmt.Sprintf("content owner of %x", sha), qContentOwner, sha)
+}
+
+// capture runs a query of one capture; what names it in errors, which wrap
+// store.ErrNotFound when there is none.
+func (db *DB) capture(ctx context.Context, what, query string, arg any) (store.Capture, error) {
+	c, err := scanCapture(db.pool.QueryRow(ctx, query, arg))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Capture{}, fmt.Errorf("content owner of %x: %w", sha, store.ErrNotFound)
+		return store.Capture{}, fmt.Errorf("%s: %w", what, store.ErrNotFound)
 	}
 	if err != nil {
-		return store.Capture{}, fmt.Errorf("content owner of %x: %w", sha, err)
+		return store.Capture{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return c, nil
 }
@@ -133,7 +181,8 @@ func (db *DB) NearDuplicate(ctx context.Context, fp uint64, maxDist int) (int64,
 // AddCaptures stores captures in one statement; see store.CaptureStore. Besides
 // the interface's contract, it records the content digest and SimHash on the URL
 // row, counts the capture in fetch_count (and in change_count when the digest
-// differs from the previous capture's), and leaves revisits (RevisitOf != 0) out of
+// differs from the previous capture's) unless the capture carries a Schedule to
+// write instead (see qAddCaptures), and leaves revisits (RevisitOf != 0) out of
 // the near-duplicate index: their fingerprint is the original's, indexed already.
 // IDs grow in batch order. A zero URLHash gets store.HashURL(URL).
 func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
@@ -195,6 +244,8 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		links      = make([]int32, n)
 		etags      = make([]string, n)
 		lastMods   = make([]string, n)
+		changes    = make([]string, n)
+		schedules  = newRecrawlArrays(n)
 	)
 	for i, c := range caps {
 		if c.FetchID == "" {
@@ -212,9 +263,45 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		}
 		revisitOf[i], nearDupOf[i], titles[i], descs[i] = c.RevisitOf, c.NearDupOf, c.Title, c.Description
 		languages[i], canonicals[i], noindex[i], links[i] = c.Language, c.Canonical, c.NoIndex, int32(c.Links)
-		etags[i], lastMods[i] = c.ETag, c.LastModified
+		etags[i], lastMods[i], changes[i] = c.ETag, c.LastModified, c.Change
+		if c.Schedule != nil {
+			schedules.set(i, *c.Schedule)
+		}
 	}
-	return []any{fetchIDs, urlHashes, addrs, fetched, statuses, types, lengths, truncated, warcFiles, offsets,
+	return append([]any{fetchIDs, urlHashes, addrs, fetched, statuses, types, lengths, truncated, warcFiles, offsets,
 		warcLens, recordIDs, payloads, digests, simhashes, revisitOf, nearDupOf, titles, descs, languages,
-		canonicals, noindex, links, etags, lastMods}, nil
+		canonicals, noindex, links, etags, lastMods, changes}, schedules.args()...), nil
+}
+
+// recrawlArrays are the schedule parameters of qAddCaptures: whether each
+// capture has one, then one array per column of recrawlColumns.
+type recrawlArrays struct {
+	scheduled                        []bool
+	next, lastChange, visited        []pgtype.Timestamptz
+	fetches, changes, misses, streak []int32
+	unchanged, changed               []int64 // milliseconds
+	rate                             []float64
+}
+
+func newRecrawlArrays(n int) recrawlArrays {
+	return recrawlArrays{
+		scheduled: make([]bool, n),
+		next:      make([]pgtype.Timestamptz, n), lastChange: make([]pgtype.Timestamptz, n), visited: make([]pgtype.Timestamptz, n),
+		fetches: make([]int32, n), changes: make([]int32, n), misses: make([]int32, n), streak: make([]int32, n),
+		unchanged: make([]int64, n), changed: make([]int64, n),
+		rate: make([]float64, n),
+	}
+}
+
+func (a recrawlArrays) set(i int, r store.Recrawl) {
+	a.scheduled[i] = true
+	a.next[i], a.lastChange[i], a.visited[i] = timestamp(r.NextFetchAt), timestamp(r.LastChangeAt), timestamp(r.LastVisitAt)
+	a.fetches[i], a.changes[i], a.misses[i], a.streak[i] = int32(r.FetchCount), int32(r.ChangeCount), int32(r.Misses), int32(r.Streak)
+	a.unchanged[i], a.changed[i] = r.Unchanged.Milliseconds(), r.ChangedTime.Milliseconds()
+	a.rate[i] = r.ChangeRate
+}
+
+func (a recrawlArrays) args() []any {
+	return []any{a.scheduled, a.next, a.fetches, a.changes, a.unchanged, a.changed, a.lastChange, a.visited,
+		a.misses, a.streak, a.rate}
 }

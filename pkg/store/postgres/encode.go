@@ -34,6 +34,41 @@ func positions[K comparable](keys []K) map[K][]int {
 	return at
 }
 
+// lookUp runs query, whose one parameter is keys, and returns for each key the
+// value scan reads from the key's row: the zero value for a key without one.
+func lookUp[K comparable, V any](ctx context.Context, db *DB, query string, keys []K, scan func(pgx.Rows) (K, V, error)) ([]V, error) {
+	vals := make([]V, len(keys))
+	if len(keys) == 0 {
+		return vals, nil
+	}
+	at := positions(keys)
+	err := db.queryRows(ctx, query, []any{keys}, func(rows pgx.Rows) error {
+		k, v, err := scan(rows)
+		if err != nil {
+			return err
+		}
+		for _, i := range at[k] {
+			vals[i] = v
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
+// queryAll runs query and returns every row as scan reads it.
+func queryAll[T any](ctx context.Context, db *DB, query string, args []any, scan func(pgx.Rows) (T, error)) ([]T, error) {
+	var all []T
+	err := db.queryRows(ctx, query, args, func(rows pgx.Rows) error {
+		v, err := scan(rows)
+		all = append(all, v)
+		return err
+	})
+	return all, err
+}
+
 // pageSize is how many rows an iterator reads per query before it calls fn for
 // them with no connection held.
 const pageSize = 1000

@@ -89,20 +89,10 @@ func admitArgs(urls []store.URL, now time.Time) ([]any, error) {
 // Seen reports for each hash whether the URL is in the store, in one look-up of
 // url_hashes.
 func (db *DB) Seen(ctx context.Context, hashes []int64) ([]bool, error) {
-	seen := make([]bool, len(hashes))
-	if len(hashes) == 0 {
-		return seen, nil
-	}
-	at := positions(hashes)
-	err := db.queryRows(ctx, qSeen, []any{hashes}, func(rows pgx.Rows) error {
+	seen, err := lookUp(ctx, db, qSeen, hashes, func(rows pgx.Rows) (int64, bool, error) {
 		var h int64
-		if err := rows.Scan(&h); err != nil {
-			return err
-		}
-		for _, i := range at[h] {
-			seen[i] = true
-		}
-		return nil
+		err := rows.Scan(&h)
+		return h, true, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("look up seen urls: %w", err)
@@ -114,12 +104,78 @@ func scanURL(row pgx.Row) (store.URL, error) {
 	var u store.URL
 	var kind, state string
 	var discovered, fetched pgtype.Timestamptz
-	err := row.Scan(&u.Hash, &u.Partition, &u.URL, &u.Host, &u.Depth, &u.Level, &u.Score, &kind, &state,
+	var rc recrawlCols
+	err := row.Scan(append([]any{&u.Hash, &u.Partition, &u.URL, &u.Host, &u.Depth, &u.Level, &u.Score, &kind, &state,
 		&u.Reason, &u.Attempts, &u.Redirects, &u.Parent, &u.CrawlID, &discovered, &fetched, &u.Status,
-		&u.ETag, &u.LastModified)
+		&u.ETag, &u.LastModified}, rc.dest()...)...)
 	u.Kind, u.State = store.Kind(kind), store.State(state)
 	u.DiscoveredAt, u.FetchedAt = fromTimestamp(discovered), fromTimestamp(fetched)
+	u.Recrawl = rc.recrawl()
 	return u, err
+}
+
+// recrawlCols scans recrawlColumns.
+type recrawlCols struct {
+	next, lastChange, visited        pgtype.Timestamptz
+	fetches, changes, misses, streak int
+	unchanged, changed               int64 // milliseconds
+	rate                             float64
+}
+
+func (c *recrawlCols) dest() []any {
+	return []any{&c.next, &c.fetches, &c.changes, &c.unchanged, &c.changed, &c.lastChange, &c.visited,
+		&c.misses, &c.streak, &c.rate}
+}
+
+func (c *recrawlCols) recrawl() store.Recrawl {
+	return store.Recrawl{
+		NextFetchAt: fromTimestamp(c.next), FetchCount: c.fetches, ChangeCount: c.changes,
+		Unchanged: time.Duration(c.unchanged) * time.Millisecond, ChangedTime: time.Duration(c.changed) * time.Millisecond,
+		LastChangeAt: fromTimestamp(c.lastChange), LastVisitAt: fromTimestamp(c.visited),
+		Misses: c.misses, Streak: c.streak, ChangeRate: c.rate,
+	}
+}
+
+// DueURLs returns up to limit URLs of partition p with a visit planned, earliest
+// first, read from the urls_due index.
+func (db *DB) DueURLs(ctx context.Context, p int32, limit int) ([]store.URL, error) {
+	due, err := queryAll(ctx, db, qDueURLs, []any{p, limit}, func(rows pgx.Rows) (store.URL, error) { return scanURL(rows) })
+	if err != nil {
+		return nil, fmt.Errorf("due urls of partition %d: %w", p, err)
+	}
+	return due, nil
+}
+
+// ClaimRevisits moves due URLs back to queued in one statement, each only while
+// it is still stored or failed and scheduled for exactly the claim's Due, so a
+// claim replayed or repeated claims nothing; the state counters follow through
+// the schema's update trigger.
+func (db *DB) ClaimRevisits(ctx context.Context, claims []store.Claim) ([]bool, error) {
+	claimed := make([]bool, len(claims))
+	if len(claims) == 0 {
+		return claimed, nil
+	}
+	hashes := make([]int64, len(claims))
+	dues := make([]pgtype.Timestamptz, len(claims))
+	for i, c := range claims {
+		hashes[i], dues[i] = c.Hash, timestamp(c.Due)
+	}
+	order := hashOrder(hashes)
+	err := retry(ctx, func() error {
+		clear(claimed)
+		return db.queryRows(ctx, qClaimRevisits, []any{permute(hashes, order), permute(dues, order)}, func(rows pgx.Rows) error {
+			var ord int64
+			if err := rows.Scan(&ord); err != nil {
+				return err
+			}
+			claimed[order[ord-1]] = true
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim %d revisits: %w", len(claims), err)
+	}
+	return claimed, nil
 }
 
 // QueuedURLs calls fn for every queued URL of partition p, in hash order, a page at
@@ -163,12 +219,7 @@ func scanHost(row pgx.Row) (store.Host, error) {
 
 // Hosts returns the host rows of partition p, by name.
 func (db *DB) Hosts(ctx context.Context, p int32) ([]store.Host, error) {
-	var hosts []store.Host
-	err := db.queryRows(ctx, qHosts, []any{p}, func(rows pgx.Rows) error {
-		h, err := scanHost(rows)
-		hosts = append(hosts, h)
-		return err
-	})
+	hosts, err := queryAll(ctx, db, qHosts, []any{p}, func(rows pgx.Rows) (store.Host, error) { return scanHost(rows) })
 	if err != nil {
 		return nil, fmt.Errorf("hosts of partition %d: %w", p, err)
 	}
@@ -245,8 +296,10 @@ var stateRank = map[store.State]int{
 // it forward: queued -> fetched -> one of stored, failed, excluded. Any other
 // update, including one for a URL the store does not hold, is dropped, so a replay
 // of old updates after a crash cannot move a URL back. A zero FetchedAt keeps the
-// stored one; Reason, Status and Attempts are written as given. Updates of one URL
-// apply in batch order, each checked against the state the one before left.
+// stored one; Reason, Status and Attempts are written as given. A failed update
+// with a positive Backoff counts a miss and plans the retry (see qUpdateURLs).
+// Updates of one URL apply in batch order, each checked against the state the one
+// before left.
 func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 	if len(updates) == 0 {
 		return nil
@@ -280,12 +333,14 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 // round; a batch without repeats is one round.
 func updateRounds(updates []store.URLUpdate) [][]any {
 	type round struct {
-		hashes   []int64
-		states   []string
-		reasons  []string
-		statuses []int32
-		attempts []int32
-		fetched  []pgtype.Timestamptz
+		hashes     []int64
+		states     []string
+		reasons    []string
+		statuses   []int32
+		attempts   []int32
+		fetched    []pgtype.Timestamptz
+		backoff    []int64
+		backoffMax []int64
 	}
 	var rounds []*round
 	seen := map[int64]int{}
@@ -299,19 +354,31 @@ func updateRounds(updates []store.URLUpdate) [][]any {
 		r.hashes, r.states, r.reasons = append(r.hashes, u.Hash), append(r.states, string(u.State)), append(r.reasons, u.Reason)
 		r.statuses, r.attempts = append(r.statuses, int32(u.Status)), append(r.attempts, int32(u.Attempts))
 		r.fetched = append(r.fetched, timestamp(u.FetchedAt))
+		var backoff int64
+		if u.State == store.StateFailed {
+			backoff = u.Backoff.Milliseconds()
+		}
+		r.backoff, r.backoffMax = append(r.backoff, backoff), append(r.backoffMax, u.BackoffMax.Milliseconds())
 	}
 	args := make([][]any, len(rounds))
 	for i, r := range rounds {
-		// In hash order, the order rows are locked in (see qUpdateURLs).
-		order := make([]int, len(r.hashes))
-		for j := range order {
-			order[j] = j
-		}
-		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(r.hashes[a], r.hashes[b]) })
+		order := hashOrder(r.hashes)
 		args[i] = []any{permute(r.hashes, order), permute(r.states, order), permute(r.reasons, order),
-			permute(r.statuses, order), permute(r.attempts, order), permute(r.fetched, order)}
+			permute(r.statuses, order), permute(r.attempts, order), permute(r.fetched, order),
+			permute(r.backoff, order), permute(r.backoffMax, order)}
 	}
 	return args
+}
+
+// hashOrder returns the indexes of hashes in hash order, the order the
+// statements that update URLs lock their rows in (see qUpdateURLs).
+func hashOrder(hashes []int64) []int {
+	order := make([]int, len(hashes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(hashes[a], hashes[b]) })
+	return order
 }
 
 // permute returns s reordered: element i of the result is s[order[i]].

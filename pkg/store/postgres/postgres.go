@@ -12,8 +12,8 @@
 // probe per hash, AdmitURLs claims a hash there before it writes the URL (which makes
 // the hash unique across partitions, something the partitioned table cannot
 // enforce), and the statements that know only a hash (UpdateURLs, URLStates,
-// AddCaptures, URLInfo) find the partition through it. The migration explains the
-// choices and the measurements behind them.
+// URLHistories, AddCaptures, ClaimRevisits, Modified, URLInfo) find the partition
+// through it. The migration explains the choices and the measurements behind them.
 //
 // # Statements
 //
@@ -34,6 +34,7 @@
 // as the rows they count, so it costs the same at a thousand URLs and at a billion,
 // and the counts are exact, not estimates. Each counter is split into 32 shards
 // chosen by backend PID, so writers in the cluster do not queue for one row lock.
+// Schedule reads its total of planned revisits the same way.
 //
 // # Durability
 //

@@ -301,6 +301,92 @@ func TestChangeCount(t *testing.T) {
 	}
 }
 
+// TestRecrawlBatches checks what the contract tests leave out: two captures of
+// one URL in a batch, a claim repeated in a batch, the backoff's maximum.
+func TestRecrawlBatches(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.UnixMilli(1_767_225_600_000).UTC()
+	t.Run("captures of one url", func(t *testing.T) {
+		db, _ := openFresh(t)
+		u := storetest.URL(1, "a.example", "/")
+		if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+			t.Fatal(err)
+		}
+		// A 200 and then a 304: the last schedule wins, the 200's digest and
+		// fingerprint stay.
+		full := storetest.Capture(u, "f1", "v1", 0x55)
+		full.Schedule = &store.Recrawl{NextFetchAt: t0.Add(time.Hour), FetchCount: 1}
+		nm := storetest.Capture(u, "f2", "", 0)
+		nm.Status, nm.ContentSHA256, nm.FetchedAt = 304, nil, t0.Add(2*time.Minute)
+		nm.Schedule = &store.Recrawl{NextFetchAt: t0.Add(5 * time.Hour), FetchCount: 2, Streak: 1, LastVisitAt: nm.FetchedAt}
+		if err := db.AddCaptures(ctx, []store.Capture{full, nm}); err != nil {
+			t.Fatal(err)
+		}
+		hs, err := db.URLHistories(ctx, []int64{u.Hash, u.Hash})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := hs[1]
+		if string(h.ContentSHA256) != string(full.ContentSHA256) || h.SimHash != 0x55 || h.Recrawl.FetchCount != 2 ||
+			h.Recrawl.Streak != 1 || !h.Recrawl.NextFetchAt.Equal(t0.Add(5*time.Hour)) || !h.Recrawl.LastVisitAt.Equal(nm.FetchedAt) ||
+			!h.FetchedAt.Equal(nm.FetchedAt) {
+			t.Errorf("history %+v; want the 304's schedule and time with the 200's digest and fingerprint", h)
+		}
+		checkCounters(t, db)
+	})
+	t.Run("claims repeated", func(t *testing.T) {
+		db, _ := openFresh(t)
+		a, b := storetest.URL(2, "b.example", "/a"), storetest.URL(2, "b.example", "/b")
+		if _, err := db.AdmitURLs(ctx, []store.URL{a, b}); err != nil {
+			t.Fatal(err)
+		}
+		due := t0.Add(time.Hour)
+		var caps []store.Capture
+		for _, u := range []store.URL{b, a} {
+			c := storetest.Capture(u, "c"+u.URL, u.URL, 0)
+			c.Schedule = &store.Recrawl{NextFetchAt: due}
+			caps = append(caps, c)
+		}
+		if err := db.AddCaptures(ctx, caps); err != nil {
+			t.Fatal(err)
+		}
+		claims := []store.Claim{{Hash: b.Hash, Due: due.Add(time.Second)}, {Hash: b.Hash, Due: due}, {Hash: a.Hash, Due: due}, {Hash: b.Hash, Due: due}}
+		claimed, err := db.ClaimRevisits(ctx, claims)
+		if err != nil || fmt.Sprint(claimed) != "[false true true false]" {
+			t.Errorf("ClaimRevisits = %v, %v; want [false true true false]", claimed, err)
+		}
+		if st, err := db.Schedule(ctx, due); err != nil || st != (store.ScheduleStats{}) {
+			t.Errorf("Schedule after the claims = %+v, %v; want nothing planned", st, err)
+		}
+		checkCounters(t, db)
+	})
+	t.Run("backoff maximum", func(t *testing.T) {
+		db, _ := openFresh(t)
+		u := storetest.URL(3, "c.example", "/")
+		if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute, 3 * time.Minute} {
+			at := t0.Add(time.Duration(i) * time.Hour)
+			err := db.UpdateURLs(ctx, []store.URLUpdate{{Hash: u.Hash, State: store.StateFailed, Reason: "fetch_timeout",
+				FetchedAt: at, Backoff: time.Minute, BackoffMax: 3 * time.Minute}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			due, err := db.DueURLs(ctx, 3, 10)
+			if err != nil || len(due) != 1 || !due[0].Recrawl.NextFetchAt.Equal(at.Add(want)) || due[0].Recrawl.Misses != i+1 {
+				t.Fatalf("failure %d: DueURLs = %+v, %v; want a retry %v later, %d misses", i+1, due, err, want, i+1)
+			}
+			if i%2 == 0 { // a failed URL fails again, or is claimed and fails from queued
+				if claimed, err := db.ClaimRevisits(ctx, []store.Claim{{Hash: u.Hash, Due: at.Add(want)}}); err != nil || !claimed[0] {
+					t.Fatalf("claim after failure %d: %v, %v", i+1, claimed, err)
+				}
+			}
+		}
+		checkCounters(t, db)
+	})
+}
+
 // TestUpdateURLsRepeats checks that updates of one URL in one batch apply in order.
 func TestUpdateURLsRepeats(t *testing.T) {
 	db, _ := openFresh(t)
@@ -380,6 +466,16 @@ func checkCounters(t *testing.T, db *DB) {
 	if urls != hashes || orphans != 0 {
 		t.Errorf("urls %d rows, url_hashes %d rows, %d of them without a URL", urls, hashes, orphans)
 	}
+	// The scheduled counter behind Schedule (migration 0003).
+	var scheduled, planned int64
+	err = db.pool.QueryRow(ctx, `SELECT (SELECT coalesce(sum(n), 0)::bigint FROM counters WHERE name = 'scheduled'),
+		(SELECT count(*) FROM urls WHERE next_fetch_at IS NOT NULL AND state IN ('stored', 'failed'))`).Scan(&scheduled, &planned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scheduled != planned {
+		t.Errorf("scheduled counter %d, recounted %d planned visits", scheduled, planned)
+	}
 }
 
 func TestCountersMatchTables(t *testing.T) {
@@ -399,7 +495,9 @@ func TestCountersMatchTables(t *testing.T) {
 		var caps []store.Capture
 		var ex []store.Exclusion
 		for i, u := range urls {
-			ups = append(ups, store.URLUpdate{Hash: u.Hash, State: states[(i+round)%len(states)], Reason: reasons[(i*7+round)%len(reasons)]})
+			// Some failures plan a retry, which the scheduled counter counts.
+			ups = append(ups, store.URLUpdate{Hash: u.Hash, State: states[(i+round)%len(states)], Reason: reasons[(i*7+round)%len(reasons)],
+				FetchedAt: time.UnixMilli(1_767_225_600_000), Backoff: time.Duration(i%2) * time.Minute, BackoffMax: time.Hour})
 			if i%5 == round {
 				c := storetest.Capture(u, fmt.Sprintf("f%d-%d", round, i), u.URL, uint64(i+1))
 				c.RevisitOf, c.NearDupOf = int64(i%2), int64(i%3)

@@ -5,13 +5,19 @@ package postgres
 // server-side; WITH ORDINALITY numbers the rows from 1 in the caller's order.
 
 const urlColumns = `hash, partition, url, host, depth, level, score, kind, state, reason, attempts,
-	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified`
+	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified,
+	` + recrawlColumns
+
+// recrawlColumns are the columns of urls behind store.Recrawl, in recrawlCols.dest's order.
+const recrawlColumns = `next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at,
+	visited_at, misses, streak, change_rate`
 
 const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at`
 
 const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
 	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
-	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified`
+	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified,
+	change`
 
 // Frontier.
 const (
@@ -81,14 +87,25 @@ const (
 
 	// qUpdateURLs applies updates of distinct hashes that keep a URL's state or
 	// move it forward. Parameters: one array per field, hash to fetched_at (NULL
-	// keeps the stored time), in hash order: the plan walks them in a nested loop
-	// over url_hashes and the urls index (TestQueryPlans), so rows are locked in
-	// hash order.
+	// keeps the stored time), backoff and its maximum in milliseconds, in hash
+	// order: the plan walks them in a nested loop over url_hashes and the urls
+	// index (TestQueryPlans), so rows are locked in hash order.
+	//
+	// A positive backoff (only failed updates carry one) counts a miss and plans
+	// the retry at fetched_at + backoff doubled per earlier miss, at most the
+	// maximum; u.misses on the right is the value before this update. An update
+	// without a time counts from now.
 	qUpdateURLs = `UPDATE urls AS u SET
 			state = v.state, reason = v.reason, status = v.status, attempts = v.attempts,
-			fetched_at = coalesce(v.fetched_at, u.fetched_at)
-		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::timestamptz[])
-				AS v (hash, state, reason, status, attempts, fetched_at)
+			fetched_at = coalesce(v.fetched_at, u.fetched_at),
+			misses = u.misses + (v.backoff_ms > 0)::integer,
+			next_fetch_at = CASE WHEN v.backoff_ms > 0
+				THEN coalesce(v.fetched_at, now())
+					+ least(v.backoff_max_ms, v.backoff_ms << least(u.misses, 20)) * interval '1 millisecond'
+				ELSE u.next_fetch_at END
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::timestamptz[],
+				$7::bigint[], $8::bigint[])
+				AS v (hash, state, reason, status, attempts, fetched_at, backoff_ms, backoff_max_ms)
 			JOIN url_hashes h USING (hash)
 		WHERE u.partition = h.partition AND u.hash = v.hash AND (
 			u.state = v.state
@@ -105,6 +122,27 @@ const (
 		ON CONFLICT (hash) DO UPDATE SET
 			count = e.count + excluded.count,
 			last_at = greatest(e.last_at, excluded.last_at)`
+
+	// Parameters: partition, limit. Queued URLs have no visit planned; the state
+	// check keeps out whatever else might.
+	qDueURLs = `SELECT ` + urlColumns + ` FROM urls
+		WHERE partition = $1 AND next_fetch_at IS NOT NULL AND state IN ('stored', 'failed')
+		ORDER BY next_fetch_at LIMIT $2`
+
+	// qClaimRevisits returns the ordinal of every claim that moved its URL. A
+	// claim repeated in the batch counts at its first position; two claims of one
+	// URL for different times cannot both match its next_fetch_at. Parameters:
+	// hashes and due times, in hash order (locked in that order, as qUpdateURLs).
+	qClaimRevisits = `UPDATE urls AS u SET state = 'queued', reason = '', attempts = 0, next_fetch_at = NULL
+		FROM (
+				SELECT DISTINCT ON (hash, due) * FROM unnest($1::bigint[], $2::timestamptz[])
+					WITH ORDINALITY AS t (hash, due, ord)
+				ORDER BY hash, due, ord
+			) c
+			JOIN url_hashes h USING (hash)
+		WHERE u.partition = h.partition AND u.hash = c.hash AND u.next_fetch_at = c.due
+			AND u.state IN ('stored', 'failed')
+		RETURNING c.ord`
 )
 
 // Captures.
@@ -120,6 +158,27 @@ const (
 		) u
 		WHERE h.hash = ANY($1::bigint[])`
 
+	// As qURLStates.
+	qURLHistories = `SELECT h.hash, u.state, u.kind, u.score, u.fetched_at, u.content_sha256, u.simhash,
+			` + recrawlColumns + `
+		FROM url_hashes h CROSS JOIN LATERAL (
+			SELECT * FROM urls u WHERE u.partition = h.partition AND u.hash = h.hash LIMIT 1
+		) u
+		WHERE h.hash = ANY($1::bigint[])`
+
+	// The newest 200 of the URL with a record, or the original that one revisits.
+	qConfirmedCapture = `SELECT ` + captureColumns + ` FROM captures WHERE id = (
+			SELECT CASE WHEN revisit_of <> 0 THEN revisit_of ELSE id END FROM captures
+			WHERE url_hash = $1 AND status = 200 AND warc_file <> '' ORDER BY id DESC LIMIT 1)`
+
+	// Parameters: distinct hashes in hash order (see qUpdateURLs) and their
+	// lastmods, then due.
+	qModified = `UPDATE urls AS u SET next_fetch_at = $3
+		FROM unnest($1::bigint[], $2::timestamptz[]) AS m (hash, lastmod)
+			JOIN url_hashes h USING (hash)
+		WHERE u.partition = h.partition AND u.hash = m.hash AND u.state = 'stored'
+			AND u.fetched_at < m.lastmod AND (u.next_fetch_at IS NULL OR u.next_fetch_at > $3)`
+
 	qContentOwner = `SELECT ` + captureColumns + ` FROM captures
 		WHERE content_sha256 = $1 AND status = 200 ORDER BY id LIMIT 1`
 
@@ -128,24 +187,32 @@ const (
 		WHERE (band, key) IN ((0, $1::integer), (1, $2::integer), (2, $3::integer), (3, $4::integer))`
 
 	// qAddCaptures returns the ID and ordinal of every capture it inserted.
-	// Parameters: one array per column, fetch_id to last_modified.
+	// Parameters: one array per column, fetch_id to change, then whether the
+	// capture carries a schedule and one array per column of recrawlColumns.
 	//
 	// IDs are drawn in batch order (nextval in a select list runs after its ORDER
 	// BY), but rows are inserted in fetch ID order, so that two parsers storing an
 	// overlapping batch lock fetch IDs in one order. Each URL with captures in the
-	// batch is updated once, to its last capture, counting every capture in
-	// fetch_count and every change of content digest, from the URL's stored one
-	// through the batch's, in change_count.
+	// batch is updated once, to its last capture. When that capture carries a
+	// schedule, the URL's recrawl columns are written from it, and a capture
+	// without a digest (a 304) or a fingerprint keeps the last one known, from the
+	// batch or else the URL's. Otherwise every capture counts in fetch_count and
+	// every change of content digest, from the URL's stored one through the
+	// batch's, in change_count.
 	qAddCaptures = `WITH input AS (
 			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::integer[],
 				$6::text[], $7::bigint[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[],
 				$13::text[], $14::bytea[], $15::bigint[], $16::bigint[], $17::bigint[], $18::text[],
 				$19::text[], $20::text[], $21::text[], $22::boolean[], $23::integer[], $24::text[],
-				$25::text[])
+				$25::text[], $26::text[],
+				$27::boolean[], $28::timestamptz[], $29::integer[], $30::integer[], $31::bigint[], $32::bigint[],
+				$33::timestamptz[], $34::timestamptz[], $35::integer[], $36::integer[], $37::double precision[])
 				WITH ORDINALITY AS t (fetch_id, url_hash, url, fetched_at, status, content_type, length,
 					truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 					content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-					canonical, noindex, links, etag, last_modified, ord)
+					canonical, noindex, links, etag, last_modified, change,
+					scheduled, next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms,
+					last_change_at, visited_at, misses, streak, change_rate, ord)
 		),
 		-- A fetch ID repeated in the batch counts at its first position.
 		numbered AS MATERIALIZED (
@@ -157,11 +224,11 @@ const (
 			INSERT INTO captures (id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
 				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified)
+				canonical, noindex, links, etag, last_modified, change)
 			SELECT id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
 				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified
+				canonical, noindex, links, etag, last_modified, change
 			FROM numbered ORDER BY fetch_id
 			ON CONFLICT (fetch_id) DO NOTHING
 			RETURNING id
@@ -181,25 +248,44 @@ const (
 			SELECT a.*, lag(a.content_sha256) OVER (PARTITION BY a.url_hash ORDER BY a.ord) AS prev_sha256
 			FROM added a
 		),
+		-- The last capture of each URL, with what the batch adds up to.
 		per_url AS (
 			SELECT DISTINCT ON (url_hash) url_hash, fetched_at, status, etag, last_modified,
 				content_sha256, simhash,
 				count(*) OVER w AS fetches,
 				sum((prev_sha256 IS NOT NULL AND prev_sha256 IS DISTINCT FROM content_sha256)::integer)
 					OVER w AS changed,
-				first_value(content_sha256) OVER (w ORDER BY ord) AS first_sha256
+				first_value(content_sha256) OVER (w ORDER BY ord) AS first_sha256,
+				array_agg(content_sha256) FILTER (WHERE content_sha256 IS NOT NULL) OVER whole AS digests,
+				array_agg(simhash) FILTER (WHERE simhash <> 0) OVER whole AS fingerprints,
+				scheduled, next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms,
+				last_change_at, visited_at, misses, streak, change_rate
 			FROM changes
-			WINDOW w AS (PARTITION BY url_hash)
+			WINDOW w AS (PARTITION BY url_hash),
+				whole AS (w ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 			ORDER BY url_hash, ord DESC
 		),
 		stored AS (
 			UPDATE urls AS u SET
 				state = 'stored', reason = '', fetched_at = p.fetched_at, status = p.status,
 				etag = p.etag, last_modified = p.last_modified,
-				fetch_count = u.fetch_count + p.fetches,
-				change_count = u.change_count + p.changed
-					+ (u.content_sha256 IS NOT NULL AND u.content_sha256 IS DISTINCT FROM p.first_sha256)::integer,
-				content_sha256 = p.content_sha256, simhash = p.simhash
+				content_sha256 = CASE WHEN p.scheduled
+					THEN coalesce(p.digests[cardinality(p.digests)], u.content_sha256)
+					ELSE p.content_sha256 END,
+				simhash = CASE WHEN p.scheduled
+					THEN coalesce(p.fingerprints[cardinality(p.fingerprints)], u.simhash)
+					ELSE p.simhash END,
+				fetch_count = CASE WHEN p.scheduled THEN p.fetch_count ELSE u.fetch_count + p.fetches END,
+				change_count = CASE WHEN p.scheduled THEN p.change_count ELSE u.change_count + p.changed
+					+ (u.content_sha256 IS NOT NULL AND u.content_sha256 IS DISTINCT FROM p.first_sha256)::integer END,
+				next_fetch_at = CASE WHEN p.scheduled THEN p.next_fetch_at ELSE u.next_fetch_at END,
+				unchanged_ms = CASE WHEN p.scheduled THEN p.unchanged_ms ELSE u.unchanged_ms END,
+				changed_ms = CASE WHEN p.scheduled THEN p.changed_ms ELSE u.changed_ms END,
+				last_change_at = CASE WHEN p.scheduled THEN p.last_change_at ELSE u.last_change_at END,
+				visited_at = CASE WHEN p.scheduled THEN p.visited_at ELSE u.visited_at END,
+				misses = CASE WHEN p.scheduled THEN p.misses ELSE u.misses END,
+				streak = CASE WHEN p.scheduled THEN p.streak ELSE u.streak END,
+				change_rate = CASE WHEN p.scheduled THEN p.change_rate ELSE u.change_rate END
 			FROM per_url p JOIN url_hashes h ON h.hash = p.url_hash
 			WHERE u.partition = h.partition AND u.hash = p.url_hash
 		)
@@ -212,6 +298,24 @@ const (
 
 	qURL = `SELECT ` + urlColumns + ` FROM urls
 		WHERE partition = (SELECT partition FROM url_hashes WHERE hash = $1) AND hash = $1`
+
+	// qSchedule reads the number of planned visits from counters (see migration
+	// 0003) and the rest from urls_due, partition by partition: the earliest
+	// visit of each is the first entry of its index range, and the due ones are
+	// the range up to now. Parameters: now, the number of partitions.
+	qSchedule = `SELECT
+			(SELECT coalesce(sum(n), 0)::bigint FROM counters WHERE name = 'scheduled' AND key = ''),
+			coalesce(sum(d.due), 0)::bigint, min(n.next_fetch_at)
+		FROM generate_series(0, $2::integer - 1) AS p (partition)
+		CROSS JOIN LATERAL (
+			SELECT count(*) AS due FROM urls u
+			WHERE u.partition = p.partition AND u.next_fetch_at <= $1 AND u.state IN ('stored', 'failed')
+		) d
+		LEFT JOIN LATERAL (
+			SELECT u.next_fetch_at FROM urls u
+			WHERE u.partition = p.partition AND u.next_fetch_at IS NOT NULL AND u.state IN ('stored', 'failed')
+			ORDER BY u.next_fetch_at LIMIT 1
+		) n ON true`
 
 	qExclusion = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at
 		FROM exclusions WHERE hash = $1`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -112,6 +113,23 @@ func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
 		return info, err
 	}
 	return info, tx.Commit(ctx)
+}
+
+// Schedule summarises the planned visits (of URLs stored or failed). The total
+// comes from the counters; the due count reads the index entries up to now, so
+// it costs as much as the backlog.
+func (db *DB) Schedule(ctx context.Context, now time.Time) (store.ScheduleStats, error) {
+	var st store.ScheduleStats
+	var next pgtype.Timestamptz
+	if err := db.pool.QueryRow(ctx, qSchedule, timestamp(now), int32(Partitions)).Scan(&st.Scheduled, &st.Due, &next); err != nil {
+		return store.ScheduleStats{}, fmt.Errorf("schedule: %w", err)
+	}
+	st.NextDue = fromTimestamp(next)
+	if st.Due > 0 {
+		// The earliest planned visit is the oldest due one when any is due.
+		st.OldestDue = st.NextDue
+	}
+	return st, nil
 }
 
 // Host returns one host row.
