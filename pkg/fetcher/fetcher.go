@@ -240,6 +240,7 @@ type Fetcher struct {
 	owned     map[int32]bool
 	emitted   map[int64]emitted // revisit records produced and not yet claimed
 	nextDue   time.Time         // earliest planned visit of the owned partitions, as of the last scan
+	scanned   bool              // a scan of owned partitions has run
 	dirty     map[string]bool   // hosts whose state changed since the last save
 	updates   []store.URLUpdate
 	cache     SharedCache // nil: nothing shared (embedded mode)

@@ -41,16 +41,16 @@ func (f *Fetcher) recrawlLoop(ctx context.Context) {
 	t := time.NewTicker(recrawlScan)
 	defer t.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 		if f.stopping() {
 			return
 		}
 		if err := f.scanDue(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			f.log.Warn("scan due revisits", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }
@@ -118,6 +118,9 @@ func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
 	var recs []*kgo.Record
 	f.mu.Lock()
 	f.nextDue = nextDue
+	if len(parts) > 0 {
+		f.scanned = true
+	}
 	budget := map[string]int{}
 	for _, d := range due {
 		if len(recs) >= recrawlEmitPerScan {
@@ -217,10 +220,15 @@ func (f *Fetcher) forgetPartitionRevisits(p int32) {
 }
 
 // NextDue returns the earliest planned visit the last scan saw in the owned
-// partitions (zero when none), for -idle-horizon.
+// partitions (zero when none), for -idle-horizon. Until a scan of owned
+// partitions has run (a restart), it answers now: what the store plans is
+// not known yet, so nothing may be taken for idle.
 func (f *Fetcher) NextDue() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.cfg.Recrawl.Enabled && !f.scanned {
+		return time.Now()
+	}
 	return f.nextDue
 }
 
