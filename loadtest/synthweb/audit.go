@@ -374,10 +374,13 @@ func (a *auditor) host(reqs []Request, pol robotsPolicy) {
 func (a *auditor) resources(reqs []Request, wd world) {
 	// In a changing web a crawler must come back: a request after a final
 	// answer is a revisit, and a duplicate only if it started while that
-	// answer was still in flight. Retries count from the last final answer.
+	// answer was still in flight. Each visit may retry: the count starts
+	// again after a final answer or once the retries are used up, since a
+	// recrawler also revisits a page that keeps failing.
 	revisits := wd.change != nil
 	type state struct {
-		requests    int
+		requests    int       // of the current visit; of all time in a web that does not change
+		exhausted   bool      // a visit used up its retries without a final answer
 		finalStatus int       // 0 until a final answer
 		finalEnd    time.Time // the latest End of a final answer
 		lastStatus  int
@@ -425,6 +428,8 @@ func (a *auditor) resources(reqs []Request, wd world) {
 					st.finalEnd = r.End
 				}
 			}
+		} else if revisits && st.requests == a.cfg.MaxRetries+1 {
+			st.requests, st.exhausted = 0, true
 		}
 	}
 
@@ -445,7 +450,7 @@ func (a *auditor) resources(reqs []Request, wd world) {
 		switch {
 		case st == nil:
 			a.rep.Missing.add(a.max, "%s never requested", short(id))
-		case st.finalStatus != 0 || st.requests > a.cfg.MaxRetries:
+		case st.finalStatus != 0 || st.exhausted || st.requests > a.cfg.MaxRetries:
 			a.rep.Fetched++ // answered, or retries exhausted
 		default:
 			a.rep.Missing.add(a.max, "%s requested %d times without a final answer (last %s)",

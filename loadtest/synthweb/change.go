@@ -222,11 +222,12 @@ func (w *Web) planChanges() {
 		age := neverAge
 		switch p.class {
 		case ChangeFast:
-			p.mean = cc.real(cc.FastInterval)
 			age = cc.FastInterval
 		case ChangeSlow:
-			p.mean = cc.real(cc.SlowInterval)
 			age = cc.SlowInterval
+		}
+		if p.class != ChangeNever {
+			p.mean = max(cc.real(age), 1) // 0 would mean never
 		}
 		p.born = -time.Duration(p.rng.ExpFloat64()*float64(cc.real(age))) - 1
 		if p.target != "/" {

@@ -196,7 +196,8 @@
 //     requests, robots.txt included: what a trap defence should keep low.
 //   - Changing web: a request after a final answer is a revisit, not a
 //     duplicate, unless it started before that answer ended; retries are
-//     counted from the last final answer. Report.Change gives freshness:
+//     counted per visit, from the last final answer or the request that
+//     used the previous visit's retries up. Report.Change gives freshness:
 //     over the window from the first request to Close (or the log's last
 //     End if the web is still open), the time-averaged share of existing
 //     changing pages whose copy is the live version, overall and per

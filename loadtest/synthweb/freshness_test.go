@@ -134,9 +134,10 @@ func TestRevisits(t *testing.T) {
 		{name: "a page that does not change", log: []Request{robots, validated(rq(hostOpen, "/x.html", 200, 10)), rq(hostOpen, "/x.html", 200, 20)}},
 		{name: "one request while another is in flight", dups: 1, revisits: 1,
 			log: []Request{robots, lasting(rq(hostOpen, "/a.html", 200, 10), 50), rq(hostOpen, "/a.html", 200, 20)}},
-		{name: "retries count from the last final answer", dups: 1, revisits: 4,
+		{name: "retries count per visit", revisits: 7,
 			log: []Request{robots, rq(hostOpen, "/a.html", 200, 10), rq(hostOpen, "/a.html", 500, 20), rq(hostOpen, "/a.html", 500, 30),
-				rq(hostOpen, "/a.html", 500, 40), rq(hostOpen, "/a.html", 500, 50)}},
+				rq(hostOpen, "/a.html", 500, 40), rq(hostOpen, "/a.html", 500, 50), rq(hostOpen, "/a.html", 500, 60),
+				rq(hostOpen, "/a.html", 500, 70), rq(hostOpen, "/a.html", 200, 80)}},
 		{name: "requests after three 404 and 410", revisits: 4, afterGone: 2,
 			log: []Request{robots, rq(hostOpen, "/b.html", 404, 10), rq(hostOpen, "/b.html", 410, 20), rq(hostOpen, "/b.html", 404, 30),
 				rq(hostOpen, "/b.html", 404, 40), rq(hostOpen, "/b.html", 404, 50)}},
@@ -155,6 +156,16 @@ func TestRevisits(t *testing.T) {
 				t.Errorf("OK %v, want %v:\n%s", rep.OK(), ok, rep)
 			}
 		})
+	}
+
+	// A visit that used up its retries fetched the page, as in a web that
+	// does not change.
+	wd := changeTestWorld(pages, time.Time{})
+	wd.mustFetch = []string{hostOpen + "/a.html"}
+	failing := []Request{robots, rq(hostOpen, "/a.html", 500, 10), rq(hostOpen, "/a.html", 500, 20), rq(hostOpen, "/a.html", 500, 30),
+		rq(hostOpen, "/a.html", 500, 40)}
+	if rep := audit(failing, wd, AuditConfig{MaxRetries: 2}); rep.Fetched != 1 || !rep.OK() {
+		t.Errorf("fetched %d, want 1:\n%s", rep.Fetched, rep)
 	}
 
 	rep := audit(tests[1].log, changeTestWorld(pages, time.Time{}), AuditConfig{})
