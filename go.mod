@@ -6,6 +6,7 @@ require (
 	github.com/andybalholm/brotli v1.2.8
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/klauspost/compress v1.20.3
+	github.com/nlnwa/gowarc/v2 v2.2.4
 	github.com/nlnwa/whatwg-url v0.6.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/twmb/franz-go v1.22.2

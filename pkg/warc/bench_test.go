@@ -31,23 +31,36 @@ func benchCapture() Capture {
 // batch). MB/s counts HTTP bytes captured.
 func BenchmarkWriteCapture(b *testing.B) {
 	c := benchCapture()
-	b.Run("serial", func(b *testing.B) {
+	benchSerialAndParallel(b, c, func(b *testing.B) func() error {
 		w := newWriter(b, SegmentConfig{MaxSize: 256 << 20})
+		return func() error {
+			_, err := w.WriteCapture(c)
+			return err
+		}
+	})
+}
+
+// benchSerialAndParallel runs the writes that start sets up for each
+// sub-benchmark from one goroutine, then from GOMAXPROCS goroutines at once.
+// MB/s counts the HTTP bytes of c.
+func benchSerialAndParallel(b *testing.B, c Capture, start func(*testing.B) func() error) {
+	b.Run("serial", func(b *testing.B) {
+		write := start(b)
 		b.SetBytes(int64(len(c.RawRequest) + len(c.RawResponse)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := w.WriteCapture(c); err != nil {
+			if err := write(); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("parallel", func(b *testing.B) {
-		w := newWriter(b, SegmentConfig{MaxSize: 256 << 20})
+		write := start(b)
 		b.SetBytes(int64(len(c.RawRequest) + len(c.RawResponse)))
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := w.WriteCapture(c); err != nil {
+				if err := write(); err != nil {
 					b.Error(err)
 					return
 				}

@@ -45,111 +45,12 @@ type warcioMember struct {
 func TestWarcioReadsOurFiles(t *testing.T) {
 	node, script := warcioCheck(t)
 
-	// One segment with every kind of record the crawler writes.
-	dir := t.TempDir()
-	w := newWriter(t, SegmentConfig{Dir: dir, Software: "warcio-compat-test"})
-	type written struct {
-		types  []string // records of this call, in order
-		target string
-		loc    Location
-	}
-	var calls []written
-	capture := func(c Capture) Location {
-		t.Helper()
-		loc, err := w.WriteCapture(c)
-		if err != nil {
-			t.Fatalf("WriteCapture %s: %v", c.TargetURI, err)
-		}
-		ts := []string{TypeResponse}
-		if len(c.RawRequest) > 0 {
-			ts = []string{TypeRequest, TypeResponse}
-		}
-		calls = append(calls, written{ts, c.TargetURI, loc})
-		return loc
-	}
-
-	// Every response has at least one header line: warcio.js 2.4.11 looks
-	// for CRLFCRLF after the status line, so it takes the body of a response
-	// without headers ("HTTP/1.1 200 OK\r\n\r\nbody") for headers, and its
-	// payload digest then disagrees with ours, which is the correct one.
-	page := htmlPage(8 << 10)
-	gzPage := gzipped(t, page)
-	home := capture(Capture{
-		TargetURI: "http://example.com/", Date: testDate, IP: "192.0.2.1",
-		RawRequest:  rawRequest("http://example.com/"),
-		RawResponse: rawResponse("Content-Type: text/html\r\nContent-Length: "+strconv.Itoa(len(page))+"\r\n", page),
-	})
-	capture(Capture{
-		TargetURI: "http://example.com/gz", Date: testDate, IP: "192.0.2.1",
-		RawRequest:  rawRequest("http://example.com/gz"),
-		RawResponse: rawResponse("Content-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: "+strconv.Itoa(len(gzPage))+"\r\n", gzPage),
-	})
-	capture(Capture{
-		TargetURI: "http://example.com/chunked", Date: testDate, IP: "192.0.2.1",
-		RawRequest:  rawRequest("http://example.com/chunked"),
-		RawResponse: rawResponse("Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n", chunked(page, 1000)),
-	})
-	capture(Capture{
-		TargetURI: "http://example.com/big.bin", Date: testDate, IP: "192.0.2.1",
-		RawRequest:  rawRequest("http://example.com/big.bin"),
-		RawResponse: rawResponse("Content-Type: application/octet-stream\r\nContent-Length: 10485760\r\n", pseudoRandom(7, 16<<10)),
-		Truncated:   "length",
-	})
-	capture(Capture{
-		TargetURI: "http://example.com/robots.txt", Date: testDate,
-		RawResponse: rawResponse("Content-Type: text/plain\r\n", []byte("User-agent: *\nDisallow:\n")),
-	})
-	capture(Capture{
-		TargetURI: "http://example.com/café?q=日本", Date: testDate,
-		RawRequest:  rawRequest("http://example.com/caf%C3%A9?q=%E6%97%A5"),
-		RawResponse: rawResponse("Content-Type: text/plain; charset=utf-8\r\n", []byte("café 日本")),
-	})
-
-	revisit := Capture{
-		TargetURI: "http://example.com/", Date: testDate.Add(time.Hour), IP: "192.0.2.1",
-		RawResponse: rawResponse("Content-Type: text/html\r\nContent-Length: "+strconv.Itoa(len(page))+"\r\n", page),
-	}
-	loc, err := w.WriteRevisit(revisit, home, "http://example.com/", testDate)
-	if err != nil {
-		t.Fatalf("WriteRevisit: %v", err)
-	}
-	calls = append(calls, written{[]string{TypeRevisit}, revisit.TargetURI, loc})
-	notModified := Capture{
-		TargetURI: "http://example.com/", Date: testDate.Add(2 * time.Hour), IP: "192.0.2.1",
-		RawRequest:  conditionalRequest("http://example.com/", `"abc"`),
-		RawResponse: notModifiedResponse(`"abc"`),
-	}
-	if loc, err = w.WriteNotModified(notModified, home, "http://example.com/", testDate); err != nil {
-		t.Fatalf("WriteNotModified: %v", err)
-	}
-	calls = append(calls, written{[]string{TypeRequest, TypeRevisit}, notModified.TargetURI, loc})
-
-	meta := &Record{Block: []byte("outlink: http://example.com/gz\r\noutlink: http://example.com/chunked\r\n")}
-	meta.Header.Add(FieldType, TypeMetadata)
-	meta.Header.Add(FieldTargetURI, "http://example.com/")
-	meta.Header.Add(FieldConcurrentTo, home.RecordID)
-	meta.Header.Add(FieldContentType, "application/warc-fields")
-	if loc, err = w.WriteRecord(meta); err != nil {
-		t.Fatalf("WriteRecord: %v", err)
-	}
-	calls = append(calls, written{[]string{TypeMetadata}, "http://example.com/", loc})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	files := segments(t, dir)
-	if len(files) != 1 {
-		t.Fatalf("segments %v, want one", files)
-	}
-	path := files[0]
-
-	// What the writer says it wrote.
-	wantTypes := []string{TypeWarcinfo}
-	var wantTargets []string
-	for _, c := range calls {
-		for _, typ := range c.types {
-			wantTypes = append(wantTypes, typ)
-			wantTargets = append(wantTargets, c.target)
+	path, written := writeEveryKind(t, "warcio-compat-test")
+	var wantTypes, wantTargets []string
+	for _, r := range written {
+		wantTypes = append(wantTypes, r.typ)
+		if r.target != "" {
+			wantTargets = append(wantTargets, r.target)
 		}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -189,14 +90,17 @@ func TestWarcioReadsOurFiles(t *testing.T) {
 				i, m.Type, m.ID, m.Offset, m.Length, wantTypes[i], ours.recs[i].ID(), ours.offsets[i], lengths[i])
 		}
 	}
-	for _, c := range calls {
-		i := slices.IndexFunc(got.Members, func(m warcioMember) bool { return m.ID == c.loc.RecordID })
-		if i < 0 {
-			t.Errorf("warcio did not see record %s (%s)", c.loc.RecordID, c.target)
+	for _, r := range written {
+		if r.loc.RecordID == "" {
 			continue
 		}
-		if m := got.Members[i]; m.Offset != c.loc.Offset || m.Length != c.loc.Length {
-			t.Errorf("%s: warcio sees the member at %d+%d, Location says %d+%d", c.target, m.Offset, m.Length, c.loc.Offset, c.loc.Length)
+		i := slices.IndexFunc(got.Members, func(m warcioMember) bool { return m.ID == r.loc.RecordID })
+		if i < 0 {
+			t.Errorf("warcio did not see record %s (%s)", r.loc.RecordID, r.target)
+			continue
+		}
+		if m := got.Members[i]; m.Offset != r.loc.Offset || m.Length != r.loc.Length {
+			t.Errorf("%s: warcio sees the member at %d+%d, Location says %d+%d", r.target, m.Offset, m.Length, r.loc.Offset, r.loc.Length)
 		}
 	}
 	if len(got.PayloadDigestMismatches) != 0 {
@@ -208,6 +112,110 @@ func TestWarcioReadsOurFiles(t *testing.T) {
 	if len(got.Warnings) != 0 {
 		t.Errorf("warcio warnings: %q", got.Warnings)
 	}
+}
+
+// writtenRecord is one record of the segment writeEveryKind writes, as the
+// writer reported it.
+type writtenRecord struct {
+	typ, target string
+	loc         Location // zero for the records no Location names (warcinfo, requests)
+	profile     string   // of a revisit
+	refersTo    string   // a revisit's original
+}
+
+// writeEveryKind writes one segment with every kind of record the crawler
+// writes, for the independent readers to check, and returns its path and
+// its records in order, starting with the warcinfo record.
+func writeEveryKind(t *testing.T, software string) (string, []writtenRecord) {
+	t.Helper()
+	dir := t.TempDir()
+	w := newWriter(t, SegmentConfig{Dir: dir, Software: software})
+	written := []writtenRecord{{typ: TypeWarcinfo}}
+	exchange := func(c Capture, answer string, loc Location, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("write %s %s: %v", answer, c.TargetURI, err)
+		}
+		if len(c.RawRequest) > 0 {
+			written = append(written, writtenRecord{typ: TypeRequest, target: c.TargetURI})
+		}
+		written = append(written, writtenRecord{typ: answer, target: c.TargetURI, loc: loc})
+	}
+	capture := func(c Capture) Location {
+		t.Helper()
+		loc, err := w.WriteCapture(c)
+		exchange(c, TypeResponse, loc, err)
+		return loc
+	}
+
+	// Every response has at least one header line: warcio.js 2.4.11 looks
+	// for CRLFCRLF after the status line, so it takes the body of a response
+	// without headers ("HTTP/1.1 200 OK\r\n\r\nbody") for headers, and its
+	// payload digest then disagrees with ours, which is the correct one.
+	page := htmlPage(8 << 10)
+	gzPage := gzipped(t, page)
+	homeResp := rawResponse("Content-Type: text/html\r\nContent-Length: "+strconv.Itoa(len(page))+"\r\n", page)
+	home := capture(Capture{
+		TargetURI: "http://example.com/", Date: testDate, IP: "192.0.2.1",
+		RawRequest: rawRequest("http://example.com/"), RawResponse: homeResp,
+	})
+	capture(Capture{
+		TargetURI: "http://example.com/gz", Date: testDate, IP: "192.0.2.1",
+		RawRequest:  rawRequest("http://example.com/gz"),
+		RawResponse: rawResponse("Content-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: "+strconv.Itoa(len(gzPage))+"\r\n", gzPage),
+	})
+	// The payload digest covers the chunk framing, as warcio's does.
+	capture(Capture{
+		TargetURI: "http://example.com/chunked", Date: testDate, IP: "192.0.2.1",
+		RawRequest:  rawRequest("http://example.com/chunked"),
+		RawResponse: rawResponse("Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n", chunked(page, 1000)),
+	})
+	capture(Capture{
+		TargetURI: "http://example.com/big.bin", Date: testDate, IP: "2001:db8::1",
+		RawRequest:  rawRequest("http://example.com/big.bin"),
+		RawResponse: rawResponse("Content-Type: application/octet-stream\r\nContent-Length: 10485760\r\n", pseudoRandom(7, 16<<10)),
+		Truncated:   "length",
+	})
+	capture(Capture{
+		TargetURI: "http://example.com/robots.txt", Date: testDate,
+		RawResponse: rawResponse("Content-Type: text/plain\r\n", []byte("User-agent: *\nDisallow:\n")),
+	})
+	capture(Capture{
+		TargetURI: "http://example.com/café?q=日本", Date: testDate,
+		RawRequest:  rawRequest("http://example.com/caf%C3%A9?q=%E6%97%A5"),
+		RawResponse: rawResponse("Content-Type: text/plain; charset=utf-8\r\n", []byte("café 日本")),
+	})
+
+	revisit := Capture{TargetURI: "http://example.com/", Date: testDate.Add(time.Hour), IP: "192.0.2.1", RawResponse: homeResp}
+	loc, err := w.WriteRevisit(revisit, home, "http://example.com/", testDate)
+	exchange(revisit, TypeRevisit, loc, err)
+	written[len(written)-1].profile, written[len(written)-1].refersTo = ProfileIdenticalPayload, home.RecordID
+	notModified := Capture{
+		TargetURI: "http://example.com/", Date: testDate.Add(2 * time.Hour), IP: "192.0.2.1",
+		RawRequest:  conditionalRequest("http://example.com/", `"abc"`),
+		RawResponse: notModifiedResponse(`"abc"`),
+	}
+	loc, err = w.WriteNotModified(notModified, home, "http://example.com/", testDate)
+	exchange(notModified, TypeRevisit, loc, err)
+	written[len(written)-1].profile, written[len(written)-1].refersTo = ProfileServerNotModified, home.RecordID
+
+	meta := &Record{Block: []byte("outlink: http://example.com/gz\r\noutlink: http://example.com/chunked\r\n")}
+	meta.Header.Add(FieldType, TypeMetadata)
+	meta.Header.Add(FieldTargetURI, "http://example.com/")
+	meta.Header.Add(FieldConcurrentTo, home.RecordID)
+	meta.Header.Add(FieldContentType, contentFields)
+	if loc, err = w.WriteRecord(meta); err != nil {
+		t.Fatalf("WriteRecord: %v", err)
+	}
+	written = append(written, writtenRecord{typ: TypeMetadata, target: "http://example.com/", loc: loc})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := segments(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("segments %v, want one", files)
+	}
+	return files[0], written
 }
 
 // warcioCheck finds node and tools/warcio-check/check.mjs with its
