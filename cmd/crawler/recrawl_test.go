@@ -103,17 +103,24 @@ func TestRecrawlChangingWeb(t *testing.T) {
 	checkNotModifiedRecords(t, data)
 }
 
+// openData opens the crawl's store; the test closes it.
+func openData(t *testing.T, data string) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(data, "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // checkScheduled checks, after a SIGKILL, that every stored or failed URL has
 // its next visit planned or was retired for good reason, and that queued ones
 // (revisits claimed when the process died) are still queued.
 func checkScheduled(t *testing.T, data string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(data, "crawl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openData(t, data)
 	pol := recrawl.DefaultPolicy()
 	var stored, planned int
 	for p := range int32(256) {
@@ -151,14 +158,10 @@ func checkScheduled(t *testing.T, data string) {
 func checkNotModifiedRecords(t *testing.T, data string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(data, "crawl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openData(t, data)
 	byID := map[int64]store.Capture{}
 	var nm []store.Capture
-	err = db.Captures(ctx, func(c store.Capture) error {
+	err := db.Captures(ctx, func(c store.Capture) error {
 		byID[c.ID] = c
 		if c.Change == string(recrawl.NotModified) {
 			nm = append(nm, c)
