@@ -240,7 +240,9 @@ type Fetcher struct {
 	owned     map[int32]bool
 	emitted   map[int64]emitted // revisit records produced and not yet claimed
 	nextDue   time.Time         // earliest planned visit of the owned partitions, as of the last scan
-	scanned   bool              // a scan of owned partitions has run
+	scanned   bool              // a scan of all owned partitions has run since the last assignment
+	assigning int               // partition assignments loading
+	assignGen int               // assignments finished
 	dirty     map[string]bool   // hosts whose state changed since the last save
 	updates   []store.URLUpdate
 	cache     SharedCache // nil: nothing shared (embedded mode)

@@ -17,6 +17,17 @@ import (
 func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[string][]int32) {
 	start := time.Now()
 	f.member.touch() // the coordinator just confirmed us
+	// A recrawl scan running while the partitions load sees only some of
+	// them; it must not count as the scan that tells idle from not idle.
+	f.mu.Lock()
+	f.assigning++
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.assigning--
+		f.assignGen++
+		f.mu.Unlock()
+	}()
 	var hosts, urls int
 	for _, p := range assigned[queue.TopicURLs] {
 		h, u, err := f.loadPartition(ctx, p)

@@ -72,6 +72,7 @@ func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
 			parts = append(parts, p)
 		}
 	}
+	complete, gen := f.assigning == 0 && len(parts) > 0, f.assignGen
 	f.mu.Unlock()
 	pol := f.cfg.Recrawl
 	var (
@@ -118,9 +119,7 @@ func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
 	var recs []*kgo.Record
 	f.mu.Lock()
 	f.nextDue = nextDue
-	if len(parts) > 0 {
-		f.scanned = true
-	}
+	f.scanned = complete && gen == f.assignGen
 	budget := map[string]int{}
 	for _, d := range due {
 		if len(recs) >= recrawlEmitPerScan {
