@@ -30,8 +30,10 @@
 // regular. A page never seen to change counts half a change (X = 0.5, t the
 // mean interval): its estimate falls like 1/(time observed), so its interval
 // drifts towards -recrawl-max instead of jumping there after one visit; a
-// floor growing 1.5x per unchanged visit in a row (see Policy.Next) makes the
-// drift geometric.
+// floor doubling per unchanged visit in a row (see Policy.Next) makes the
+// drift geometric. A page found changed at every visit is the opposite case:
+// the estimate only bounds its rate from below, so the interval halves until
+// the estimate tells (see Policy.Next).
 //
 // # Choosing the interval
 //
@@ -232,11 +234,22 @@ func (p Policy) Next(h History, o Outcome, at time.Time, weight float64, sitemap
 		return at.Add(p.clamp(seconds(0.5 / max(lambda, 1e-12))))
 	}
 	d := p.Interval(lambda, weight)
-	if h.Streak > 0 {
+	if h.Changes > 0 && h.Unchanged == 0 && d < p.Max {
+		// Changed at every visit: the estimate only says λ ≳ 1/interval.
+		// Halve the interval to learn whether the page can be kept fresh;
+		// a few probes take the estimate past the policy's cut-off for a page
+		// that changes too fast (then d = Max), where visiting at this
+		// interval for ever would spend a request per visit on nothing.
+		d = min(d, p.clamp(seconds(h.ChangedTime.Seconds()/float64(h.Changes)/2)))
+	}
+	if h.Streak > 0 && h.Changes == 0 {
 		// The estimate of a page never seen to change falls only like 1/time
 		// observed, so the interval alone would grow linearly: a page
-		// unchanged k times in a row waits at least Default·1.5^k.
-		d = max(d, p.clamp(seconds(p.Default.Seconds()*math.Pow(1.5, float64(min(h.Streak, 60))))))
+		// unchanged k times in a row waits at least Default·2^k. Once a
+		// change has been seen the estimate stands on its own: a floor
+		// there would stretch the intervals of exactly the pages worth
+		// revisiting.
+		d = max(d, p.clamp(seconds(p.Default.Seconds()*math.Pow(2, float64(min(h.Streak, 60))))))
 	}
 	return at.Add(d)
 }

@@ -114,6 +114,47 @@ func TestNeverChangingDriftsToMax(t *testing.T) {
 	}
 }
 
+// TestChangedEveryVisitIsProbed: a page found changed at every visit only
+// tells that it changes at least about once per interval, so the interval
+// halves until the estimate shows whether the page can be kept fresh; one
+// that changes far faster is then left at the maximum interval within a few
+// visits, instead of being fetched at the default interval for ever.
+func TestChangedEveryVisitIsProbed(t *testing.T) {
+	p := testPolicy()
+	var h History
+	at := time.Unix(0, 0)
+	h.Observe(First, at)
+	next := p.Next(h, First, at, 1, false)
+	prev := next.Sub(at)
+	visits := 0
+	for ; visits < 20; visits++ {
+		at = next
+		h.Observe(Changed, at)
+		next = p.Next(h, Changed, at, 1, false)
+		d := next.Sub(at)
+		if d == p.Max {
+			break
+		}
+		if d >= prev {
+			t.Fatalf("visit %d: interval %v after %v, want shorter while every visit finds a change", visits, d, prev)
+		}
+		prev = d
+	}
+	if visits == 0 || visits > 6 {
+		t.Errorf("page changing at every visit left at -recrawl-max after %d visits, want within 1..6", visits+1)
+	}
+
+	// Once a visit finds the copy unchanged the estimate stands on its own:
+	// a page changing about once per default keeps an interval near it,
+	// unchanged visits in a row notwithstanding.
+	h = observeRegular(rand.New(rand.NewPCG(9, 10)), 1/p.Default.Seconds(), p.Default, 40)
+	h.Streak = 3
+	at = time.Unix(1000, 0)
+	if d := p.Next(h, Identical, at, 1, false).Sub(at); d > 2*p.Default {
+		t.Errorf("page changing once per default with 3 unchanged visits in a row: interval %v, want under %v", d, 2*p.Default)
+	}
+}
+
 // TestIntervalFavoursWhatCanBeKeptFresh checks the shape of the optimal
 // policy: pages changing faster than can be kept fresh get the longest
 // interval, slow ones long intervals, the shortest go in between.
