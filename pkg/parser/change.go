@@ -77,9 +77,11 @@ func (p *Parser) confirm(ctx context.Context, pd *pending) error {
 }
 
 // modified plans a visit now for the stored URLs a sitemap of the batch says
-// changed after their copy was fetched.
+// changed after their copy was fetched. The uniform policy is the baseline
+// the adaptive one is measured against (every page every -recrawl-default,
+// nothing else), so it does not use them.
 func (p *Parser) modified(ctx context.Context, mods []store.Modification) error {
-	if len(mods) == 0 || !p.cfg.Recrawl.Enabled {
+	if len(mods) == 0 || !p.cfg.Recrawl.Enabled || p.cfg.Recrawl.Kind == recrawl.Uniform {
 		return nil
 	}
 	n, err := p.store.Modified(ctx, mods, time.Now())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
@@ -390,5 +391,55 @@ func TestDuplicateAncestry(t *testing.T) {
 		if v, ok := verdicts[u]; !ok || v != w {
 			t.Errorf("verdict of %s: %+v (sent %v), want %+v", u, v, ok, w)
 		}
+	}
+}
+
+// TestSitemapLastmodBringsVisitForward: a sitemap <lastmod> newer than a
+// stored copy plans the URL's visit now under the adaptive policy; the
+// uniform policy, the baseline, keeps its fixed interval.
+func TestSitemapLastmodBringsVisitForward(t *testing.T) {
+	for _, kind := range []string{recrawl.Adaptive, recrawl.Uniform} {
+		t.Run(kind, func(t *testing.T) {
+			e := testenv.New(t)
+			pol := recrawl.DefaultPolicy()
+			pol.Kind = kind
+			runParser(t, e, Config{RobotsAgent: "testbot", Recrawl: pol})
+
+			const u, sm = "http://a.example/p.html", "http://a.example/sitemap.xml"
+			admit(t, e, u, sm)
+			produce(t, e, page("f1", u, `<html><body><p>`+lorem(80, 5)+`</p></body></html>`, 200))
+			hash := store.HashURL(u)
+			planned := func() store.URLHistory {
+				h, err := e.DB.URLHistories(context.Background(), []int64{hash})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return h[0]
+			}
+			testenv.Eventually(t, 10*time.Second, "page stored", func() bool { return planned().State == store.StateStored })
+			first := planned().Recrawl.NextFetchAt
+			if first.IsZero() {
+				t.Fatal("no visit planned after the first fetch")
+			}
+			lastmod := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+			xml := `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
+				`<url><loc>` + u + `</loc><lastmod>` + lastmod + `</lastmod></url></urlset>`
+			produce(t, e, page("f2", sm, xml, 200, func(p *queue.Page) {
+				p.Kind = queue.KindSitemap
+				p.ContentType = "application/xml"
+				p.RawResponse = []byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n\r\n%s", len(xml), xml))
+			}))
+			testenv.Eventually(t, 10*time.Second, "sitemap stored", func() bool {
+				h, err := e.DB.URLHistories(context.Background(), []int64{store.HashURL(sm)})
+				return err == nil && h[0].State == store.StateStored
+			})
+			next := planned().Recrawl.NextFetchAt
+			switch moved := next.Before(first); {
+			case kind == recrawl.Adaptive && !moved:
+				t.Errorf("adaptive: next visit %v, want brought forward from %v by the lastmod", next, first)
+			case kind == recrawl.Uniform && moved:
+				t.Errorf("uniform: next visit moved from %v to %v; the baseline ignores lastmod", first, next)
+			}
+		})
 	}
 }
