@@ -19,6 +19,10 @@ type ChangeReport struct {
 	WindowSeconds    float64            `json:"window_seconds"`     // from the first request to the end of the crawl
 	Freshness        float64            `json:"freshness"`          // time-averaged share of existing pages whose copy is the live version
 	FreshnessByClass map[string]float64 `json:"freshness_by_class"` // the same within ChangeNever, ChangeSlow, ChangeFast
+	// FreshnessChanging is the same over the pages that change (ChangeSlow
+	// and ChangeFast): pages that never change are fresh under any policy
+	// once fetched, so this is where revisit policies differ.
+	FreshnessChanging float64 `json:"freshness_changing"`
 
 	PageRequests        int `json:"page_requests"`        // requests for changing pages
 	Revisits            int `json:"revisits"`             // of those, for a page that had a final answer before
@@ -209,7 +213,11 @@ func freshness(rep *ChangeReport, pages map[string]*pageHistory, copies map[stri
 			}
 			prev = e.at
 		}
-		for _, key := range []string{"", e.class} {
+		keys := []string{"", e.class}
+		if e.class != ChangeNever {
+			keys = append(keys, changingKey)
+		}
+		for _, key := range keys {
 			s := acc[key]
 			if s == nil {
 				s = &sums{}
@@ -225,13 +233,20 @@ func freshness(rep *ChangeReport, pages map[string]*pageHistory, copies map[stri
 		if s.time > 0 {
 			f = s.share / s.time
 		}
-		if key == "" {
+		switch key {
+		case "":
 			rep.Freshness = f
-		} else {
+		case changingKey:
+			rep.FreshnessChanging = f
+		default:
 			rep.FreshnessByClass[key] = f
 		}
 	}
 }
+
+// changingKey accumulates the pages that change in freshness; no class
+// has this name.
+const changingKey = "\x00changing"
 
 // freshSpans returns the intervals within [from, to) during which the
 // crawler's copy of the page (the version of its latest 200 answer, from
@@ -283,7 +298,7 @@ func freshSpans(ph *pageHistory, copies []copyAt, from, to time.Time) [][2]time.
 
 // string is the ChangeReport's part of Report.String.
 func (c *ChangeReport) string(b *strings.Builder) {
-	fmt.Fprintf(b, "  freshness:   %.1f%% over %.1fs of %d changing pages (", 100*c.Freshness, c.WindowSeconds, c.Pages)
+	fmt.Fprintf(b, "  freshness:   %.1f%% over %.1fs of %d changing pages, %.1f%% of those that change (", 100*c.Freshness, c.WindowSeconds, c.Pages, 100*c.FreshnessChanging)
 	for i, class := range slices.SortedFunc(maps.Keys(c.FreshnessByClass), func(x, y string) int {
 		return cmp.Compare(classOrder(x), classOrder(y))
 	}) {

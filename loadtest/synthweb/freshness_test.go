@@ -65,6 +65,8 @@ func TestFreshness(t *testing.T) {
 		{"fast", c.FreshnessByClass[ChangeFast], (4.999 + 9.999) / 35},
 		{"never", c.FreshnessByClass[ChangeNever], 0},
 		{"slow", c.FreshnessByClass[ChangeSlow], 13.999 / 15},
+		// a and c, the pages that change: 2 until c is deleted, 1 after.
+		{"changing", c.FreshnessChanging, (1.0/2*1 + 3.999 + 1.0/2*10 + 9.999) / 35},
 		{"window", c.WindowSeconds, 35},
 	} {
 		if math.Abs(tt.got-tt.want) > 1e-9 {
@@ -171,7 +173,7 @@ func TestRevisits(t *testing.T) {
 	rep := audit(tests[1].log, changeTestWorld(pages, time.Time{}), AuditConfig{})
 	s := rep.String()
 	for _, want := range []string{
-		"freshness:   23.8% over 0.0s of 2 changing pages (never 0.0%, fast 47.6%)",
+		"freshness:   23.8% over 0.0s of 2 changing pages, 47.6% of those that change (never 0.0%, fast 47.6%)",
 		"revisits:    1 of 2 page requests, 0 conditional, 0 answered 304; 0 requests after 3 answers 404/410",
 		"unconditional-revisits: 1\n    - 127.0.1.1:8000/a.html revisited at +20ms without If-None-Match or If-Modified-Since; its 200 at +10ms sent validators",
 	} {
