@@ -1,39 +1,14 @@
 package warc
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/crawlcluster/crawler/internal/warciotest"
 )
-
-// warcioSummary is what tools/warcio-check/check.mjs prints.
-type warcioSummary struct {
-	Records                 int               `json:"records"`
-	Types                   map[string]int    `json:"types"`
-	Targets                 []string          `json:"targets"`
-	Members                 []warcioMember    `json:"members"`
-	PayloadDigestMismatches []json.RawMessage `json:"payloadDigestMismatches"`
-	BlockDigestMismatches   []json.RawMessage `json:"blockDigestMismatches"`
-	Warnings                []string          `json:"warnings"`
-}
-
-// warcioMember is one record as warcio.js found it: its gzip member's offset
-// and compressed length.
-type warcioMember struct {
-	Type   string `json:"type"`
-	ID     string `json:"id"`
-	Offset int64  `json:"offset"`
-	Length int64  `json:"length"`
-}
 
 // TestWarcioReadsOurFiles has webrecorder's warcio.js, a reader that shares no
 // code or assumptions with this package, parse a segment the writer produced,
@@ -43,8 +18,6 @@ type warcioMember struct {
 // It needs node and `npm ci --prefix tools/warcio-check`; without them it
 // skips, unless CRAWLER_REQUIRE_WARCIO=1 (as in CI) turns that into a failure.
 func TestWarcioReadsOurFiles(t *testing.T) {
-	node, script := warcioCheck(t)
-
 	path, written := writeEveryKind(t, "warcio-compat-test")
 	var wantTypes, wantTargets []string
 	for _, r := range written {
@@ -53,18 +26,7 @@ func TestWarcioReadsOurFiles(t *testing.T) {
 			wantTargets = append(wantTargets, r.target)
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, path)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", node, script, err, stderr.String())
-	}
-	var got warcioSummary
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("warcio-check output: %v\n%s", err, stdout.String())
-	}
+	got := warciotest.Check(t, path)
 
 	// Our own reader supplies the IDs and offsets of the records that no
 	// Location names (warcinfo, requests).
@@ -94,7 +56,7 @@ func TestWarcioReadsOurFiles(t *testing.T) {
 		if r.loc.RecordID == "" {
 			continue
 		}
-		i := slices.IndexFunc(got.Members, func(m warcioMember) bool { return m.ID == r.loc.RecordID })
+		i := slices.IndexFunc(got.Members, func(m warciotest.Member) bool { return m.ID == r.loc.RecordID })
 		if i < 0 {
 			t.Errorf("warcio did not see record %s (%s)", r.loc.RecordID, r.target)
 			continue
@@ -216,49 +178,4 @@ func writeEveryKind(t *testing.T, software string) (string, []writtenRecord) {
 		t.Fatalf("segments %v, want one", files)
 	}
 	return files[0], written
-}
-
-// warcioCheck finds node and tools/warcio-check/check.mjs with its
-// dependencies installed, or skips (fails under CRAWLER_REQUIRE_WARCIO=1).
-func warcioCheck(t *testing.T) (node, script string) {
-	t.Helper()
-	unavailable := func(why string) {
-		t.Helper()
-		if os.Getenv("CRAWLER_REQUIRE_WARCIO") == "1" {
-			t.Fatalf("CRAWLER_REQUIRE_WARCIO=1 but %s", why)
-		}
-		t.Skipf("skipping the warcio.js compatibility check: %s (set CRAWLER_REQUIRE_WARCIO=1 to make this a failure)", why)
-	}
-	root, err := repoRoot()
-	if err != nil {
-		unavailable(err.Error())
-	}
-	tool := filepath.Join(root, "tools", "warcio-check")
-	node, err = exec.LookPath("node")
-	if err != nil {
-		unavailable("node is not on PATH")
-	}
-	if _, err := os.Stat(filepath.Join(tool, "node_modules", "warcio", "package.json")); err != nil {
-		unavailable("warcio is not installed; run `npm ci --prefix tools/warcio-check`")
-	}
-	return node, filepath.Join(tool, "check.mjs")
-}
-
-// repoRoot walks up from the test's working directory (the package folder) to
-// the folder holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
