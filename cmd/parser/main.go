@@ -7,9 +7,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +22,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/ops"
 	"github.com/crawlcluster/crawler/pkg/parser"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
@@ -55,7 +56,7 @@ func run() int {
 		version.Print(os.Stdout, "parser")
 		return 0
 	}
-	if err := be.Validate(uses); err != nil {
+	if err := errors.Join(be.Validate(uses), recrawlPolicy.Validate()); err != nil {
 		fmt.Fprintf(os.Stderr, "parser: %v\n", err)
 		return 2
 	}
