@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 // cluster is one set of backends and the processes running on them.
 type cluster struct {
 	t         *testing.T
+	seeds     []string // the broker's addresses
 	broker    string
 	db, blobs string
 	cache     string
@@ -32,9 +34,11 @@ type cluster struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
+	seeds := brokertest.Start(t)
 	c := &cluster{
 		t:      t,
-		broker: "kafka://" + strings.Join(brokertest.Start(t), ","),
+		seeds:  seeds,
+		broker: "kafka://" + strings.Join(seeds, ","),
 		db:     pgtest.DSN(t),
 		blobs:  s3test.Endpoint(t),
 		cache:  redistest.URL(t),
@@ -46,15 +50,18 @@ func newCluster(t *testing.T) *cluster {
 	return c
 }
 
-func (c *cluster) startFetcher(name string) *proc {
+// startFetcher starts a fetcher with the politeness of crawlFlags and the
+// extra flags given.
+func (c *cluster) startFetcher(name string, extra ...string) *proc {
 	args := append([]string{"-broker", c.broker, "-db", c.db, "-cache", c.cache, "-listen", ""}, crawlFlags()...)
-	p := start(c.t, name, args...)
+	p := start(c.t, name, append(args, extra...)...)
 	c.fetchers = append(c.fetchers, p)
 	return p
 }
 
-func (c *cluster) startParser(name string) *proc {
-	p := start(c.t, name, "-broker", c.broker, "-db", c.db, "-blobs", c.blobs, "-listen", "", "-user-agent", agent+"/1.0 (+http://example.test/bot)", "-spool", c.t.TempDir())
+func (c *cluster) startParser(name string, extra ...string) *proc {
+	args := []string{"-broker", c.broker, "-db", c.db, "-blobs", c.blobs, "-listen", "", "-user-agent", agent + "/1.0 (+http://example.test/bot)", "-spool", c.t.TempDir()}
+	p := start(c.t, name, append(args, extra...)...)
 	c.parsers = append(c.parsers, p)
 	return p
 }
@@ -65,20 +72,11 @@ func (c *cluster) checkStored(w *synthweb.Web) {
 	t := c.t
 	t.Helper()
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, c.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	blobs, err := blob.Open(ctx, c.blobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blobs.Close()
+	st, blobs := c.openStores()
 	perURL := map[int64]int{}
 	resources := map[string]bool{}
 	records := 0
-	err = st.Captures(ctx, func(cp store.Capture) error {
+	err := st.Captures(ctx, func(cp store.Capture) error {
 		perURL[cp.URLHash]++
 		if perURL[cp.URLHash] == 2 {
 			t.Errorf("%s stored twice", cp.URL)
@@ -96,14 +94,9 @@ func (c *cluster) checkStored(w *synthweb.Web) {
 			}
 			return nil
 		}
-		b, err := blobs.ReadRange(ctx, cp.WARCFile, cp.WARCOffset, cp.WARCLength)
+		rec, _, err := readRecord(ctx, blobs, cp)
 		if err != nil {
-			t.Errorf("read WARC of %s from S3: %v", cp.URL, err)
-			return nil
-		}
-		rec, err := warc.NewReader(bytes.NewReader(b)).Next()
-		if err != nil {
-			t.Errorf("parse WARC record of %s: %v", cp.URL, err)
+			t.Error(err)
 			return nil
 		}
 		if got := rec.Header.Get(warc.FieldTargetURI); got != cp.URL {
@@ -121,6 +114,40 @@ func (c *cluster) checkStored(w *synthweb.Web) {
 		}
 	}
 	t.Logf("%d captures, %d WARC records read back from S3", len(perURL), records)
+}
+
+// openStores opens the cluster's PostgreSQL store and S3 bucket for the
+// test's checks; both close when the test ends.
+func (c *cluster) openStores() (*postgres.DB, blob.Store) {
+	t := c.t
+	t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, c.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	blobs, err := blob.Open(ctx, c.blobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { blobs.Close() })
+	return st, blobs
+}
+
+// readRecord reads a capture's WARC record from the blob store through
+// pkg/blob and pkg/warc; it returns the record and its bytes (one gzip
+// member).
+func readRecord(ctx context.Context, blobs blob.Store, cp store.Capture) (*warc.Record, []byte, error) {
+	b, err := blobs.ReadRange(ctx, cp.WARCFile, cp.WARCOffset, cp.WARCLength)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read WARC of %s from S3: %w", cp.URL, err)
+	}
+	rec, err := warc.NewReader(bytes.NewReader(b)).Next()
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse WARC record of %s: %w", cp.URL, err)
+	}
+	return rec, b, nil
 }
 
 func requireClean(t *testing.T, rep synthweb.Report, allowDuplicates int) {

@@ -255,7 +255,15 @@ func auditConfig() synthweb.AuditConfig {
 func startWeb(t *testing.T, hosts, pages int, features bool) *synthweb.Web {
 	t.Helper()
 	cfg := synthweb.DefaultConfig()
-	cfg.Hosts, cfg.PagesPerHost, cfg.Features, cfg.Agent = hosts, pages, features, agent
+	cfg.Hosts, cfg.PagesPerHost, cfg.Features = hosts, pages, features
+	return serveWeb(t, cfg)
+}
+
+// serveWeb starts the synthetic web cfg describes, its robots.txt written for
+// the fetchers' agent, and closes it at the end of the test.
+func serveWeb(t *testing.T, cfg synthweb.Config) *synthweb.Web {
+	t.Helper()
+	cfg.Agent = agent
 	w, err := synthweb.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
