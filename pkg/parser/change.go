@@ -84,7 +84,27 @@ func (p *Parser) modified(ctx context.Context, mods []store.Modification) error 
 	if len(mods) == 0 || !p.cfg.Recrawl.Enabled || p.cfg.Recrawl.Kind == recrawl.Uniform {
 		return nil
 	}
-	n, err := p.store.Modified(ctx, mods, time.Now())
+	// A page changing faster than the policy chases changes in every
+	// sitemap; fetching it at each one would spend the requests the policy
+	// saved on it.
+	hashes := make([]int64, len(mods))
+	for i, m := range mods {
+		hashes[i] = m.Hash
+	}
+	hist, err := p.store.URLHistories(ctx, hashes)
+	if err != nil {
+		return err
+	}
+	pol := p.cfg.Recrawl
+	keep := make([]store.Modification, 0, len(mods))
+	for i, m := range mods {
+		if pol.TooFast(hist[i].Recrawl.ChangeRate/86400, recrawl.Weight(hist[i].Score)) {
+			continue
+		}
+		keep = append(keep, m)
+	}
+	p.metrics.lastmodTooFast.Add(float64(len(mods) - len(keep)))
+	n, err := p.store.Modified(ctx, keep, time.Now())
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ type metrics struct {
 	known           prometheus.Counter
 	changes         *prometheus.CounterVec
 	lastmodDue      prometheus.Counter
+	lastmodTooFast  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -80,6 +81,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_recrawl_lastmod_due_total",
 			Help: "Stored URLs whose next visit a sitemap <lastmod> newer than their copy brought forward.",
 		}),
+		lastmodTooFast: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_recrawl_lastmod_too_fast_total",
+			Help: "Sitemap <lastmod> entries not acted on: the URL changes faster than the adaptive policy chases.",
+		}),
 	}
 	// Several parsers in one process (the embedded mode) share one set.
 	m.pages = telemetry.Register(reg, m.pages)
@@ -95,5 +100,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.known = telemetry.Register(reg, m.known)
 	m.changes = telemetry.Register(reg, m.changes)
 	m.lastmodDue = telemetry.Register(reg, m.lastmodDue)
+	m.lastmodTooFast = telemetry.Register(reg, m.lastmodTooFast)
 	return m
 }

@@ -32,7 +32,7 @@
 // drifts towards -recrawl-max instead of jumping there after one visit; a
 // floor doubling per unchanged visit in a row (see Policy.Next) makes the
 // drift geometric. A page found changed at every visit is the opposite case:
-// the estimate only bounds its rate from below, so the interval halves until
+// the estimate only bounds its rate from below, so the interval shrinks geometrically until
 // the estimate tells (see Policy.Next).
 //
 // # Choosing the interval
@@ -203,10 +203,17 @@ func (p Policy) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Weight maps an admission score (0..100, 50 typical) to an importance
-// weight: 1 at 50, doubling every 25 points.
+// Weight maps an admission score (0..100) to an importance weight: 1 at 75,
+// an ordinary page two or three links deep, and doubling every 50 points, so
+// a seed's home page (100) counts 1.4 such pages and a deep or media URL
+// (50) 0.7. The score is a depth heuristic, not a measure of how much a page
+// is read, so its weight is mild: doubling every 25 points from 50, as first
+// written, made pages near the seeds 3.5 times as important as the rest, and
+// the policy chased those among them that change faster than they can be
+// kept fresh (a request every interval for a third of their time fresh)
+// with requests an unweighted freshness measure counts as wasted.
 func Weight(score int) float64 {
-	return math.Exp2(float64(min(max(score, 0), 100)-50) / 25)
+	return math.Exp2(float64(min(max(score, 0), 100)-75) / 50)
 }
 
 // Next returns when to visit a URL again after an answer with outcome o at
@@ -236,11 +243,12 @@ func (p Policy) Next(h History, o Outcome, at time.Time, weight float64, sitemap
 	d := p.Interval(lambda, weight)
 	if h.Changes > 0 && h.Unchanged == 0 && d < p.Max {
 		// Changed at every visit: the estimate only says λ ≳ 1/interval.
-		// Halve the interval to learn whether the page can be kept fresh;
+		// Shorten the interval geometrically (the mean interval over 2^X
+		// after X changes) to learn whether the page can be kept fresh;
 		// a few probes take the estimate past the policy's cut-off for a page
 		// that changes too fast (then d = Max), where visiting at this
 		// interval for ever would spend a request per visit on nothing.
-		d = min(d, p.clamp(seconds(h.ChangedTime.Seconds()/float64(h.Changes)/2)))
+		d = min(d, p.clamp(seconds(h.ChangedTime.Seconds()/float64(h.Changes)/math.Exp2(float64(min(h.Changes, 30))))))
 	}
 	if h.Streak > 0 && h.Changes == 0 {
 		// The estimate of a page never seen to change falls only like 1/time
@@ -293,10 +301,10 @@ func (p Policy) Interval(lambda, weight float64) time.Duration {
 	if lambda <= 0 || weight <= 0 {
 		return p.Max
 	}
-	target := p.marginal() * lambda / weight
-	if target >= 0.999 {
+	if p.TooFast(lambda, weight) {
 		return p.Max
 	}
+	target := p.marginal() * lambda / weight
 	// g is increasing: bisection on r in (0, 50] converges without care.
 	lo, hi := 0.0, 50.0
 	for range 60 {
@@ -308,6 +316,14 @@ func (p Policy) Interval(lambda, weight float64) time.Duration {
 		}
 	}
 	return p.clamp(seconds((lo + hi) / 2 / lambda))
+}
+
+// TooFast reports whether the adaptive policy leaves a page with change
+// rate lambda (per second) and importance weight unchased: it changes faster
+// than any interval the budget affords keeps it fresh (see Interval). A
+// sitemap <lastmod> saying such a page changed is no reason to fetch it.
+func (p Policy) TooFast(lambda, weight float64) bool {
+	return p.Kind == Adaptive && lambda > 0 && weight > 0 && p.marginal()*lambda/weight >= 0.999
 }
 
 func g(r float64) float64 { return -math.Expm1(-r) - r*math.Exp(-r) }

@@ -116,7 +116,7 @@ func TestNeverChangingDriftsToMax(t *testing.T) {
 
 // TestChangedEveryVisitIsProbed: a page found changed at every visit only
 // tells that it changes at least about once per interval, so the interval
-// halves until the estimate shows whether the page can be kept fresh; one
+// shrinks until the estimate shows whether the page can be kept fresh; one
 // that changes far faster is then left at the maximum interval within a few
 // visits, instead of being fetched at the default interval for ever.
 func TestChangedEveryVisitIsProbed(t *testing.T) {
@@ -152,6 +152,26 @@ func TestChangedEveryVisitIsProbed(t *testing.T) {
 	at = time.Unix(1000, 0)
 	if d := p.Next(h, Identical, at, 1, false).Sub(at); d > 2*p.Default {
 		t.Errorf("page changing once per default with 3 unchanged visits in a row: interval %v, want under %v", d, 2*p.Default)
+	}
+}
+
+// TestTooFast: the pages the adaptive policy does not chase are exactly
+// those it gives the maximum interval for being too fast; importance raises
+// the cut-off; the uniform baseline chases everything.
+func TestTooFast(t *testing.T) {
+	p := testPolicy()
+	for _, every := range []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, p.Default, 100 * p.Default} {
+		lambda := 1 / every.Seconds()
+		if fast, atMax := p.TooFast(lambda, 1), p.Interval(lambda, 1) == p.Max && every < p.Default; fast != atMax {
+			t.Errorf("page changing every %v: TooFast %v, at the max interval for its speed %v", every, fast, atMax)
+		}
+	}
+	if !p.TooFast(1, 1) || p.TooFast(1, 100) {
+		t.Error("a page 100 times as important is worth chasing at the rate an ordinary one is not")
+	}
+	p.Kind = Uniform
+	if p.TooFast(1, 1) {
+		t.Error("uniform policy: TooFast")
 	}
 }
 
