@@ -8,8 +8,9 @@
 // github.com/nlnwa/whatwg-url; on top of it the crawler's policy:
 //
 //   - only http and https; userinfo and fragment dropped;
-//   - scheme and host lowercase, IDN hosts in punycode, a trailing dot on the
-//     host removed, default ports (:80, :443) removed;
+//   - scheme and host lowercase, IDN hosts in punycode, the trailing dot of
+//     a fully qualified host name removed (a host with two or more, an
+//     empty label, is rejected), default ports (:80, :443) removed;
 //   - dot segments resolved, an empty path becomes "/";
 //   - percent-encoding normalized as RFC 3986 section 6.2.2.2 describes:
 //     hex digits uppercase, unreserved characters (ALPHA DIGIT - . _ ~)
@@ -21,6 +22,7 @@
 //     ";name=value" path parameters;
 //   - a length cap on the result.
 //
-// Normalize is idempotent: feeding its output back returns the same string.
-// The fuzz target holds the package to that.
+// Normalize is idempotent: feeding its output back returns the same string,
+// which the WHATWG parser and net/url both parse again to the same URL and
+// host. FuzzNormalize holds the package to that on every input.
 package urlnorm

@@ -134,21 +134,34 @@ func (n *Normalizer) canonical(u *wurl.Url) (string, error) {
 	return b.String(), nil
 }
 
-// canonicalHost drops trailing dots ("example.com." names the same host) and
-// rejects host names DNS cannot resolve: the WHATWG parser admits characters
-// such as '{' or '!' that no registered name contains and that net/url
-// refuses.
+// canonicalHost drops the trailing dot of a fully qualified name and rejects
+// host names DNS cannot resolve: the WHATWG parser admits characters such as
+// '{' or '!' that no registered name contains and that net/url refuses.
+//
+// One trailing dot is the DNS root (RFC 3986 section 3.2.2: "example.com."
+// is the fully qualified spelling of "example.com"), so it is dropped. Two or
+// more leave an empty label, as "a..b" has inside, and are rejected like it.
+// WHATWG accepts such a host as a domain, but no DNS name has an empty label
+// and resolvers refuse one, so keeping it would only queue a host that cannot
+// be fetched. Trimming the dots instead would change what the host is:
+// WHATWG's ends-in-a-number check skips one trailing empty label only, so the
+// parser reads "1.2.3.4.." and "foo.09.." as domain names; trimmed, the first
+// becomes an IP address and the second ("foo.09", whose last label looks
+// numeric) no longer parses. Dropping a single dot changes nothing: a name
+// whose last label looks numeric is read as IPv4 with the dot already
+// ("1.2.3.4." is 1.2.3.4, "foo.09." fails to parse). A host of dots only
+// ("http://..") has no name at all: ErrNoHost.
 func canonicalHost(host string) (string, error) {
 	if strings.HasPrefix(host, "[") {
 		return host, nil // IPv6, canonicalized by the parser
 	}
-	host = strings.TrimRight(host, ".")
-	if host == "" {
+	if strings.Trim(host, ".") == "" {
 		return "", ErrNoHost
 	}
+	name := strings.TrimSuffix(host, ".")
 	label := 0
-	for i := 0; i < len(host); i++ {
-		c := host[i]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
 		switch {
 		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_':
 			label++
@@ -161,7 +174,10 @@ func canonicalHost(host string) (string, error) {
 			return "", fmt.Errorf("host %q: character %q: %w", clip(host), c, ErrInvalid)
 		}
 	}
-	return host, nil
+	if label == 0 {
+		return "", fmt.Errorf("host %q: empty label: more than one trailing dot: %w", clip(host), ErrInvalid)
+	}
+	return name, nil
 }
 
 func httpScheme(s string) bool { return s == "http" || s == "https" }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	wurl "github.com/nlnwa/whatwg-url/url"
 )
 
 func TestNormalize(t *testing.T) {
@@ -24,7 +26,43 @@ func TestNormalize(t *testing.T) {
 		{"IDN host, path and query", "http://例え.テスト/パス?キー=値", "http://xn--r8jz45g.xn--zckzah/%E3%83%91%E3%82%B9?%E3%82%AD%E3%83%BC=%E5%80%A4", nil},
 		{"invalid punycode rejected", "http://xn--a.com/", "", ErrInvalid},
 		{"percent-encoded host decoded", "http://%65xample.com/", "http://example.com/", nil},
+		// Trailing dots: one is the DNS root and is dropped, more leave an
+		// empty label and are rejected (canonicalHost says why).
 		{"trailing dot on host", "http://example.com./a", "http://example.com/a", nil},
+		{"two trailing dots", "http://example.com../a", "", ErrInvalid},
+		{"three trailing dots", "http://a.../", "", ErrInvalid},
+		{"numeric-looking last label, two dots", "http://foo.09..", "", ErrInvalid},
+		{"numeric-looking last label, two dots and port", "http://foo.09..:8080/x", "", ErrInvalid},
+		{"numeric-looking last label, one dot", "http://foo.09.", "", ErrInvalid},
+		{"numeric-looking last label", "http://foo.09/", "", ErrInvalid},
+		{"hex-looking last label, two dots", "http://foo.0x../", "", ErrInvalid},
+		{"last label with digits is a name", "http://foo.1e./", "http://foo.1e/", nil},
+		{"IPv4 with trailing dot", "http://1.2.3.4./", "http://1.2.3.4/", nil},
+		{"IPv4 with trailing dot, no path", "http://1.2.3.4.", "http://1.2.3.4/", nil},
+		{"IPv4 with two trailing dots is no address", "http://1.2.3.4../", "", ErrInvalid},
+		{"IPv4 with three trailing dots", "http://1.2.3.4...", "", ErrInvalid},
+		{"short IPv4 with trailing dot", "http://0x7f.1.", "http://127.0.0.1/", nil},
+		{"short IPv4 with two trailing dots", "http://0x7f.1../", "", ErrInvalid},
+		{"one number with trailing dot", "http://1./", "http://0.0.0.1/", nil},
+		{"one number with two trailing dots", "http://1../", "", ErrInvalid},
+		{"five numbers with trailing dot", "http://1.2.3.4.5./", "", ErrInvalid},
+		{"leading dot", "http://.example.com/", "", ErrInvalid},
+		{"one dot for host", "http://.", "", ErrNoHost},
+		{"two dots for host", "http://..", "", ErrNoHost},
+		{"IPv6 with trailing dot", "http://[::1]./", "", ErrInvalid},
+		{"IPv6 with two trailing dots", "http://[::1]../", "", ErrInvalid},
+		{"IPv4-mapped IPv6", "http://[::FFFF:1.2.3.4]/", "http://[::ffff:102:304]/", nil},
+		{"IDN with trailing dot", "http://bücher.de./", "http://xn--bcher-kva.de/", nil},
+		{"IDN with two trailing dots", "http://bücher.de../", "", ErrInvalid},
+		{"IDN with trailing ideographic full stop", "http://bücher\u3002de\u3002/", "http://xn--bcher-kva.de/", nil},
+		{"IDN with two trailing ideographic full stops", "http://bücher.de\u3002\u3002/", "", ErrInvalid},
+		{"punycode with two trailing dots", "http://xn--bcher-kva.de../", "", ErrInvalid},
+		{"encoded trailing dot", "http://example.com%2e/", "http://example.com/", nil},
+		{"encoded trailing dot on IPv4", "http://1.2.3.4%2E/", "http://1.2.3.4/", nil},
+		{"encoded two trailing dots on IPv4", "http://1.2.3.4%2e%2e/", "", ErrInvalid},
+		{"encoded dots, numeric-looking last label", "http://foo%2e09%2e%2e/", "", ErrInvalid},
+		{"encoded empty label", "http://a%2e%2eb/", "", ErrInvalid},
+		{"encoded dot for host", "http://%2e/", "", ErrNoHost},
 		// Ports.
 		{"default http port removed", "http://example.com:80/", "http://example.com/", nil},
 		{"default https port removed", "https://example.com:443/", "https://example.com/", nil},
@@ -138,6 +176,18 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
+// TestTrailingDotsError checks that a host with more than one trailing dot is
+// refused with a message that says so, not with a generic parse failure.
+func TestTrailingDotsError(t *testing.T) {
+	n := New(DefaultPolicy())
+	for _, in := range []string{"http://foo.09..", "http://1.2.3.4../", "http://bücher.de../"} {
+		_, err := n.Normalize(in)
+		if Reason(err) != "invalid_url" || !strings.Contains(err.Error(), "more than one trailing dot") {
+			t.Errorf("Normalize(%q): %v; want invalid_url saying more than one trailing dot", in, err)
+		}
+	}
+}
+
 // TestDefaultPolicyStripsEveryName removes each tracking and session name of
 // DefaultPolicy in any case, from the query and as a path parameter, keeping
 // the parameters around it.
@@ -190,6 +240,11 @@ func TestResolve(t *testing.T) {
 		{"data ref", base, "data:image/png;base64,AAAA", "", ErrScheme},
 		{"tel ref", base, "tel:+4712345678", "", ErrScheme},
 		{"bad ref host", base, "http://[::1", "", ErrInvalid},
+		{"ref host with trailing dot", base, "//1.2.3.4./a", "http://1.2.3.4/a", nil},
+		{"ref host with two trailing dots", base, "//1.2.3.4../a", "", ErrInvalid},
+		{"ref host ending in a number, two dots", base, "//foo.09../", "", ErrInvalid},
+		{"base host with two trailing dots", "http://foo.09../", "a", "", ErrInvalid},
+		{"base host with trailing dot", "http://example.com./d/", "a", "http://example.com/d/a", nil},
 		{"relative base", "/dir/", "a", "", ErrInvalid},
 		{"non-http base", "ftp://example.com/", "a", "", ErrScheme},
 	}
@@ -368,4 +423,54 @@ func TestFastPath(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHostGrid normalizes every host of up to three labels drawn from names,
+// numbers in the spellings WHATWG's IPv4 parser reads, IDN forms and empty
+// labels, joined by dots in every spelling the parser maps to one (literal,
+// percent-encoded, ideographic and fullwidth). Every result must satisfy
+// checkCanonical (idempotent, parsed again to itself) and keep the kind of
+// host the parser saw in the input: trimming empty labels once turned the
+// name "1.2.3.4.." into an IP address and "foo.09.." into a host that no
+// longer parsed.
+func TestHostGrid(t *testing.T) {
+	labels := []string{"", "a", "1", "09", "0x7f", "0X", "1e", "xn--bcher-kva", "ü", "%41", "ＡＢ", "０", "_"}
+	seps := []string{".", "%2e", "\u3002", "\uff0e"}
+	var hosts []string
+	for _, a := range labels {
+		hosts = append(hosts, a)
+		for _, s := range seps {
+			for _, b := range labels {
+				hosts = append(hosts, a+s+b)
+				for _, c := range labels {
+					hosts = append(hosts, a+s+b+"."+c, a+"."+b+s+c)
+				}
+			}
+		}
+	}
+	if testing.Short() {
+		hosts = hosts[:len(hosts)/8]
+	}
+	n := New(DefaultPolicy())
+	parser := wurl.NewParser()
+	accepted := 0
+	for _, h := range hosts {
+		for _, tail := range []string{"", ":8080/x"} {
+			raw := "http://" + h + tail
+			got, err := n.Normalize(raw)
+			if err != nil {
+				continue
+			}
+			accepted++
+			in, err := parser.Parse(raw)
+			if err != nil {
+				t.Fatalf("Normalize(%q) = %q, but the WHATWG parser refuses the input: %v", raw, got, err)
+			}
+			out := checkCanonical(t, n, parser, "Normalize "+raw, got)
+			if was, is := hostKind(parser, in), hostKind(parser, out); was != is {
+				t.Fatalf("Normalize(%q) = %q: host %q was a %s, is now a %s", raw, got, in.Hostname(), was, is)
+			}
+		}
+	}
+	t.Logf("%d URLs, %d accepted", 2*len(hosts), accepted)
 }
