@@ -24,11 +24,12 @@ type ChangeReport struct {
 	// once fetched, so this is where revisit policies differ.
 	FreshnessChanging float64 `json:"freshness_changing"`
 
-	PageRequests        int `json:"page_requests"`        // requests for changing pages
-	Revisits            int `json:"revisits"`             // of those, for a page that had a final answer before
-	ConditionalRevisits int `json:"conditional_revisits"` // revisits with If-None-Match or If-Modified-Since
-	NotModified         int `json:"not_modified"`         // 304 answers
-	RequestsAfterGone   int `json:"requests_after_gone"`  // requests for any resource that had answered 404 or 410 goneRetire times
+	PageRequests        int            `json:"page_requests"`        // requests for changing pages
+	Revisits            int            `json:"revisits"`             // of those, for a page that had a final answer before
+	RevisitsByClass     map[string]int `json:"revisits_by_class"`    // the same per ChangeNever, ChangeSlow, ChangeFast
+	ConditionalRevisits int            `json:"conditional_revisits"` // revisits with If-None-Match or If-Modified-Since
+	NotModified         int            `json:"not_modified"`         // 304 answers
+	RequestsAfterGone   int            `json:"requests_after_gone"`  // requests for any resource that had answered 404 or 410 goneRetire times
 }
 
 // goneRetire is how many 404 or 410 answers should make a crawler retire
@@ -101,7 +102,7 @@ type copyAt struct {
 // change audits revisits and validators over the requests in order of
 // Start, then freshness.
 func (a *auditor) change(reqs []Request, cw *changeWorld) {
-	rep := &ChangeReport{FreshnessByClass: map[string]float64{}}
+	rep := &ChangeReport{FreshnessByClass: map[string]float64{}, RevisitsByClass: map[string]int{}}
 	a.rep.Change = rep
 	type state struct {
 		answered bool     // a final answer came before
@@ -133,6 +134,7 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 		rep.PageRequests++
 		if st.answered {
 			rep.Revisits++
+			rep.RevisitsByClass[ph.class]++
 			switch {
 			case r.IfNoneMatch || r.IfModifiedSince:
 				rep.ConditionalRevisits++
