@@ -74,8 +74,19 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("new fetch client: %w", err)
 	}
 	netDialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+	lookup := cfg.Resolver
+	if cfg.HostsFile != "" {
+		hosts, err := LoadHosts(cfg.HostsFile)
+		if err != nil {
+			return nil, fmt.Errorf("new fetch client: %w: %w", ErrInvalidConfig, err)
+		}
+		if lookup == nil {
+			lookup = systemLookup
+		}
+		lookup = hosts.resolver(lookup)
+	}
 	d := &dialer{
-		dns:          newDNSCache(cfg.Resolver, cfg.DNSCacheTTL, cfg.ConnectTimeout),
+		dns:          newDNSCache(lookup, cfg.DNSCacheTTL, cfg.ConnectTimeout),
 		allowPrivate: cfg.AllowPrivate,
 		connect:      netDialer.DialContext,
 	}

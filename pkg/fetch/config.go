@@ -59,6 +59,9 @@ type Config struct {
 	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 	// MaxIdleConns bounds idle keep-alive connections across all hosts.
 	MaxIdleConns int
+	// HostsFile names a file in /etc/hosts format whose names resolve to
+	// its addresses before DNS is asked (ParseHosts).
+	HostsFile string
 }
 
 // ErrInvalidConfig is wrapped by every error Validate returns.
@@ -76,6 +79,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&c.AllowPrivate, prefix+"allow-private-networks", false, "allow fetching loopback, private, link-local and metadata addresses (tests, intranet crawls)")
 	fs.DurationVar(&c.DNSCacheTTL, prefix+"dns-cache-ttl", DefaultDNSCacheTTL, "how long resolved addresses are reused")
 	fs.IntVar(&c.MaxIdleConns, prefix+"max-idle-conns", DefaultMaxIdleConns, "idle keep-alive connections kept across all hosts")
+	fs.StringVar(&c.HostsFile, prefix+"hosts-file", "", "file in /etc/hosts format whose names resolve to its addresses before DNS (pinning a site, tests); the SSRF guard still applies")
 }
 
 // Validate fills zero fields with their defaults and reports the first

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 )
 
 // maxDialAddrs bounds connect attempts per dial when a host has many
@@ -64,4 +65,38 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 		return nil, fmt.Errorf("dial %s: %w: %s resolves only to non-public addresses %v", address, ErrBlockedAddress, host, addrs)
 	}
 	return nil, fmt.Errorf("dial %s: %w", address, lastErr)
+}
+
+// Server returns the server a request to host (a name or an address, with or
+// without a port) goes to, as the per-server politeness key: the first
+// address the dialer would connect to, an IPv4 address as itself and an IPv6
+// one as its /64, which one machine or customer usually holds whole.
+func (c *Client) Server(ctx context.Context, host string) (string, error) {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a.Unmap()}
+	} else if addrs, err = c.dialer.dns.resolve(ctx, host); err != nil {
+		return "", err
+	}
+	for _, a := range addrs {
+		if !c.dialer.allowPrivate && blockedAddr(a) {
+			continue
+		}
+		return ServerKey(a), nil
+	}
+	return "", fmt.Errorf("%w: %s resolves only to non-public addresses %v", ErrBlockedAddress, host, addrs)
+}
+
+// ServerKey is the per-server politeness key of an address: IPv4 as itself,
+// IPv6 as its /64.
+func ServerKey(a netip.Addr) string {
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()
 }

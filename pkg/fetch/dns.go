@@ -35,9 +35,7 @@ type dnsEntry struct {
 
 func newDNSCache(lookup func(context.Context, string) ([]netip.Addr, error), ttl, timeout time.Duration) *dnsCache {
 	if lookup == nil {
-		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		}
+		lookup = systemLookup
 	}
 	return &dnsCache{
 		lookup:  lookup,
@@ -47,6 +45,10 @@ func newDNSCache(lookup func(context.Context, string) ([]netip.Addr, error), ttl
 		now:     time.Now,
 		entries: make(map[string]*dnsEntry),
 	}
+}
+
+func systemLookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }
 
 // resolve returns the addresses of host, from the cache when fresh.
