@@ -31,6 +31,12 @@ type AuditConfig struct {
 	MaxRetries   int           // re-requests allowed after a 5xx, a 429 or no answer
 	Tolerance    time.Duration // slack of the time checks; 0 means DefaultTolerance, negative means none
 	MaxExamples  int           // examples kept per violation category; 0 means 10
+
+	// Per server address (Request.Addr; an IPv6 /64 counts as one, as in
+	// the crawler): requests in flight at once and the least interval
+	// between two requests' starts. 0 means not checked.
+	IPConcurrency int
+	IPDelay       time.Duration
 }
 
 // DefaultAuditConfig returns the settings the command's flags default to.
@@ -46,6 +52,8 @@ func (c *AuditConfig) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.DurationVar(&c.MinDelay, prefix+"min-delay", c.MinDelay, "crawler's lower clamp of a robots Crawl-delay")
 	fs.DurationVar(&c.MaxDelay, prefix+"max-delay", c.MaxDelay, "crawler's upper clamp of a robots Crawl-delay (0: none)")
 	fs.IntVar(&c.MaxRetries, prefix+"max-retries", c.MaxRetries, "crawler's re-requests of a URL after a 5xx, a 429 or no answer")
+	fs.IntVar(&c.IPConcurrency, prefix+"ip-concurrency", c.IPConcurrency, "crawler's limit of requests in flight at once to one server address (0: not checked)")
+	fs.DurationVar(&c.IPDelay, prefix+"ip-delay", c.IPDelay, "crawler's least interval between the starts of two requests to one server address (0: not checked)")
 	fs.DurationVar(&c.Tolerance, prefix+"tolerance", c.Tolerance, "slack of the audit's time checks, for the server's own clock stamps on a loaded machine (0: 2ms)")
 }
 
@@ -60,6 +68,10 @@ func (c AuditConfig) Validate() error {
 		return fmt.Errorf("%w: max retries %d < 0", ErrConfig, c.MaxRetries)
 	case c.MaxExamples < 0:
 		return fmt.Errorf("%w: max examples %d < 0", ErrConfig, c.MaxExamples)
+	case c.IPConcurrency < 0:
+		return fmt.Errorf("%w: ip concurrency %d < 0", ErrConfig, c.IPConcurrency)
+	case c.IPDelay < 0:
+		return fmt.Errorf("%w: negative ip delay", ErrConfig)
 	}
 	return nil
 }
@@ -101,11 +113,35 @@ type Report struct {
 	Missing    Violations `json:"missing"`     // a MustFetch resource not fetched
 	Forbidden  Violations `json:"forbidden"`   // a MustNotFetch resource requested
 
+	// Misdirected: with Config.Addresses, a request whose Host header named
+	// no host of the address it arrived on (answered 421). It counts per
+	// IP but is in no host's checks.
+	Misdirected Violations `json:"misdirected"`
+
+	// Per server address (see AuditConfig.IPConcurrency): every request
+	// counts, robots.txt and misdirected ones included; a request of a log
+	// without Addr counts when its host key is an IP address.
+	Addresses     int               `json:"addresses"`      // server addresses that received at least one request
+	MaxPerIP      int               `json:"max_per_ip"`     // the most requests in flight at once to any one address
+	PerIP         map[string]IPLoad `json:"per_ip"`         // by address (an IPv6 /64 as its prefix)
+	IPConcurrency Violations        `json:"ip_concurrency"` // a request started with IPConcurrency or more already in flight to its address
+	IPInterval    Violations        `json:"ip_interval"`    // a request started less than IPDelay after the previous start at its address
+
 	// With Config.Change: a changing page revisited without If-None-Match
 	// or If-Modified-Since although its latest final answer, a 200 or a
 	// 304 confirming one, came with an ETag or a Last-Modified.
 	UnconditionalRevisits Violations    `json:"unconditional_revisits"`
 	Change                *ChangeReport `json:"change,omitempty"` // nil unless the web changes
+
+	ipChecked struct{ concurrency, interval bool } // String shows a per-IP check that was off only if it found something
+}
+
+// IPLoad is what one server address received.
+type IPLoad struct {
+	Requests    int           `json:"requests"`
+	Hosts       int           `json:"hosts"`           // host keys among them, misdirected requests aside
+	MaxInFlight int           `json:"max_in_flight"`   // the most requests in flight at once
+	MinInterval time.Duration `json:"min_interval_ns"` // the shortest time between two starts; 0 with fewer than two requests
 }
 
 // Violations counts the breaches of one rule and keeps the first few as
@@ -138,6 +174,9 @@ func (r *Report) categories() []category {
 		{"missing", &r.Missing},
 		{"forbidden", &r.Forbidden},
 		{"unconditional-revisits", &r.UnconditionalRevisits},
+		{"misdirected", &r.Misdirected},
+		{"ip-concurrency", &r.IPConcurrency},
+		{"ip-interval", &r.IPInterval},
 	}
 }
 
@@ -178,9 +217,16 @@ func (r Report) String() string {
 	if r.Change != nil {
 		r.Change.string(&b)
 	}
+	r.ipString(&b)
 	for _, c := range r.categories() {
-		if c.v == &r.UnconditionalRevisits && r.Change == nil && c.v.Count == 0 {
+		switch {
+		case c.v.Count > 0:
+		case c.v == &r.UnconditionalRevisits && r.Change == nil:
 			continue // a web that does not change has no revisits
+		case c.v == &r.Misdirected:
+			continue // only a web with Config.Addresses can have any
+		case c.v == &r.IPConcurrency && !r.ipChecked.concurrency, c.v == &r.IPInterval && !r.ipChecked.interval:
+			continue
 		}
 		fmt.Fprintf(&b, "  %-12s %d\n", c.name+":", c.v.Count)
 		for _, e := range c.v.Examples {
@@ -246,6 +292,7 @@ func audit(log []Request, wd world, cfg AuditConfig) Report {
 	if a.max <= 0 {
 		a.max = defaultMaxExamples
 	}
+	a.rep.ipChecked.concurrency, a.rep.ipChecked.interval = cfg.IPConcurrency > 0, cfg.IPDelay > 0
 
 	reqs := slices.Clone(log)
 	for i := range reqs {
@@ -265,8 +312,20 @@ func audit(log []Request, wd world, cfg AuditConfig) Report {
 		a.t0 = reqs[0].Start
 	}
 
-	byHost := map[string][]Request{}
+	a.servers(reqs)
+	// A misdirected request reached no host: it counts per IP only.
+	served := make([]Request, 0, len(reqs))
 	for _, r := range reqs {
+		if r.Kind == kindMisdirected {
+			a.rep.Misdirected.add(a.max, "%s %s requested at %s from %s, which serves no such host",
+				r.Host, short(r.Target), a.at(r.Start), r.Addr)
+			continue
+		}
+		served = append(served, r)
+	}
+
+	byHost := map[string][]Request{}
+	for _, r := range served {
 		byHost[r.Host] = append(byHost[r.Host], r)
 	}
 	a.rep.Hosts = len(byHost)
@@ -277,9 +336,9 @@ func audit(log []Request, wd world, cfg AuditConfig) Report {
 		}
 		a.host(byHost[key], pol)
 	}
-	a.resources(reqs, wd)
+	a.resources(served, wd)
 	if wd.change != nil {
-		a.change(reqs, wd.change)
+		a.change(served, wd.change)
 	}
 	return a.rep
 }
@@ -440,8 +499,8 @@ func (a *auditor) resources(reqs []Request, wd world) {
 	if a.rep.TrapInstances > 0 {
 		a.rep.TrapRequestsPerInstanceMean = float64(trapped) / float64(a.rep.TrapInstances)
 	}
-	if len(reqs) > 0 {
-		a.rep.TrapShare = float64(trapped) / float64(len(reqs))
+	if a.rep.Requests > 0 {
+		a.rep.TrapShare = float64(trapped) / float64(a.rep.Requests)
 	}
 
 	a.rep.MustFetch = len(wd.mustFetch)

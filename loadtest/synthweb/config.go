@@ -12,6 +12,7 @@ import (
 // DefaultConfig to get the documented defaults.
 type Config struct {
 	Hosts        int       // default 6; Features needs at least 6
+	Addresses    int       // > 0: hosts are named hNNNN.synth.test and served by Host header on this many addresses; 0: each has its own, in its URLs
 	PagesPerHost int       // ordinary pages per host, default 30
 	Fanout       int       // links per ordinary page, default 5
 	PageBytes    int       // approximate HTML size of an ordinary page, default 4 KiB
@@ -44,7 +45,8 @@ func DefaultConfig() Config {
 // RegisterFlags adds the web's shape to fs, each flag name prefixed with
 // prefix and defaulting to c's current value: call it on DefaultConfig().
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
-	fs.IntVar(&c.Hosts, prefix+"hosts", c.Hosts, "number of hosts, each on its own loopback address (Features needs at least 6)")
+	fs.IntVar(&c.Hosts, prefix+"hosts", c.Hosts, "number of hosts, each on its own loopback address unless -addresses (Features needs at least 6)")
+	fs.IntVar(&c.Addresses, prefix+"addresses", c.Addresses, "serve the hosts under DNS names (h0001."+NameDomain+", ...) as virtual hosts on this many loopback addresses, host i on address i mod N; the crawler resolves them with the hosts file (0: every host on its own address, which its URLs use)")
 	fs.IntVar(&c.PagesPerHost, prefix+"pages", c.PagesPerHost, "ordinary pages per host")
 	fs.IntVar(&c.Fanout, prefix+"fanout", c.Fanout, "links per ordinary page")
 	fs.IntVar(&c.PageBytes, prefix+"page-bytes", c.PageBytes, "approximate HTML size of an ordinary page in bytes")
@@ -100,6 +102,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Hosts < 1 || c.Hosts > maxHosts:
 		return c, fmt.Errorf("%w: Hosts %d not in [1, %d]", ErrConfig, c.Hosts, maxHosts)
+	case c.Addresses < 0 || c.Addresses > c.Hosts:
+		return c, fmt.Errorf("%w: Addresses %d not in [0, Hosts = %d]", ErrConfig, c.Addresses, c.Hosts)
 	case c.PagesPerHost < 1:
 		return c, fmt.Errorf("%w: PagesPerHost %d < 1", ErrConfig, c.PagesPerHost)
 	case c.Fanout < 1:

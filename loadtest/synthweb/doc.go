@@ -13,7 +13,31 @@
 // hosts share one port when it can be bound everywhere, so the host key
 // "127.0.X.Y:PORT" is what urlnorm.Authority returns for links to it. Ordinary
 // pages are rendered into memory by [Start], so serving is a map look-up and one
-// write, and every request is appended to an in-memory log.
+// write, and every request is appended to an in-memory log, with the address
+// it arrived on (Request.Addr).
+//
+// # Host names (Config.Addresses)
+//
+// Politeness per IP address can only be tested when many hosts share one.
+// With Addresses N > 0, host i is named h0001.synth.test for i = 0,
+// h0002.synth.test for i = 1 and so on (under .test, reserved for testing,
+// so nothing real is ever contacted), and its URLs and host key use the
+// name: "h0001.synth.test:PORT". Only N addresses are bound, 127.0.1.1
+// onwards, on one port as above; host i is served on address i mod N, so
+// 200 hosts on one address is Hosts 200, Addresses 1. Each address's server
+// picks the host by the Host header (case and one trailing dot aside; a
+// port, when given, must be the server's). A Host header that names no
+// host of the address is answered 421 Misdirected Request and logged with
+// Kind "misdirected". No DNS is involved: [Web.HostsFile] gives the names
+// in /etc/hosts format ("127.0.1.1 h0001.synth.test", one a line, "#"
+// comments), for a crawler's -hosts-file, and [Web.DialContext] resolves
+// them for Go clients in tests. With Features the dead seed is a name too,
+// on the address after the last one bound. Everything else, robots
+// variants, sitemaps, redirects, traps, the changing web and cross links,
+// is the same as with one address per host. The plan uses IPv4 loopback
+// because all of 127.0.0.0/8 reaches lo without set-up, while IPv6 has
+// ::1 only; nothing else assumes IPv4, and the audit counts an IPv6 /64 as
+// one server, as the crawler does.
 //
 // # Resources
 //
@@ -194,6 +218,20 @@
 //     TrapRequestsPerInstanceMean and Max over those, the counts in
 //     TrapInstanceRequests, and TrapShare, the trap requests' share of all
 //     requests, robots.txt included: what a trap defence should keep low.
+//   - Per IP: every request counts against its server address
+//     (Request.Addr, or the host key when that is an IP in a log without
+//     Addr; an IPv6 /64 is one server), robots.txt and misdirected requests
+//     included. A request is in flight from Start to End less the
+//     tolerance. Report.PerIP gives per address the most requests in
+//     flight at once and the shortest time between two Starts, and
+//     Report.MaxPerIP the most at once on any address. With
+//     AuditConfig.IPConcurrency, a request that starts with that many
+//     already in flight to its address is an IPConcurrency violation; with
+//     AuditConfig.IPDelay, one that starts less than IPDelay minus the
+//     tolerance after the previous Start at its address is an IPInterval
+//     violation.
+//   - Misdirected: with Config.Addresses, a request whose Host header named
+//     no host of its address. It is in no host's checks.
 //   - Changing web: a request after a final answer is a revisit, not a
 //     duplicate, unless it started before that answer ended; retries are
 //     counted per visit, from the last final answer or the request that

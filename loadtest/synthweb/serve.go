@@ -53,15 +53,7 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 
 	target, session := CanonicalTarget(r.RequestURI)
-	rec := Request{
-		Host:            h.key,
-		Target:          r.RequestURI,
-		Resource:        h.key + target,
-		Start:           start,
-		UserAgent:       r.UserAgent(),
-		IfNoneMatch:     r.Header["If-None-Match"] != nil,
-		IfModifiedSince: r.Header["If-Modified-Since"] != nil,
-	}
+	rec := newRecord(r, h.key, h.addr, h.key+target, start)
 	res := h.static[target]
 	if res != nil && res.live != nil {
 		res = res.live(r, start)
@@ -76,7 +68,34 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.Validators = res.header["Etag"] != nil || res.header["Last-Modified"] != nil
+	w.send(rw, res, &rec)
+	rec.Status, rec.Kind, rec.Trap = res.status, res.kind, res.trap
+	if rec.Trap == "" && session {
+		rec.Trap = trapSession
+	}
+	if rec.Trap != "" {
+		rec.TrapInstance = trapInstanceID(h.key, rec.Trap)
+	}
+	w.record(rec)
+}
 
+// newRecord starts the log entry of r, which arrived at start on the
+// server at addr for the host with the given key.
+func newRecord(r *http.Request, key, addr, resource string, start time.Time) Request {
+	return Request{
+		Host:            key,
+		Addr:            addr,
+		Target:          r.RequestURI,
+		Resource:        resource,
+		Start:           start,
+		UserAgent:       r.UserAgent(),
+		IfNoneMatch:     r.Header["If-None-Match"] != nil,
+		IfModifiedSince: r.Header["If-Modified-Since"] != nil,
+	}
+}
+
+// send writes res and sets rec.End.
+func (w *Web) send(rw http.ResponseWriter, res *resource, rec *Request) {
 	hdr := rw.Header()
 	for k, v := range res.header {
 		hdr[k] = v // shared, never modified: net/http only reads header values
@@ -100,14 +119,6 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	rec.End = w.clock()
 	_, _ = rw.Write(body)
-	rec.Status, rec.Kind, rec.Trap = res.status, res.kind, res.trap
-	if rec.Trap == "" && session {
-		rec.Trap = trapSession
-	}
-	if rec.Trap != "" {
-		rec.TrapInstance = trapInstanceID(h.key, rec.Trap)
-	}
-	w.record(rec)
 }
 
 // dynamic answers what is not pre-rendered: traps, the one-off 429 and the

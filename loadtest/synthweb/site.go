@@ -42,7 +42,9 @@ type resource struct {
 type host struct {
 	web    *Web
 	idx    int
-	key    string // "127.0.X.Y:PORT"
+	key    string // "127.0.X.Y:PORT", or "NAME:PORT" with Config.Addresses
+	name   string // with Config.Addresses: the DNS name, else ""
+	addr   string // IP of the address it is served on
 	base   string // "http://" + key
 	role   role
 	robots robotsPolicy

@@ -16,10 +16,11 @@ import (
 
 // Request is one request as a server received it.
 type Request struct {
-	Host         string        // host key "127.0.X.Y:PORT"
+	Host         string        // host key "127.0.X.Y:PORT", or "NAME:PORT" with Config.Addresses (misdirected: the Host header)
+	Addr         string        // IP address of the server the request arrived on ("127.0.X.Y")
 	Target       string        // path?query exactly as received (r.RequestURI)
 	Resource     string        // Host + CanonicalTarget(Target)
-	Kind         string        // "robots", "sitemap", "page", "file", "trap", "redirect", "error", "notfound"
+	Kind         string        // "robots", "sitemap", "page", "file", "trap", "redirect", "error", "notfound", "misdirected"
 	Trap         string        // trap the request went into (see Report.TrapRequests), else ""
 	TrapInstance string        // with Trap: host key + "#" + the trap's name (one instance per trap and host)
 	Start, End   time.Time     // End = when the handler finished writing
@@ -38,6 +39,9 @@ type Web struct {
 	cfg      Config
 	hosts    []*host
 	deadSeed string
+	deadAddr string            // where nothing listens
+	deadName string            // with Config.Addresses: the dead seed's host name
+	names    map[string]string // with Config.Addresses: host name -> address as in HostsFile
 	servers  []*http.Server
 	serving  sync.WaitGroup
 	done     chan struct{} // closed by Close; wakes slow handlers
@@ -61,26 +65,48 @@ type Web struct {
 	log   []Request
 }
 
-// Start binds one loopback address per host, renders the pages and starts
-// serving. Close releases everything.
+// Start binds the loopback addresses (one per host, or Config.Addresses),
+// renders the pages and starts serving. Close releases everything.
 func Start(cfg Config) (*Web, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("start synthweb: %w", err)
 	}
-	lns, err := listenHosts(cfg.Hosts)
+	named := cfg.Addresses > 0
+	nAddrs := cfg.Hosts
+	if named {
+		nAddrs = cfg.Addresses
+	}
+	lns, err := listenAddrs(nAddrs)
 	if err != nil {
 		return nil, fmt.Errorf("start synthweb: %w", err)
 	}
-	w := &Web{cfg: cfg, clock: cfg.clock, done: make(chan struct{}), mustNotFetch: map[string]bool{}}
-	for i, ln := range lns {
-		key := ln.Addr().String()
-		w.hosts = append(w.hosts, &host{web: w, idx: i, key: key, base: "http://" + key})
+	w := &Web{cfg: cfg, clock: cfg.clock, done: make(chan struct{}), mustNotFetch: map[string]bool{}, names: map[string]string{}}
+	for i := range cfg.Hosts {
+		ip, port, _ := net.SplitHostPort(lns[i%nAddrs].Addr().String())
+		h := &host{web: w, idx: i, addr: ip}
+		h.key = net.JoinHostPort(ip, port)
+		if named {
+			h.name = hostName(i)
+			h.key = net.JoinHostPort(h.name, port)
+			w.names[h.name] = ip
+		}
+		h.base = "http://" + h.key
+		w.hosts = append(w.hosts, h)
 	}
 	_, port, _ := net.SplitHostPort(lns[0].Addr().String())
-	// Nobody binds the address after the last host: a seed there must fail
-	// to connect, and the crawler must record that and move on.
-	w.deadSeed = "http://" + net.JoinHostPort(hostAddr(cfg.Hosts), port) + "/"
+	// Nobody binds the address after the last one in use: a seed there
+	// must fail to connect, and the crawler must record that and move on.
+	// With names, the seed names it, so the crawler resolves it first.
+	w.deadAddr = hostAddr(nAddrs)
+	w.deadSeed = "http://" + net.JoinHostPort(w.deadAddr, port) + "/"
+	if named {
+		w.deadName = hostName(cfg.Hosts)
+		w.deadSeed = "http://" + net.JoinHostPort(w.deadName, port) + "/"
+		if cfg.Features { // it is a seed only then
+			w.names[w.deadName] = w.deadAddr
+		}
+	}
 	if err := w.build(); err != nil {
 		for _, ln := range lns {
 			ln.Close()
@@ -90,10 +116,19 @@ func Start(cfg Config) (*Web, error) {
 	// Pages change from now on: building a large web takes a while.
 	w.epoch = w.clock()
 	quiet := log.New(io.Discard, "", 0)
-	for i, ln := range lns {
+	for k, ln := range lns {
+		var handler http.Handler = w.hosts[k]
+		if named {
+			ip, port, _ := net.SplitHostPort(ln.Addr().String())
+			vh := &vhosts{web: w, addr: ip, port: port, byName: map[string]*host{}}
+			for i := k; i < len(w.hosts); i += nAddrs {
+				vh.byName[w.hosts[i].name] = w.hosts[i]
+			}
+			handler = vh
+		}
 		srv := &http.Server{
 			Addr:              ln.Addr().String(),
-			Handler:           w.hosts[i],
+			Handler:           handler,
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			MaxHeaderBytes:    64 << 10,
@@ -109,14 +144,31 @@ func Start(cfg Config) (*Web, error) {
 	return w, nil
 }
 
-// hostAddr is the loopback address of host i: 127.0.1.1, 127.0.1.2, ...,
-// 127.0.1.250, 127.0.2.1, ...
+// NameDomain is the domain under which the hosts are named with
+// Config.Addresses. It is under .test, reserved by RFC 2606 and RFC 6761
+// for testing, so no real server can ever be contacted by mistake.
+const NameDomain = "synth.test"
+
+// hostName is the DNS name of host i with Config.Addresses: host 0 is
+// h0001.synth.test, as host 0's address is 127.0.1.1.
+func hostName(i int) string {
+	return fmt.Sprintf("h%04d.%s", i+1, NameDomain)
+}
+
+// hostAddr is loopback address i: 127.0.1.1, 127.0.1.2, ..., 127.0.1.250,
+// 127.0.2.1, ... Host i is on address i, or on address i mod
+// Config.Addresses. The plan is IPv4 because Linux routes all of 127/8
+// to lo without any set-up, while IPv6 has the one loopback address ::1;
+// nothing else assumes IPv4 (addresses are joined with net.JoinHostPort,
+// the hosts file and Request.Addr take any IP, and the audit counts an
+// IPv6 /64 as one server, as the crawler does).
 func hostAddr(i int) string {
 	return "127.0." + strconv.Itoa(1+i/250) + "." + strconv.Itoa(1+i%250)
 }
 
-// listenHosts binds n hosts on one shared port if it can, else one port each.
-func listenHosts(n int) ([]net.Listener, error) {
+// listenAddrs binds n addresses on one shared port if it can, else one
+// port each.
+func listenAddrs(n int) ([]net.Listener, error) {
 	closeAll := func(lns []net.Listener) {
 		for _, ln := range lns {
 			ln.Close()
@@ -177,7 +229,8 @@ func (w *Web) Close() error {
 	return errors.Join(errs...)
 }
 
-// Hosts returns the host keys ("127.0.X.Y:PORT"), host 0 first.
+// Hosts returns the host keys ("127.0.X.Y:PORT", or "NAME:PORT" with
+// Config.Addresses), host 0 first.
 func (w *Web) Hosts() []string {
 	out := make([]string, len(w.hosts))
 	for i, h := range w.hosts {
@@ -187,7 +240,8 @@ func (w *Web) Hosts() []string {
 }
 
 // Seeds returns every host's home page URL and, with Features, one URL on a
-// loopback address where nothing listens.
+// loopback address where nothing listens (by a name the hosts file maps to
+// it, with Config.Addresses).
 func (w *Web) Seeds() []string {
 	out := make([]string, 0, len(w.hosts)+1)
 	for _, h := range w.hosts {

@@ -7,17 +7,27 @@
 //	synthweb [flags]
 //
 // With a command, synthweb starts the web, writes the seed URLs one per
-// line to -seeds-file, replaces every "{seeds}" in ARGS with that file's
-// path, and runs CMD as the crawler with stdout and stderr passed through.
-// At -timeout, or on SIGINT/SIGTERM, CMD's process group gets SIGTERM and,
-// 10 s later, SIGKILL. Without a command, synthweb prints the seeds file's
-// path on the first line of stdout and serves until SIGINT or SIGTERM.
+// line to -seeds-file and the hosts file to -hosts-file-out, replaces every
+// "{seeds}" in ARGS with the seeds file's path and every "{hosts-file}"
+// with the hosts file's, and runs CMD as the crawler with stdout and stderr
+// passed through. At -timeout, or on SIGINT/SIGTERM, CMD's process group
+// gets SIGTERM and, 10 s later, SIGKILL. Without a command, synthweb prints
+// the seeds file's path on the first line of stdout, the hosts file's on
+// the second, and serves until SIGINT or SIGTERM. Either file is temporary,
+// and removed at exit, when its flag is empty.
+//
+// With -addresses N the hosts are named h0001.synth.test, ... and served
+// by the Host header on N loopback addresses; the hosts file (/etc/hosts
+// format, "127.0.1.1 h0001.synth.test") is how the crawler resolves them.
+// Without it every host is its own address and the hosts file is a
+// comment only.
 //
 // Either way it then stops the web, audits the request log against the
 // crawler's settings (-agent, -default-delay, -min-delay, -max-delay,
-// -max-retries), prints the report on stdout and, with -report-json, writes
-// it as JSON. The exit status is 0 when the crawler succeeded and the audit
-// is clean, 1 when either failed, 2 for a usage or start-up error.
+// -max-retries, and per server address -ip-concurrency and -ip-delay),
+// prints the report on stdout and, with -report-json, writes it as JSON.
+// The exit status is 0 when the crawler succeeded and the audit is clean,
+// 1 when either failed, 2 for a usage or start-up error.
 //
 // With -change the pages change over compressed time (-time-scale and the
 // -change-* flags), hosts answer conditional requests with 304, and the
@@ -26,6 +36,11 @@
 //
 //	synthweb -hosts 50 -pages 40 -agent crawlcluster -default-delay 200ms -change -timeout 2m -- \
 //	    crawler -data DIR -seeds {seeds} -allow-private-networks -default-delay 200ms
+//
+// and 200 hosts on one address, for a crawler's per-IP politeness:
+//
+//	synthweb -hosts 200 -addresses 1 -ip-concurrency 2 -ip-delay 50ms -- \
+//	    crawler -data DIR -seeds {seeds} -hosts-file {hosts-file} -allow-private-networks
 package main
 
 import (
@@ -54,6 +69,7 @@ type options struct {
 	web        synthweb.Config
 	audit      synthweb.AuditConfig
 	seedsFile  string
+	hostsFile  string
 	timeout    time.Duration
 	reportJSON string
 	child      []string // CMD ARGS...; empty means serve until a signal
@@ -64,13 +80,14 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("synthweb", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage:\n  synthweb [flags] -- CMD ARGS...   run CMD as the crawler ({seeds} in ARGS is the seeds file), then audit\n"+
-			"  synthweb [flags]                  serve until SIGINT/SIGTERM, then audit\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), "Usage:\n  synthweb [flags] -- CMD ARGS...   run CMD as the crawler ({seeds} in ARGS is the seeds file, {hosts-file} the hosts file), then audit\n"+
+			"  synthweb [flags]                  print the seeds file's and the hosts file's paths, serve until SIGINT/SIGTERM, then audit\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	o.web.RegisterFlags(fs, "")
 	o.audit.RegisterFlags(fs, "")
 	fs.StringVar(&o.seedsFile, "seeds-file", "", "write the seed URLs here (default: a temporary file, removed at exit)")
+	fs.StringVar(&o.hostsFile, "hosts-file-out", "", "write the hosts file (/etc/hosts format: the host names of -addresses and their addresses) here (default: a temporary file, removed at exit)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "stop CMD after this long (0: never)")
 	fs.StringVar(&o.reportJSON, "report-json", "", "also write the audit report as JSON to this file")
 	if err := fs.Parse(args); err != nil {
@@ -108,25 +125,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 		logger.Error("start web", "err", err)
 		return 2
 	}
-	seeds, removeSeeds, err := writeSeeds(o.seedsFile, web.Seeds())
+	seeds, removeSeeds, err := writeFile(o.seedsFile, "synthweb-seeds-*.txt", "seeds", []byte(strings.Join(web.Seeds(), "\n")+"\n"))
 	if err != nil {
 		logger.Error("write seeds", "err", err)
 		web.Close()
 		return 2
 	}
 	defer removeSeeds()
-	logger.Info("serving", "hosts", len(web.Hosts()), "first", web.Hosts()[0], "seeds_file", seeds,
+	hosts, removeHosts, err := writeFile(o.hostsFile, "synthweb-hosts-*", "hosts file", []byte(web.HostsFile()))
+	if err != nil {
+		logger.Error("write hosts file", "err", err)
+		web.Close()
+		return 2
+	}
+	defer removeHosts()
+	logger.Info("serving", "hosts", len(web.Hosts()), "addresses", o.web.Addresses, "first", web.Hosts()[0],
+		"seeds_file", seeds, "hosts_file", hosts,
 		"must_fetch", len(web.MustFetch()), "features", o.web.Features, "change", o.web.Change.Enabled)
 
 	crawlerOK := true
 	if len(o.child) == 0 {
 		fmt.Fprintln(stdout, seeds)
+		fmt.Fprintln(stdout, hosts)
 		<-ctx.Done()
 		logger.Info("stopping on signal")
 	} else {
+		expand := strings.NewReplacer("{seeds}", seeds, "{hosts-file}", hosts)
 		args := make([]string, len(o.child)-1)
 		for i, a := range o.child[1:] {
-			args[i] = strings.ReplaceAll(a, "{seeds}", seeds)
+			args[i] = expand.Replace(a)
 		}
 		logger.Info("running crawler", "cmd", o.child[0], "args", args, "timeout", o.timeout)
 		start := time.Now()
@@ -157,29 +184,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// writeSeeds writes one URL a line to path, or to a new temporary file
-// when path is empty, in which case remove deletes it.
-func writeSeeds(path string, seeds []string) (written string, remove func(), err error) {
-	body := []byte(strings.Join(seeds, "\n") + "\n")
+// writeFile writes body, the what of the run, to path, or to a new
+// temporary file named after pattern when path is empty, in which case
+// remove deletes it.
+func writeFile(path, pattern, what string, body []byte) (written string, remove func(), err error) {
 	if path != "" {
 		if err := os.WriteFile(path, body, 0o644); err != nil {
-			return "", nil, fmt.Errorf("write seeds to %s: %w", path, err)
+			return "", nil, fmt.Errorf("write %s to %s: %w", what, path, err)
 		}
 		return path, func() {}, nil
 	}
-	f, err := os.CreateTemp("", "synthweb-seeds-*.txt")
+	f, err := os.CreateTemp("", pattern)
 	if err != nil {
-		return "", nil, fmt.Errorf("create seeds file: %w", err)
+		return "", nil, fmt.Errorf("create %s: %w", what, err)
 	}
 	remove = func() { os.Remove(f.Name()) }
 	if _, err := f.Write(body); err != nil {
 		f.Close()
 		remove()
-		return "", nil, fmt.Errorf("write seeds to %s: %w", f.Name(), err)
+		return "", nil, fmt.Errorf("write %s to %s: %w", what, f.Name(), err)
 	}
 	if err := f.Close(); err != nil {
 		remove()
-		return "", nil, fmt.Errorf("write seeds to %s: %w", f.Name(), err)
+		return "", nil, fmt.Errorf("write %s to %s: %w", what, f.Name(), err)
 	}
 	return f.Name(), remove, nil
 }

@@ -5,9 +5,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,7 +35,8 @@ func TestMain(m *testing.M) {
 }
 
 // testCrawler fetches robots.txt, "/" and /p/0.html of every seed host,
-// 60 ms apart ("polite"), or misbehaves as mode says.
+// 60 ms apart ("polite"), or misbehaves as mode says. Its arguments are the
+// seeds file and, optionally, a hosts file to resolve names with.
 func testCrawler(mode string, args []string) int {
 	switch mode {
 	case "fail":
@@ -42,8 +45,8 @@ func testCrawler(mode string, args []string) int {
 		time.Sleep(time.Minute)
 		return 0
 	}
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: crawler SEEDS_FILE")
+	if len(args) != 1 && len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: crawler SEEDS_FILE [HOSTS_FILE]")
 		return 2
 	}
 	seeds, err := os.ReadFile(args[0])
@@ -51,11 +54,26 @@ func testCrawler(mode string, args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	tr := &http.Transport{}
+	if len(args) == 2 {
+		names, err := readHostsFile(args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if name, port, err := net.SplitHostPort(addr); err == nil && names[name] != "" {
+				addr = net.JoinHostPort(names[name], port)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}
+	}
 	paths := []string{"robots.txt", "", "p/0.html"}
 	if mode == "impolite" {
 		paths = paths[1:]
 	}
-	c := &http.Client{Timeout: 5 * time.Second}
+	c := &http.Client{Timeout: 5 * time.Second, Transport: tr}
 	for seed := range strings.FieldsSeq(string(seeds)) {
 		for _, p := range paths {
 			resp, err := c.Get(seed + p)
@@ -71,6 +89,24 @@ func testCrawler(mode string, args []string) int {
 		}
 	}
 	return 0
+}
+
+// readHostsFile reads /etc/hosts lines into name -> address.
+func readHostsFile(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for line := range strings.Lines(string(b)) {
+		line, _, _ = strings.Cut(line, "#")
+		if f := strings.Fields(line); len(f) >= 2 {
+			for _, name := range f[1:] {
+				names[name] = f[0]
+			}
+		}
+	}
+	return names, nil
 }
 
 // syncBuffer lets a test read what run writes while it runs.
@@ -192,5 +228,44 @@ func TestServeUntilSignal(t *testing.T) {
 	}
 	if _, err := os.Stat(seedsFile); !os.IsNotExist(err) {
 		t.Errorf("temporary seeds file %s left behind (%v)", seedsFile, err)
+	}
+}
+
+// TestRunNamed runs the crawler on 3 host names on one address, resolved
+// with the hosts file, and audits per-IP politeness.
+func TestRunNamed(t *testing.T) {
+	tests := []struct {
+		name     string
+		ipDelay  string
+		wantCode int
+		wantOut  []string
+	}{
+		{name: "polite per IP", ipDelay: "20ms", wantCode: 0, wantOut: []string{
+			"synthweb audit: OK", "per IP:      1 address; at most 1 requests in flight at once (127.0.1.1)",
+			"ip-concurrency: 0", "ip-interval: 0"}},
+		{name: "too fast for the IP delay", ipDelay: "1s", wantCode: 1, wantOut: []string{
+			"synthweb audit: FAIL", "ip-interval: 8", "- 127.0.1.1: h0001.synth.test:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hostsFile := filepath.Join(t.TempDir(), "hosts")
+			t.Setenv(crawlerEnv, "polite")
+			args := []string{"-hosts", "3", "-pages", "1", "-addresses", "1", "-default-delay", "50ms", "-max-retries", "0",
+				"-ip-concurrency", "1", "-ip-delay", tt.ipDelay, "-hosts-file-out", hostsFile,
+				"--", os.Args[0], "{seeds}", "{hosts-file}"}
+			var stdout, stderr syncBuffer
+			if code := run(args, &stdout, &stderr); code != tt.wantCode {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout.String(), stderr.String())
+			}
+			for _, want := range tt.wantOut {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+				}
+			}
+			names, err := readHostsFile(hostsFile)
+			if err != nil || len(names) != 3 || names["h0003.synth.test"] != "127.0.1.1" {
+				t.Errorf("hosts file %v (err %v)", names, err)
+			}
+		})
 	}
 }
