@@ -40,11 +40,11 @@ func ParseHosts(r io.Reader) (Hosts, error) {
 			return nil, fmt.Errorf("hosts line %d: address %s names no host", n, f[0])
 		}
 		for _, name := range f[1:] {
-			name = hostKey(name)
-			if name == "" {
-				continue
+			key := hostKey(name)
+			if key == "" || strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") || strings.Contains(key, "..") {
+				return nil, fmt.Errorf("hosts line %d: %q is not a host name (empty label)", n, name)
 			}
-			h[name] = append(h[name], a.Unmap())
+			h[key] = append(h[key], a.Unmap())
 		}
 	}
 	if err := sc.Err(); err != nil {

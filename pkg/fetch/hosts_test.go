@@ -26,7 +26,7 @@ func TestParseHosts(t *testing.T) {
 			t.Errorf("%s -> %v, want %v", name, got, addrs)
 		}
 	}
-	for _, bad := range []string{"a.test 127.0.0.1\n", "127.0.0.1\n", "fe80::1%eth0 x.test\n", "300.1.1.1 x.test\n"} {
+	for _, bad := range []string{"a.test 127.0.0.1\n", "127.0.0.1\n", "fe80::1%eth0 x.test\n", "300.1.1.1 x.test\n", "0.0.0.0 ..\n", "1.2.3.4 a..b\n", "1.2.3.4 .a\n"} {
 		if _, err := ParseHosts(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line 1") {
 			t.Errorf("ParseHosts(%q): %v, want an error naming line 1", bad, err)
 		}
@@ -100,13 +100,14 @@ func TestServer(t *testing.T) {
 func FuzzParseHosts(f *testing.F) {
 	f.Add("127.0.0.1 a.test b.test # c\n::1 a.test\n")
 	f.Add("\n\n#\n 1.2.3.4\tx\n")
+	f.Add("0.0.0.0 ..\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		h, err := ParseHosts(strings.NewReader(s))
 		if err != nil {
 			return
 		}
 		for name, addrs := range h {
-			if name == "" || name != strings.ToLower(name) || strings.HasSuffix(name, ".") || len(addrs) == 0 {
+			if name == "" || name != strings.ToLower(name) || strings.HasSuffix(name, ".") || strings.HasPrefix(name, ".") || len(addrs) == 0 {
 				t.Fatalf("entry %q -> %v", name, addrs)
 			}
 			for _, a := range addrs {
