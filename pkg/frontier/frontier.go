@@ -61,7 +61,11 @@ type Config struct {
 	MaxBackoff    time.Duration // cap of adaptive backoff; default 10m
 	SlowThreshold time.Duration // responses slower than this stretch the delay; default 2s
 	SlowFactor    float64       // the stretched delay is this times the response time; default 2
-	Now           func() time.Time
+	// Per server (server.go): leases in flight to one address at most, 0 =
+	// no per-server limit, and the least time between two of them starting.
+	ServerConcurrency int
+	ServerDelay       time.Duration
+	Now               func() time.Time
 }
 
 func (c *Config) setDefaults() {
@@ -88,6 +92,7 @@ type Frontier struct {
 
 	mu       sync.Mutex
 	hosts    map[string]*host
+	servers  map[string]*server
 	waiting  timeHeap  // idle hosts with queued URLs, by next-allowed time
 	ready    readyHeap // hosts whose next-allowed time has passed, by best level
 	queued   int
@@ -117,12 +122,15 @@ type host struct {
 	inReady     bool
 	seq         uint64 // FIFO tie-break in the ready heap
 	done        chan struct{}
+	srv         *server // nil until a lease binds the host to its address
+	blocked     bool    // queued on srv for a slot, in neither heap
+	released    bool    // let go by srv, counted in its pending
 }
 
 // New returns an empty frontier.
 func New(cfg Config) *Frontier {
 	cfg.setDefaults()
-	return &Frontier{cfg: cfg, hosts: make(map[string]*host)}
+	return &Frontier{cfg: cfg, hosts: make(map[string]*host), servers: make(map[string]*server)}
 }
 
 func (f *Frontier) hostLocked(key string, partition int32) *host {
@@ -146,7 +154,7 @@ func (f *Frontier) Push(it Item) {
 	h.levels[lvl] = append(h.levels[lvl], it)
 	h.count++
 	f.queued++
-	if h.leased {
+	if h.leased || h.blocked {
 		return
 	}
 	if h.heapIdx < 0 {
@@ -267,16 +275,26 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			return nil, ErrClosed
 		}
 		now := f.cfg.Now()
-		earliest := f.promoteLocked(now)
-		if f.ready.Len() > 0 {
+		f.promoteLocked(now)
+		for f.ready.Len() > 0 {
 			h := heap.Pop(&f.ready).(*host)
 			h.inReady = false
+			slot, ok := f.serverTurnLocked(h, now)
+			if !ok {
+				continue // queued on its server
+			}
 			h.leased = true
 			h.done = make(chan struct{})
 			f.inFlight++
 			f.mu.Unlock()
-			return &Lease{f: f, h: h, Host: h.key, Partition: h.partition}, nil
+			l := &Lease{f: f, h: h, Host: h.key, Partition: h.partition}
+			if slot {
+				l.srv = h.srv
+			}
+			return l, nil
 		}
+		// Hosts a server released wait in the heap for its next start.
+		earliest := f.promoteLocked(now)
 		if wake == nil {
 			wake = make(chan struct{}, 1)
 		}
@@ -356,6 +374,7 @@ func (f *Frontier) RemovePartition(ctx context.Context, p int32) ([]HostState, e
 			}
 		}
 		f.queued -= h.count
+		f.unbindLocked(h)
 		delete(f.hosts, h.key)
 	}
 	return states, nil

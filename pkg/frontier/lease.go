@@ -17,6 +17,7 @@ type Lease struct {
 	Host      string
 	Partition int32
 	returned  bool
+	srv       *server // the server slot the lease holds, if any
 }
 
 // Take pops the host's most urgent item. ok is false when the host's queue is empty.
@@ -87,6 +88,9 @@ func (l *Lease) Done(o Outcome) {
 	h.leased = false
 	f.inFlight--
 	close(h.done)
+	if l.srv != nil {
+		defer f.freeSlotLocked(l.srv) // after the host is back in a heap: it queues behind blocked ones
+	}
 
 	if o.Requested {
 		at := o.At
