@@ -25,6 +25,10 @@ type Cache interface {
 	SetMaxTime(ctx context.Context, key string, t time.Time, ttl time.Duration) error
 	// GetTime returns the time stored under key by SetMaxTime, in UTC.
 	GetTime(ctx context.Context, key string) (time.Time, bool, error)
+	// AcquireSlot and ReleaseSlot share a limit on requests in flight to a
+	// server, and their spacing, between processes (slots.go).
+	AcquireSlot(ctx context.Context, key, token string, limit int, spacing, hold time.Duration) (ok bool, retry time.Duration, err error)
+	ReleaseSlot(ctx context.Context, key, token string) error
 	// Close releases the cache; calls after Close fail.
 	Close() error
 }
@@ -121,6 +125,8 @@ type backend interface {
 	set(ctx context.Context, key string, val []byte, ttl time.Duration) error
 	// setMax stores us (microseconds) unless a larger number is stored.
 	setMax(ctx context.Context, key string, us int64, ttl time.Duration) error
+	acquire(ctx context.Context, key, token string, limit int, spacing, hold time.Duration) (bool, time.Duration, error)
+	release(ctx context.Context, key, token string) error
 	close() error
 }
 

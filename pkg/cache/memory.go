@@ -25,6 +25,7 @@ type memory struct {
 	byKey  map[string]*list.Element
 	bytes  int64
 	closed bool
+	slots  map[string]*slotTable // slots.go; not counted in the bounds: one per server in use
 }
 
 type entry struct {

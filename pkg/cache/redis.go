@@ -59,7 +59,7 @@ func openRedis(ctx context.Context, rawURL string, u *url.URL, timeout time.Dura
 		return nil, errors.New("ping " + opt.Addr + ": " + redactErr(err.Error(), u))
 	}
 	// Load the script now, so the first SetMaxTime needs no EVAL fallback.
-	if err := setMaxScript.Load(pctx, c.client).Err(); err != nil {
+	if err := errors.Join(setMaxScript.Load(pctx, c.client).Err(), acquireScript.Load(pctx, c.client).Err()); err != nil {
 		c.client.Close()
 		return nil, errors.New("load script: " + redactErr(err.Error(), u))
 	}
