@@ -283,11 +283,15 @@ func TestMetrics(t *testing.T) {
 			_, _, _ = c.Get(ctx, "k")
 			_ = c.SetMaxTime(ctx, "t", time.Now(), time.Hour)
 			_, _, _ = c.GetTime(ctx, "k") // not a time: an error
+			_, _, _ = c.AcquireSlot(ctx, "s", "tok", 1, 0, time.Minute)
+			_ = c.ReleaseSlot(ctx, "s", "tok")
 			want := `
 # HELP crawler_cache_errors_total Cache calls that returned an error (Redis unreachable, deadline), by operation and backend.
 # TYPE crawler_cache_errors_total counter
+crawler_cache_errors_total{backend="` + be.name + `",operation="acquire_slot"} 0
 crawler_cache_errors_total{backend="` + be.name + `",operation="get"} 0
 crawler_cache_errors_total{backend="` + be.name + `",operation="get_time"} 1
+crawler_cache_errors_total{backend="` + be.name + `",operation="release_slot"} 0
 crawler_cache_errors_total{backend="` + be.name + `",operation="set"} 0
 crawler_cache_errors_total{backend="` + be.name + `",operation="set_max_time"} 0
 `
