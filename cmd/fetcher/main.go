@@ -67,7 +67,7 @@ func run() int {
 		return 1
 	}
 	defer shared.Close()
-	f, err := fetcher.New(cfg, st, queue.ClientOptions(brokers.Seeds, logger), reg, logger, fetcher.WithCache(shared))
+	f, err := fetcher.New(cfg, st, queue.ClientOptions(brokers.Seeds, logger), reg, logger, fetcher.WithCache(shared), fetcher.WithServerSlots(shared))
 	if err != nil {
 		logger.Error("build fetcher", "err", err)
 		return 1

@@ -11,17 +11,18 @@ import (
 // CrossLinks is a plain bool, so its zero value is false: start from
 // DefaultConfig to get the documented defaults.
 type Config struct {
-	Hosts        int       // default 6; Features needs at least 6
-	Addresses    int       // > 0: hosts are named hNNNN.synth.test and served by Host header on this many addresses; 0: each has its own, in its URLs
-	PagesPerHost int       // ordinary pages per host, default 30
-	Fanout       int       // links per ordinary page, default 5
-	PageBytes    int       // approximate HTML size of an ordinary page, default 4 KiB
-	CrossLinks   bool      // ordinary pages also link to other hosts' pages (true in DefaultConfig)
-	Features     bool      // add the special cases (the e2e world); false = plain pages only
-	Traps        bool      // add 1-3 trap instances to every host and hubs of near-duplicate index pages to some
-	Agent        string    // robots product token of the crawler under test; default "testbot"
-	Seed         int64     // deterministic graph and texts
-	Now          time.Time // clock for calendar traps; zero = time.Now()
+	Hosts        int           // default 6; Features needs at least 6
+	Addresses    int           // > 0: hosts are named hNNNN.synth.test and served by Host header on this many addresses; 0: each has its own, in its URLs
+	Latency      time.Duration // every answer waits this long before it is sent, as a loaded server does; 0: none
+	PagesPerHost int           // ordinary pages per host, default 30
+	Fanout       int           // links per ordinary page, default 5
+	PageBytes    int           // approximate HTML size of an ordinary page, default 4 KiB
+	CrossLinks   bool          // ordinary pages also link to other hosts' pages (true in DefaultConfig)
+	Features     bool          // add the special cases (the e2e world); false = plain pages only
+	Traps        bool          // add 1-3 trap instances to every host and hubs of near-duplicate index pages to some
+	Agent        string        // robots product token of the crawler under test; default "testbot"
+	Seed         int64         // deterministic graph and texts
+	Now          time.Time     // clock for calendar traps; zero = time.Now()
 	Change       ChangeConfig
 
 	// clock stamps requests and drives the changing pages; nil means
@@ -46,6 +47,7 @@ func DefaultConfig() Config {
 // prefix and defaulting to c's current value: call it on DefaultConfig().
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.Hosts, prefix+"hosts", c.Hosts, "number of hosts, each on its own loopback address unless -addresses (Features needs at least 6)")
+	fs.DurationVar(&c.Latency, prefix+"latency", c.Latency, "every answer waits this long before it is sent, as a loaded server does (requests then overlap, which per-server concurrency limits are about)")
 	fs.IntVar(&c.Addresses, prefix+"addresses", c.Addresses, "serve the hosts under DNS names (h0001."+NameDomain+", ...) as virtual hosts on this many loopback addresses, host i on address i mod N; the crawler resolves them with the hosts file (0: every host on its own address, which its URLs use)")
 	fs.IntVar(&c.PagesPerHost, prefix+"pages", c.PagesPerHost, "ordinary pages per host")
 	fs.IntVar(&c.Fanout, prefix+"fanout", c.Fanout, "links per ordinary page")
@@ -102,6 +104,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Hosts < 1 || c.Hosts > maxHosts:
 		return c, fmt.Errorf("%w: Hosts %d not in [1, %d]", ErrConfig, c.Hosts, maxHosts)
+	case c.Latency < 0:
+		return c, fmt.Errorf("%w: Latency %v is negative", ErrConfig, c.Latency)
 	case c.Addresses < 0 || c.Addresses > c.Hosts:
 		return c, fmt.Errorf("%w: Addresses %d not in [0, Hosts = %d]", ErrConfig, c.Addresses, c.Hosts)
 	case c.PagesPerHost < 1:

@@ -61,6 +61,9 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if res == nil {
 		res = h.dynamic(r.Context(), target, &rec)
 	}
+	if res != nil && w.cfg.Latency > 0 && !w.wait(r.Context(), w.cfg.Latency) {
+		res = nil
+	}
 	if res == nil {
 		// The handler gave up (client gone or Close): nothing was sent.
 		rec.End = w.clock()
@@ -77,6 +80,19 @@ func (h *host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		rec.TrapInstance = trapInstanceID(h.key, rec.Trap)
 	}
 	w.record(rec)
+}
+
+// wait sleeps d unless the client goes away or the web closes first.
+func (w *Web) wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-w.done:
+	}
+	return false
 }
 
 // newRecord starts the log entry of r, which arrived at start on the

@@ -74,6 +74,8 @@ type Config struct {
 	HoldURLs         int64         // likewise for the fetchers' own crawl.urls backlog; 0 = never
 	PagesPartitions  int32         // crawl.pages partitions results are spread over; 0 = queue.PagesPartitions
 	StopGrace        time.Duration // on a stop, how long requests in flight may finish before they are cancelled (and stay queued)
+	IPConcurrency    int           // requests in flight to one server address; 0 = no per-server limit (server.go)
+	IPDelay          time.Duration // between the starts of two requests to one server; negative = a quarter of the default delay
 
 	Admit    admit.Config
 	Patterns pattern.Config
@@ -107,6 +109,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	}
 	fs.Int64Var(&c.HoldPages, "hold-pages-lag", c.HoldPages, "backpressure: start no new request while the parsers have more than this many crawl.pages records uncommitted; resume below 80% (0 = never hold)")
 	fs.Int64Var(&c.HoldURLs, "hold-urls-lag", c.HoldURLs, "backpressure: likewise while the fetchers have more than this many crawl.urls records uncommitted (0 = never hold)")
+	c.registerServerFlags(fs)
 	c.Admit.RegisterFlags(fs, "")
 	c.Patterns.RegisterFlags(fs, "")
 	c.Fetch.RegisterFlags(fs, "")
@@ -183,6 +186,9 @@ func (c *Config) Validate() error {
 	if c.StopGrace < 0 || c.StopGrace > MaxStopGrace {
 		errs = append(errs, fmt.Errorf("stop-grace %v: want 0..%v", c.StopGrace, MaxStopGrace))
 	}
+	if c.IPConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("ip-concurrency %d < 0", c.IPConcurrency))
+	}
 	if c.RobotsMaxFails < 1 {
 		errs = append(errs, fmt.Errorf("robots-max-failures %d < 1", c.RobotsMaxFails))
 	}
@@ -246,6 +252,8 @@ type Fetcher struct {
 	dirty     map[string]bool   // hosts whose state changed since the last save
 	updates   []store.URLUpdate
 	cache     SharedCache // nil: nothing shared (embedded mode)
+	slots     ServerSlots // nil: per-server limits within this process only
+	processID string      // names this process's shared slots
 	member    membership
 	fetched   atomic.Int64 // fetches in this run (pages and sitemaps)
 	inFlight  atomic.Int64 // requests and produces not yet settled
@@ -306,7 +314,9 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 	for _, o := range opts {
 		o(f)
 	}
-	f.fr = frontier.New(frontier.Config{Levels: admitLevels(cfg.Admit), DefaultDelay: cfg.defaultDelay()})
+	f.fr = frontier.New(frontier.Config{Levels: admitLevels(cfg.Admit), DefaultDelay: cfg.defaultDelay(),
+		ServerConcurrency: cfg.IPConcurrency, ServerDelay: cfg.ipDelay()})
+	f.processID = newProcessID()
 	if reg != nil {
 		reg.MustRegister(newFrontierCollector(f), newSeenCollector(f))
 	}

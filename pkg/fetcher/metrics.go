@@ -29,6 +29,7 @@ type metrics struct {
 	recrawlOverdue  prometheus.Gauge
 	recrawlEmitted  prometheus.Counter
 	recrawlClaims   *prometheus.CounterVec
+	serverWaits     *prometheus.CounterVec
 }
 
 // frontierCollector reports the frontier's size at scrape time.
@@ -157,6 +158,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Wait imposed on a host after each request: its delay (Crawl-delay or default) or adaptive backoff, whichever is longer.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 12),
 		}),
+		serverWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_frontier_server_waits_total",
+			Help: "Turns a host gave up because its server (IP address) was at its limit: local (this fetcher's requests), shared (the cluster's, from Redis), shared_error (Redis unreachable: the local limit only), unresolved (no address known; the fetch fails on DNS).",
+		}, []string{"where"}),
 		storeSeconds: telemetry.StoreSeconds(reg),
 		recrawlDue: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "crawler_recrawl_due_urls",
@@ -176,7 +181,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness,
+		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.serverWaits,
 			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims)
 	}
 	return m

@@ -58,12 +58,17 @@ func (f *Fetcher) work(ctx context.Context) {
 			lease.Done(frontier.Outcome{})
 			return
 		}
+		ok, out, server, token := f.serverTurn(ctx, lease)
+		if !ok {
+			lease.Done(out) // the host waits for its server
+			continue
+		}
 		f.inFlight.Add(1)
-		var out frontier.Outcome
 		if f.member.confirmed(time.Now()) {
 			out = f.serve(ctx, lease)
 		}
 		lease.Done(out)
+		f.releaseServer(server, token)
 		if out.Requested {
 			if h, ok := f.fr.Host(lease.Host); ok && !out.At.IsZero() {
 				f.metrics.politeness.Observe(max(h.NextAllowed.Sub(out.At), 0).Seconds())

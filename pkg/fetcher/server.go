@@ -1,0 +1,136 @@
+package fetcher
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/crawlcluster/crawler/pkg/cache"
+	"github.com/crawlcluster/crawler/pkg/fetch"
+	"github.com/crawlcluster/crawler/pkg/frontier"
+)
+
+// Politeness per server (DESIGN.md, "Politeness per server"). Many host
+// names may share one server; besides each host's own schedule, the fetcher
+// keeps at most -ip-concurrency requests in flight to one address (an IPv6
+// /64 counts as one) and -ip-delay between two of them starting. The
+// frontier holds the limit within the process (frontier.Lease.Bind); in a
+// cluster the names of one server may belong to different fetchers, so the
+// count is also taken from the shared cache (Redis), where every fetcher
+// sees it.
+
+// DefaultIPConcurrency is the default of -ip-concurrency.
+const DefaultIPConcurrency = 2
+
+// ipDelayFlag is -ip-delay: unset, it is a quarter of the default delay, so
+// an operator who slows the crawl slows it per server too.
+type ipDelayFlag struct{ c *Config }
+
+func (v ipDelayFlag) String() string {
+	if v.c == nil || v.c.IPDelay < 0 {
+		return ""
+	}
+	return v.c.IPDelay.String()
+}
+
+func (v ipDelayFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("negative duration %v", d)
+	}
+	v.c.IPDelay = d
+	return nil
+}
+
+func (c *Config) registerServerFlags(fs *flag.FlagSet) {
+	fs.IntVar(&c.IPConcurrency, "ip-concurrency", DefaultIPConcurrency, "requests in flight to one server address at most, whatever host names it serves (an IPv6 /64 counts as one server); 0 = no per-server limit")
+	c.IPDelay = -1
+	fs.Var(ipDelayFlag{c}, "ip-delay", "least time between the starts of two requests to one server address (default: a quarter of -default-delay)")
+}
+
+// ipDelay is -ip-delay, or its default.
+func (c *Config) ipDelay() time.Duration {
+	if c.IPDelay < 0 {
+		return c.defaultDelay() / 4
+	}
+	return c.IPDelay
+}
+
+// ServerSlots shares the per-server limit between fetchers (cache.Cache).
+type ServerSlots interface {
+	AcquireSlot(ctx context.Context, key, token string, limit int, spacing, hold time.Duration) (ok bool, retry time.Duration, err error)
+	ReleaseSlot(ctx context.Context, key, token string) error
+}
+
+// WithServerSlots shares per-server slots through s.
+func WithServerSlots(s ServerSlots) Option { return func(f *Fetcher) { f.slots = s } }
+
+// slotSeq numbers shared slots taken by this process.
+var slotSeq atomic.Uint64
+
+// serverTurn binds the lease's host to its server and reports whether the
+// request may go now. When it may not, the caller returns the lease with
+// the Outcome given (no request). A name that does not resolve is not
+// limited: its fetch fails on DNS and is recorded as such. token is the
+// shared slot to release after the request ("" for none).
+func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok bool, out frontier.Outcome, server, token string) {
+	if f.cfg.IPConcurrency <= 0 {
+		return true, out, "", ""
+	}
+	server, err := f.client.Server(ctx, lease.Host)
+	if err != nil {
+		if !errors.Is(err, fetch.ErrBlockedAddress) && ctx.Err() == nil {
+			f.metrics.serverWaits.WithLabelValues("unresolved").Inc()
+		}
+		return true, out, "", ""
+	}
+	if !lease.Bind(server) {
+		f.metrics.serverWaits.WithLabelValues("local").Inc()
+		return false, out, server, ""
+	}
+	if f.slots == nil {
+		return true, out, server, ""
+	}
+	token = cache.Token(f.processID, slotSeq.Add(1))
+	sctx, cancel := context.WithTimeout(ctx, cacheTimeout)
+	got, retry, err := f.slots.AcquireSlot(sctx, "server:"+server, token, f.cfg.IPConcurrency, f.cfg.ipDelay(), f.slotHold())
+	cancel()
+	switch {
+	case err != nil:
+		// The shared count is unreachable: hold to the local limit only,
+		// which every fetcher keeps anyway, rather than stop crawling.
+		f.metrics.serverWaits.WithLabelValues("shared_error").Inc()
+		return true, out, server, ""
+	case !got:
+		f.metrics.serverWaits.WithLabelValues("shared").Inc()
+		return false, frontier.Outcome{Until: time.Now().Add(retry)}, server, ""
+	}
+	return true, out, server, token
+}
+
+// releaseServer gives back a shared slot after the request.
+func (f *Fetcher) releaseServer(server, token string) {
+	if token == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
+	defer cancel()
+	if err := f.slots.ReleaseSlot(ctx, "server:"+server, token); err != nil {
+		// The slot's hold ends it anyway.
+		f.log.Debug("release server slot", "server", server, "err", err)
+	}
+}
+
+// slotHold outlasts any request: the total timeout plus the stop grace.
+func (f *Fetcher) slotHold() time.Duration {
+	return f.cfg.Fetch.TotalTimeout + MaxStopGrace + time.Second
+}
+
+// newProcessID names this process among the fetchers sharing slots.
+func newProcessID() string { return newFetchID() }
