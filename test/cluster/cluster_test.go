@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -264,4 +265,43 @@ func TestClusterParserAndFrontierKilled(t *testing.T) {
 	}
 	requireClean(t, w.Audit(auditConfig()), 0)
 	c.checkStored(w)
+}
+
+// TestClusterServerPoliteness: 200 host names on one loopback address,
+// crawled by two fetchers that each own some of the names. The per-server
+// limits (-ip-concurrency, -ip-delay) hold across both, through the slots
+// they share in Redis, and the crawl finishes.
+func TestClusterServerPoliteness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster crawl; skipped with -short")
+	}
+	cfg := synthweb.DefaultConfig()
+	cfg.Hosts, cfg.PagesPerHost, cfg.Addresses, cfg.Latency = 200, 1, 1, 60*time.Millisecond
+	w := serveWeb(t, cfg)
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	if err := w.WriteHostsFile(hosts); err != nil {
+		t.Fatal(err)
+	}
+	const ipDelay = 20 * time.Millisecond
+	c := newCluster(t)
+	for _, name := range []string{"fetcher-1", "fetcher-2"} {
+		c.startFetcher(name, "-hosts-file", hosts, "-ip-concurrency", "2", "-ip-delay", ipDelay.String())
+	}
+	c.startParser("parser-1")
+	submitSeeds(t, c.api, w.Seeds())
+	waitIdle(t, c.api, 4*time.Minute)
+	for _, p := range append(append(c.fetchers, c.parsers...), c.frontier) {
+		p.stop(t)
+	}
+	ac := auditConfig()
+	ac.IPConcurrency, ac.IPDelay = 2, ipDelay
+	rep := w.Audit(ac)
+	requireClean(t, rep, 0)
+	if rep.IPConcurrency.Count > 0 || rep.IPInterval.Count > 0 || rep.Misdirected.Count > 0 {
+		t.Errorf("per-server limits broken across fetchers: %d over concurrency (%v), %d too close (%v), %d misdirected",
+			rep.IPConcurrency.Count, rep.IPConcurrency.Examples, rep.IPInterval.Count, rep.IPInterval.Examples, rep.Misdirected.Count)
+	}
+	if rep.MaxPerIP != 2 {
+		t.Errorf("at most %d requests in flight to the server; the limit of 2 should be reached", rep.MaxPerIP)
+	}
 }
