@@ -22,9 +22,30 @@ import (
 // through admission, where ClaimRevisits lets each through exactly once.
 const (
 	recrawlScan        = time.Second // how often owned partitions are scanned for due visits
-	recrawlScanLimit   = 256         // earliest planned visits read per partition and scan
 	recrawlEmitPerScan = 2000        // revisit records produced per scan at most: the bound on the emission rate
+	// A scan reads about recrawlScanRead due visits, spread over the owned
+	// partitions that have some, at least recrawlScanMin and at most
+	// recrawlScanLimit of each (dueLimit).
+	recrawlScanRead  = 4 * recrawlEmitPerScan
+	recrawlScanMin   = 16
+	recrawlScanLimit = 256
 )
+
+// dueLimit is how many of its earliest due visits a scan reads from each of
+// n partitions with visits due, besides those on their way: together about
+// four times what it may emit, so that ranking by value has a choice, and no
+// more, so that a backlog of due visits costs a scan what emitting costs it,
+// not what the backlog holds. With 2% of a million URLs due over 256
+// partitions, reading 256 due visits of each took 0.59 s per scan, 32 of
+// each 0.3 s, most of it producing the 2,000 records (docs/performance.md,
+// "Recrawl schedule at a million URLs"). A fetcher owning a few partitions
+// reads up to 256 of each.
+func dueLimit(n int) int {
+	if n <= 0 {
+		return recrawlScanLimit
+	}
+	return min(recrawlScanLimit, max(recrawlScanMin, (recrawlScanRead+n-1)/n))
+}
 
 // emitted is a revisit record on its way through crawl.urls.
 type emitted struct {
@@ -73,6 +94,12 @@ func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
 		}
 	}
 	complete, gen := f.assigning == 0 && len(parts) > 0, f.assignGen
+	// Records on their way are due visits the scan reads and skips: each
+	// partition's read grows by its own, so they never fill its window.
+	onTheWay := map[int32]int{}
+	for _, e := range f.emitted {
+		onTheWay[e.partition]++
+	}
 	f.mu.Unlock()
 	pol := f.cfg.Recrawl
 	var (
@@ -80,27 +107,38 @@ func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
 		nextDue time.Time
 		oldest  time.Time
 	)
+	// The earliest planned visit of each partition first: most partitions
+	// have nothing due, and reading (and decoding) 256 rows of each every
+	// second cost the crawl 15% more CPU per page. Then the due visits of
+	// those that have some, dueLimit of each: with a few percent of a
+	// million URLs due every partition has some, and reading its next 256
+	// visits whatever their time took 1.1 s per scan (docs/performance.md,
+	// "Recrawl schedule at a million URLs").
+	var duePartitions []int32
 	for _, p := range parts {
-		// The earliest planned visit first: most partitions have nothing due,
-		// and reading (and decoding) 256 rows of each every second cost the
-		// crawl 15% more CPU per page.
-		rows, err := f.store.DueURLs(ctx, p, 1)
+		first, err := f.store.DueURLs(ctx, p, 1)
 		if err != nil {
 			return err
 		}
-		if len(rows) == 1 && !rows[0].Recrawl.NextFetchAt.After(now) {
-			if rows, err = f.store.DueURLs(ctx, p, recrawlScanLimit); err != nil {
-				return err
-			}
+		if len(first) == 0 {
+			continue
+		}
+		at := first[0].Recrawl.NextFetchAt
+		if nextDue.IsZero() || at.Before(nextDue) {
+			nextDue = at
+		}
+		if !at.After(now) {
+			duePartitions = append(duePartitions, p)
+		}
+	}
+	limit := dueLimit(len(duePartitions))
+	for _, p := range duePartitions {
+		rows, err := f.store.DueAt(ctx, p, now, min(recrawlScanLimit, limit+onTheWay[p]))
+		if err != nil {
+			return err
 		}
 		for _, u := range rows {
 			at := u.Recrawl.NextFetchAt
-			if nextDue.IsZero() || at.Before(nextDue) {
-				nextDue = at
-			}
-			if at.After(now) {
-				break // rows come earliest first
-			}
 			if oldest.IsZero() || at.Before(oldest) {
 				oldest = at
 			}

@@ -241,6 +241,10 @@ type FrontierStore interface {
 	// DueURLs returns up to limit URLs of partition p with a visit planned,
 	// earliest first, in state stored or failed, with their Recrawl.
 	DueURLs(ctx context.Context, p int32, limit int) ([]URL, error)
+	// DueAt is DueURLs of the visits due at now (planned at or before it):
+	// the recrawl scan reads only what it may emit, not a partition's next
+	// limit visits when one of them is due.
+	DueAt(ctx context.Context, p int32, now time.Time, limit int) ([]URL, error)
 	// ClaimRevisits moves each claimed URL that is still stored or failed and
 	// still scheduled for exactly claim.Due back to queued (attempts 0, no
 	// visit planned while queued). claimed[i] reports whether claims[i] did:

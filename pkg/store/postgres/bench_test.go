@@ -29,3 +29,10 @@ func BenchmarkNearDuplicate(b *testing.B) {
 	db, _ := openFresh(b)
 	storetest.BenchNearDuplicate(b, db)
 }
+
+// BenchmarkRecrawlSchedule: the recrawl scan and the schedule summary at a
+// million scheduled URLs (50,000 under -short).
+func BenchmarkRecrawlSchedule(b *testing.B) {
+	db, _ := openFresh(b)
+	storetest.BenchRecrawlSchedule(b, db)
+}

@@ -139,7 +139,18 @@ func (c *recrawlCols) recrawl() store.Recrawl {
 // DueURLs returns up to limit URLs of partition p with a visit planned, earliest
 // first, read from the urls_due index.
 func (db *DB) DueURLs(ctx context.Context, p int32, limit int) ([]store.URL, error) {
-	due, err := queryAll(ctx, db, qDueURLs, []any{p, limit}, func(rows pgx.Rows) (store.URL, error) { return scanURL(rows) })
+	return db.dueURLs(ctx, p, qDueURLs, p, limit)
+}
+
+// DueAt returns up to limit URLs of partition p due at now, earliest first,
+// read from the urls_due index.
+func (db *DB) DueAt(ctx context.Context, p int32, now time.Time, limit int) ([]store.URL, error) {
+	return db.dueURLs(ctx, p, qDueAt, p, timestamp(now), limit)
+}
+
+// dueURLs runs query, one of the due-visit look-ups of partition p.
+func (db *DB) dueURLs(ctx context.Context, p int32, query string, args ...any) ([]store.URL, error) {
+	due, err := queryAll(ctx, db, query, args, func(rows pgx.Rows) (store.URL, error) { return scanURL(rows) })
 	if err != nil {
 		return nil, fmt.Errorf("due urls of partition %d: %w", p, err)
 	}

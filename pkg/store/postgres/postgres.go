@@ -122,6 +122,13 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if _, set := pcfg.ConnConfig.RuntimeParams["application_name"]; !set {
 		pcfg.ConnConfig.RuntimeParams["application_name"] = "crawler"
 	}
+	// No JIT compilation: the store runs short statements, and Schedule's,
+	// whose estimated cost passes jit_above_cost at a million URLs, spent
+	// 1.0-2.5 s of its 1.1-3.6 s compiling itself (docs/performance.md,
+	// "Recrawl schedule at a million URLs"). A DSN that sets jit keeps it.
+	if _, set := pcfg.ConnConfig.RuntimeParams["jit"]; !set {
+		pcfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	for _, fn := range cfg.tune {
 		fn(pcfg)
 	}

@@ -596,3 +596,26 @@ func TestRetriable(t *testing.T) {
 		t.Errorf("retry of endless deadlocks: %v after %d calls, want failure after %d", err, calls, attempts)
 	}
 }
+
+// TestJITOff: the store's sessions run without JIT compilation (Open), unless
+// the DSN asks for it.
+func TestJITOff(t *testing.T) {
+	ctx := context.Background()
+	db, dsn := openFresh(t)
+	var jit string
+	if err := db.pool.QueryRow(ctx, "SHOW jit").Scan(&jit); err != nil || jit != "off" {
+		t.Errorf("jit = %q, %v; want off", jit, err)
+	}
+	on, err := withParam(dsn, "jit", "on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db2, err := Open(ctx, on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if err := db2.pool.QueryRow(ctx, "SHOW jit").Scan(&jit); err != nil || jit != "on" {
+		t.Errorf("with jit=on in the DSN: jit = %q, %v; want on", jit, err)
+	}
+}

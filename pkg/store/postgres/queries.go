@@ -129,6 +129,11 @@ const (
 		WHERE partition = $1 AND next_fetch_at IS NOT NULL AND state IN ('stored', 'failed')
 		ORDER BY next_fetch_at LIMIT $2`
 
+	// Parameters: partition, now, limit.
+	qDueAt = `SELECT ` + urlColumns + ` FROM urls
+		WHERE partition = $1 AND next_fetch_at <= $2 AND state IN ('stored', 'failed')
+		ORDER BY next_fetch_at LIMIT $3`
+
 	// qClaimRevisits returns the ordinal of every claim that moved its URL. A
 	// claim repeated in the batch counts at its first position; two claims of one
 	// URL for different times cannot both match its next_fetch_at. Parameters:

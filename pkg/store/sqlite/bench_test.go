@@ -37,3 +37,11 @@ func BenchmarkNearDuplicate(b *testing.B) {
 	db, _ := openTemp(b)
 	storetest.BenchNearDuplicate(b, db)
 }
+
+// BenchmarkRecrawlSchedule: the recrawl scan and the schedule summary at a
+// million scheduled URLs (50,000 under -short), on a store opened as the
+// embedded crawler opens it.
+func BenchmarkRecrawlSchedule(b *testing.B) {
+	db, _ := openTemp(b, WithSynchronous("NORMAL"), WithoutNearDupIndex(), WithCheckpointPages(50000), WithReaders(0))
+	storetest.BenchRecrawlSchedule(b, db)
+}

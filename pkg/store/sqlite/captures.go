@@ -107,6 +107,15 @@ func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.
 		if err != nil {
 			return err
 		}
+		hashes := make([]int64, len(mods))
+		for i, m := range mods {
+			hashes[i] = m.Hash
+		}
+		states, err := urlStates(ctx, db, tx, hashes)
+		if err != nil {
+			return fmt.Errorf("read states: %w", err)
+		}
+		counts := urlCounts{}
 		for _, m := range mods {
 			res, err := st.ExecContext(ctx, millis(due), m.Hash, millis(m.LastMod), millis(due))
 			if err != nil {
@@ -116,9 +125,15 @@ func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.
 			if err != nil {
 				return err
 			}
+			if n > 0 {
+				from := states[m.Hash]
+				to := urlState{state: from.state, reason: from.reason, planned: millis(due) > 0}
+				counts.move(from, to)
+				states[m.Hash] = to
+			}
 			moved += int(n)
 		}
-		return nil
+		return counts.apply(ctx, db, tx)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("plan visits of modified urls: %w", err)
@@ -261,7 +276,6 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			return fmt.Errorf("read url states: %w", err)
 		}
 		moves := urlCounts{}
-		stored := urlState{state: string(store.StateStored)}
 
 		for i := range caps {
 			c := &caps[i]
@@ -304,9 +318,11 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 					return fmt.Errorf("index simhash of capture %s: %w", c.FetchID, err)
 				}
 			}
+			stored := urlState{state: string(store.StateStored), planned: states[urlHash].planned}
 			if c.Schedule != nil {
 				args := append([]any{fetched, c.Status, c.ETag, c.LastModified, sha, fp, fp}, recrawlArgs(*c.Schedule)...)
 				res, err = sched.ExecContext(ctx, append(args, urlHash)...)
+				stored.planned = millis(c.Schedule.NextFetchAt) > 0
 			} else {
 				res, err = upd.ExecContext(ctx, fetched, c.Status, c.ETag, c.LastModified, sha, sha, fp, urlHash)
 			}

@@ -9,16 +9,17 @@ import (
 
 // urlState is what the counters table counts of a URL row.
 type urlState struct {
-	state  string
-	reason string
+	state   string
+	reason  string
+	planned bool // next_fetch_at > 0: a visit is planned
 }
 
 // urlCounts is what a transaction's URL inserts and state changes add to the
-// counters table ("urls" by state, "reasons" of failed and excluded URLs). Row
-// triggers did this until migration 0004: two to four counter upserts per
-// admitted URL and per state change were a sixth of the cost of admitting URLs
-// and a fifth of storing captures; one upsert per counter per transaction
-// replaces them.
+// counters table ("urls" by state, "reasons" of failed and excluded URLs,
+// "scheduled": stored or failed URLs with a visit planned). Row triggers did
+// this until migration 0004: two to four counter upserts per admitted URL and
+// per state change were a sixth of the cost of admitting URLs and a fifth of
+// storing captures; one upsert per counter per transaction replaces them.
 type urlCounts map[[2]string]int64
 
 func (c urlCounts) add(s urlState, n int64) {
@@ -26,10 +27,13 @@ func (c urlCounts) add(s urlState, n int64) {
 	if s.state == string(store.StateFailed) || s.state == string(store.StateExcluded) {
 		c[[2]string{"reasons", s.reason}] += n
 	}
+	if s.planned && (s.state == string(store.StateStored) || s.state == string(store.StateFailed)) {
+		c[[2]string{"scheduled", ""}] += n
+	}
 }
 
 // move counts a row that went from one state to another (nothing if neither
-// state nor reason changed, as the trigger did).
+// state, reason nor planning changed, as the trigger did).
 func (c urlCounts) move(from, to urlState) {
 	if from != to {
 		c.add(from, -1)
@@ -60,15 +64,16 @@ func (c urlCounts) apply(ctx context.Context, db *DB, tx *sql.Tx) error {
 	return nil
 }
 
-const qURLStateReasons = `SELECT hash, state, reason FROM urls WHERE hash IN (%s)`
+const qURLStateReasons = `SELECT hash, state, reason, next_fetch_at > 0 FROM urls WHERE hash IN (%s)`
 
-// urlStates reads, in tx, the state and reason of the rows of hashes that exist.
+// urlStates reads, in tx, the state, reason and planning of the rows of hashes
+// that exist.
 func urlStates(ctx context.Context, db *DB, tx *sql.Tx, hashes []int64) (map[int64]urlState, error) {
 	out := make(map[int64]urlState, len(hashes))
 	err := inChunks(ctx, db, tx, qURLStateReasons, hashes, func(rows *sql.Rows) error {
 		var h int64
 		var s urlState
-		if err := rows.Scan(&h, &s.state, &s.reason); err != nil {
+		if err := rows.Scan(&h, &s.state, &s.reason, &s.planned); err != nil {
 			return err
 		}
 		out[h] = s

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -170,8 +171,18 @@ func recrawlArgs(r store.Recrawl) []any {
 
 // DueURLs returns the earliest planned visits of partition p.
 func (db *DB) DueURLs(ctx context.Context, p int32, limit int) ([]store.URL, error) {
+	return db.dueURLs(ctx, p, qDueURLs, p, limit)
+}
+
+// DueAt returns the earliest visits of partition p due at now.
+func (db *DB) DueAt(ctx context.Context, p int32, now time.Time, limit int) ([]store.URL, error) {
+	return db.dueURLs(ctx, p, qDueAt, p, millis(now), limit)
+}
+
+// dueURLs runs query, one of the due-visit look-ups of partition p.
+func (db *DB) dueURLs(ctx context.Context, p int32, query string, args ...any) ([]store.URL, error) {
 	var out []store.URL
-	err := db.query(ctx, nil, qDueURLs, []any{p, limit}, func(rows *sql.Rows) error {
+	err := db.query(ctx, nil, query, args, func(rows *sql.Rows) error {
 		u, err := scanURL(rows)
 		out = append(out, u)
 		return err
@@ -375,18 +386,18 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 			if u.State != store.StateFailed {
 				backoff = 0
 			}
-			res, err := st.ExecContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at,
-				backoff, backoff, at, u.BackoffMax.Milliseconds(), backoff, u.Hash, s, s, s)
-			if err != nil {
+			var planned bool
+			err := st.QueryRowContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at,
+				backoff, backoff, at, u.BackoffMax.Milliseconds(), backoff, u.Hash, s, s, s).Scan(&planned)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				continue // the forward-only rule dropped it
+			case err != nil:
 				return fmt.Errorf("url %d: %w", u.Hash, err)
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n > 0 {
-				to := urlState{state: s, reason: u.Reason}
-				counts.move(states[u.Hash], to)
-				states[u.Hash] = to
-			}
+			to := urlState{state: s, reason: u.Reason, planned: planned}
+			counts.move(states[u.Hash], to)
+			states[u.Hash] = to
 		}
 		return counts.apply(ctx, db, tx)
 	})

@@ -106,15 +106,22 @@ func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
 	return info, rows.Err()
 }
 
-// Schedule summarises the planned visits.
+// Schedule summarises the planned visits. Its cost grows with the number of
+// partitions and of due visits, not with the number planned (qSchedule).
 func (db *DB) Schedule(ctx context.Context, now time.Time) (store.ScheduleStats, error) {
 	var st store.ScheduleStats
-	var next, oldest int64
-	n := millis(now)
-	if err := db.r.QueryRowContext(ctx, qScheduled, n, n).Scan(&st.Scheduled, &next, &st.Due, &oldest); err != nil {
-		return st, fmt.Errorf("schedule: %w", err)
+	var next int64
+	err := db.query(ctx, nil, qSchedule, []any{millis(now)}, func(rows *sql.Rows) error {
+		return rows.Scan(&st.Scheduled, &st.Due, &next)
+	})
+	if err != nil {
+		return store.ScheduleStats{}, fmt.Errorf("schedule: %w", err)
 	}
-	st.NextDue, st.OldestDue = fromMillis(next), fromMillis(oldest)
+	// The earliest planned visit is the oldest due one when it is due.
+	st.NextDue = fromMillis(next)
+	if next != 0 && !st.NextDue.After(now) {
+		st.OldestDue = st.NextDue
+	}
 	return st, nil
 }
 

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,6 +47,33 @@ func testRecrawlSchedule(t *testing.T, s store.Store) {
 	}
 	if due, _ := s.DueURLs(ctx, 7, 1); len(due) != 1 || due[0].Hash != b.Hash {
 		t.Errorf("DueURLs limit 1 = %v, want b", due)
+	}
+	// DueAt: only what is due at the time given (b at t0+1h, a at t0+2h).
+	for _, tt := range []struct {
+		now   time.Time
+		limit int
+		want  []int64
+	}{
+		{t0, 10, nil},
+		{t0.Add(time.Hour), 10, []int64{b.Hash}},
+		{t0.Add(2*time.Hour - time.Millisecond), 10, []int64{b.Hash}},
+		{t0.Add(2 * time.Hour), 10, []int64{b.Hash, a.Hash}},
+		{t0.Add(9 * time.Hour), 1, []int64{b.Hash}},
+	} {
+		due, err := s.DueAt(ctx, 7, tt.now, tt.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, u := range due {
+			got = append(got, u.Hash)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("DueAt(7, t0+%v, %d) = %v, want %v", tt.now.Sub(t0), tt.limit, got, tt.want)
+		}
+		if len(due) > 0 && due[0].Recrawl.ChangeRate != 0.75 {
+			t.Errorf("DueAt row %+v; want its recrawl history", due[0])
+		}
 	}
 	hs, err := s.URLHistories(ctx, []int64{a.Hash, c.Hash, 42})
 	if err != nil {
@@ -109,6 +137,19 @@ func testClaimRevisitsOnce(t *testing.T, s store.Store) {
 	if st := stats(t, s); st.URLs[store.StateQueued] != 1 || st.URLs[store.StateStored] != 1 {
 		t.Errorf("url counts %v; want 1 queued, 1 stored", st.URLs)
 	}
+	checkSchedule(t, s, due, store.ScheduleStats{Scheduled: 1, Due: 1, OldestDue: due, NextDue: due})
+}
+
+// checkSchedule compares Schedule(now) with want.
+func checkSchedule(t testing.TB, s store.Store, now time.Time, want store.ScheduleStats) {
+	t.Helper()
+	got, err := s.Schedule(context.Background(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Scheduled != want.Scheduled || got.Due != want.Due || !got.OldestDue.Equal(want.OldestDue) || !got.NextDue.Equal(want.NextDue) {
+		t.Errorf("Schedule(t0+%v) = %+v, want %+v", now.Sub(t0), got, want)
+	}
 }
 
 // testFailureBackoff: a failed update with a backoff counts a miss and plans
@@ -123,10 +164,12 @@ func testFailureBackoff(t *testing.T, s store.Store) {
 	if len(due) != 1 || !due[0].Recrawl.NextFetchAt.Equal(at.Add(time.Minute)) || due[0].Recrawl.Misses != 1 {
 		t.Fatalf("after one failure: %v; want a retry 1m later, 1 miss", due)
 	}
+	checkSchedule(t, s, at, store.ScheduleStats{Scheduled: 1, NextDue: at.Add(time.Minute)})
 	claimed, err := s.ClaimRevisits(ctx, []store.Claim{{Hash: a.Hash, Due: at.Add(time.Minute)}})
 	if err != nil || !claimed[0] {
 		t.Fatalf("claim failed URL: %v, %v", claimed, err)
 	}
+	checkSchedule(t, s, at, store.ScheduleStats{})
 	at2 := at.Add(time.Hour)
 	update(t, s, store.URLUpdate{Hash: a.Hash, State: store.StateFailed, Reason: "fetch_timeout", FetchedAt: at2, Backoff: time.Minute, BackoffMax: 3 * time.Minute})
 	due, _ = s.DueURLs(ctx, 4, 10)
@@ -139,6 +182,7 @@ func testFailureBackoff(t *testing.T, s store.Store) {
 	if due, _ := s.DueURLs(ctx, 4, 10); len(due) != 1 {
 		t.Errorf("a failure without backoff planned a visit: %v", due)
 	}
+	checkSchedule(t, s, at2.Add(time.Hour), store.ScheduleStats{Scheduled: 1, Due: 1, OldestDue: at2.Add(2 * time.Minute), NextDue: at2.Add(2 * time.Minute)})
 }
 
 // testModifiedAndConfirmed: a sitemap's lastmod brings a stored URL's visit
@@ -158,6 +202,16 @@ func testModifiedAndConfirmed(t *testing.T, s store.Store) {
 	if len(got) != 2 || got[0].Hash != a.Hash || !got[0].Recrawl.NextFetchAt.Equal(due) {
 		t.Errorf("DueURLs = %v; want a first, due at %v", got, due)
 	}
+	// A stored URL with no visit planned gets one.
+	cu := URL(5, "e.example", "/c")
+	admit(t, s, cu)
+	cc := Capture(cu, "mc", "body mc", 0)
+	addCaptures(t, s, []store.Capture{cc})
+	checkSchedule(t, s, due, store.ScheduleStats{Scheduled: 2, Due: 1, OldestDue: due, NextDue: due})
+	if n, err := s.Modified(ctx, []store.Modification{{Hash: cu.Hash, LastMod: cc.FetchedAt.Add(time.Second)}}, due); err != nil || n != 1 {
+		t.Fatalf("Modified(c) = %d, %v; want 1", n, err)
+	}
+	checkSchedule(t, s, due, store.ScheduleStats{Scheduled: 3, Due: 2, OldestDue: due, NextDue: due})
 	if _, err := s.ConfirmedCapture(ctx, b.Hash+1); err == nil {
 		t.Error("ConfirmedCapture of an unknown URL succeeded")
 	}

@@ -9,8 +9,9 @@
 //
 // open must return an empty store and arrange for it to be closed (t.Cleanup). The
 // package also holds benchmarks of the hot paths (BenchAdmitURLs, BenchSeen,
-// BenchAddCaptures, BenchNearDuplicate), each called with an empty store from an
-// implementation's own Benchmark functions, and the fixtures URL and Capture.
+// BenchAddCaptures, BenchNearDuplicate, BenchRecrawlSchedule), each called with
+// an empty store from an implementation's own Benchmark functions, the fixtures
+// URL and Capture, and FillSchedule, a store of scheduled URLs at scale.
 package storetest
 
 import (

@@ -1,0 +1,141 @@
+package fetcher
+
+import (
+	"context"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/recrawl"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/storetest"
+)
+
+func TestDueLimit(t *testing.T) {
+	tests := []struct{ partitions, want int }{
+		{0, 256}, {1, 256}, {16, 256}, {31, 256}, {32, 250}, {64, 125}, {256, 32}, {500, 16}, {1000, 16},
+	}
+	for _, tt := range tests {
+		if got := dueLimit(tt.partitions); got != tt.want {
+			t.Errorf("dueLimit(%d) = %d, want %d", tt.partitions, got, tt.want)
+		}
+	}
+}
+
+// dueReads records the store reads of a scan.
+type dueReads struct {
+	Store
+	mu     sync.Mutex
+	probes int         // DueURLs calls
+	limits map[int]int // DueAt calls per limit
+	rows   int         // rows DueAt returned
+}
+
+func (d *dueReads) DueURLs(ctx context.Context, p int32, limit int) ([]store.URL, error) {
+	d.mu.Lock()
+	d.probes++
+	d.mu.Unlock()
+	return d.Store.DueURLs(ctx, p, limit)
+}
+
+func (d *dueReads) DueAt(ctx context.Context, p int32, now time.Time, limit int) ([]store.URL, error) {
+	rows, err := d.Store.DueAt(ctx, p, now, limit)
+	d.mu.Lock()
+	d.limits[limit]++
+	d.rows += len(rows)
+	d.mu.Unlock()
+	return rows, err
+}
+
+// A scan of 256 partitions with a backlog of due visits reads a bounded
+// number of them, whatever the backlog, and still emits its fill; the
+// partitions with nothing due cost one look-up each.
+func TestScanDueReadsWhatItMayEmit(t *testing.T) {
+	ctx := context.Background()
+	e := testenv.New(t)
+	// 20,000 visits over ten days from two days ago: at now + five days,
+	// about half are due, some 40 per partition.
+	const n = 20_000
+	planned := time.Now().Truncate(time.Millisecond)
+	storetest.FillSchedule(t, e.DB, n, planned)
+	now := planned.Add(storetest.ScheduleWindow / 2)
+
+	reads := &dueReads{Store: e.DB, limits: map[int]int{}}
+	cfg := testConfig()
+	cfg.Recrawl = recrawl.DefaultPolicy()
+	f, err := New(cfg, reads, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.kafka.Close()
+	f.mu.Lock()
+	for p := range int32(queue.Partitions) {
+		f.owned[p] = true
+	}
+	f.mu.Unlock()
+
+	if err := f.scanDue(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.DB.Schedule(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Due < n/3 {
+		t.Fatalf("only %d of %d due: the fill is not the backlog this test needs", st.Due, n)
+	}
+	if reads.probes != queue.Partitions || len(reads.limits) != 1 || reads.limits[32] != queue.Partitions {
+		t.Errorf("scan read %d earliest visits and due visits %v (limit: calls); want %d and 32 of each partition",
+			reads.probes, reads.limits, queue.Partitions)
+	}
+	if due := int(testutil.ToFloat64(f.metrics.recrawlDue)); due != reads.rows || due > recrawlScanRead+queue.Partitions || due < recrawlScanRead*3/4 {
+		t.Errorf("scan ranked %d due visits (read %d) of %d; want about %d", due, reads.rows, st.Due, recrawlScanRead)
+	}
+	f.mu.Lock()
+	emitted := len(f.emitted)
+	onTheWay := map[int32]int{}
+	for _, e := range f.emitted {
+		onTheWay[e.partition]++
+	}
+	f.mu.Unlock()
+	if emitted != recrawlEmitPerScan {
+		t.Errorf("scan emitted %d revisits, want %d", emitted, recrawlEmitPerScan)
+	}
+
+	// The next scan, before admission claimed any: each partition's read
+	// grows by its records on their way, so it finds as many others to emit.
+	reads.probes, reads.limits = 0, map[int]int{}
+	if err := f.scanDue(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]int{}
+	for p := range int32(queue.Partitions) {
+		want[32+onTheWay[p]]++
+	}
+	if !maps.Equal(reads.limits, want) {
+		t.Errorf("second scan read due visits %v (limit: calls), want %v: 32 besides those on their way", reads.limits, want)
+	}
+	f.mu.Lock()
+	emitted = len(f.emitted)
+	f.mu.Unlock()
+	if emitted != 2*recrawlEmitPerScan {
+		t.Errorf("after the second scan %d revisits on their way, want %d", emitted, 2*recrawlEmitPerScan)
+	}
+
+	// Nothing due: one look-up per partition, nothing read.
+	reads.probes, reads.limits = 0, map[int]int{}
+	if err := f.scanDue(ctx, planned.Add(-storetest.ScheduleWindow)); err != nil {
+		t.Fatal(err)
+	}
+	if reads.probes != queue.Partitions || len(reads.limits) != 0 {
+		t.Errorf("scan with nothing due: %d look-ups, due reads %v; want %d and none", reads.probes, reads.limits, queue.Partitions)
+	}
+	if next := f.NextDue(); !next.Equal(planned.Add(-time.Duration(storetest.ScheduleDueShare * float64(storetest.ScheduleWindow)))) {
+		t.Errorf("NextDue = %v, want the earliest planned visit, %v before the fill's now", next, planned.Sub(next))
+	}
+}
