@@ -109,6 +109,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		excluded []store.Exclusion
 		reroute  []*kgo.Record
 		revisits []candidate
+		lapsed   []candidate // revisits the rules no longer admit
 		byHash   = map[int64]int{}
 	)
 	// Decoding and normalizing take most of admission's CPU and need no shared
@@ -171,8 +172,11 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		v := f.rules.Check(admit.Candidate{URL: norm, Depth: u.Depth, Seed: u.Seed, HostPages: hostPages, Now: now})
 		if !v.Admit && u.Revisit != nil {
 			// The rules changed since the URL was stored (scope, depth): the
-			// planned visit lapses, and the claim below is not made.
+			// planned visit lapses. It is claimed like a visit, so a replay
+			// does nothing, and then recorded as excluded with the rule's
+			// reason, which takes it off the schedule.
 			f.log.Debug("revisit no longer admitted", "url", norm, "reason", v.Reason)
+			lapsed = append(lapsed, candidate{row: store.URL{Hash: hash, Host: host, Partition: rec.Partition, Reason: v.Reason}, revisit: true, due: u.Revisit.Due})
 			continue
 		}
 		if !v.Admit {
@@ -221,6 +225,9 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	claimed, err := f.claimRevisits(ctx, revisits)
 	if err != nil {
 		return fmt.Errorf("claim %d revisits: %w", len(revisits), err)
+	}
+	if err := f.lapse(ctx, lapsed); err != nil {
+		return err
 	}
 	if len(claimed) > 0 {
 		f.mu.Lock()

@@ -3,6 +3,7 @@ package fetcher
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -238,6 +239,23 @@ func (f *Fetcher) revisitBudget(host string) int {
 
 // forgetEmitted drops a revisit record's bookkeeping: it claimed nothing,
 // or its produce failed. f.mu is held.
+// lapse takes revisits the rules no longer admit off the schedule: each is
+// claimed once and recorded as excluded with its rule's reason, and stops
+// counting against its host's revisits.
+func (f *Fetcher) lapse(ctx context.Context, revs []candidate) error {
+	claimed, err := f.claimRevisits(ctx, revs)
+	if err != nil {
+		return fmt.Errorf("claim %d lapsed revisits: %w", len(revs), err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range claimed {
+		f.revisitDone(c.row.Host)
+		f.updates = append(f.updates, store.URLUpdate{Hash: c.row.Hash, State: store.StateExcluded, Reason: c.row.Reason})
+	}
+	return nil
+}
+
 func (f *Fetcher) forgetEmitted(hash int64) {
 	e, ok := f.emitted[hash]
 	if !ok {
