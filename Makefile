@@ -104,9 +104,9 @@ fuzz:
 # delay plus 10ms from when it finished reading (see cmd/crawler's e2e tests).
 demo: build
 	rm -rf $(DATA)
-	$(BIN)/synthweb -hosts 20 -pages 50 -features -traps -agent crawlcluster \
-		-default-delay 100ms -max-delay 2s -tolerance 15ms -- \
-		$(BIN)/crawler -data $(DATA) -seeds {seeds} -allow-private-networks \
+	$(BIN)/synthweb -hosts 20 -addresses 5 -pages 50 -features -traps -agent crawlcluster \
+		-default-delay 100ms -max-delay 2s -tolerance 15ms -ip-concurrency 2 -ip-delay 25ms -- \
+		$(BIN)/crawler -data $(DATA) -seeds {seeds} -hosts-file {hosts-file} -allow-private-networks \
 		-exit-when-idle -default-delay 100ms -max-delay 2s -robots-retry 1s
 
 # Crawl whatever SEEDS names (a file) or URLS lists, into DATA.

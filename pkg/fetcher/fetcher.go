@@ -254,6 +254,7 @@ type Fetcher struct {
 	cache     SharedCache // nil: nothing shared (embedded mode)
 	slots     ServerSlots // nil: per-server limits within this process only
 	processID string      // names this process's shared slots
+	gate      startGate   // spaces request starts per server
 	member    membership
 	fetched   atomic.Int64 // fetches in this run (pages and sitemaps)
 	inFlight  atomic.Int64 // requests and produces not yet settled

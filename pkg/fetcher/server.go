@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -134,3 +135,46 @@ func (f *Fetcher) slotHold() time.Duration {
 
 // newProcessID names this process among the fetchers sharing slots.
 func newProcessID() string { return newFetchID() }
+
+// startGate spaces the starts of this process's requests to one server by
+// -ip-delay at the moment they are sent. The frontier spaces its slots when
+// a lease is handed out, but a worker may then wait (a store or Redis look-up,
+// the scheduler, a GC pause): two leases taken 25 ms apart could send at the
+// same instant after a pause, which the server sees as a burst. Each request
+// reserves its start time under the lock, so workers woken together still go
+// one -ip-delay apart.
+type startGate struct {
+	mu   sync.Mutex
+	next map[string]time.Time // earliest start of the next request, per server
+}
+
+// spaceStart waits until a request to server may start, reserving its start.
+func (f *Fetcher) spaceStart(ctx context.Context, server string) error {
+	d := f.cfg.ipDelay()
+	if server == "" || d <= 0 || f.cfg.IPConcurrency <= 0 {
+		return nil
+	}
+	g := &f.gate
+	g.mu.Lock()
+	if g.next == nil {
+		g.next = map[string]time.Time{}
+	}
+	now := time.Now()
+	at := now
+	if next := g.next[server]; next.After(now) {
+		at = next
+	}
+	g.next[server] = at.Add(d)
+	if len(g.next) > 4096 {
+		for k, t := range g.next {
+			if t.Before(now) {
+				delete(g.next, k)
+			}
+		}
+	}
+	g.mu.Unlock()
+	if wait := at.Sub(now); wait > 0 {
+		return f.pause(ctx, wait)
+	}
+	return nil
+}

@@ -150,6 +150,9 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 				return 0, "", nil, fmt.Errorf("wait before robots.txt redirect hop %s: %w", u, err)
 			}
 		}
+		if err := f.spaceStart(ctx, lease.Server()); err != nil {
+			return 0, "", nil, fmt.Errorf("wait for the server of %s: %w", u, err)
+		}
 		hops++
 		return f.client.Get(ctx, u)
 	}
@@ -272,6 +275,10 @@ func (f *Fetcher) queueSitemaps(lease *frontier.Lease, scheme string, entry *rob
 
 // fetchItem fetches one URL and hands the result to the parser tier.
 func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it frontier.Item) frontier.Outcome {
+	if err := f.spaceStart(ctx, lease.Server()); err != nil {
+		lease.Requeue(it) // a stop interrupted the wait: nothing was sent
+		return frontier.Outcome{}
+	}
 	resp, err := f.client.Do(ctx, fetch.Request{URL: it.URL, ETag: it.ETag, LastModified: it.LastModified})
 	done := time.Now().Add(politenessMargin)
 	if err != nil && ctx.Err() != nil {

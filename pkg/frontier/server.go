@@ -181,6 +181,16 @@ func (l *Lease) Bind(server string) bool {
 	return true
 }
 
+// Server returns the server the lease's host is bound to, "" if none.
+func (l *Lease) Server() string {
+	l.f.mu.Lock()
+	defer l.f.mu.Unlock()
+	if l.h.srv == nil {
+		return ""
+	}
+	return l.h.srv.key
+}
+
 // ServerStats is the schedule of one server, for the stats API.
 type ServerStats struct {
 	Server   string
