@@ -13,6 +13,9 @@
 //     them fails the test, naming the package to install: tests of the PostgreSQL
 //     store must not pass by skipping.
 //
+// A test that takes the server down (a fault test) gets a private server of
+// its own from NewServer, which it may crash, stop and start again.
+//
 // PostgreSQL refuses to run as root, and CI runs as root: then the private server
 // runs as the "postgres" user the Debian package creates (or "nobody"), and its
 // folder is handed to that user. The package's own cluster (and systemd) is never
@@ -53,8 +56,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/crawlcluster/crawler/internal/testproc"
 )
 
 // EnvDSN names the environment variable with a DSN of an existing server.
@@ -65,7 +66,7 @@ const InstallCommand = "apt-get install -y postgresql"
 
 var (
 	mu      sync.Mutex
-	private *server // started by the first DSN call without EnvDSN; nil after Stop
+	private *Server // started by the first DSN call without EnvDSN; nil after Stop
 	failed  error   // why starting it failed; every later DSN call reports it too
 )
 
@@ -77,12 +78,7 @@ func DSN(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	name := "test_" + randomHex(8)
-	if err := execAdmin(ctx, admin, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("pgtest: create database: %v", err)
-	}
+	dsn, name := createDatabase(t, admin)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -91,11 +87,24 @@ func DSN(t testing.TB) string {
 			t.Errorf("pgtest: drop database %s: %v", name, err)
 		}
 	})
+	return dsn
+}
+
+// createDatabase creates a new, empty database on the server whose
+// administrative DSN is admin, and returns a DSN to it and its name.
+func createDatabase(t testing.TB, admin string) (dsn, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	name = "test_" + randomHex(8)
+	if err := execAdmin(ctx, admin, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
 	dsn, err := withDatabase(admin, name)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
-	return dsn
+	return dsn, name
 }
 
 // Stop stops the private server, if this process started one, and removes its
@@ -104,7 +113,7 @@ func Stop() {
 	mu.Lock()
 	defer mu.Unlock()
 	if private != nil {
-		private.stop()
+		private.Stop()
 		os.RemoveAll(private.dir)
 		private = nil
 	}
@@ -123,14 +132,14 @@ func adminDSN() (string, error) {
 		return "", failed
 	}
 	if private == nil {
-		s, err := start()
+		s, err := newServer()
 		if err != nil {
-			failed = fmt.Errorf("start a private PostgreSQL server: %w", err)
+			failed = fmt.Errorf("start a private PostgreSQL server (or set %s to the DSN of a server whose role may CREATE DATABASE): %w", EnvDSN, err)
 			return "", failed
 		}
 		private = s
 	}
-	return private.dsn, nil
+	return private.admin(), nil
 }
 
 func execAdmin(ctx context.Context, dsn, sql string) error {
@@ -169,59 +178,6 @@ type server struct {
 	dsn  string
 	proc *os.Process
 	done chan struct{} // closed when the process has exited
-}
-
-// start initializes a cluster in a new temporary folder and starts postgres on it.
-func start() (*server, error) {
-	bin, err := FindBinaries()
-	if err != nil {
-		return nil, fmt.Errorf("%w, or set %s to the DSN of a server whose role may CREATE DATABASE", err, EnvDSN)
-	}
-	cred, err := RunAs()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "crawler-pgtest-")
-	if err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.RemoveAll(dir)
-		}
-	}()
-	// The folder belongs to the server's user; the test process, root in that
-	// case, reads its log and removes it regardless.
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, err
-	}
-	password := randomHex(16)
-	data, err := InitDB(context.Background(), bin, dir, password, cred)
-	if err != nil {
-		return nil, err
-	}
-
-	// The port comes from the kernel and is released again before postgres binds
-	// it, so another process may take it in between: try a few.
-	var lastErr error
-	for range 3 {
-		port, err := testproc.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		s, err := launch(bin, dir, data, port, cred)
-		if err == nil {
-			s.dsn = AdminDSN(password, port)
-			if err = s.waitReady(30 * time.Second); err == nil {
-				ok = true
-				return s, nil
-			}
-			s.stop()
-		}
-		lastErr = err
-	}
-	return nil, lastErr
 }
 
 // InitDB initializes a cluster in dir/data, whose "postgres" superuser has
@@ -280,13 +236,13 @@ func ServerArgs(data, socketDir string, port int) []string {
 	}
 }
 
-// launch starts postgres on data with ServerArgs.
-func launch(bin, dir, data string, port int, cred *syscall.Credential) (*server, error) {
+// launch starts postgres with args, its log appended to dir/postgres.log.
+func launch(bin, dir string, args []string, cred *syscall.Credential) (*server, error) {
 	logf, err := os.OpenFile(filepath.Join(dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(bin, "postgres"), ServerArgs(data, dir, port)...)
+	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Env = Env()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -356,8 +312,12 @@ func (s *server) logTail() string {
 
 // stop shuts the server down (fast shutdown: sessions are ended, nothing waits
 // for clients).
-func (s *server) stop() {
-	_ = s.proc.Signal(syscall.SIGINT)
+func (s *server) stop() { s.signal(syscall.SIGINT) }
+
+// signal sends sig to the server and waits for it to exit, killing it if it
+// still runs after 15 s.
+func (s *server) signal(sig syscall.Signal) {
+	_ = s.proc.Signal(sig)
 	select {
 	case <-s.done:
 	case <-time.After(15 * time.Second):
