@@ -144,10 +144,27 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	return &DB{pool: pool}, nil
 }
 
+// closeWait bounds Close. pgx closes a connection whose statement was cut
+// off by its context by sending the server a cancel request and waiting up
+// to 15 s for the answer, which does not come while the server cannot be
+// reached (packets dropped); a process stopping then must still stop within
+// seconds (DESIGN.md invariant 9).
+const closeWait = 3 * time.Second
+
 // Close closes every connection of the store, waiting for those in use to be
-// returned. Calling it again does nothing.
+// returned, for closeWait at most: connections still closing then are left
+// to finish on their own (or to the process's exit). Calling it again does
+// nothing.
 func (db *DB) Close() error {
-	db.pool.Close()
+	closed := make(chan struct{})
+	go func() {
+		db.pool.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(closeWait):
+	}
 	return nil
 }
 
