@@ -91,12 +91,7 @@ func run() int {
 		defer blobs.Close()
 		remote = true
 		segCfg.Dir = *spool
-		segCfg.OnClose = func(path string) error {
-			if err := blobs.Put(context.WithoutCancel(ctx), filepath.Base(path), path); err != nil {
-				return err
-			}
-			return os.Remove(path)
-		}
+		segCfg.OnClose = parser.UploadSegments(ctx, blobs)
 	}
 	segments, err := warc.NewSegmentWriter(segCfg)
 	if err != nil {

@@ -25,6 +25,8 @@ import (
 	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -91,6 +93,12 @@ type Config struct {
 	// Recrawl plans each stored URL's next visit from what its fetch found;
 	// its zero value plans none.
 	Recrawl recrawl.Policy
+	// StopGrace is how long a batch being processed when the stop begins may
+	// take to finish; past it the batch is abandoned uncommitted (the next
+	// owner of its partitions processes it, storing nothing twice), so that
+	// a stop takes seconds even when a store does not answer (DESIGN.md
+	// invariant 9). Default DefaultStopGrace.
+	StopGrace time.Duration
 }
 
 // Batch defaults. On the medium load test (500 hosts x 100 pages, two
@@ -101,6 +109,10 @@ const (
 	DefaultBatchWait  = 250 * time.Millisecond
 	DefaultBatchBytes = 1 << 20
 )
+
+// DefaultStopGrace is Config.StopGrace's default: a healthy batch is stored
+// well within it.
+const DefaultStopGrace = 5 * time.Second
 
 // Parser is one member of the parsers group.
 type Parser struct {
@@ -123,6 +135,9 @@ func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometh
 	}
 	if cfg.BatchBytes <= 0 {
 		cfg.BatchBytes = DefaultBatchBytes
+	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = DefaultStopGrace
 	}
 	p := &Parser{cfg: cfg, log: log, store: st, archive: archive, norm: urlnorm.New(urlnorm.DefaultPolicy()), metrics: newMetrics(reg)}
 	opts := append([]kgo.Opt{}, kafkaOpts...)
@@ -150,10 +165,15 @@ func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometh
 }
 
 // Run consumes crawl.pages until ctx ends. A batch that is being processed when
-// ctx ends is finished first, so shutdown never leaves half a batch.
+// ctx ends is finished first, within Config.StopGrace; past it, or if the
+// batch is failing, it is abandoned and left uncommitted, so shutdown never
+// commits half a batch and takes seconds whatever the stores do.
 func (p *Parser) Run(ctx context.Context) error {
 	defer p.kafka.CloseAllowingRebalance()
-	work := context.WithoutCancel(ctx)
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	stopWork := context.AfterFunc(ctx, func() { time.AfterFunc(p.cfg.StopGrace, cancelWork) })
+	defer stopWork()
 	for {
 		fetches := p.kafka.PollRecords(ctx, p.cfg.BatchSize)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
@@ -173,12 +193,17 @@ func (p *Parser) Run(ctx context.Context) error {
 			if err == nil {
 				break
 			}
+			if work.Err() != nil {
+				p.log.Warn("stop grace expired: batch abandoned uncommitted", "records", len(recs), "grace", p.cfg.StopGrace, "err", err)
+				p.abandon()
+				return nil
+			}
 			// Storage is failing: retry the same batch rather than skip it.
 			p.metrics.storageFailures.Inc()
 			p.log.Error("process fetch results; retrying", "records", len(recs), "err", err)
 			select {
 			case <-ctx.Done():
-				p.kafka.AllowRebalance()
+				p.abandon()
 				return nil
 			case <-time.After(2 * time.Second):
 			}
@@ -188,6 +213,39 @@ func (p *Parser) Run(ctx context.Context) error {
 		}
 		p.kafka.AllowRebalance()
 	}
+}
+
+// Uploader puts a closed local file into object storage under key
+// (blob.Store's Put).
+type Uploader interface {
+	Put(ctx context.Context, key, path string) error
+}
+
+// UploadSegments is the SegmentConfig.OnClose of a parser with RollEachBatch:
+// it uploads each closed segment under its file name and then removes the
+// local file, whether the upload succeeded or not. A segment whose upload
+// failed belongs to a batch that is not committed and is written again, to a
+// new segment, when the batch is retried: it is of no use, and kept, such
+// segments would fill the spool folder for as long as the object store
+// fails. ctx bounds nothing but what Put's own deadlines do not: the upload
+// of a segment whose batch is being committed is not cut short by a stop.
+func UploadSegments(ctx context.Context, up Uploader) func(path string) error {
+	return func(path string) error {
+		err := up.Put(context.WithoutCancel(ctx), filepath.Base(path), path)
+		if rerr := os.Remove(path); rerr != nil && err == nil {
+			err = fmt.Errorf("remove uploaded WARC segment: %w", rerr)
+		}
+		return err
+	}
+}
+
+// abandon gives up the batch in hand when the parser stops before it could
+// store it: the client forgets having polled it, so that the commit of
+// polled offsets on revoke and close leaves it uncommitted (committing it
+// would lose its pages), and the partition's next owner processes it.
+func (p *Parser) abandon() {
+	p.kafka.SetOffsets(p.kafka.CommittedOffsets())
+	p.kafka.AllowRebalance()
 }
 
 // pending is one fetch result on its way to the store.
@@ -553,7 +611,11 @@ func (p *Parser) archiveOne(pd *pending, batch []*pending) error {
 	default:
 		loc, err = p.archive.WriteCapture(wc)
 	}
-	if err != nil && !errors.Is(err, warc.ErrOnClose) {
+	if err != nil && (p.cfg.RollEachBatch || !errors.Is(err, warc.ErrOnClose)) {
+		// With RollEachBatch, OnClose is what makes a segment durable: a
+		// segment this write filled and closed whose upload failed would
+		// leave the batch's captures pointing at an object that is not
+		// there, so the batch fails and is retried.
 		return fmt.Errorf("write WARC for %s: %w", pg.URL, err)
 	}
 	if err != nil {
