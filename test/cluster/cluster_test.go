@@ -35,13 +35,19 @@ type cluster struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
+	return newClusterOn(t, pgtest.DSN(t), s3test.Endpoint(t))
+}
+
+// newClusterOn is newCluster on the database db and the bucket blobs name.
+func newClusterOn(t *testing.T, db, blobs string) *cluster {
+	t.Helper()
 	seeds := brokertest.Start(t)
 	c := &cluster{
 		t:      t,
 		seeds:  seeds,
 		broker: "kafka://" + strings.Join(seeds, ","),
-		db:     pgtest.DSN(t),
-		blobs:  s3test.Endpoint(t),
+		db:     db,
+		blobs:  blobs,
 		cache:  redistest.URL(t),
 	}
 	addr := freeAddr(t)
