@@ -46,16 +46,18 @@ func (f *Fetcher) consume(ctx context.Context) error {
 		recs := fetches.Records()
 		if len(recs) > 0 {
 			if err := f.admitRecords(ctx, recs); err != nil {
-				// The store is down or ctx ended: do not commit; the records are
-				// polled again after a restart or rebalance.
+				// The store is down or ctx ended: do not commit. Rewind to the
+				// uncommitted records before anything else may commit (a
+				// revoke, the stop): the client commits what it polled, which
+				// would skip them for good. They are polled again next, or by
+				// the partition's next owner.
+				f.rewind()
 				f.kafka.AllowRebalance()
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				f.log.Error("admit urls", "err", err)
 				sleep(ctx, time.Second)
-				// Rewind to the uncommitted records so none is skipped.
-				f.rewind()
 				continue
 			}
 			if err := f.kafka.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {

@@ -39,7 +39,13 @@ func testConfig() Config {
 // stop is called; stop returns Run's error.
 func startFetcher(t *testing.T, e *testenv.Env, cfg Config) (f *Fetcher, stop func() error) {
 	t.Helper()
-	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
+	return startFetcherOn(t, e, e.DB, cfg)
+}
+
+// startFetcherOn is startFetcher on the store st instead of e's.
+func startFetcherOn(t *testing.T, e *testenv.Env, st Store, cfg Config) (f *Fetcher, stop func() error) {
+	t.Helper()
+	f, err := New(cfg, st, e.Options(), nil, e.Log)
 	if err != nil {
 		t.Fatal(err)
 	}

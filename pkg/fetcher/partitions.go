@@ -30,13 +30,9 @@ func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[stri
 	}()
 	var hosts, urls int
 	for _, p := range assigned[queue.TopicURLs] {
-		h, u, err := f.loadPartition(ctx, p)
+		h, u, err := f.loadPartitionRetrying(ctx, p)
 		if err != nil {
-			// Without its state the partition cannot be served politely; leave
-			// the group so another member (or a restart) takes over.
-			f.log.Error("load partition", "partition", p, "err", err)
-			f.kafka.LeaveGroup()
-			return
+			return // the stop began or the client is closing
 		}
 		hosts += h
 		urls += u
@@ -44,6 +40,43 @@ func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[stri
 	f.log.Info("partitions assigned", "partitions", len(assigned[queue.TopicURLs]), "hosts", hosts, "queued", urls, "took", time.Since(start).Round(time.Millisecond))
 }
 
+// Partition loads that fail are tried again after loadRetryMin, doubling up
+// to loadRetryMax between tries.
+const (
+	loadRetryMin = 500 * time.Millisecond
+	loadRetryMax = 10 * time.Second
+)
+
+// loadPartitionRetrying loads a partition until the store answers, or the
+// stop begins or ctx ends. Without its state a partition cannot be served
+// politely, and another member would meet the same store: waiting here
+// keeps the partition (heartbeats go on during the callback) and holds
+// admission until it is loaded, and the crawl resumes by itself when the
+// store comes back. (Leaving the group instead, from inside the rebalance,
+// waited for that rebalance to end, and a member that left would never
+// come back.)
+func (f *Fetcher) loadPartitionRetrying(ctx context.Context, p int32) (hosts, urls int, err error) {
+	wait := loadRetryMin
+	for attempt := 1; ; attempt++ {
+		hosts, urls, err = f.loadPartition(ctx, p)
+		if err == nil {
+			if attempt > 1 {
+				f.log.Info("partition loaded after store errors", "partition", p, "attempts", attempt)
+			}
+			return hosts, urls, nil
+		}
+		f.log.Error("load partition; retrying", "partition", p, "attempt", attempt, "retry_in", wait, "err", err)
+		if perr := f.pause(ctx, wait); perr != nil {
+			return 0, 0, perr
+		}
+		wait = min(2*wait, loadRetryMax)
+	}
+}
+
+// loadPartition reads a partition's hosts, URL hashes and queued URLs from
+// the store and takes them into the frontier. A failed load leaves nothing
+// queued twice when it is tried again: the queued URLs are pushed only once
+// all are read, and the rest can be applied again.
 func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, err error) {
 	rows, err := f.store.Hosts(ctx, p)
 	if err != nil {
@@ -80,7 +113,15 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 	if err != nil {
 		return 0, 0, err
 	}
+	var queued []store.URL
 	err = f.store.QueuedURLs(ctx, p, func(u store.URL) error {
+		queued = append(queued, u)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, u := range queued {
 		f.mu.Lock()
 		hi := f.hostOf(u.Host)
 		if hi.scheme == "" {
@@ -88,10 +129,8 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 		}
 		f.mu.Unlock()
 		f.fr.Push(itemOf(u, false))
-		urls++
-		return nil
-	})
-	return len(rows), urls, err
+	}
+	return len(rows), len(queued), nil
 }
 
 // revoked hands partitions back: their hosts stop being scheduled, requests in

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,6 +50,81 @@ func storeFaultAudit() synthweb.AuditConfig {
 	ac := auditConfig()
 	ac.DefaultDelay, ac.MaxDelay = storeFaultDelay, time.Second
 	return ac
+}
+
+// TestFaultPostgresOutage: PostgreSQL goes away twice under a crawl. First a
+// network partition of 30 s (the proxy forwards no byte, open connections and
+// new ones hang, as when packets are dropped), during which the parser is
+// stopped and another started; then a crash of the server (immediate
+// shutdown) that keeps it down for 6 s before it starts again on the same
+// data and runs crash recovery, during which a fetcher leaves and the other
+// is handed its partitions. Through both, no tier may commit a Kafka offset
+// whose records' effect is not in the store (the committed offsets of both
+// groups stand still while the store is cut off), stops take seconds, no
+// process fails, and once the store is back the crawl finishes by itself
+// with nothing lost or stored twice.
+func TestFaultPostgresOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster crawl; skipped with -short")
+	}
+	pg := pgtest.NewServer(t)
+	px, err := faultproxy.ListenTCP(pg.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	w, f := startStoreFault(t, dsnVia(t, pg.DSN(t), px.Addr()), s3test.Endpoint(t))
+	c, total := f.c, storeFaultHosts*storeFaultPages
+
+	waitPages(t, w, total/4, time.Minute)
+	px.Set(faultproxy.Blackhole)
+	cut := time.Now()
+	t.Logf("PostgreSQL cut off (blackhole) at %d pages", countPages(w))
+	// A store write that finished before the cut may still commit its
+	// offsets; nothing written after it can.
+	time.Sleep(3 * time.Second)
+	frozen := f.offsets()
+	atFreeze := countPages(w)
+	// A stop during the partition is as prompt as any (invariant 9), and
+	// the parser that replaces it waits for the store.
+	f.requirePromptStop(c.parsers[0])
+	c.startParser("parser-2", f.listen("parser-2")...)
+	time.Sleep(30*time.Second - time.Since(cut))
+	f.requireFrozen("during the partition", frozen)
+	f.requireRunning()
+	f.observe()
+	px.Set(faultproxy.Pass)
+	t.Logf("partition healed after %v; %d page requests while it lasted (from the fetchers' queues)", time.Since(cut).Round(time.Second), countPages(w)-atFreeze)
+
+	healed := countPages(w)
+	waitPages(t, w, max(healed+total/10, 2*total/3), time.Minute)
+	pg.Crash()
+	crashed := time.Now()
+	t.Logf("PostgreSQL crashed at %d pages (%d since the partition healed)", countPages(w), countPages(w)-healed)
+	time.Sleep(time.Second)
+	frozen = f.offsets()
+	// A fetcher leaves while the store is down: the other one is handed
+	// its partitions and cannot load them yet.
+	f.requirePromptStop(c.fetchers[1])
+	time.Sleep(5 * time.Second)
+	f.requireFrozen("while PostgreSQL was down", frozen)
+	pg.Start(t)
+	t.Logf("PostgreSQL up again after %v", time.Since(crashed).Round(100*time.Millisecond))
+
+	waitIdle(t, c.api, 2*time.Minute)
+	f.requireRunning()
+	f.observe()
+	for _, p := range f.procs() {
+		p.stop(t)
+	}
+	// fetcher-2 left while the store was down: the fetched marks it could not
+	// save leave their URLs queued in the store, and fetcher-1, loading its
+	// partitions, may fetch them again before the parser stores the first
+	// fetch. Those are the only duplicates allowed.
+	unsaved := f.unsavedMarks(c.fetchers[1])
+	t.Logf("fetcher-2 left %d fetched marks unsaved", unsaved)
+	requireClean(t, w.Audit(storeFaultAudit()), unsaved)
+	c.checkStored(w)
 }
 
 // TestFaultS3Errors: the object store fails under a crawl. For 10 s every
@@ -155,6 +231,17 @@ func endpointThrough(t *testing.T, bucket, endpoint string) string {
 	return u.String()
 }
 
+// dsnVia returns dsn pointed at addr (a proxy) instead of its server.
+func dsnVia(t *testing.T, dsn, addr string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	return u.String()
+}
+
 // storeFault watches a cluster through a store fault.
 type storeFault struct {
 	t   *testing.T
@@ -244,6 +331,38 @@ func (s *storeFault) gone(p *proc) bool {
 
 func (s *storeFault) procs() []*proc {
 	return append(append([]*proc{s.c.frontier}, s.c.fetchers...), s.c.parsers...)
+}
+
+// requirePromptStop stops p with SIGTERM and fails the test unless it exits
+// within 10 s (invariant 9, "stops are prompt"); then it is killed.
+func (s *storeFault) requirePromptStop(p *proc) {
+	s.t.Helper()
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		s.t.Logf("%s stopped (SIGTERM) in %v: %v", p.name, time.Since(start).Round(10*time.Millisecond), p.err)
+	case <-time.After(10 * time.Second):
+		s.t.Errorf("%s still running 10 s after SIGTERM", p.name)
+		p.kill()
+	}
+}
+
+// unsavedMarks returns how many URL updates a fetcher could not save at its
+// stop, from its log.
+func (s *storeFault) unsavedMarks(p *proc) int {
+	b, _ := os.ReadFile(p.log)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		var rec struct{ Msg, Err string }
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != "save fetcher state on shutdown" {
+			continue
+		}
+		if _, err := fmt.Sscanf(rec.Err, "update %d urls", &n); err != nil {
+			s.t.Errorf("%s: cannot read the unsaved updates from %q", p.name, rec.Err)
+		}
+	}
+	return n
 }
 
 // requireRunning fails the test if a process has exited: the tiers must ride
