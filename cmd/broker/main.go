@@ -21,6 +21,10 @@
 // one process. Each flag can also be set by an environment variable
 // CRAWLER_BROKER_<NAME> (-sync-writes -> CRAWLER_BROKER_SYNC_WRITES), prefixed so
 // they never collide with the crawler's own CRAWLER_LISTEN or CRAWLER_DATA.
+//
+// For fault testing, -inject-errors fails a share of produce, fetch and offset
+// commit requests with retriable errors (see injectKinds), chosen by a seed; the
+// count of failed requests of each kind is logged when the broker stops.
 package main
 
 import (
@@ -50,14 +54,15 @@ func main() {
 
 // Config is the broker's configuration.
 type Config struct {
-	Listen         string        // comma-separated host:port, one per broker, or one to count up from
-	DataDir        string        // where the log, topics and groups live
-	Brokers        int           // listeners (broker node IDs) in the cluster
-	SyncWrites     bool          // fsync every produced batch
-	BrokerConfigs  brokerConfigs // kfake broker-level configs, key=value
-	LogLevel       string        // debug, info, warn, error
-	LogFormat      string        // text or json
-	StopOnStdinEOF bool          // stop when standard input closes (brokertest uses it)
+	Listen         string         // comma-separated host:port, one per broker, or one to count up from
+	DataDir        string         // where the log, topics and groups live
+	Brokers        int            // listeners (broker node IDs) in the cluster
+	SyncWrites     bool           // fsync every produced batch
+	BrokerConfigs  brokerConfigs  // kfake broker-level configs, key=value
+	LogLevel       string         // debug, info, warn, error
+	LogFormat      string         // text or json
+	StopOnStdinEOF bool           // stop when standard input closes (brokertest uses it)
+	InjectErrors   errorInjection // fault testing: requests to fail with retriable errors
 
 	listenAddrs []string   // Listen expanded to one address per broker, set by Validate
 	level       slog.Level // LogLevel parsed by Validate
@@ -74,6 +79,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error (debug includes kfake's request log)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&c.StopOnStdinEOF, "stop-on-stdin-eof", false, "stop cleanly when standard input closes, so a parent process that dies takes the broker with it")
+	fs.Var(&c.InjectErrors, "inject-errors", "for fault testing only: fail this share (0 to 1) of produce, fetch and offset commit requests with retriable errors, e.g. produce=0.1,fetch=0.05,commit=0.2,seed=7; "+
+		"produce fails with NOT_LEADER_OR_FOLLOWER or REQUEST_TIMED_OUT (after appending), fetch with NOT_LEADER_OR_FOLLOWER or KAFKA_STORAGE_ERROR, commit with COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR or REQUEST_TIMED_OUT (after committing); "+
+		"which requests fail follows from the seed and their order")
 }
 
 // Validate checks the configuration and expands -listen to one address per broker.
@@ -206,6 +214,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	addrs := c.ListenAddrs()
 	log.Info("broker started", "addrs", strings.Join(addrs, ","), "data", cfg.DataDir, "sync_writes", cfg.SyncWrites)
+	var injected func() string
+	if cfg.InjectErrors.enabled() {
+		injected = cfg.InjectErrors.install(c)
+		log.Warn("injecting errors for fault testing", "inject_errors", cfg.InjectErrors.String())
+	}
 	fmt.Fprintf(stdout, "listening %s\n", strings.Join(addrs, ","))
 
 	stop := make(chan string, 2)
@@ -224,6 +237,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	why := <-stop
 	log.Info("stopping broker", "reason", why)
+	if injected != nil {
+		log.Info("injected errors", "failed_requests", injected())
+	}
 	done := make(chan struct{})
 	go func() {
 		c.Close() // closes the listeners, then flushes segments and state to -data

@@ -89,10 +89,11 @@ func Name(prefix string) string {
 type Option func(*options)
 
 type options struct {
-	brokers    int
-	syncWrites bool
-	dataDir    string
-	configs    map[string]string
+	brokers      int
+	syncWrites   bool
+	dataDir      string
+	configs      map[string]string
+	injectErrors string
 }
 
 // Brokers sets the number of brokers (listeners) of the process; the default is 1.
@@ -109,6 +110,11 @@ func DataDir(dir string) Option { return func(o *options) { o.dataDir = dir } }
 func BrokerConfig(key, value string) Option {
 	return func(o *options) { o.configs[key] = value }
 }
+
+// InjectErrors makes the broker fail a share of produce, fetch and offset commit
+// requests with retriable errors, as -inject-errors does
+// ("produce=0.1,fetch=0.05,commit=0.2,seed=7"); for fault tests.
+func InjectErrors(spec string) Option { return func(o *options) { o.injectErrors = spec } }
 
 func newOptions(opts []Option) options {
 	o := options{brokers: 1, configs: map[string]string{}}
@@ -130,6 +136,9 @@ func (o options) args() []string {
 	args := []string{"-data", o.dataDir, "-brokers", strconv.Itoa(o.brokers), "-stop-on-stdin-eof"}
 	if o.syncWrites {
 		args = append(args, "-sync-writes")
+	}
+	if o.injectErrors != "" {
+		args = append(args, "-inject-errors", o.injectErrors)
 	}
 	keys := make([]string, 0, len(o.configs))
 	for k := range o.configs {
@@ -188,6 +197,9 @@ func (p *Process) Addrs() []string {
 	defer p.mu.Unlock()
 	return append([]string(nil), p.addrs...)
 }
+
+// Log returns the end of the broker's log (standard error) over all its starts.
+func (p *Process) Log() string { return p.stderr.String() }
 
 // DataDir returns the broker's data folder.
 func (p *Process) DataDir() string { return p.dataDir }
