@@ -265,6 +265,8 @@ type Fetcher struct {
 	halted    chan struct{} // closed when the stop begins: nothing new is requested after it
 	haltOnce  sync.Once
 	cancelled atomic.Int64 // requests cut by the end of a stop's grace
+
+	unacked unackedResults // fetch results the broker has not acknowledged
 }
 
 // hostInfo is what the fetcher knows about an owned host besides its queue.

@@ -28,6 +28,7 @@ func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[stri
 		f.assignGen++
 		f.mu.Unlock()
 	}()
+	f.settleResults(ctx, assigned[queue.TopicURLs])
 	var hosts, urls int
 	for _, p := range assigned[queue.TopicURLs] {
 		h, u, err := f.loadPartitionRetrying(ctx, p)

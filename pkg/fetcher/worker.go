@@ -58,6 +58,14 @@ func (f *Fetcher) work(ctx context.Context) {
 			lease.Done(frontier.Outcome{})
 			return
 		}
+		if f.unacked.pending(lease.Host) {
+			// One result per host on its way to the broker at a time: until it
+			// is acknowledged its URL is still queued in the store, and all
+			// that a broker outage can cost in requests made again is one
+			// per host.
+			lease.Done(frontier.Outcome{Until: time.Now().Add(ackWait)})
+			continue
+		}
 		ok, out, server, token := f.serverTurn(ctx, lease)
 		if !ok {
 			lease.Done(out) // the host waits for its server
@@ -375,8 +383,10 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 	}
 	rec := &kgo.Record{Topic: queue.TopicPages, Key: []byte(it.URL), Value: v, Partition: queue.PagePartitionOf(it.URL, f.cfg.PagesPartitions)}
 	f.inFlight.Add(1)
+	f.unacked.add(it.Host, it.Partition, 1)
 	f.kafka.Produce(context.Background(), rec, func(_ *kgo.Record, err error) {
 		defer f.inFlight.Add(-1)
+		defer f.unacked.add(it.Host, it.Partition, -1) // after the URL's mark is queued
 		if err != nil {
 			// Left queued in the store: a restart fetches it again.
 			f.log.Error("produce fetch result", "url", it.URL, "err", err)
