@@ -41,7 +41,13 @@ func newCluster(t *testing.T) *cluster {
 // newClusterOn is newCluster on the database db and the bucket blobs name.
 func newClusterOn(t *testing.T, db, blobs string) *cluster {
 	t.Helper()
-	seeds := brokertest.Start(t)
+	return newClusterWith(t, brokertest.Start(t), db, blobs)
+}
+
+// newClusterWith is newClusterOn on the brokers seeds name (a broker process
+// the test may stop, kill and start again).
+func newClusterWith(t *testing.T, seeds []string, db, blobs string) *cluster {
+	t.Helper()
 	c := &cluster{
 		t:      t,
 		seeds:  seeds,
