@@ -63,8 +63,10 @@ func TestBindHoldsServerLimits(t *testing.T) {
 
 // TestServerLimitsUnderLoad runs workers over many hosts on a few servers,
 // in real time, and checks from the leases themselves that no server ever had
-// more than its concurrency in flight nor two starts closer than its delay,
-// and that every URL was served.
+// more than its concurrency in flight, and that every URL was served. (The
+// delay between two starts is checked on the fake clock above: measured here,
+// a worker descheduled between its slot and its clock reading under -race
+// makes two starts look closer than they were granted.)
 func TestServerLimitsUnderLoad(t *testing.T) {
 	const (
 		conc    = 2
@@ -83,7 +85,6 @@ func TestServerLimitsUnderLoad(t *testing.T) {
 	}
 	var mu sync.Mutex
 	inFlight := map[string]int{}
-	lastStart := map[string]time.Time{}
 	served, maxIn := 0, 0
 	var violations []string
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -106,16 +107,11 @@ func TestServerLimitsUnderLoad(t *testing.T) {
 				}
 				_, ok := l.Take()
 				mu.Lock()
-				now := time.Now()
 				inFlight[s]++
 				maxIn = max(maxIn, inFlight[s])
 				if inFlight[s] > conc {
 					violations = append(violations, fmt.Sprintf("%d in flight to %s", inFlight[s], s))
 				}
-				if last, ok := lastStart[s]; ok && now.Sub(last) < delay {
-					violations = append(violations, fmt.Sprintf("starts %v apart on %s", now.Sub(last), s))
-				}
-				lastStart[s] = now
 				mu.Unlock()
 				time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
 				mu.Lock()
