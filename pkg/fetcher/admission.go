@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,6 +45,17 @@ func (f *Fetcher) consume(ctx context.Context) error {
 			f.log.Warn("fetch from kafka", "topic", t, "partition", p, "err", err)
 		})
 		recs := fetches.Records()
+		if len(recs) > 0 && !f.awaitMembership(ctx) {
+			// Fenced: the group may have given these partitions to another
+			// fetcher, which has loaded their queued URLs already; a URL
+			// admitted now would wait in the store where nobody serves it.
+			// The records stay uncommitted for whoever owns them (rewound
+			// first, as after a failed admission).
+			f.rewind()
+			f.kafka.AllowRebalance()
+			f.log.Info("admission held: group membership unconfirmed", "records", len(recs))
+			continue
+		}
 		if len(recs) > 0 {
 			if err := f.admitRecords(ctx, recs); err != nil {
 				// The store is down or ctx ended: do not commit. Rewind to the
@@ -56,7 +68,11 @@ func (f *Fetcher) consume(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				f.log.Error("admit urls", "err", err)
+				if errors.Is(err, errFenced) {
+					f.log.Info("admission stopped: group membership unconfirmed", "records", len(recs))
+				} else {
+					f.log.Error("admit urls", "err", err)
+				}
 				sleep(ctx, time.Second)
 				continue
 			}
@@ -66,6 +82,36 @@ func (f *Fetcher) consume(ctx context.Context) error {
 		}
 		f.kafka.AllowRebalance()
 	}
+}
+
+// awaitMembership reports whether the group membership is confirmed, waiting
+// up to one fencing window for it. A member whose heartbeats lapsed hears
+// again within a heartbeat or two if it is still in the group; if it is not,
+// the client must be let go on to drop its partitions (rebalances wait for the
+// poll being processed), so the wait is bounded.
+func (f *Fetcher) awaitMembership(ctx context.Context) bool {
+	deadline := time.Now().Add(f.member.timeout)
+	for !f.member.confirmed(time.Now()) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		sleep(ctx, 20*time.Millisecond)
+	}
+	return true
+}
+
+// errFenced ends an admission whose membership lapsed before it wrote to the
+// store.
+var errFenced = errors.New("group membership unconfirmed")
+
+// fenceCheck returns errFenced unless the membership is confirmed. Admission
+// calls it just before each write that queues URLs in the store: the
+// process may have been paused since the poll (and the partition moved).
+func (f *Fetcher) fenceCheck() error {
+	if !f.member.confirmed(time.Now()) {
+		return errFenced
+	}
+	return nil
 }
 
 // rewind resets every owned partition to its committed offset.
@@ -224,6 +270,9 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		}
 	}
 
+	if err := f.fenceCheck(); err != nil {
+		return err
+	}
 	claimed, err := f.claimRevisits(ctx, revisits)
 	if err != nil {
 		return fmt.Errorf("claim %d revisits: %w", len(revisits), err)
@@ -286,6 +335,12 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	for i, c := range fresh {
 		rows[i] = c.row
 		hashes[i] = c.row.Hash
+	}
+	if err := f.fenceCheck(); err != nil {
+		f.mu.Lock()
+		f.unbudget(fresh, nil)
+		f.mu.Unlock()
+		return err
 	}
 	start := time.Now()
 	inserted, err := f.store.AdmitURLs(ctx, rows)

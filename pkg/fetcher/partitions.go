@@ -147,6 +147,7 @@ func (f *Fetcher) revoked(ctx context.Context, cl *kgo.Client, revoked map[strin
 // lost drops partitions whose ownership could not be kept. Their state is not
 // saved: another member may already own them.
 func (f *Fetcher) lost(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
+	f.member.lost()
 	f.release(ctx, lost[queue.TopicURLs], false)
 }
 

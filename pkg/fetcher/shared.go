@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -109,9 +110,22 @@ func (f *Fetcher) sharedNextAllowed(ctx context.Context, host string) (time.Time
 // whose heartbeats fail may already have been removed from the group, and its hosts
 // given to another fetcher; it must stop fetching before its session could expire
 // so that two fetchers never serve one host (no zombie fetches).
+//
+// The client's hook sees that an answer arrived, not what it said, and a
+// member that was paused (SIGSTOP, a frozen VM, a stalled host) past its
+// session is answered "unknown member": the group has given its partitions
+// away, and the client will report them lost only after the answer. So once
+// the membership has lapsed one answer does not confirm it: the next one
+// does, to a heartbeat sent after the first answer came (the client sends
+// none while it drops a dead session), as does a new assignment. An answer
+// counts from when its heartbeat was sent, so one read late, after a pause,
+// confirms nothing about the time since.
 type membership struct {
-	last    atomic.Int64 // unix nanoseconds of the last heartbeat answer
+	last    atomic.Int64 // unix nanoseconds the membership was last confirmed
 	timeout time.Duration
+
+	mu      sync.Mutex
+	pending int64 // unix nanoseconds of an answer to a heartbeat sent while lapsed; 0 if none
 }
 
 // Heartbeat request keys: the classic protocol and KIP-848's.
@@ -121,13 +135,53 @@ const (
 )
 
 // OnBrokerRead implements kgo.HookBrokerRead.
-func (m *membership) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+func (m *membership) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, readWait, timeToRead time.Duration, err error) {
 	if err == nil && (key == keyHeartbeat || key == keyConsumerGroupHeartbeat) {
-		m.touch()
+		now := time.Now()
+		m.answered(now.Add(-readWait-timeToRead), now)
 	}
 }
 
-func (m *membership) touch() { m.last.Store(time.Now().UnixNano()) }
+// answered records the answer, received at received, to a heartbeat sent at
+// sent.
+func (m *membership) answered(sent, received time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last := time.Unix(0, m.last.Load())
+	switch {
+	case sent.Sub(last) < m.timeout:
+		// Sent while the membership stood: the coordinator heard from us
+		// in time, and the session runs on from when it did.
+		if sent.After(last) {
+			m.last.Store(sent.UnixNano())
+		}
+	case m.pending != 0 && sent.UnixNano() > m.pending:
+		// The second answer after a lapse: the first did not end the
+		// session, or the client would not have sent this heartbeat.
+		m.last.Store(sent.UnixNano())
+		m.pending = 0
+	default:
+		m.pending = received.UnixNano()
+	}
+}
+
+// touch confirms the membership: the coordinator has just assigned us
+// partitions.
+func (m *membership) touch() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last.Store(time.Now().UnixNano())
+	m.pending = 0
+}
+
+// lost ends the membership: the client found its session gone. Only a new
+// assignment confirms it again.
+func (m *membership) lost() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last.Store(0)
+	m.pending = 0
+}
 
 // confirmed reports whether the membership was confirmed recently enough.
 func (m *membership) confirmed(now time.Time) bool {
