@@ -306,8 +306,7 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 		out := frontier.Outcome{Requested: true, At: done, Failed: true}
 		retriable := !errors.Is(err, fetch.ErrBlockedAddress) && !errors.Is(err, fetch.ErrInvalidURL)
 		if retriable && it.Attempts < f.cfg.MaxRetries {
-			it.Attempts++
-			lease.Requeue(it)
+			f.retry(lease, it, 0)
 			return out
 		}
 		f.noteError(lease.Host)
@@ -329,8 +328,7 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 		f.errCount.Add(1)
 	}
 	if (resp.Status >= 500 || resp.Status == 429) && it.Attempts < f.cfg.MaxRetries {
-		it.Attempts++
-		lease.Requeue(it)
+		f.retry(lease, it, resp.Status)
 		return out
 	}
 	if resp.Status >= 500 {
@@ -339,6 +337,16 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 	f.finished(it)
 	f.produce(it, resp, hash)
 	return out
+}
+
+// retry puts a URL whose fetch failed back in its host's queue, and records
+// the attempt in the store (the URL stays queued): whoever fetches it next,
+// this fetcher, the partition's next owner or a restarted crawl, counts its
+// retries on from there instead of from zero.
+func (f *Fetcher) retry(lease *frontier.Lease, it frontier.Item, status int) {
+	it.Attempts++
+	lease.Requeue(it)
+	f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateQueued, Status: status, Attempts: it.Attempts})
 }
 
 // finished counts a revisit off its host's revisit budget once its fetch is
