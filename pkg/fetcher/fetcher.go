@@ -144,13 +144,14 @@ const (
 // process that was asked to stop. Requests in flight get DefaultStopGrace to
 // finish, since most answers are a few hundred milliseconds from done and
 // keeping them saves a re-fetch; the rest are cancelled and stay queued.
-// MaxStopGrace keeps the whole stop (grace, then stopFlushTimeout and
-// stopSaveTimeout) under ten seconds.
+// MaxStopGrace keeps the whole stop (grace, then stopFlushTimeout,
+// stopSaveTimeout and stopLeaveTimeout) within ten seconds.
 const (
 	DefaultStopGrace = 3 * time.Second
 	MaxStopGrace     = 5 * time.Second
 	stopFlushTimeout = 2 * time.Second // fetch results on their way to crawl.pages
 	stopSaveTimeout  = 2 * time.Second // URL states, host state and offsets
+	stopLeaveTimeout = time.Second     // leaving the group
 )
 
 // Validate checks the configuration.
@@ -558,13 +559,36 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	if cerr := f.kafka.CommitUncommittedOffsets(finalCtx); cerr != nil {
 		f.log.Warn("commit offsets on shutdown", "err", cerr)
 	}
-	f.kafka.CloseAllowingRebalance()
+	f.leaveGroup()
 	f.client.Close()
 	f.log.Info("fetcher stopped", "took", time.Since(began).Round(time.Millisecond), "fetched", f.fetched.Load())
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil
 	}
 	return err
+}
+
+// leaveGroup closes the Kafka client, which leaves the group, waiting
+// stopLeaveTimeout at most. That takes milliseconds, except for a static
+// member (-instance-id) while its group rebalances: it can leave only once
+// the coordinator answers its JoinGroup, which waits for every member to
+// rejoin, one that stopped without leaving included, up to that member's
+// session timeout. Everything is saved and committed by now, so the stop
+// does not wait for it; the coordinator drops this member when its session
+// ends, as it would after a crash.
+func (f *Fetcher) leaveGroup() {
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		f.kafka.CloseAllowingRebalance()
+	}()
+	t := time.NewTimer(stopLeaveTimeout)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
+		f.log.Warn("leave group: the coordinator has not answered; stopping without waiting", "waited", stopLeaveTimeout)
+	}
 }
 
 // saveLoop persists URL updates and dirty hosts periodically.

@@ -152,6 +152,15 @@ func (f *Fetcher) lost(ctx context.Context, _ *kgo.Client, lost map[string][]int
 }
 
 func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
+	// A store that refuses one partition's save (down, disk full) usually
+	// refuses them all: each is tried, and the failures are logged once.
+	var unsaved []int32
+	var saveErr error
+	defer func() {
+		if saveErr != nil {
+			f.log.Error("save host state on revoke", "partitions", len(unsaved), "of", len(parts), "first_partition", unsaved[0], "err", saveErr)
+		}
+	}()
 	for _, p := range parts {
 		waitCtx, cancel := context.WithTimeout(ctx, 2*f.cfg.Fetch.TotalTimeout)
 		states, err := f.fr.RemovePartition(waitCtx, p)
@@ -180,7 +189,10 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
 				f.log.Warn("flush fetch results on revoke", "partition", p, "err", err)
 			}
 			if err := f.saveState(ctx, states); err != nil {
-				f.log.Error("save host state on revoke", "partition", p, "err", err)
+				unsaved = append(unsaved, p)
+				if saveErr == nil {
+					saveErr = err
+				}
 			}
 			f.mu.Lock()
 			for _, s := range states {
