@@ -59,6 +59,7 @@ type Config struct {
 	WARCSegmentBytes int64
 	WARCGzipLevel    int
 	Parsers          int
+	MinFreeMiB       int64
 	LogFormat        string
 	Fetcher          fetcher.Config
 }
@@ -77,6 +78,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.WARCSegmentBytes, "warc-segment-bytes", 1<<30, "roll WARC segments at this size")
 	fs.IntVar(&c.WARCGzipLevel, "warc-gzip-level", warc.DefaultLevel, "gzip level of WARC records, 1 (fastest) to 9 (smallest); the default 3 takes 28% less CPU per record than 6 for 4-8% more bytes on uncompressed HTML")
 	fs.IntVar(&c.Parsers, "parsers", 2, "parser tier members in this process; each takes a share of crawl.pages' partitions, so one's disk and store waits overlap another's parsing")
+	fs.Int64Var(&c.MinFreeMiB, "min-free-mib", 64, "stop with an error when the data folder's file system has less free space than this, in MiB, while the stop can still save its state; the same command resumes once space is freed (0: only when nothing is left)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	c.Fetcher.RegisterFlags(fs)
 }
@@ -98,6 +100,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Parsers < 1 || c.Parsers > queue.EmbeddedPagesPartitions {
 		errs = append(errs, fmt.Errorf("-parsers %d: want 1..%d", c.Parsers, queue.EmbeddedPagesPartitions))
+	}
+	if c.MinFreeMiB < 0 {
+		errs = append(errs, errors.New("-min-free-mib must not be negative"))
 	}
 	if c.IdleHorizon < 0 {
 		errs = append(errs, errors.New("-idle-horizon must not be negative"))
@@ -169,6 +174,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	start := time.Now()
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return Summary{}, fmt.Errorf("create data folder: %w", err)
+	}
+	if err := checkDisk(cfg.DataDir, cfg.MinFreeMiB); err != nil {
+		return Summary{}, err
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -312,7 +320,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	defer stopTrim()
 	go trimConsumed(trimCtx, kadm.NewClient(admin), 10*time.Second, log)
 
-	reason := watch(runCtx, cfg, fet, admin, live, log)
+	reason, watchErr := watch(runCtx, cfg, fet, admin, live, log)
 
 	stopBegan := time.Now()
 	apiSrv.SetReady(false)
@@ -342,7 +350,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		sum.Store = st
 	}
 	log.Info("stop finished", "reason", reason, "took", time.Since(stopBegan).Round(time.Millisecond))
-	return sum, errors.Join(fetchErr, errors.Join(parseErrs...))
+	return sum, errors.Join(watchErr, fetchErr, errors.Join(parseErrs...))
 }
 
 // stopDrainLimit is how long after a stop began (idle or -max-pages) the
@@ -358,10 +366,12 @@ const (
 	reasonMaxPages    = "max-pages"
 	reasonMaxDuration = "max-duration"
 	reasonSignal      = "signal"
+	reasonDiskFull    = "disk-full"
 )
 
-// watch prints progress and decides when the run ends.
-func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Client, live *liveStats, log *slog.Logger) string {
+// watch prints progress and decides when the run ends. A full data folder
+// ends it with an error.
+func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Client, live *liveStats, log *slog.Logger) (string, error) {
 	adm := kadm.NewClient(admin)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -371,12 +381,15 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 		select {
 		case <-ctx.Done():
 			if errors.Is(context.Cause(ctx), errMaxDuration) {
-				return reasonMaxDuration
+				return reasonMaxDuration, nil
 			}
-			return reasonSignal
+			return reasonSignal, nil
 		case <-fet.LimitReached():
-			return reasonMaxPages
+			return reasonMaxPages, nil
 		case <-tick.C:
+		}
+		if err := checkDisk(cfg.DataDir, cfg.MinFreeMiB); err != nil {
+			return reasonDiskFull, err
 		}
 		// Idle is read before the backlogs, so work that leaves the fetcher
 		// after the reading is in a backlog when it is read.
@@ -398,7 +411,7 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 			idleChecks = 0
 		}
 		if idleChecks >= 4 {
-			return reasonIdle
+			return reasonIdle, nil
 		}
 	}
 }
