@@ -241,3 +241,120 @@ func (s *Server) stop() {
 		os.RemoveAll(s.dir)
 	}
 }
+
+// Private is a Redis server of one test's own, which the test may flush, stop
+// and restart: fault tests do that to the cache a cluster shares, which they
+// cannot do to the server other tests use. It listens on one loopback port for
+// its whole life, so clients configured with URL reconnect to it after a
+// restart, and keeps nothing across one (no persistence), as a Redis without
+// a disk would.
+type Private struct {
+	URL string // redis://127.0.0.1:PORT/0
+
+	t    testing.TB
+	bin  string
+	dir  string
+	port int
+	proc *testproc.Proc
+}
+
+// StartPrivate starts a private server for t, stopped when t ends. It needs
+// the redis-server binary even when EnvVar names a server.
+func StartPrivate(t testing.TB) *Private {
+	t.Helper()
+	bin, err := FindBinary()
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	dir, err := testproc.NewDir(stalePrefix)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	p := &Private{t: t, bin: bin, dir: dir}
+	err = testproc.OnFreePort(dir, func(port int) error {
+		p.port = port
+		return p.launch()
+	})
+	if err != nil {
+		t.Fatalf("redistest: private server: %v", err)
+	}
+	p.URL = "redis://127.0.0.1:" + strconv.Itoa(p.port) + "/0"
+	t.Cleanup(func() {
+		p.proc.Kill()
+		os.RemoveAll(dir)
+	})
+	return p
+}
+
+func (p *Private) launch() error {
+	addr := "127.0.0.1:" + strconv.Itoa(p.port)
+	cmd := exec.Command(p.bin, ServerArgs(p.port, p.dir, 16)...)
+	var err error
+	p.proc, err = testproc.Launch(cmd, filepath.Join(p.dir, "server.log"), 10*time.Second, 10*time.Millisecond, addr, func() bool {
+		return p.ping() == nil
+	})
+	return err
+}
+
+func (p *Private) client() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p.port), DialTimeout: time.Second, MaxRetries: -1})
+}
+
+func (p *Private) ping() error {
+	c := p.client()
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return c.Ping(ctx).Err()
+}
+
+// FlushAll empties every database of the running server (FLUSHALL).
+func (p *Private) FlushAll() {
+	p.t.Helper()
+	c := p.client()
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		p.t.Fatalf("redistest: FLUSHALL: %v", err)
+	}
+}
+
+// Keys returns the keys of database 0 that match pattern (SCAN, so a running
+// server is not blocked).
+func (p *Private) Keys(pattern string) []string {
+	p.t.Helper()
+	c := p.client()
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var keys []string
+	iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		p.t.Fatalf("redistest: SCAN %s: %v", pattern, err)
+	}
+	return keys
+}
+
+// Stop ends the server; connections to it fail until Start. Its data is gone.
+func (p *Private) Stop() {
+	p.proc.Kill()
+}
+
+// Start starts the server again on the same port, empty. A port some other
+// process took meanwhile fails the test: clients could not find the server
+// anywhere else.
+func (p *Private) Start() {
+	p.t.Helper()
+	var err error
+	for range 3 {
+		if err = p.launch(); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	p.t.Fatalf("redistest: restart on port %d: %v", p.port, err)
+}
