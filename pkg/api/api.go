@@ -72,11 +72,20 @@ type Option func(*Server)
 // WithCluster adds the consumer groups' live members to GET /api/v1/stats.
 func WithCluster(c Cluster) Option { return func(s *Server) { s.cluster = c } }
 
+// WithConsole serves h (the operator console, pkg/console) for every path outside
+// /api/, /-/ and /metrics; unknown /api/ paths still get the JSON 404. The console's
+// files hold no crawl data, so they are served without a token.
+func WithConsole(h http.Handler) Option { return func(s *Server) { s.console = h } }
+
 // Config configures the server.
 type Config struct {
 	Tokens       []string // bearer tokens; none = no auth (embedded mode on loopback)
 	MaxSeeds     int
 	MaxBodyBytes int64
+	// Public answers GET routes without a token even when tokens are set, so that
+	// the console's read-only pages open without logging in (-console-public);
+	// every other method still needs a token.
+	Public bool
 }
 
 // Server holds the handlers.
@@ -86,6 +95,7 @@ type Server struct {
 	store   store.Reader
 	live    Live
 	cluster Cluster
+	console http.Handler
 	gather  prometheus.Gatherer
 	// SHA-256 of each token
 	tokenSums [][sha256.Size]byte
@@ -173,6 +183,10 @@ func (s *Server) mux() *http.ServeMux {
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if s.console != nil && !strings.HasPrefix(r.URL.Path, "/api/") {
+			s.console.ServeHTTP(w, r)
+			return
+		}
 		writeError(w, http.StatusNotFound, "no such route: "+r.URL.Path)
 	})
 	return mux
@@ -210,7 +224,8 @@ func (s *Server) NewHTTPServer(addr string) *http.Server {
 
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if len(s.tokenSums) > 0 {
+		readOnly := r.Method == http.MethodGet || r.Method == http.MethodHead
+		if len(s.tokenSums) > 0 && !(s.cfg.Public && readOnly) {
 			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 			ok := strings.EqualFold(scheme, "Bearer") // RFC 9110: the scheme is case-insensitive
 			// Compare digests, so the time taken reveals neither a token's length
