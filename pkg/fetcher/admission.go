@@ -240,8 +240,12 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			c.level, c.operator = levelOf(u.Priority, admitLevels(f.cfg.Admit)), true
 		}
 		kind := store.KindPage
-		if u.Kind == queue.KindSitemap {
+		switch u.Kind {
+		case queue.KindSitemap:
 			kind = store.KindSitemap
+		case queue.KindSubresource:
+			// A browser tab waits for it: first in its host's queue.
+			kind, c.level = store.KindSubresource, 0
 		}
 		c.row = store.URL{
 			Hash: hash, Partition: rec.Partition, URL: norm, Host: host, Depth: u.Depth,
@@ -549,8 +553,11 @@ func levelOf(priority, levels int) int {
 
 func itemOf(u store.URL, fromRobots bool) frontier.Item {
 	kind := frontier.KindPage
-	if u.Kind == store.KindSitemap {
+	switch u.Kind {
+	case store.KindSitemap:
 		kind = frontier.KindSitemap
+	case store.KindSubresource:
+		kind = frontier.KindSubresource
 	}
 	return frontier.Item{
 		URL: u.URL, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,

@@ -371,8 +371,11 @@ func (f *Fetcher) noteError(host string) {
 // store and is fetched again after the restart: the in-flight window of invariant 4.
 func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 	kind := queue.KindPage
-	if it.Kind == frontier.KindSitemap {
+	switch it.Kind {
+	case frontier.KindSitemap:
 		kind = queue.KindSitemap
+	case frontier.KindSubresource:
+		kind = queue.KindSubresource
 	}
 	p := queue.Page{
 		FetchID: newFetchID(), URL: it.URL, Host: it.Host, Kind: kind, Depth: it.Depth,

@@ -29,8 +29,9 @@ import (
 type Kind uint8
 
 const (
-	KindPage    Kind = iota // an ordinary page
-	KindSitemap             // a sitemap or sitemap index
+	KindPage        Kind = iota // an ordinary page
+	KindSitemap                 // a sitemap or sitemap index
+	KindSubresource             // a script or data a page being rendered waits for
 )
 
 // Item is one queued URL.

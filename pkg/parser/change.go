@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"github.com/crawlcluster/crawler/pkg/simhash"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -45,7 +46,7 @@ func (p *Parser) schedule(pd *pending, hist store.URLHistory) {
 	pd.capture.Change = string(o)
 	p.metrics.changes.WithLabelValues(string(o)).Inc()
 	pol := p.cfg.Recrawl
-	if !pol.Enabled {
+	if !pol.Enabled || pd.page.Kind == queue.KindSubresource {
 		return
 	}
 	r := hist.Recrawl

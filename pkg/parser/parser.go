@@ -435,7 +435,12 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 	if pg.Location != "" && pg.Status >= 300 && pg.Status < 400 {
 		p.metrics.pages.WithLabelValues("redirect").Inc()
 		// A redirect is no page: the chain of duplicates it is on goes on.
-		out.add(pg.Location, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
+		// A sub-resource's target is one too: the browser asks for it next.
+		kind := queue.KindPage
+		if pg.Kind == queue.KindSubresource {
+			kind = queue.KindSubresource
+		}
+		out.add(pg.Location, pg, pg.Depth, pg.Redirects+1, kind, false)
 		for i := range out.cands {
 			out.cands[i].DupHops = pg.DupHops
 		}
@@ -447,6 +452,12 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 	}
 	if pg.Kind == queue.KindSitemap {
 		p.sitemap(pg, out)
+		return nil
+	}
+	if pg.Kind == queue.KindSubresource {
+		// Stored for the browser and for replay; what a page links to is
+		// read from the page's rendered DOM, not from its scripts.
+		p.metrics.pages.WithLabelValues("subresource").Inc()
 		return nil
 	}
 	if !parse.IsHTML(pg.ContentType, pg.Body) {

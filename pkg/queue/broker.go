@@ -87,8 +87,8 @@ func ClientOptions(seeds []string, log *slog.Logger) []kgo.Opt {
 	}
 }
 
-// EnsureTopics creates the crawler's topics if they are missing, crawl.pages with
-// pages partitions (PagesPartitions in a cluster, EmbeddedPagesPartitions in the
+// EnsureTopics creates the crawler's topics if they are missing, crawl.pages (and
+// crawl.render, which is keyed the same way) with pages partitions (PagesPartitions in a cluster, EmbeddedPagesPartitions in the
 // embedded crawler). A topic that exists is left as it is; PagesPartitionCount
 // reads what it has.
 func EnsureTopics(ctx context.Context, cl *kgo.Client, pages int32) error {
@@ -97,7 +97,7 @@ func EnsureTopics(ctx context.Context, cl *kgo.Client, pages int32) error {
 	for _, t := range []struct {
 		name  string
 		parts int32
-	}{{TopicURLs, Partitions}, {TopicPages, pages}, {TopicDeadLetter, 1}} {
+	}{{TopicURLs, Partitions}, {TopicPages, pages}, {TopicRender, pages}, {TopicDeadLetter, 1}} {
 		resp, err := adm.CreateTopic(ctx, t.parts, -1, cfg, t.name)
 		if err == nil {
 			err = resp.Err

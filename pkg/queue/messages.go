@@ -19,6 +19,8 @@ const (
 	pageVersion byte = 1
 	// pageVersionBodyInRaw: the body is the tail of the raw response.
 	pageVersionBodyInRaw byte = 2
+	// pageVersionRendered: a fifth section holds the rendered DOM.
+	pageVersionRendered byte = 3
 )
 
 // ErrPoison marks a record that cannot be decoded; it goes to the dead-letter topic.
@@ -30,6 +32,10 @@ const (
 	KindSitemap = "sitemap"
 	KindRobots  = "robots"
 	KindVerdict = "verdict" // a crawl.urls record that only carries a Verdict
+	// KindSubresource is a script, stylesheet or data a page needs to render,
+	// asked for by the renderer tier: fetched like a page (robots, politeness,
+	// the SSRF guard, the WARC), never parsed for links nor revisited.
+	KindSubresource = "subresource"
 )
 
 // URL is one URL candidate on crawl.urls.
@@ -135,9 +141,36 @@ type Page struct {
 	ParentPattern uint64 `json:"parent_pattern,omitempty"`
 	ParentSection uint64 `json:"parent_section,omitempty"`
 
+	// Render is what the render tier decided and did for this page: set on
+	// the way to crawl.render (Reason) and on the way back (the rest).
+	Render *Render `json:"render,omitempty"`
+
 	RawRequest  []byte `json:"-"` // for the WARC request record
 	RawResponse []byte `json:"-"` // as received, for the WARC response record
 	Body        []byte `json:"-"` // content-decoded
+	DOM         []byte `json:"-"` // the rendered document (Render.Outcome "rendered")
+}
+
+// Render outcomes.
+const (
+	RenderRendered = "rendered"
+	RenderFailed   = "failed"
+)
+
+// Render is a page's trip through the render tier.
+type Render struct {
+	Reason string `json:"reason"` // why it was sent: the signals or the host's verdict
+	// Sample marks a page rendered to learn whether its host needs it: the
+	// parser compares what rendering found with what the HTML had.
+	Sample     bool      `json:"sample,omitempty"`
+	Outcome    string    `json:"outcome,omitempty"` // "" on the way there; rendered or failed
+	Error      string    `json:"error,omitempty"`   // why it failed: timeout, crashed, hung, ...
+	TimedOut   bool      `json:"timed_out,omitempty"`
+	FinalURL   string    `json:"final_url,omitempty"`
+	Requests   int       `json:"requests,omitempty"` // sub-resources the page asked for and got
+	Blocked    int       `json:"blocked,omitempty"`  // sub-resources refused (type, robots, scope, bound)
+	RenderedAt time.Time `json:"rendered_at,omitzero"`
+	DurationMS int64     `json:"duration_ms,omitempty"`
 }
 
 // EncodePage lays a page out as version, then length-prefixed sections: JSON
@@ -151,10 +184,13 @@ func EncodePage(p Page) ([]byte, error) {
 		return nil, fmt.Errorf("encode page %s: %w", p.URL, err)
 	}
 	version, body := pageVersion, p.Body
-	if len(p.Body) > 0 && bytes.HasSuffix(p.RawResponse, p.Body) {
+	switch {
+	case len(p.DOM) > 0:
+		version = pageVersionRendered
+	case len(p.Body) > 0 && bytes.HasSuffix(p.RawResponse, p.Body):
 		version, body = pageVersionBodyInRaw, nil
 	}
-	n := 1 + 4*4 + len(meta) + len(p.RawRequest) + len(p.RawResponse) + len(body)
+	n := 1 + 5*4 + len(meta) + len(p.RawRequest) + len(p.RawResponse) + len(body) + len(p.DOM)
 	out := make([]byte, 1, n)
 	out[0] = version
 	for _, sec := range [][]byte{meta, p.RawRequest, p.RawResponse} {
@@ -165,18 +201,27 @@ func EncodePage(p Page) ([]byte, error) {
 		return binary.BigEndian.AppendUint32(out, uint32(len(p.Body))), nil
 	}
 	out = binary.BigEndian.AppendUint32(out, uint32(len(body)))
-	return append(out, body...), nil
+	out = append(out, body...)
+	if version == pageVersionRendered {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(p.DOM)))
+		out = append(out, p.DOM...)
+	}
+	return out, nil
 }
 
 // DecodePage parses a crawl.pages record value. The byte slices alias v.
 func DecodePage(v []byte) (Page, error) {
 	var p Page
-	if len(v) == 0 || (v[0] != pageVersion && v[0] != pageVersionBodyInRaw) {
+	if len(v) == 0 || (v[0] != pageVersion && v[0] != pageVersionBodyInRaw && v[0] != pageVersionRendered) {
 		return p, fmt.Errorf("%w: crawl.pages schema version %v", ErrPoison, firstByte(v))
 	}
 	rest := v[1:]
-	var secs [4][]byte
-	for i := range secs {
+	var secs [5][]byte
+	n := 4
+	if v[0] == pageVersionRendered {
+		n = 5
+	}
+	for i := range secs[:n] {
 		if len(rest) < 4 {
 			return p, fmt.Errorf("%w: crawl.pages section %d: short header", ErrPoison, i)
 		}
@@ -204,7 +249,7 @@ func DecodePage(v []byte) (Page, error) {
 	if p.URL == "" || p.FetchID == "" {
 		return p, fmt.Errorf("%w: crawl.pages record without url or fetch_id", ErrPoison)
 	}
-	p.RawRequest, p.RawResponse, p.Body = secs[1], secs[2], secs[3]
+	p.RawRequest, p.RawResponse, p.Body, p.DOM = secs[1], secs[2], secs[3], secs[4]
 	return p, nil
 }
 

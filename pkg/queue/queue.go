@@ -19,6 +19,10 @@ const (
 	TopicURLs       = "crawl.urls"       // URL candidates, key = host, partition = PartitionOf(host)
 	TopicPages      = "crawl.pages"      // fetch results, key = URL
 	TopicDeadLetter = "crawl.deadletter" // records that could not be decoded, with the reason
+	// TopicRender carries fetch results the parser tier sent to be rendered
+	// in a browser, key = URL like crawl.pages and with as many partitions;
+	// the renderer tier hands each back to crawl.pages with its rendered DOM.
+	TopicRender = "crawl.render"
 )
 
 // Partitions is the partition count of crawl.urls. Changing it moves hosts between
@@ -40,8 +44,9 @@ const EmbeddedPagesPartitions = 4
 
 // Consumer groups.
 const (
-	GroupFetchers = "fetchers"
-	GroupParsers  = "parsers"
+	GroupFetchers  = "fetchers"
+	GroupParsers   = "parsers"
+	GroupRenderers = "renderers"
 )
 
 // PartitionOf maps a host to its crawl.urls partition. It is Kafka's default keyed

@@ -95,6 +95,35 @@ func TestPageRoundTrip(t *testing.T) {
 	}
 }
 
+// A rendered page keeps its body whole beside the DOM, and its render record.
+func TestRenderedPageRoundTrip(t *testing.T) {
+	raw := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<div id=app></div>")
+	in := Page{FetchID: "f1", URL: "http://a/x", Status: 200, RawResponse: raw, Body: raw[len(raw)-18:],
+		DOM:    []byte("<html><body><div id=app><a href=/y>y</a></div></body></html>"),
+		Render: &Render{Reason: "signals: app_root", Outcome: RenderRendered, Requests: 2, RenderedAt: time.Unix(100, 0).UTC()}}
+	v, err := EncodePage(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v[0] != pageVersionRendered {
+		t.Fatalf("version %d, want %d", v[0], pageVersionRendered)
+	}
+	out, err := DecodePage(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Body, in.Body) || !bytes.Equal(out.DOM, in.DOM) || !bytes.Equal(out.RawResponse, raw) {
+		t.Fatalf("sections: body %q dom %q", out.Body, out.DOM)
+	}
+	if out.Render == nil || *out.Render != *in.Render {
+		t.Fatalf("render %+v, want %+v", out.Render, in.Render)
+	}
+	// A truncated DOM section is poison, not a short page.
+	if _, err := DecodePage(v[:len(v)-3]); !errors.Is(err, ErrPoison) {
+		t.Fatalf("truncated: %v", err)
+	}
+}
+
 func TestDecodeRejectsPoison(t *testing.T) {
 	good, _ := EncodePage(Page{FetchID: "f", URL: "http://a/"})
 	cases := map[string][]byte{
@@ -154,6 +183,8 @@ func FuzzDecodePage(f *testing.F) {
 	f.Add([]byte{pageVersion, 0, 0, 0, 2, '{', '}', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	v, _ = EncodePage(Page{FetchID: "f", URL: "http://a/", RawResponse: []byte("HTTP/1.1 200 OK\r\n\r\nx"), Body: []byte("x")})
 	f.Add(v)
+	v, _ = EncodePage(Page{FetchID: "f", URL: "http://a/", RawResponse: []byte("HTTP/1.1 200 OK\r\n\r\nx"), Body: []byte("x"), DOM: []byte("<p>y")})
+	f.Add(v)
 	f.Fuzz(func(t *testing.T, v []byte) {
 		p, err := DecodePage(v)
 		if err != nil {
@@ -167,7 +198,7 @@ func FuzzDecodePage(f *testing.F) {
 			t.Fatal(err)
 		}
 		p2, err := DecodePage(v2)
-		if err != nil || p2.URL != p.URL || !bytes.Equal(p2.Body, p.Body) || !bytes.Equal(p2.RawResponse, p.RawResponse) {
+		if err != nil || p2.URL != p.URL || !bytes.Equal(p2.Body, p.Body) || !bytes.Equal(p2.RawResponse, p.RawResponse) || !bytes.Equal(p2.DOM, p.DOM) {
 			t.Fatalf("round trip failed: %v", err)
 		}
 	})

@@ -56,6 +56,9 @@ type Kind string
 const (
 	KindPage    Kind = "page"
 	KindSitemap Kind = "sitemap"
+	// KindSubresource is a script or data a rendered page asked for
+	// (queue.KindSubresource).
+	KindSubresource Kind = "subresource"
 )
 
 // URL is one row of the urls table.
