@@ -5,6 +5,8 @@ go 1.26.8
 require (
 	github.com/andybalholm/brotli v1.2.8
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/klauspost/compress v1.20.3
 	github.com/nlnwa/gowarc/v2 v2.2.4
 	github.com/nlnwa/whatwg-url v0.6.2
@@ -18,6 +20,7 @@ require (
 )
 
 require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 )

@@ -20,7 +20,9 @@ import (
 	"time"
 
 	"github.com/crawlcluster/crawler/internal/version"
+	"github.com/crawlcluster/crawler/pkg/api"
 	"github.com/crawlcluster/crawler/pkg/config"
+	"github.com/crawlcluster/crawler/pkg/console"
 	"github.com/crawlcluster/crawler/pkg/embedded"
 )
 
@@ -36,6 +38,8 @@ func run() int {
 	var gc gcFlags
 	gc.register(fs)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	tokensFile := fs.String("api-tokens-file", "", "file of bearer tokens for the API and console of -listen, one per line ('#' comments); CRAWLER_API_TOKENS (comma-separated) also works; none = no auth")
+	fs.BoolVar(&cfg.API.Public, "console-public", false, "answer the API's read-only (GET) routes, and so the console's pages, without a token; control actions still need one")
 	memProfile := fs.String("memprofile", "", "write a heap profile to this file whenever the live heap reaches a new peak (checked every 5s; go tool pprof)")
 	config.Usage(fs)
 	fs.Usage = func() {
@@ -59,6 +63,13 @@ func run() int {
 		return 2
 	}
 	gc.apply(os.LookupEnv)
+	tokens, err := api.LoadTokens(*tokensFile)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
+		return 2
+	}
+	cfg.API.Tokens = tokens
+	cfg.APIOptions = append(cfg.APIOptions, api.WithConsole(console.Handler()))
 	log := cfg.Logger(os.Stderr)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

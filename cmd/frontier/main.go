@@ -24,6 +24,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/api"
 	"github.com/crawlcluster/crawler/pkg/backend"
 	"github.com/crawlcluster/crawler/pkg/config"
+	"github.com/crawlcluster/crawler/pkg/console"
 	"github.com/crawlcluster/crawler/pkg/lag"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -45,6 +46,7 @@ func run() int {
 	listen := fs.String("listen", ":8080", "address of the REST API, /metrics and the health endpoints")
 	tokensFile := fs.String("api-tokens-file", "", "file of bearer tokens, one per line ('#' comments); CRAWLER_API_TOKENS (comma-separated) also works; none = no auth")
 	maxSeeds := fs.Int("max-seeds", api.DefaultMaxSeeds, "URLs accepted in one seeds request")
+	consolePublic := fs.Bool("console-public", false, "answer the API's read-only (GET) routes, and so the console's pages, without a token; control actions still need one")
 	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
 		return code
@@ -92,7 +94,8 @@ func run() int {
 
 	view := &clusterView{adm: adm, store: st, start: time.Now()}
 	view.rates(ctx) // the baseline for the average
-	srv := api.New(api.Config{Tokens: tokens, MaxSeeds: *maxSeeds}, submit.New(st, cl), st, view, reg, logger.With("component", "api"), api.WithCluster(exporter))
+	srv := api.New(api.Config{Tokens: tokens, MaxSeeds: *maxSeeds, Public: *consolePublic}, submit.New(st, cl), st, view, reg, logger.With("component", "api"),
+		api.WithCluster(exporter), api.WithConsole(console.Handler()))
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		logger.Error("listen", "addr", *listen, "err", err)

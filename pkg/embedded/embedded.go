@@ -62,6 +62,10 @@ type Config struct {
 	MinFreeMiB       int64
 	LogFormat        string
 	Fetcher          fetcher.Config
+	// API configures the REST API of -listen (its tokens, -console-public) and
+	// APIOptions add to it (the console); the crawler command sets both.
+	API        api.Config
+	APIOptions []api.Option
 }
 
 // RegisterFlags registers every flag of the crawler command.
@@ -286,7 +290,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	}
 
 	var srv *http.Server
-	apiSrv := api.New(api.Config{}, sub, db, live, reg, log.With("component", "api"))
+	apiSrv := api.New(cfg.API, sub, db, live, reg, log.With("component", "api"), cfg.APIOptions...)
 	if cfg.Listen != "" {
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {

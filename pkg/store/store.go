@@ -324,3 +324,86 @@ type Store interface {
 	Reader
 	Close() error
 }
+
+// Operator control of a running crawl (pkg/control): what an operator has
+// asked for through the API, which every fetcher follows. The store is its
+// source of truth; Controls.Version grows with every change, so a fetcher
+// polls one number and reads the rest only when it moved.
+
+// Controls is the whole control state.
+type Controls struct {
+	Version  int64 // grows with every change
+	Paused   bool  // the whole crawl: no fetcher starts a request
+	PausedAt time.Time
+	Hosts    []HostControl      // by host
+	Patterns []ExclusionPattern // by ID
+}
+
+// HostControl is an operator's override of one host's politeness.
+type HostControl struct {
+	Host       string // urlnorm.Authority
+	Paused     bool
+	Delay      time.Duration // replaces the host's delay, never below its robots.txt Crawl-delay; negative = none
+	PageBudget int64         // replaces the per-host page budget; negative = none
+	UpdatedAt  time.Time
+}
+
+// NoOverride marks HostControl.Delay and PageBudget as not set.
+const NoOverride = -1
+
+// ExclusionPattern is an operator's pattern of URLs not to crawl (the
+// syntaxes are package control's).
+type ExclusionPattern struct {
+	ID        int64
+	Pattern   string
+	Syntax    string // "glob" or "regexp"
+	Host      string // only URLs of this host; "" = any host
+	CreatedAt time.Time
+	CreatedBy string
+	Excluded  int64 // queued URLs moved to excluded and candidates refused so far
+}
+
+// AuditEntry is one control action as the audit log keeps it.
+type AuditEntry struct {
+	ID     int64
+	At     time.Time
+	Actor  string // the token's name, or "anonymous" when the API has no tokens
+	Action string // e.g. "pause", "host.update", "exclusion.add"
+	Target string // the host or pattern acted on; "" for the whole crawl
+	Params string // the request's parameters as JSON
+	Result string // what was done, or why nothing was
+	Status int    // the HTTP status answered
+}
+
+// Controller is a store that keeps control state: both SQL stores are.
+type Controller interface {
+	Control() ControlStore
+}
+
+// ControlStore keeps the control state and its audit log. Every change runs
+// in one transaction with its audit entry and a new Version.
+type ControlStore interface {
+	// ControlVersion returns Controls.Version: one small read, polled by
+	// every fetcher about once a second.
+	ControlVersion(ctx context.Context) (int64, error)
+	Controls(ctx context.Context) (Controls, error)
+	// SetCrawlPaused pauses or resumes the crawl; changed is false when it
+	// already was (the audit entry is written either way).
+	SetCrawlPaused(ctx context.Context, paused bool, a AuditEntry) (changed bool, err error)
+	// SetHostControl replaces a host's overrides; a row with nothing set is
+	// deleted.
+	SetHostControl(ctx context.Context, hc HostControl, a AuditEntry) error
+	// AddExclusionPattern stores p and returns it with its ID.
+	AddExclusionPattern(ctx context.Context, p ExclusionPattern, a AuditEntry) (ExclusionPattern, error)
+	// DeleteExclusionPattern deletes a pattern: ErrNotFound when unknown
+	// (and then nothing is written).
+	DeleteExclusionPattern(ctx context.Context, id int64, a AuditEntry) error
+	// CountExcluded adds to the patterns' Excluded counts, by pattern ID;
+	// it does not change Version.
+	CountExcluded(ctx context.Context, counts map[int64]int64) error
+	// RecordAudit writes an entry of an action that changed nothing (refused).
+	RecordAudit(ctx context.Context, a AuditEntry) error
+	// AuditLog returns up to limit entries with ID below before (0 = from
+	// the newest), newest first.
+	AuditLog(ctx context.Context, before int64, limit int) ([]AuditEntry, error)
+}

@@ -1,0 +1,730 @@
+// The operator console: hash-routed pages over the crawler's JSON API
+// (api/openapi.yaml). No framework and no build step: the DOM is built with h()
+// and text nodes only (no innerHTML), so nothing the crawl found can run here.
+// Every number shown carries data-path, its place in the API answer the page
+// read (data-api), so a test can compare what is shown with the API.
+'use strict';
+
+(function () {
+  const TOKEN_KEY = 'crawler.token';
+  const POLL_MS = 2000;
+  // The control routes (pkg/api/control.go), in one place.
+  const CONTROL = {
+    crawlPause: '/api/v1/crawl/pause',
+    crawlResume: '/api/v1/crawl/resume',
+    host: (host) => '/api/v1/hosts/' + encodeURIComponent(host),
+    hostPause: (host) => '/api/v1/hosts/' + encodeURIComponent(host) + '/pause',
+    hostResume: (host) => '/api/v1/hosts/' + encodeURIComponent(host) + '/resume',
+    hostQueue: (host) => '/api/v1/hosts/' + encodeURIComponent(host) + '/queue',
+    exclusions: '/api/v1/exclusions',
+    audit: '/api/v1/audit',
+  };
+
+  const main = document.getElementById('main');
+  const loginSection = document.getElementById('login');
+  const statusLine = document.getElementById('status');
+  let pollTimer = null;
+  let renderSeq = 0; // a page left while its request was out must not draw
+
+  // ---- API -------------------------------------------------------------
+
+  class AuthError extends Error {}
+
+  async function api(path, opts) {
+    opts = opts || {};
+    const headers = {};
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = 'Bearer ' + token;
+    let body;
+    if (opts.json !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      body = JSON.stringify(opts.json);
+    }
+    const resp = await fetch(path, { method: opts.method || 'GET', headers, body, cache: 'no-store' });
+    if (resp.status === 401) {
+      if (token) sessionStorage.removeItem(TOKEN_KEY);
+      showLogin(token ? 'The token was refused; log in again.' : '');
+      throw new AuthError('unauthorized');
+    }
+    if (opts.raw) {
+      if (!resp.ok) throw new Error('HTTP ' + resp.status);
+      return resp;
+    }
+    const type = resp.headers.get('Content-Type') || '';
+    const data = type.includes('json') ? await resp.json() : await resp.text();
+    if (!resp.ok) {
+      const err = new Error((data && data.error) || ('HTTP ' + resp.status));
+      err.status = resp.status;
+      throw err;
+    }
+    return data;
+  }
+
+  // ---- DOM helpers -------------------------------------------------------
+
+  function h(tag, attrs) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'on') for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
+      else if (k === 'class') el.className = v;
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (let i = 2; i < arguments.length; i++) append(el, arguments[i]);
+    return el;
+  }
+
+  function append(el, c) {
+    if (c === undefined || c === null || c === false) return;
+    if (Array.isArray(c)) c.forEach((x) => append(el, x));
+    else if (c instanceof Node) el.appendChild(c);
+    else el.appendChild(document.createTextNode(String(c)));
+  }
+
+  const SVG = 'http://www.w3.org/2000/svg';
+  function s(tag, attrs) {
+    const el = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
+    for (let i = 2; i < arguments.length; i++) {
+      const c = arguments[i];
+      if (c instanceof Node) el.appendChild(c);
+      else if (c !== undefined && c !== null) el.appendChild(document.createTextNode(String(c)));
+    }
+    return el;
+  }
+
+  function label(key) {
+    const t = String(key).replace(/_/g, ' ');
+    return t.charAt(0).toUpperCase() + t.slice(1);
+  }
+
+  function isObj(v) { return v !== null && typeof v === 'object' && !Array.isArray(v); }
+
+  function get(obj, path) {
+    let v = obj;
+    for (const k of path.split('.')) {
+      if (!isObj(v) || !(k in v)) return undefined;
+      v = v[k];
+    }
+    return v;
+  }
+
+  // fmtNum shows integers whole (with separators) and others to 2 decimals:
+  // the tests compare the text with the API within that rounding.
+  function fmtNum(v) {
+    if (Number.isInteger(v)) return v.toLocaleString('en-US');
+    return v.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  }
+
+  function fmtSeconds(sec) {
+    if (!(sec >= 0)) return '—';
+    if (sec < 1) return Math.round(sec * 1000) + ' ms';
+    if (sec < 120) return (Math.round(sec * 10) / 10) + ' s';
+    if (sec < 7200) return Math.round(sec / 60) + ' min';
+    if (sec < 172800) return (Math.round(sec / 360) / 10) + ' h';
+    return (Math.round(sec / 8640) / 10) + ' d';
+  }
+
+  function fmtBytes(b) {
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let i = 0;
+    while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
+    return (i === 0 ? b : b.toFixed(1)) + ' ' + units[i];
+  }
+
+  // num is a number from the API at path: shown formatted, marked for tests.
+  function num(v, path) {
+    return h('span', { class: 'num', 'data-path': path }, fmtNum(v));
+  }
+
+  const TIME_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/;
+
+  // value renders any JSON value: numbers marked with their path, times in the
+  // browser's zone, objects as key/value lists and arrays of objects as tables.
+  function value(v, path) {
+    if (v === null || v === undefined) return h('span', { class: 'muted' }, '—');
+    if (typeof v === 'number') return num(v, path);
+    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (typeof v === 'string') {
+      if (TIME_RE.test(v) && !v.startsWith('0001-')) {
+        const d = new Date(v);
+        if (!isNaN(d)) return h('time', { datetime: v, title: v }, d.toLocaleString());
+      }
+      return v;
+    }
+    if (Array.isArray(v)) {
+      if (v.length === 0) return h('span', { class: 'muted' }, 'none');
+      if (v.every(isObj)) return table(v, path);
+      return h('ul', { class: 'links' }, v.map((x, i) => h('li', null, value(x, path + '.' + i))));
+    }
+    return kv(v, path);
+  }
+
+  function kv(obj, path, skip) {
+    const dl = h('dl', { class: 'kv' });
+    for (const [k, v] of Object.entries(obj)) {
+      if (skip && skip.includes(k)) continue;
+      const p = path ? path + '.' + k : k;
+      dl.appendChild(h('dt', null, label(k)));
+      dl.appendChild(h('dd', { class: typeof v === 'number' ? 'num' : null }, value(v, p)));
+    }
+    return dl;
+  }
+
+  // table renders rows of objects; cell(key, value, row, index) may render a
+  // column itself (links), else value() does.
+  function table(rows, path, cell) {
+    const cols = [];
+    for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k)) cols.push(k);
+    return h('table', null,
+      h('thead', null, h('tr', null, cols.map((c) => h('th', { class: typeof rows[0][c] === 'number' ? 'num' : null }, label(c))))),
+      h('tbody', null, rows.map((r, i) => h('tr', null, cols.map((c) => {
+        const custom = cell && cell(c, r[c], r, i);
+        return h('td', { class: typeof r[c] === 'number' ? 'num' : null },
+          custom !== undefined ? custom : value(r[c], path + '.' + i + '.' + c));
+      })))));
+  }
+
+  function card(title, content, wide) {
+    return h('section', { class: wide ? 'card wide' : 'card' }, h('h2', null, title), content);
+  }
+
+  function errorBox(err) {
+    return h('p', { class: 'error', role: 'alert' }, String(err && err.message ? err.message : err));
+  }
+
+  function hostLink(host) { return h('a', { href: '#/hosts/' + encodeURIComponent(host) }, host); }
+  function urlLink(u) { return h('a', { href: '#/urls/' + encodeURIComponent(u) }, u); }
+
+  // ---- charts --------------------------------------------------------------
+
+  // lineChart draws points [{t: ms, v: number}] as an SVG line with its axis.
+  function lineChart(points, unit) {
+    const W = 900, H = 200, L = 48, B = 22, T = 8, R = 8;
+    const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'throughput chart' });
+    if (points.length === 0) {
+      svg.appendChild(s('text', { x: L, y: H / 2 }, 'no samples yet'));
+      return svg;
+    }
+    const t0 = points[0].t, t1 = Math.max(points[points.length - 1].t, t0 + 1);
+    const vmax = Math.max(1, ...points.map((p) => p.v)) * 1.1;
+    const x = (t) => L + (W - L - R) * (t - t0) / (t1 - t0);
+    const y = (v) => T + (H - T - B) * (1 - v / vmax);
+    svg.appendChild(s('line', { class: 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }));
+    svg.appendChild(s('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }));
+    for (const f of [0, 0.5, 1]) {
+      const v = vmax / 1.1 * f;
+      svg.appendChild(s('text', { x: 2, y: y(v) + 3 }, fmtNum(Math.round(v * 10) / 10)));
+    }
+    svg.appendChild(s('text', { x: L, y: H - 6 }, new Date(t0).toLocaleTimeString()));
+    svg.appendChild(s('text', { x: W - R - 60, y: H - 6 }, new Date(t1).toLocaleTimeString()));
+    svg.appendChild(s('text', { x: L + 6, y: T + 10 }, unit));
+    const d = points.map((p, i) => (i ? 'L' : 'M') + x(p.t).toFixed(1) + ' ' + y(p.v).toFixed(1)).join(' ');
+    svg.appendChild(s('path', { class: 'area', d: d + ` L${x(t1).toFixed(1)} ${H - B} L${L} ${H - B} Z` }));
+    svg.appendChild(s('path', { class: 'line', d }));
+    return svg;
+  }
+
+  // barChart draws [label, value, path] pairs as horizontal bars.
+  function barChart(bars) {
+    const W = 420, row = 20, L = 90;
+    const svg = s('svg', { viewBox: `0 0 ${W} ${bars.length * row + 4}`, role: 'img', 'aria-label': 'bar chart' });
+    const vmax = Math.max(1, ...bars.map((b) => b[1]));
+    bars.forEach(([name, v], i) => {
+      const yy = i * row + 2;
+      svg.appendChild(s('text', { x: 0, y: yy + 13 }, name));
+      svg.appendChild(s('rect', { class: 'bar', x: L, y: yy + 3, height: row - 7, width: Math.max(0, (W - L - 70) * v / vmax) }));
+      svg.appendChild(s('text', { x: W - 64, y: yy + 13 }, fmtNum(v)));
+    });
+    return svg;
+  }
+
+  // history reads the API's throughput history in whichever shape it comes:
+  // [{at|time|t, pages_per_second|value|...}] or plain numbers one a minute.
+  function historyPoints(hist, endMs) {
+    if (!Array.isArray(hist)) return [];
+    return hist.map((e, i) => {
+      if (typeof e === 'number') return { t: endMs - (hist.length - 1 - i) * 60000, v: e };
+      if (!isObj(e)) return null;
+      const tv = e.at || e.time || e.t || e.start || e.minute;
+      const t = typeof tv === 'string' ? Date.parse(tv) : (typeof tv === 'number' ? tv * 1000 : NaN);
+      let v = e.pages_per_second;
+      if (typeof v !== 'number') v = Object.entries(e).filter(([, x]) => typeof x === 'number').map(([, x]) => x)[0];
+      return isNaN(t) || typeof v !== 'number' ? null : { t, v };
+    }).filter(Boolean);
+  }
+
+  // ---- login -----------------------------------------------------------------
+
+  function showLogin(msg) {
+    stopPolling();
+    main.hidden = true;
+    loginSection.hidden = false;
+    document.getElementById('login-error').textContent = msg || '';
+    document.getElementById('logout').hidden = true;
+    document.getElementById('token').focus();
+  }
+
+  document.getElementById('login-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const input = document.getElementById('token');
+    sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+    input.value = '';
+    // A wrong token comes back through api()'s 401 to this form.
+    api('/api/v1/stats').then(() => {
+      loginSection.hidden = true;
+      main.hidden = false;
+      document.getElementById('logout').hidden = false;
+      route();
+    }, (err) => {
+      if (!(err instanceof AuthError)) document.getElementById('login-error').textContent = err.message;
+    });
+  });
+
+  document.getElementById('logout').addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showLogin('Logged out.');
+  });
+
+  // ---- router ----------------------------------------------------------------
+
+  function stopPolling() {
+    if (pollTimer) clearTimeout(pollTimer);
+    pollTimer = null;
+  }
+
+  function route() {
+    stopPolling();
+    const seq = ++renderSeq;
+    const hash = location.hash.replace(/^#\/?/, '');
+    const [page, ...rest] = hash.split('/');
+    const arg = rest.length ? decodeURIComponent(rest.join('/')) : '';
+    for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('current', a.dataset.page === (page || 'overview'));
+    if (sessionStorage.getItem(TOKEN_KEY)) document.getElementById('logout').hidden = false;
+    const pages = { overview, hosts: arg ? hostPage : hostsPage, urls: arg ? urlPage : urlsPage, control };
+    const fn = pages[page] || overview;
+    const view = h('div', { 'data-page': page || 'overview' });
+    main.replaceChildren(view);
+    Promise.resolve(fn(view, arg, seq)).catch((err) => {
+      if (err instanceof AuthError || seq !== renderSeq) return;
+      view.replaceChildren(errorBox(err));
+    });
+  }
+
+  // poll runs fn now and every POLL_MS while its page is shown.
+  function poll(seq, fn) {
+    const tick = async () => {
+      if (seq !== renderSeq) return;
+      try {
+        await fn();
+        statusLine.textContent = 'updated ' + new Date().toLocaleTimeString();
+      } catch (err) {
+        if (err instanceof AuthError) return;
+        statusLine.textContent = 'update failed: ' + err.message;
+      }
+      if (seq === renderSeq) pollTimer = setTimeout(tick, POLL_MS);
+    };
+    return tick();
+  }
+
+  // ---- overview ----------------------------------------------------------------
+
+  const samples = []; // this tab's own pages/s readings, while the API has no history
+
+  async function overview(view, _arg, seq) {
+    view.appendChild(h('h1', null, 'Overview'));
+    const body = h('div', { 'data-api': '/api/v1/stats' });
+    view.appendChild(body);
+    await poll(seq, async () => {
+      const st = await api('/api/v1/stats');
+      if (seq !== renderSeq) return;
+      body.replaceChildren(...overviewCards(st));
+      body.setAttribute('data-loaded', new Date().toISOString());
+    });
+  }
+
+  function overviewCards(st) {
+    const cards = [];
+    const now = Date.now();
+    const thr = st.throughput || {};
+    const live = st.live || {};
+    const current = typeof thr.current === 'number' ? thr.current : live.pages_per_second;
+    if (typeof current === 'number') {
+      samples.push({ t: now, v: current });
+      while (samples.length && samples[0].t < now - 3600e3) samples.shift();
+    }
+    let points = historyPoints(thr.history, now);
+    if (points.length < 2) points = samples.slice();
+    cards.push(card('Pages per second, last hour', h('div', { class: 'chart' }, lineChart(points, 'pages/s')), true));
+
+    const eta = st.estimated_finish || st.eta || thr.estimated_finish;
+    const etaSec = st.estimated_finish_seconds ?? (isObj(eta) ? eta.seconds : undefined);
+    cards.push(card('Estimated time to finish', h('div', null,
+      h('div', { class: 'big' }, typeof etaSec === 'number' ? fmtSeconds(etaSec) : (typeof eta === 'string' ? value(eta) : '—')),
+      typeof etaSec === 'number' ? h('div', { class: 'muted' }, num(etaSec, 'estimated_finish_seconds' in st ? 'estimated_finish_seconds' : 'estimated_finish.seconds'), ' s') : null,
+      isObj(eta) ? kv(eta, 'estimated_finish', ['seconds']) : null,
+      (etaSec === undefined && !eta) ? h('p', { class: 'muted' }, 'Shown when the crawl is bounded.') : null)));
+
+    if (isObj(thr)) cards.push(card('Throughput', kv(thr, 'throughput', ['history'])));
+
+    const queue = st.queue || {};
+    const levels = queue.by_level || queue.levels || live.queued_by_level;
+    const levelsPath = queue.by_level ? 'queue.by_level' : queue.levels ? 'queue.levels' : 'live.queued_by_level';
+    if (levels) {
+      const bars = Array.isArray(levels)
+        ? levels.map((v, i) => [isObj(v) ? ('level ' + (v.level ?? i)) : ('level ' + i), isObj(v) ? (v.queued ?? v.count ?? 0) : v])
+        : Object.entries(levels).map(([k, v]) => ['level ' + k, v]);
+      cards.push(card('Queue by level', [h('div', { class: 'chart' }, barChart(bars)), value(levels, levelsPath)]));
+    }
+    if (isObj(st.queue)) cards.push(card('Queue', kv(st.queue, 'queue', ['by_level', 'levels'])));
+
+    for (const [key, title] of [['urls', 'URLs'], ['errors', 'Errors by category'], ['hosts', 'Hosts'],
+      ['storage', 'Storage'], ['workers', 'Workers and lag'], ['store', 'Store'], ['recrawl', 'Recrawl schedule'],
+      ['cluster', 'Cluster'], ['live', 'This process']]) {
+      const v = st[key];
+      if (v === undefined || v === null) continue;
+      const content = key === 'live' ? kv(v, key, ['queued_by_level']) : value(v, key);
+      cards.push(card(title, content, key === 'workers' || key === 'errors'));
+    }
+    for (const [key, v] of Object.entries(st)) {
+      if (['throughput', 'queue', 'urls', 'errors', 'hosts', 'storage', 'workers', 'store', 'recrawl', 'cluster', 'live',
+        'estimated_finish', 'estimated_finish_seconds', 'eta'].includes(key)) continue;
+      cards.push(card(label(key), value(v, key)));
+    }
+    return [h('div', { class: 'grid' }, cards)];
+  }
+
+  // ---- hosts -------------------------------------------------------------------
+
+  const HOST_SORTS = [['busiest', 'Busiest'], ['slowest', 'Slowest'], ['failing', 'Most failing'], ['excluded', 'Most excluded']];
+
+  function rowsOf(data) {
+    if (Array.isArray(data)) return data;
+    if (isObj(data)) for (const v of Object.values(data)) if (Array.isArray(v)) return v;
+    return [];
+  }
+
+  async function hostsPage(view) {
+    view.appendChild(h('h1', null, 'Hosts'));
+    view.appendChild(searchForm('Host, e.g. example.com', (q) => { location.hash = '#/hosts/' + encodeURIComponent(q.toLowerCase()); }));
+    const grid = h('div', { class: 'grid' });
+    view.appendChild(grid);
+    await Promise.all(HOST_SORTS.map(async ([sort, title]) => {
+      const path = '/api/v1/hosts?sort=' + sort + '&limit=10';
+      const box = h('div', { 'data-api': path });
+      grid.appendChild(card(title, box, false));
+      try {
+        const data = await api(path);
+        const key = Array.isArray(data) ? '' : (Object.keys(data).find((k) => Array.isArray(data[k])) || '');
+        const rows = rowsOf(data);
+        box.replaceChildren(rows.length === 0 ? h('p', { class: 'muted' }, 'no hosts')
+          : table(rows, key, (c, v) => (c === 'host' ? hostLink(v) : undefined)));
+      } catch (err) {
+        if (err instanceof AuthError) throw err;
+        box.replaceChildren(errorBox(err));
+      }
+    }));
+  }
+
+  function searchForm(placeholder, go, initial) {
+    const input = h('input', { type: 'search', name: 'q', placeholder, 'aria-label': placeholder, value: initial || '' });
+    return h('form', { class: 'search', on: { submit: (ev) => { ev.preventDefault(); const q = input.value.trim(); if (q) go(q); } } },
+      input, h('button', { type: 'submit' }, 'Look up'));
+  }
+
+  async function hostPage(view, host, seq) {
+    const path = '/api/v1/hosts/' + encodeURIComponent(host);
+    view.appendChild(h('h1', null, 'Host ', host));
+    view.appendChild(h('p', null, h('a', { href: '#/control/' + encodeURIComponent(host) }, 'Steer this host'), ' · ',
+      h('a', { href: '#/hosts' }, 'all hosts')));
+    const body = h('div', { 'data-api': path });
+    view.appendChild(body);
+    await poll(seq, async () => {
+      let data;
+      try {
+        data = await api(path);
+      } catch (err) {
+        if (err.status === 404) { body.replaceChildren(h('p', null, 'The crawler does not know ', host, '.')); return; }
+        throw err;
+      }
+      if (seq !== renderSeq) return;
+      body.replaceChildren(h('div', { class: 'grid' }, hostCards(data)));
+      body.setAttribute('data-loaded', new Date().toISOString());
+    });
+  }
+
+  function hostCards(d) {
+    const cards = [];
+    const order = [['robots', 'robots.txt'], ['politeness', 'Delay'], ['delay', 'Delay'], ['budget', 'Budget'],
+      ['patterns', 'URL patterns'], ['queue', 'Queue by level'], ['throughput', 'Throughput'],
+      ['recent_fetches', 'Recent fetches'], ['fetches', 'Recent fetches'], ['live', 'Live frontier state'], ['stored', 'Stored state']];
+    const done = new Set(['host']);
+    for (const [key, title] of order) {
+      if (!(key in d) || done.has(key)) continue;
+      done.add(key);
+      let content;
+      const v = d[key];
+      if (key === 'throughput' && isObj(v) && Array.isArray(v.history)) {
+        content = [h('div', { class: 'chart' }, lineChart(historyPoints(v.history, Date.now()), 'pages/s')), kv(v, key, ['history'])];
+      } else if ((key === 'recent_fetches' || key === 'fetches') && Array.isArray(v) && v.every(isObj)) {
+        content = table(v, key, (c, x) => (c === 'url' && typeof x === 'string' ? urlLink(x) : undefined));
+      } else {
+        content = value(v, key);
+      }
+      cards.push(card(title, content, key === 'recent_fetches' || key === 'fetches' || key === 'throughput'));
+    }
+    const rest = Object.fromEntries(Object.entries(d).filter(([k]) => !done.has(k)));
+    if (Object.keys(rest).length) cards.unshift(card('State', kv(rest, '')));
+    return cards;
+  }
+
+  // ---- URLs --------------------------------------------------------------------
+
+  function urlsPage(view) {
+    view.appendChild(h('h1', null, 'URLs'));
+    view.appendChild(searchForm('URL, e.g. https://example.com/page', (q) => { location.hash = '#/urls/' + encodeURIComponent(q); }));
+    view.appendChild(h('p', { class: 'muted' }, 'The URL is normalized as the crawler normalizes links, then looked up.'));
+  }
+
+  async function urlPage(view, u) {
+    view.appendChild(h('h1', null, 'URL'));
+    view.appendChild(searchForm('URL', (q) => { location.hash = '#/urls/' + encodeURIComponent(q); }, u));
+    const path = '/api/v1/urls?url=' + encodeURIComponent(u);
+    const body = h('div', { 'data-api': path });
+    view.appendChild(body);
+    let d;
+    try {
+      d = await api(path);
+    } catch (err) {
+      if (err.status === 404 || err.status === 400) { body.replaceChildren(h('p', { class: 'error' }, err.message)); return; }
+      throw err;
+    }
+    const cards = [];
+    const done = new Set();
+    const take = (key) => { done.add(key); return d[key]; };
+    const head = {};
+    for (const k of ['normalized', 'url', 'host', 'state', 'reason', 'depth', 'priority', 'crawl_id', 'discovered_at', 'fetched_at', 'attempts', 'status']) {
+      if (k in d) head[k] = take(k);
+    }
+    if (typeof head.host === 'string') head.host = hostLink(head.host);
+    const headDl = h('dl', { class: 'kv' });
+    for (const [k, v] of Object.entries(head)) {
+      headDl.appendChild(h('dt', null, label(k)));
+      headDl.appendChild(h('dd', null, v instanceof Node ? v : value(v, k)));
+    }
+    cards.push(card('State', headDl, true));
+    if ('robots' in d) cards.push(card('robots.txt decision', value(take('robots'), 'robots')));
+    if ('captures' in d) {
+      const caps = take('captures');
+      cards.push(card('Captures', Array.isArray(caps) && caps.length && caps.every(isObj)
+        ? captureTable(caps) : value(caps, 'captures'), true));
+    }
+    for (const [key, title] of [['out_links', 'Out-links'], ['outlinks', 'Out-links'], ['in_links', 'In-links'], ['inlinks', 'In-links'], ['links', 'Links']]) {
+      if (key in d) cards.push(card(title, linkList(take(key), key)));
+    }
+    for (const [k, v] of Object.entries(d)) if (!done.has(k)) cards.push(card(label(k), value(v, k)));
+    body.replaceChildren(h('div', { class: 'grid' }, cards));
+    body.setAttribute('data-loaded', new Date().toISOString());
+  }
+
+  function linkList(v, path) {
+    if (isObj(v)) {
+      const rows = rowsOf(v);
+      const rest = Object.fromEntries(Object.entries(v).filter(([, x]) => !Array.isArray(x)));
+      const listKey = Object.keys(v).find((k) => Array.isArray(v[k]));
+      return [kv(rest, path), linkList(rows, path + '.' + listKey)];
+    }
+    if (!Array.isArray(v) || v.length === 0) return h('p', { class: 'muted' }, 'none');
+    return h('ul', { class: 'links' }, v.map((x, i) => {
+      const u = typeof x === 'string' ? x : (x && (x.url || x.normalized));
+      return h('li', null, u ? urlLink(u) : value(x, path + '.' + i));
+    }));
+  }
+
+  function captureTable(caps) {
+    return table(caps, 'captures', (c, v, row) => {
+      if (c !== 'id' && c !== 'warc') return undefined;
+      const id = row.id;
+      if (c === 'warc' && typeof v === 'string' && id === undefined) return v;
+      if (c === 'id') return [String(v), ' ', warcButton(id)];
+      return typeof v === 'string' ? v : value(v, '');
+    });
+  }
+
+  // The WARC record needs the token, so it is fetched here and handed to the
+  // browser as a download rather than linked.
+  function warcButton(id) {
+    return h('button', {
+      type: 'button', class: 'secondary', 'data-warc': id, on: {
+        click: async (ev) => {
+          const btn = ev.currentTarget;
+          btn.disabled = true;
+          try {
+            const resp = await api('/api/v1/captures/' + encodeURIComponent(id) + '/warc', { raw: true });
+            const blob = await resp.blob();
+            const a = h('a', { href: URL.createObjectURL(blob), download: 'capture-' + id + '.warc.gz' });
+            document.body.appendChild(a);
+            a.click();
+            a.remove();
+            setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+            btn.textContent = 'WARC record (' + fmtBytes(blob.size) + ')';
+          } catch (err) {
+            if (!(err instanceof AuthError)) btn.after(errorBox(err));
+          } finally {
+            btn.disabled = false;
+          }
+        },
+      },
+    }, 'WARC record');
+  }
+
+  // ---- control -----------------------------------------------------------------
+
+  // action runs one control call from a form and shows its answer beside it.
+  function action(out, fn) {
+    return async (ev) => {
+      if (ev) ev.preventDefault();
+      out.replaceChildren(h('span', { class: 'muted' }, 'sending…'));
+      try {
+        const res = await fn();
+        out.replaceChildren(res instanceof Node ? res : h('span', { class: 'ok', 'data-result': 'ok' }, 'done'),
+          isObj(res) ? value(res, '') : null);
+      } catch (err) {
+        if (err instanceof AuthError) return;
+        out.replaceChildren(errorBox(err));
+      }
+    };
+  }
+
+  function field(name, attrs) {
+    return h('label', null, label(attrs['aria-label'] || name), h('input', Object.assign({ name }, attrs)));
+  }
+
+  async function control(view, hostArg) {
+    view.appendChild(h('h1', null, 'Control'));
+    const grid = h('div', { class: 'grid' });
+    view.appendChild(grid);
+
+    // Seeds: the same gates and answers as POST /api/v1/frontier/urls.
+    const seedOut = h('div', { class: 'result', id: 'seed-result' });
+    const seedText = h('textarea', { name: 'urls', id: 'seed-urls', placeholder: 'one URL per line', 'aria-label': 'Seed URLs' });
+    const crawlID = h('input', { name: 'crawl_id', id: 'seed-crawl-id', placeholder: 'optional' });
+    const prio = h('input', { name: 'priority', id: 'seed-priority', type: 'number', min: 0, max: 100, placeholder: '0 = computed' });
+    grid.appendChild(card('Add seeds', h('form', {
+      id: 'seed-form', on: {
+        submit: action(seedOut, async () => {
+          const urls = seedText.value.split('\n').map((x) => x.trim()).filter(Boolean);
+          if (urls.length === 0) throw new Error('no URL given');
+          const p = parseInt(prio.value, 10);
+          const body = { urls: urls.map((u) => (p > 0 ? { url: u, priority: p } : { url: u })) };
+          if (crawlID.value.trim()) body.crawl_id = crawlID.value.trim();
+          const r = await api('/api/v1/frontier/urls', { method: 'POST', json: body });
+          return h('div', null,
+            h('p', null, num(r.accepted, 'accepted'), ' accepted, ', num(r.rejected, 'rejected'), ' rejected, ',
+              num(r.duplicate, 'duplicate'), ' duplicate'),
+            table(r.results, 'results', (c, v) => (c === 'status' ? h('span', { class: 'tag ' + v, 'data-status': v }, v)
+              : c === 'normalized' ? urlLink(v) : undefined)));
+        }),
+      },
+    }, seedText, h('div', { class: 'inline' }, h('label', null, 'Crawl ID', crawlID), h('label', null, 'Priority', prio)),
+    h('p', null, h('button', { type: 'submit', id: 'seed-submit' }, 'Submit seeds')), seedOut), true));
+
+    // The whole crawl.
+    const crawlOut = h('div', { class: 'result', id: 'crawl-result' });
+    grid.appendChild(card('Whole crawl', h('div', null,
+      h('p', { class: 'muted' }, 'Pausing stops new requests; what is in flight finishes. Nothing queued is lost.'),
+      h('button', { type: 'button', id: 'crawl-pause', on: { click: action(crawlOut, () => api(CONTROL.crawlPause, { method: 'POST', json: {} })) } }, 'Pause crawl'),
+      ' ',
+      h('button', { type: 'button', id: 'crawl-resume', class: 'secondary', on: { click: action(crawlOut, () => api(CONTROL.crawlResume, { method: 'POST', json: {} })) } }, 'Resume crawl'),
+      crawlOut)));
+
+    // One host.
+    const hostIn = h('input', { name: 'host', id: 'host-name', placeholder: 'host[:port]', value: hostArg || '', required: true });
+    const hostOut = h('div', { class: 'result', id: 'host-result' });
+    const delayIn = h('input', { name: 'delay_seconds', id: 'host-delay', type: 'number', step: 'any', min: 0, placeholder: 'seconds' });
+    const budgetIn = h('input', { name: 'budget', id: 'host-budget', type: 'number', min: 0, placeholder: 'pages' });
+    const hostName = () => {
+      const v = hostIn.value.trim().toLowerCase();
+      if (!v) throw new Error('give a host');
+      return v;
+    };
+    grid.appendChild(card('One host', h('div', null,
+      h('form', { class: 'inline', on: { submit: (ev) => ev.preventDefault() } }, h('label', null, 'Host', hostIn)),
+      h('p', null,
+        h('button', { type: 'button', id: 'host-pause', on: { click: action(hostOut, () => api(CONTROL.hostPause(hostName()), { method: 'POST', json: {} })) } }, 'Pause host'), ' ',
+        h('button', { type: 'button', id: 'host-resume', class: 'secondary', on: { click: action(hostOut, () => api(CONTROL.hostResume(hostName()), { method: 'POST', json: {} })) } }, 'Resume host'), ' ',
+        h('button', { type: 'button', id: 'host-export', class: 'secondary', on: { click: action(hostOut, () => exportQueue(hostName())) } }, 'Export queue')),
+      h('form', {
+        class: 'inline', id: 'host-settings', on: {
+          submit: action(hostOut, () => {
+            const body = {};
+            if (delayIn.value !== '') body.delay_seconds = parseFloat(delayIn.value);
+            if (budgetIn.value !== '') body.budget = parseInt(budgetIn.value, 10);
+            if (Object.keys(body).length === 0) throw new Error('give a delay or a budget');
+            return api(CONTROL.host(hostName()), { method: 'PATCH', json: body });
+          }),
+        },
+      }, h('label', null, 'Delay (s), never below robots Crawl-delay', delayIn), h('label', null, 'Page budget', budgetIn),
+      h('button', { type: 'submit', id: 'host-apply' }, 'Apply')),
+      hostOut)));
+
+    // Exclusions.
+    const exclOut = h('div', { class: 'result', id: 'exclusion-result' });
+    const exclList = h('div', { id: 'exclusion-list' });
+    const patIn = h('input', { name: 'pattern', id: 'exclusion-pattern', placeholder: 'e.g. example.com/calendar/*', required: true, size: 34 });
+    const loadExclusions = async () => {
+      try {
+        const d = await api(CONTROL.exclusions);
+        const rows = rowsOf(d);
+        exclList.replaceChildren(rows.length ? value(rows, 'exclusions') : h('p', { class: 'muted' }, 'no exclusions'));
+      } catch (err) {
+        if (err instanceof AuthError) throw err;
+        exclList.replaceChildren(errorBox(err));
+      }
+    };
+    grid.appendChild(card('Exclude a URL pattern', h('div', null,
+      h('p', { class: 'muted' }, 'Applied to what is queued as well as to what is found later.'),
+      h('form', {
+        class: 'inline', id: 'exclusion-form', on: {
+          submit: action(exclOut, async () => {
+            const r = await api(CONTROL.exclusions, { method: 'POST', json: { pattern: patIn.value.trim() } });
+            await loadExclusions();
+            return r;
+          }),
+        },
+      }, h('label', null, 'Pattern', patIn), h('button', { type: 'submit', id: 'exclusion-add' }, 'Exclude')),
+      exclOut, exclList)));
+
+    // Audit log.
+    const auditBox = h('div', { id: 'audit', 'data-api': CONTROL.audit });
+    grid.appendChild(card('Audit log', auditBox, true));
+    await Promise.all([loadExclusions(), (async () => {
+      try {
+        const d = await api(CONTROL.audit);
+        const rows = rowsOf(d);
+        auditBox.replaceChildren(rows.length ? table(rows, Array.isArray(d) ? '' : Object.keys(d).find((k) => Array.isArray(d[k])))
+          : h('p', { class: 'muted' }, 'no control action yet'));
+      } catch (err) {
+        if (err instanceof AuthError) throw err;
+        auditBox.replaceChildren(errorBox(err));
+      }
+    })()]);
+  }
+
+  async function exportQueue(host) {
+    const resp = await api(CONTROL.hostQueue(host), { raw: true });
+    const blob = await resp.blob();
+    const a = h('a', { href: URL.createObjectURL(blob), download: host.replace(/[^a-z0-9.-]/g, '_') + '-queue.txt' });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    return h('span', { class: 'ok', 'data-result': 'ok' }, 'exported ' + fmtBytes(blob.size));
+  }
+
+  // ---- start -----------------------------------------------------------------------
+
+  window.addEventListener('hashchange', route);
+  loginSection.hidden = true;
+  route();
+})();
