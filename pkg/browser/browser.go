@@ -1,0 +1,237 @@
+// Package browser renders fetched pages in headless Chromium, for the render
+// tier: a page whose links only exist once its scripts have run is given to a
+// Pool with the body the crawler already fetched, and the Pool returns the DOM
+// the scripts built.
+//
+// The package knows nothing of the crawl. The browser never fetches anything
+// by itself: every request of a page is paused over the DevTools protocol (the
+// Fetch domain). The page's own document is answered from the fetched body,
+// images, media and fonts are refused, and everything else (scripts, XHR,
+// fetch, stylesheets, frames) goes to a Loader the caller gives, which decides
+// with robots.txt, politeness and scope in mind what to fetch and answers for
+// it. In case a request escapes the interception anyway, the browser is
+// started behind a proxy that does not exist, loopback included, so it cannot
+// reach any network on its own.
+//
+// A Pool bounds what rendering costs: Tabs pages at once, PageTimeout per page,
+// MaxRequests sub-resources per page, a V8 heap limit per renderer, and a
+// browser process restarted after RestartAfter pages or when it crashes or
+// stops answering. A hung or crashed page is retried once in a fresh tab, then
+// reported with ErrHung or ErrCrashed.
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+)
+
+// Errors of Render, so that the caller can record why a page was not rendered.
+var (
+	// ErrNoBrowser means no Chromium or Chrome was found.
+	ErrNoBrowser = errors.New("no chromium or chrome browser found")
+	// ErrCrashed means the renderer or the browser died under the page, for
+	// example when the page's script hit the V8 heap limit.
+	ErrCrashed = errors.New("browser crashed")
+	// ErrHung means the page stopped answering the DevTools protocol (a script
+	// that never yields): its tab was closed or the browser killed.
+	ErrHung = errors.New("browser hung")
+	// ErrClosed means the Pool was closed.
+	ErrClosed = errors.New("browser pool closed")
+)
+
+// candidates are the names Find looks for on PATH, in order.
+var candidates = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+
+// Find returns the browser to run: path when set (an error if it is not an
+// executable file), else the first of chromium, chromium-browser,
+// google-chrome, google-chrome-stable on PATH; ErrNoBrowser if none.
+func Find(path string) (string, error) {
+	if path != "" {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return "", fmt.Errorf("browser %s: %w", path, err)
+		}
+		if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+			return "", fmt.Errorf("browser %s: not an executable file", path)
+		}
+		return path, nil
+	}
+	for _, name := range candidates {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", ErrNoBrowser
+}
+
+// Config bounds a Pool. Zero fields take the defaults named below.
+type Config struct {
+	Path         string        // the browser, from Find
+	Tabs         int           // pages rendered at once (default 2)
+	PageTimeout  time.Duration // bound on one render, load to DOM snapshot (default 15s)
+	Settle       time.Duration // network and DOM quiet time that counts as settled (default 500ms)
+	MaxRequests  int           // sub-resource requests per page; more are failed (default 100)
+	HeapMiB      int           // V8 heap limit per renderer process (default 256)
+	RestartAfter int           // pages per browser process before a planned restart (default 1000)
+	// Hang is how long the DOM snapshot may take after PageTimeout before the
+	// page counts as hung (default 2s).
+	Hang time.Duration
+	// ProfileDir is where the browser's private profile directories are
+	// made (default os.TempDir()); each browser process gets a new one,
+	// removed when the process ends.
+	ProfileDir string
+	Log        *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Tabs <= 0 {
+		c.Tabs = 2
+	}
+	if c.PageTimeout <= 0 {
+		c.PageTimeout = 15 * time.Second
+	}
+	if c.Settle <= 0 {
+		c.Settle = 500 * time.Millisecond
+	}
+	if c.MaxRequests <= 0 {
+		c.MaxRequests = 100
+	}
+	if c.HeapMiB <= 0 {
+		c.HeapMiB = 256
+	}
+	if c.RestartAfter <= 0 {
+		c.RestartAfter = 1000
+	}
+	if c.Hang <= 0 {
+		c.Hang = 2 * time.Second
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Document is the page to render, already fetched by the crawler: the browser
+// does not fetch it again.
+type Document struct {
+	URL    string
+	Status int // 0 means 200
+	Header http.Header
+	Body   []byte // decoded (no Content-Encoding)
+}
+
+// Request is a sub-resource the page asks for. Type is the DevTools resource
+// type: Script, XHR, Fetch, Stylesheet, Document (a frame), Preflight, Other...
+type Request struct {
+	URL, Method string
+	Header      http.Header
+	Body        []byte
+	Type        string
+}
+
+// Response answers a Request. A 3xx with a Location header is followed by the
+// browser, which asks the Loader again for the new URL.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte // decoded; Content-Encoding and Content-Length are dropped
+}
+
+// Loader answers sub-resource requests; an error fails the request (the page
+// sees a network error) and its text is the reason the caller records. The
+// Pool calls it only for the types it does not block, from several goroutines
+// at once, and ctx ends when the render does.
+type Loader func(ctx context.Context, r Request) (Response, error)
+
+// Result is a rendered page.
+type Result struct {
+	DOM      string        // document.documentElement.outerHTML when taken
+	FinalURL string        // location.href then (a client-side router may change it)
+	Requests int           // sub-resource requests passed to the Loader
+	Blocked  int           // refused without asking it (images, fonts, over MaxRequests, navigations...)
+	Elapsed  time.Duration // from the tab's creation to the snapshot
+	TimedOut bool          // not settled within PageTimeout: the DOM is what it was then
+	Retried  bool          // the first attempt crashed or hung, this is the second
+}
+
+// Stats is what a Pool has done so far.
+type Stats struct {
+	Tabs     int // the bound
+	Busy     int // pages being rendered now
+	Rendered int64
+	Failed   int64 // Render returned an error (the caller's cancellations included)
+	TimedOut int64
+	Retried  int64
+	Crashed  int64 // attempts that ended with a crash
+	Hung     int64 // attempts that ended hung
+	Restarts int64 // browser processes started after the first
+	// RSS is the memory of the browser's processes at the last sample (the
+	// sum of their proportional set sizes, where a shared page counts once
+	// in all; VmRSS where /proc has no smaps_rollup), PeakRSS the most seen,
+	// PeakRSSPerTab the most seen divided by the pages being rendered then
+	// (at least 1); bytes, sampled every 250 ms, Linux only.
+	RSS, PeakRSS, PeakRSSPerTab int64
+}
+
+// LaunchFlags returns the command-line flags the Pool starts the browser with:
+// headless, no sandbox (the renderer runs as root in containers), no
+// background traffic of its own, images off, a V8 heap limit per renderer, the
+// private profile directory, and a proxy that does not exist, loopback
+// included, so a request that escaped the interception reaches no network.
+// Tests of other packages that start the browser use the same flags.
+func LaunchFlags(profileDir string, heapMiB int) []string {
+	return []string{
+		"--headless",
+		"--no-sandbox",
+		"--disable-gpu",
+		"--disable-quic",
+		"--no-first-run",
+		"--no-default-browser-check",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-sync",
+		"--disable-default-apps",
+		"--disable-extensions",
+		"--disable-breakpad",
+		"--disable-client-side-phishing-detection",
+		"--safebrowsing-disable-auto-update",
+		"--metrics-recording-only",
+		"--disable-domain-reliability",
+		"--no-pings",
+		"--dns-prefetch-disable",
+		"--disable-dev-shm-usage",
+		"--mute-audio",
+		"--hide-scrollbars",
+		"--password-store=basic",
+		"--use-mock-keychain",
+		"--deny-permission-prompts",
+		// Background tabs must run their timers as a foreground one would.
+		"--disable-background-timer-throttling",
+		"--disable-backgrounding-occluded-windows",
+		"--disable-renderer-backgrounding",
+		"--blink-settings=imagesEnabled=false",
+		// Cross-site frames stay in the page's renderer, where the page's
+		// interception sees their requests.
+		"--disable-site-isolation-trials",
+		"--disable-features=IsolateOrigins,SitePerProcess,Translate,MediaRouter,OptimizationHints,BackForwardCache,InterestFeedContentSuggestions,AutofillServerCommunication",
+		"--proxy-server=" + deadProxy,
+		"--proxy-bypass-list=" + proxyBypass,
+		"--js-flags=--max-old-space-size=" + strconv.Itoa(heapMiB),
+		"--user-data-dir=" + profileDir,
+	}
+}
+
+// deadProxy is a proxy nobody listens on (the discard port of loopback), and
+// proxyBypass removes Chromium's implicit bypass of loopback, so that every
+// request that escapes the interception fails.
+const (
+	deadProxy   = "http://127.0.0.1:9"
+	proxyBypass = "<-loopback>"
+)

@@ -1,0 +1,482 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/inspector"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// blockedTypes are refused without asking the Loader: they cost bandwidth
+// and politeness and never add a link, or they are channels (WebSocket,
+// EventSource) and beacons the crawler does not open.
+var blockedTypes = map[network.ResourceType]bool{
+	network.ResourceTypeImage:              true,
+	network.ResourceTypeMedia:              true,
+	network.ResourceTypeFont:               true,
+	network.ResourceTypeTextTrack:          true,
+	network.ResourceTypePing:               true,
+	network.ResourceTypeCSPViolationReport: true,
+	network.ResourceTypeManifest:           true,
+	network.ResourceTypeWebSocket:          true,
+	network.ResourceTypeEventSource:        true,
+	network.ResourceTypePrefetch:           true,
+	network.ResourceTypeSignedExchange:     true,
+	network.ResourceTypeFedCM:              true,
+}
+
+// pageScript runs in every document before the page's own scripts. It takes
+// service workers away (a worker's requests would bypass the page's
+// interception) and notes the time of the last DOM change that can add a
+// link, which the settle check reads.
+const pageScript = `(() => {
+  try { delete Navigator.prototype.serviceWorker; } catch (e) {}
+  let last = performance.now();
+  new MutationObserver(() => { last = performance.now(); }).observe(document, {
+    subtree: true, childList: true, characterData: true,
+    attributes: true, attributeFilter: ['href', 'src', 'action'],
+  });
+  Object.defineProperty(window, '__crawlerQuietMs', {value: () => performance.now() - last});
+})()`
+
+// snapshotScript takes the DOM and the URL the page ended on.
+const snapshotScript = `[location.href, document.documentElement ? document.documentElement.outerHTML : '']`
+
+// quietScript reads how long the DOM has not changed, in milliseconds.
+const quietScript = `typeof __crawlerQuietMs === 'function' ? __crawlerQuietMs() : 1e9`
+
+// tab is one render: a new tab, in a browser context of its own so that no
+// cookie or storage passes between pages.
+type tab struct {
+	cfg  Config
+	doc  Document
+	load Loader
+
+	t         *chromedp.Target
+	reqCtx    context.Context // ends when the render does; the Loader gets it
+	mainFrame cdp.FrameID
+
+	docServed atomic.Bool
+	loaded    chan struct{} // closed at the load event of the page's document
+	loadOnce  sync.Once
+	crashed   chan struct{} // closed when the renderer died
+	crashOnce sync.Once
+
+	inflight atomic.Int64 // Loader calls not yet answered to the browser
+	lastNet  atomic.Int64 // UnixNano of the last start or end of one
+	requests atomic.Int64
+	blocked  atomic.Int64
+
+	mu   sync.Mutex // guards done against wg.Add after Wait
+	done bool
+	wg   sync.WaitGroup
+}
+
+// render renders doc in a new tab of the browser of bctx. kill reports that
+// the tab could not be closed (a renderer that does not answer) and the
+// browser must go.
+func render(ctx, bctx context.Context, cfg Config, doc Document, load Loader) (res Result, kill bool, err error) {
+	start := time.Now()
+	deadline := start.Add(cfg.PageTimeout)
+	tb := &tab{cfg: cfg, doc: doc, load: load, loaded: make(chan struct{}), crashed: make(chan struct{})}
+	tctx, tcancel := chromedp.NewContext(bctx,
+		chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+			// A new browser context takes the browser's proxy unless told;
+			// say it again so that nothing depends on that.
+			p.ProxyServer, p.ProxyBypassList = deadProxy, proxyBypass
+		}),
+		chromedp.WithListener(tb.event))
+	var targetID target.ID
+	defer func() {
+		tb.finish()
+		tcancel()
+		if kill = errors.Is(err, ErrHung) && targetID != "" && !tabGone(bctx, targetID); kill {
+			cfg.Log.Warn("hung tab did not close, killing the browser", "url", doc.URL)
+		}
+	}()
+	// The caller's cancellation ends the tab's work; the tab itself is
+	// closed by tcancel above.
+	wctx, wcancel := context.WithCancel(tctx)
+	defer wcancel()
+	defer context.AfterFunc(ctx, wcancel)()
+	tb.reqCtx = wctx
+
+	// The first Run opens the tab and binds it to tctx, so it cannot carry a
+	// deadline: a browser that does not answer is caught by the timer.
+	opened := make(chan error, 1)
+	go func() {
+		opened <- chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			tb.t = t
+			targetID = t.TargetID
+			return nil
+		}))
+	}()
+	openTimer := time.NewTimer(cfg.PageTimeout + cfg.Hang)
+	defer openTimer.Stop()
+	select {
+	case err := <-opened:
+		if err != nil {
+			return Result{}, false, tb.failure(ctx, bctx, fmt.Errorf("open tab: %w", err))
+		}
+	case <-openTimer.C:
+		return Result{}, true, fmt.Errorf("open tab: %w", ErrHung)
+	case <-ctx.Done():
+		return Result{}, false, ctx.Err()
+	}
+
+	nctx, ncancel := context.WithDeadline(wctx, deadline)
+	err = tb.navigate(nctx)
+	ncancel()
+	if err != nil {
+		return Result{}, false, tb.failure(ctx, bctx, fmt.Errorf("navigate to %s: %w", doc.URL, err))
+	}
+	timedOut, err := tb.settle(wctx, deadline)
+	if err != nil {
+		return Result{}, false, tb.failure(ctx, bctx, err)
+	}
+	snapDeadline := deadline.Add(cfg.Hang)
+	if timedOut {
+		// A script that never yields holds the renderer's main thread;
+		// terminateExecution is answered off it and ends that script.
+		tctx, cancel := context.WithTimeout(wctx, cfg.Hang/2)
+		_, _ = cdp.Call(tctx, tb.t, runtime.TerminateExecution, cdp.Empty{})
+		cancel()
+		snapDeadline = time.Now().Add(cfg.Hang)
+	}
+	sctx, scancel := context.WithDeadline(wctx, snapDeadline)
+	finalURL, dom, err := tb.snapshot(sctx)
+	scancel()
+	if err != nil {
+		if sctx.Err() != nil && ctx.Err() == nil && !tb.isCrashed() && bctx.Err() == nil {
+			return Result{}, false, fmt.Errorf("DOM snapshot of %s: %w", doc.URL, ErrHung)
+		}
+		return Result{}, false, tb.failure(ctx, bctx, fmt.Errorf("DOM snapshot: %w", err))
+	}
+	return Result{
+		DOM:      dom,
+		FinalURL: finalURL,
+		Requests: int(tb.requests.Load()),
+		Blocked:  int(tb.blocked.Load()),
+		Elapsed:  time.Since(start),
+		TimedOut: timedOut,
+	}, false, nil
+}
+
+// failure classifies err: the caller's cancellation, a crashed renderer or
+// browser, or err itself.
+func (tb *tab) failure(ctx, bctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case tb.isCrashed():
+		return fmt.Errorf("render %s: renderer died: %w", tb.doc.URL, ErrCrashed)
+	case bctx.Err() != nil:
+		return fmt.Errorf("render %s: browser died: %w", tb.doc.URL, ErrCrashed)
+	case errors.Is(err, chromedp.ErrTargetDetached):
+		return fmt.Errorf("render %s: tab went away: %w", tb.doc.URL, ErrCrashed)
+	}
+	return err
+}
+
+func (tb *tab) isCrashed() bool {
+	select {
+	case <-tb.crashed:
+		return true
+	default:
+		return false
+	}
+}
+
+// finish stops new request handlers and waits for those running; their
+// context has ended, so a Loader that honours it returns soon.
+func (tb *tab) finish() {
+	tb.mu.Lock()
+	tb.done = true
+	tb.mu.Unlock()
+	tb.wg.Wait()
+}
+
+// event runs on the tab's reading goroutine, so it must not block or call
+// the browser.
+func (tb *tab) event(ev any) {
+	switch ev := ev.(type) {
+	case *fetch.EventRequestPaused:
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		if tb.done {
+			return
+		}
+		tb.wg.Add(1)
+		go func() {
+			defer tb.wg.Done()
+			tb.paused(ev)
+		}()
+	case *page.EventLoadEventFired:
+		if tb.docServed.Load() {
+			tb.loadOnce.Do(func() { close(tb.loaded) })
+		}
+	case *inspector.EventTargetCrashed:
+		tb.crashOnce.Do(func() { close(tb.crashed) })
+	}
+}
+
+// navigate intercepts every request of the tab and loads the document.
+func (tb *tab) navigate(ctx context.Context) error {
+	tree, err := cdp.Call(ctx, tb.t, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		return err
+	}
+	tb.mainFrame = tree.FrameTree.Frame.ID
+	if _, err := cdp.Call(ctx, tb.t, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true}); err != nil {
+		return err
+	}
+	if _, err := cdp.Call(ctx, tb.t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: pageScript}); err != nil {
+		return err
+	}
+	if _, err := cdp.Call(ctx, tb.t, fetch.Enable, fetch.EnableParams{
+		Patterns: []*fetch.RequestPattern{{URLPattern: "*", RequestStage: fetch.RequestStageRequest}},
+	}); err != nil {
+		return err
+	}
+	res, err := cdp.Call(ctx, tb.t, page.Navigate, page.NavigateParams{URL: tb.doc.URL})
+	if err != nil {
+		return err
+	}
+	if res.ErrorText != "" {
+		return errors.New(res.ErrorText)
+	}
+	return nil
+}
+
+// paused answers one intercepted request.
+func (tb *tab) paused(ev *fetch.EventRequestPaused) {
+	ctx := tb.reqCtx
+	if ev.ResourceType == network.ResourceTypeDocument && ev.FrameID == tb.mainFrame {
+		// The first is the document, answered from the fetched body; a
+		// later one is the page navigating away, which is not followed.
+		if tb.docServed.CompareAndSwap(false, true) {
+			h := tb.doc.Header
+			if h.Get("Content-Type") == "" {
+				// Sniffing would take an HTML document without the
+				// header for text.
+				h = h.Clone()
+				if h == nil {
+					h = http.Header{}
+				}
+				h.Set("Content-Type", "text/html")
+			}
+			tb.fulfill(ctx, ev.RequestID, tb.doc.Status, h, tb.doc.Body)
+			return
+		}
+		tb.blocked.Add(1)
+		tb.fail(ctx, ev.RequestID, network.ErrorReasonBlockedByClient)
+		return
+	}
+	if blockedTypes[ev.ResourceType] || isIcon(ev) {
+		tb.blocked.Add(1)
+		tb.fail(ctx, ev.RequestID, network.ErrorReasonBlockedByClient)
+		return
+	}
+	if tb.requests.Add(1) > int64(tb.cfg.MaxRequests) {
+		tb.requests.Add(-1)
+		tb.blocked.Add(1)
+		tb.fail(ctx, ev.RequestID, network.ErrorReasonBlockedByClient)
+		return
+	}
+	tb.inflight.Add(1)
+	tb.lastNet.Store(time.Now().UnixNano())
+	defer func() {
+		tb.lastNet.Store(time.Now().UnixNano())
+		tb.inflight.Add(-1)
+	}()
+	// The URL has no fragment: it is not part of what is fetched.
+	req := Request{URL: ev.Request.URL, Method: ev.Request.Method, Header: http.Header{}, Type: string(ev.ResourceType)}
+	for k, v := range ev.Request.Headers {
+		req.Header.Add(k, fmt.Sprint(v))
+	}
+	for _, e := range ev.Request.PostDataEntries {
+		req.Body = append(req.Body, e.Bytes...)
+	}
+	resp, err := tb.load(ctx, req)
+	if err != nil {
+		tb.cfg.Log.Debug("sub-resource refused", "page", tb.doc.URL, "url", req.URL, "type", req.Type, "reason", err)
+		tb.fail(ctx, ev.RequestID, network.ErrorReasonAccessDenied)
+		return
+	}
+	tb.fulfill(ctx, ev.RequestID, resp.Status, resp.Header, resp.Body)
+}
+
+// isIcon tells the favicon, which Chromium asks for with the type Other.
+func isIcon(ev *fetch.EventRequestPaused) bool {
+	if ev.ResourceType != network.ResourceTypeOther {
+		return false
+	}
+	accept, _ := ev.Request.Headers["Accept"].(string)
+	return strings.HasPrefix(accept, "image/")
+}
+
+// dropped are response headers that describe the transfer, not the decoded
+// body the browser is given.
+var dropped = map[string]bool{"Content-Encoding": true, "Content-Length": true, "Transfer-Encoding": true}
+
+func (tb *tab) fulfill(ctx context.Context, id fetch.RequestID, status int, h http.Header, body []byte) {
+	if status == 0 {
+		status = http.StatusOK
+	}
+	var headers []*fetch.HeaderEntry
+	for k, vs := range h {
+		if dropped[http.CanonicalHeaderKey(k)] {
+			continue
+		}
+		for _, v := range vs {
+			headers = append(headers, &fetch.HeaderEntry{Name: k, Value: v})
+		}
+	}
+	if _, err := cdp.Call(ctx, tb.t, fetch.FulfillRequest, fetch.FulfillRequestParams{
+		RequestID: id, ResponseCode: int64(status), ResponseHeaders: headers, Body: body,
+	}); err != nil && ctx.Err() == nil {
+		tb.cfg.Log.Debug("fulfill request", "page", tb.doc.URL, "err", err)
+	}
+}
+
+func (tb *tab) fail(ctx context.Context, id fetch.RequestID, reason network.ErrorReason) {
+	if _, err := cdp.Call(ctx, tb.t, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: reason}); err != nil && ctx.Err() == nil {
+		tb.cfg.Log.Debug("fail request", "page", tb.doc.URL, "err", err)
+	}
+}
+
+// settle waits for the load event, then for Settle without a Loader request
+// in flight or a DOM change, until deadline; timedOut reports the deadline.
+func (tb *tab) settle(ctx context.Context, deadline time.Time) (timedOut bool, err error) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	wait := func(d time.Duration) (bool, error) {
+		if t := time.Until(deadline); d > t {
+			d = t
+		}
+		select {
+		case <-time.After(d):
+			return time.Now().After(deadline), nil
+		case <-tb.crashed:
+			return false, ErrCrashed
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	select {
+	case <-tb.loaded:
+	case <-timer.C:
+		return true, nil
+	case <-tb.crashed:
+		return false, ErrCrashed
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	settle := tb.cfg.Settle
+	for {
+		if !time.Now().Before(deadline) {
+			return true, nil
+		}
+		if tb.inflight.Load() > 0 {
+			if late, err := wait(settle / 10); late || err != nil {
+				return late, err
+			}
+			continue
+		}
+		idle := time.Since(time.Unix(0, tb.lastNet.Load()))
+		if idle < settle {
+			if late, err := wait(settle - idle); late || err != nil {
+				return late, err
+			}
+			continue
+		}
+		qctx, cancel := context.WithDeadline(ctx, deadline)
+		quiet, err := tb.quietFor(qctx)
+		cancel()
+		if err != nil {
+			if qctx.Err() != nil && ctx.Err() == nil {
+				return true, nil // a busy renderer: the snapshot decides
+			}
+			return false, err
+		}
+		if quiet >= settle && tb.inflight.Load() == 0 {
+			return false, nil
+		}
+		if late, err := wait(max(settle-quiet, settle/10)); late || err != nil {
+			return late, err
+		}
+	}
+}
+
+func (tb *tab) quietFor(ctx context.Context) (time.Duration, error) {
+	var ms float64
+	if err := tb.eval(ctx, quietScript, &ms); err != nil {
+		return 0, err
+	}
+	return time.Duration(ms * float64(time.Millisecond)), nil
+}
+
+func (tb *tab) snapshot(ctx context.Context) (finalURL, dom string, err error) {
+	var v []string
+	if err := tb.eval(ctx, snapshotScript, &v); err != nil {
+		return "", "", err
+	}
+	if len(v) != 2 {
+		return "", "", fmt.Errorf("snapshot returned %d values", len(v))
+	}
+	return v[0], v[1], nil
+}
+
+// eval evaluates expr in the page and decodes its JSON value into out.
+func (tb *tab) eval(ctx context.Context, expr string, out any) error {
+	res, err := cdp.Call(ctx, tb.t, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: expr, ReturnByValue: new(true), Silent: new(true),
+	})
+	if err != nil {
+		return err
+	}
+	if res.ExceptionDetails != nil {
+		return fmt.Errorf("evaluate: %s", strings.TrimSpace(res.ExceptionDetails.Text))
+	}
+	if res.Result == nil {
+		return errors.New("evaluate: no result")
+	}
+	return jsonv2.Unmarshal(res.Result.Value, out)
+}
+
+// tabGone reports whether the target is no longer listed by the browser,
+// waiting a little for a hung renderer to be let go.
+func tabGone(bctx context.Context, id target.ID) bool {
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(bctx, time.Second)
+		infos, err := chromedp.Targets(ctx)
+		cancel()
+		if err != nil {
+			return false
+		}
+		found := false
+		for _, in := range infos {
+			found = found || in.TargetID == id
+		}
+		if !found {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
