@@ -126,6 +126,7 @@ type host struct {
 	srv         *server // nil until a lease binds the host to its address
 	blocked     bool    // queued on srv for a slot, in neither heap
 	released    bool    // let go by srv, counted in its pending
+	paused      bool    // by an operator: in neither heap, never leased
 }
 
 // New returns an empty frontier.
@@ -155,7 +156,7 @@ func (f *Frontier) Push(it Item) {
 	h.levels[lvl] = append(h.levels[lvl], it)
 	h.count++
 	f.queued++
-	if h.leased || h.blocked {
+	if h.leased || h.blocked || h.paused {
 		return
 	}
 	if h.heapIdx < 0 {
@@ -280,6 +281,10 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 		for f.ready.Len() > 0 {
 			h := heap.Pop(&f.ready).(*host)
 			h.inReady = false
+			if h.paused {
+				f.dropPausedLocked(h)
+				continue
+			}
 			slot, ok := f.serverTurnLocked(h, now)
 			if !ok {
 				continue // queued on its server
@@ -426,6 +431,7 @@ type Stats struct {
 	HostsReady   int // may be contacted now
 	HostsWaiting int // waiting for their next-allowed time
 	HostsBackoff int // with adaptive backoff beyond their base delay (429, 503, errors, slow answers)
+	HostsPaused  int // paused by an operator
 	ByLevel      []int
 }
 
@@ -441,6 +447,9 @@ func (f *Frontier) Stats() Stats {
 		}
 		if h.backoff > h.delay {
 			s.HostsBackoff++
+		}
+		if h.paused {
+			s.HostsPaused++
 		}
 	}
 	return s

@@ -106,7 +106,7 @@ func (l *Lease) Done(o Outcome) {
 	if f.hosts[h.key] != h || f.closed {
 		return // the partition was removed while the request ran
 	}
-	if h.count > 0 {
+	if h.count > 0 && !h.paused {
 		heap.Push(&f.waiting, h)
 		f.wakeLocked()
 	}
