@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 )
 
 // browserPath returns the browser to test with, skipping the test when there
@@ -151,7 +155,7 @@ func TestRenderScriptBuiltLinks(t *testing.T) {
 	}
 	for _, want := range []string{`<a href="/a">/a</a>`, `<a href="/b">/b</a>`} {
 		if !strings.Contains(res.DOM, want) {
-			t.Errorf("DOM lacks %s:\n%s", want, res.DOM)
+			t.Errorf("DOM lacks %s:\n%.300s", want, res.DOM)
 		}
 	}
 	if res.FinalURL != s.URL+"/page" {
@@ -171,4 +175,161 @@ func TestRenderScriptBuiltLinks(t *testing.T) {
 		t.Errorf("the image was requested %d times", n)
 	}
 	t.Logf("rendered in %v, %+v", res.Elapsed, p.Stats())
+}
+
+func TestRenderFetchAndXHRGoToLoader(t *testing.T) {
+	page := `<!doctype html><html><body><ul id="out"></ul><script>
+const out = document.getElementById('out');
+const add = (href) => { const li = document.createElement('li'); const a = document.createElement('a'); a.href = href; a.textContent = href; li.appendChild(a); out.appendChild(li); };
+fetch('/api/links.json').then(r => r.json()).then(j => j.links.forEach(add));
+const x = new XMLHttpRequest();
+x.open('GET', '/api/more.json');
+x.onload = () => JSON.parse(x.responseText).links.forEach(add);
+x.send();
+fetch('/api/secret.json').then(r => r.json()).then(j => j.links.forEach(add)).catch(() => add('/fallback'));
+</script>
+<style>@font-face { font-family: f; src: url(/font.woff2); } body { font-family: f; }</style>
+<img src="/pic.png"><p>text</p></body></html>`
+	s := newSite(t, map[string]string{
+		"/api/links.json":  `{"links": ["/from-fetch"]}`,
+		"/api/more.json":   `{"links": ["/from-xhr"]}`,
+		"/api/secret.json": `{"links": ["/secret"]}`,
+		"/font.woff2":      "not a font",
+		"/pic.png":         "not a picture",
+	})
+	p := newPool(t, Config{Tabs: 1, Settle: 200 * time.Millisecond, PageTimeout: 10 * time.Second})
+	rec := recorder{refuse: func(r Request) bool { return strings.HasSuffix(r.URL, "/secret.json") }}
+	res, err := p.Render(context.Background(), s.doc("/app", page), rec.load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`href="/from-fetch"`, `href="/from-xhr"`, `href="/fallback"`} {
+		if !strings.Contains(res.DOM, want) {
+			t.Errorf("DOM lacks %s", want)
+		}
+	}
+	if strings.Contains(res.DOM, `href="/secret"`) {
+		t.Error("the refused fetch's links are in the DOM")
+	}
+	types := map[string]string{}
+	for _, r := range rec.requests() {
+		types[strings.TrimPrefix(r.URL, s.URL)] = r.Type
+	}
+	want := map[string]string{"/api/links.json": "Fetch", "/api/more.json": "XHR", "/api/secret.json": "Fetch"}
+	if len(types) != len(want) {
+		t.Errorf("Loader got %v, want %v", types, want)
+	}
+	for u, typ := range want {
+		if types[u] != typ {
+			t.Errorf("Loader got %s as %q, want %q", u, types[u], typ)
+		}
+	}
+	for _, path := range []string{"/app", "/api/secret.json", "/font.woff2", "/pic.png"} {
+		if n := s.hitsOf(path); n != 0 {
+			t.Errorf("the server got %d requests for %s", n, path)
+		}
+	}
+	if res.Requests != 3 {
+		t.Errorf("Requests = %d, want 3", res.Requests)
+	}
+}
+
+func TestRenderScriptOncePerPage(t *testing.T) {
+	page := `<!doctype html><html><head><script src="/bundle.js"></script><script src="/bundle.js"></script></head><body></body></html>`
+	s := newSite(t, map[string]string{"/bundle.js": `document.documentElement.dataset.n = (+document.documentElement.dataset.n || 0) + 1;`})
+	p := newPool(t, Config{Tabs: 1, Settle: 100 * time.Millisecond})
+	for i := range 2 {
+		var rec recorder
+		res, err := p.Render(context.Background(), s.doc("/p", page), rec.load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(rec.requests()); n != 1 {
+			t.Errorf("page %d: the Loader was asked %d times for the script, want once", i, n)
+		}
+		if !strings.Contains(res.DOM, `data-n="2"`) {
+			t.Errorf("page %d: the script did not run twice: %.200s", i, res.DOM)
+		}
+	}
+}
+
+func TestRenderRedirectAndNavigationAway(t *testing.T) {
+	page := `<!doctype html><html><body><script src="/old.js"></script><script>
+window.addEventListener('load', () => setTimeout(() => location.assign('/elsewhere'), 10));
+</script></body></html>`
+	s := newSite(t, map[string]string{"/new.js": `document.body.insertAdjacentHTML('beforeend', '<a href="/moved">moved</a>');`, "/elsewhere": "<p>gone</p>"})
+	p := newPool(t, Config{Tabs: 1, Settle: 300 * time.Millisecond})
+	var mu sync.Mutex
+	var asked []string
+	load := func(ctx context.Context, r Request) (Response, error) {
+		mu.Lock()
+		asked = append(asked, strings.TrimPrefix(r.URL, s.URL))
+		mu.Unlock()
+		if strings.HasSuffix(r.URL, "/old.js") {
+			return Response{Status: 301, Header: http.Header{"Location": {"/new.js"}}}, nil
+		}
+		var rec recorder
+		return rec.load(ctx, r)
+	}
+	res, err := p.Render(context.Background(), s.doc("/p", page), load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.DOM, `href="/moved"`) {
+		t.Errorf("the redirected script did not run: %.300s", res.DOM)
+	}
+	if got := strings.Join(asked, " "); got != "/old.js /new.js" {
+		t.Errorf("Loader asked for %q, want the script and its redirect", got)
+	}
+	if res.FinalURL != s.URL+"/p" || s.hitsOf("/elsewhere") != 0 {
+		t.Errorf("the page navigated away: FinalURL %s, server hits %v", res.FinalURL, s.hits)
+	}
+	if res.Blocked < 1 {
+		t.Errorf("Blocked = %d, want the navigation counted", res.Blocked)
+	}
+}
+
+// TestNothingEscapes: a request the Loader refuses, and requests the
+// interception does not see (a WebSocket; a tab without interception at all),
+// must not reach a loopback server.
+func TestNothingEscapes(t *testing.T) {
+	s := newSite(t, map[string]string{"/data": "x", "/ws": "x", "/direct": "x"})
+	doc := `<!doctype html><html><body><script>
+fetch('/data').catch(() => {});
+try { new WebSocket('ws://' + location.host + '/ws'); } catch (e) {}
+navigator.sendBeacon && navigator.sendBeacon('/data', 'x');
+</script><iframe src="/direct"></iframe></body></html>`
+	p := newPool(t, Config{Tabs: 1, Settle: 300 * time.Millisecond})
+	rec := recorder{refuse: func(Request) bool { return true }}
+	if _, err := p.Render(context.Background(), s.doc("/p", doc), rec.load); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.requests()) == 0 {
+		t.Error("the Loader was not asked for the fetch")
+	}
+
+	// A tab of the same browser with no interception: only the proxy stands
+	// between it and the server.
+	p.mu.Lock()
+	in := p.cur
+	p.mu.Unlock()
+	tctx, cancel := chromedp.NewContext(in.ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(tctx, 10*time.Second)
+	defer cancel2()
+	if err := chromedp.Do(tctx); err != nil {
+		t.Fatal(err)
+	}
+	nav, err := cdp.Call(ctx, chromedp.FromContext(tctx).Target, page.Navigate, page.NavigateParams{URL: s.URL + "/direct"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nav.ErrorText == "" {
+		t.Error("a navigation without interception succeeded")
+	}
+	t.Logf("uninterceped navigation: %s", nav.ErrorText)
+	time.Sleep(300 * time.Millisecond)
+	if n := s.totalHits(); n != 0 {
+		t.Errorf("the server got %d requests: %v", n, s.hits)
+	}
 }

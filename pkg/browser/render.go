@@ -81,8 +81,9 @@ type tab struct {
 	requests atomic.Int64
 	blocked  atomic.Int64
 
-	mu   sync.Mutex // guards done against wg.Add after Wait
-	done bool
+	mu       sync.Mutex // guards done against wg.Add after Wait, and netTypes
+	done     bool
+	netTypes map[network.RequestID]*netType
 	wg   sync.WaitGroup
 }
 
@@ -225,6 +226,16 @@ func (tb *tab) event(ev any) {
 			defer tb.wg.Done()
 			tb.paused(ev)
 		}()
+	case *network.EventRequestWillBeSent:
+		if ev.Type == network.ResourceTypeXHR || ev.Type == network.ResourceTypeFetch {
+			tb.mu.Lock()
+			// A redirect keeps the id and sends the event again.
+			if nt := tb.netType(ev.RequestID); nt.typ == "" {
+				nt.typ = ev.Type
+				close(nt.known)
+			}
+			tb.mu.Unlock()
+		}
 	case *page.EventLoadEventFired:
 		if tb.docServed.Load() {
 			tb.loadOnce.Do(func() { close(tb.loaded) })
@@ -267,7 +278,8 @@ func (tb *tab) paused(ev *fetch.EventRequestPaused) {
 	ctx := tb.reqCtx
 	if ev.ResourceType == network.ResourceTypeDocument && ev.FrameID == tb.mainFrame {
 		// The first is the document, answered from the fetched body; a
-		// later one is the page navigating away, which is not followed.
+		// later one is the page navigating away, which is not followed:
+		// the crawler will fetch that page itself if it is worth it.
 		if tb.docServed.CompareAndSwap(false, true) {
 			h := tb.doc.Header
 			if h.Get("Content-Type") == "" {
@@ -282,8 +294,10 @@ func (tb *tab) paused(ev *fetch.EventRequestPaused) {
 			tb.fulfill(ctx, ev.RequestID, tb.doc.Status, h, tb.doc.Body)
 			return
 		}
+		// A failed navigation would put Chromium's error page in its place;
+		// a 204 leaves the document as it is.
 		tb.blocked.Add(1)
-		tb.fail(ctx, ev.RequestID, network.ErrorReasonBlockedByClient)
+		tb.fulfill(ctx, ev.RequestID, http.StatusNoContent, nil, nil)
 		return
 	}
 	if blockedTypes[ev.ResourceType] || isIcon(ev) {
@@ -305,6 +319,9 @@ func (tb *tab) paused(ev *fetch.EventRequestPaused) {
 	}()
 	// The URL has no fragment: it is not part of what is fetched.
 	req := Request{URL: ev.Request.URL, Method: ev.Request.Method, Header: http.Header{}, Type: string(ev.ResourceType)}
+	if ev.ResourceType == network.ResourceTypeXHR {
+		req.Type = string(tb.xhrType(ev.NetworkID))
+	}
 	for k, v := range ev.Request.Headers {
 		req.Header.Add(k, fmt.Sprint(v))
 	}
@@ -318,6 +335,47 @@ func (tb *tab) paused(ev *fetch.EventRequestPaused) {
 		return
 	}
 	tb.fulfill(ctx, ev.RequestID, resp.Status, resp.Header, resp.Body)
+}
+
+// netType is the type the Network domain gives a request; known is closed
+// once it is set.
+type netType struct {
+	typ   network.ResourceType
+	known chan struct{}
+}
+
+// netType returns the entry of id, made when missing. tb.mu is held.
+func (tb *tab) netType(id network.RequestID) *netType {
+	if tb.netTypes == nil {
+		tb.netTypes = map[network.RequestID]*netType{}
+	}
+	nt := tb.netTypes[id]
+	if nt == nil {
+		nt = &netType{known: make(chan struct{})}
+		tb.netTypes[id] = nt
+	}
+	return nt
+}
+
+// xhrType tells a fetch() from an XMLHttpRequest, which the Fetch domain both
+// calls XHR, from the Network domain's event for the request. That event can
+// come before or after, so it is waited for a little.
+func (tb *tab) xhrType(id network.RequestID) network.ResourceType {
+	tb.mu.Lock()
+	nt := tb.netType(id)
+	tb.mu.Unlock()
+	select {
+	case <-nt.known:
+	case <-time.After(100 * time.Millisecond):
+	case <-tb.reqCtx.Done():
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	delete(tb.netTypes, id)
+	if nt.typ == network.ResourceTypeFetch {
+		return nt.typ
+	}
+	return network.ResourceTypeXHR
 }
 
 // isIcon tells the favicon, which Chromium asks for with the type Other.
