@@ -10,6 +10,7 @@ import (
 
 	"github.com/crawlcluster/crawler/internal/parallel"
 	"github.com/crawlcluster/crawler/pkg/admit"
+	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/queue"
@@ -170,6 +171,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			d.norm, d.normErr = f.norm.Normalize(d.u.URL)
 		}
 	})
+	controls := f.controls()
 	f.mu.Lock()
 	// Verdicts first: what this poll's pages turned out to be bears on the
 	// links found on them.
@@ -206,6 +208,15 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			excluded = append(excluded, ex)
 			continue
 		}
+		if f.patternExcluded(controls, norm, host) {
+			if u.Revisit != nil {
+				lapsed = append(lapsed, candidate{row: store.URL{Hash: hash, Host: host, Partition: rec.Partition, Reason: control.ReasonPattern}, revisit: true, due: u.Revisit.Due})
+			} else {
+				ex.Reason = control.ReasonPattern
+				excluded = append(excluded, ex)
+			}
+			continue
+		}
 		if u.Seed {
 			f.rules.AddSeedHost(host)
 		}
@@ -217,7 +228,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		if u.Revisit != nil {
 			hostPages = 0 // a revisit adds no page to the host's budget
 		}
-		v := f.rules.Check(admit.Candidate{URL: norm, Depth: u.Depth, Seed: u.Seed, HostPages: hostPages, Now: now})
+		v := f.checkRules(controls, host, admit.Candidate{URL: norm, Depth: u.Depth, Seed: u.Seed, HostPages: hostPages, Now: now}, u.Revisit != nil)
 		if !v.Admit && u.Revisit != nil {
 			// The rules changed since the URL was stored (scope, depth): the
 			// planned visit lapses. It is claimed like a visit, so a replay

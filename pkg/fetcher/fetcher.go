@@ -38,6 +38,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/crawlcluster/crawler/pkg/admit"
+	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/fetch"
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/pattern"
@@ -268,6 +269,10 @@ type Fetcher struct {
 	cancelled atomic.Int64 // requests cut by the end of a stop's grace
 
 	unacked unackedResults // fetch results the broker has not acknowledged
+
+	control      *control.Watcher   // an operator's controls (control.go); nil when the store keeps none
+	controlStore store.ControlStore // where control's state is read
+	patternHits  map[int64]int64    // URLs each exclusion pattern excluded, not yet counted in the store
 }
 
 // hostInfo is what the fetcher knows about an owned host besides its queue.
@@ -310,6 +315,11 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		dirty:    map[string]bool{},
 		limitHit: make(chan struct{}),
 		halted:   make(chan struct{}),
+
+		patternHits: map[int64]int64{},
+	}
+	if f.controlStore = controlsOf(st); f.controlStore != nil {
+		f.control = control.NewWatcher(f.controlStore)
 	}
 	f.cfg.Patterns = cfg.Patterns.WithDefaults()
 	if f.cfg.PagesPartitions == 0 {
@@ -514,6 +524,7 @@ func (f *Fetcher) Run(ctx context.Context) error {
 		}()
 	}
 	go f.recrawlLoop(workCtx)
+	go f.controlLoop(workCtx)
 	saveCtx, stopSave := context.WithCancel(context.WithoutCancel(ctx))
 	saved := make(chan struct{})
 	go func() {

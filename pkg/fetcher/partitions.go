@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -79,6 +80,10 @@ func (f *Fetcher) loadPartitionRetrying(ctx context.Context, p int32) (hosts, ur
 // queued twice when it is tried again: the queued URLs are pushed only once
 // all are read, and the rest can be applied again.
 func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, err error) {
+	controls, err := f.loadControls(ctx, p)
+	if err != nil {
+		return 0, 0, err
+	}
 	rows, err := f.store.Hosts(ctx, p)
 	if err != nil {
 		return 0, 0, err
@@ -90,17 +95,14 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 		hi := f.hostOf(r.Host)
 		hi.pages = r.Pages
 		hi.errors = r.Errors
-		delay := f.cfg.defaultDelay()
 		if len(r.Robots) > 0 {
 			e := new(robots.Entry)
 			if err := e.UnmarshalBinary(r.Robots); err == nil {
 				hi.robots = e
 				hi.sitemaps = true // queued when the entry was first fetched
-				if d, ok := e.Delay(f.policy); ok {
-					delay = d
-				}
 			}
 		}
+		delay := f.hostDelay(r.Host, hi.robots)
 		f.fr.SetHostDelay(r.Host, p, delay)
 		// The previous owner's last request may be more recent than its last save
 		// (a crash): waiting one full delay from now is always polite.
@@ -128,8 +130,14 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 		if hi.scheme == "" {
 			hi.scheme = schemeOf(u.URL)
 		}
+		excluded := f.patternExcluded(controls, u.URL, u.Host)
+		if excluded {
+			f.updates = append(f.updates, store.URLUpdate{Hash: u.Hash, State: store.StateExcluded, Reason: control.ReasonPattern})
+		}
 		f.mu.Unlock()
-		f.fr.Push(itemOf(u, false))
+		if !excluded {
+			f.fr.Push(itemOf(u, false))
+		}
 	}
 	return len(rows), len(queued), nil
 }

@@ -42,7 +42,7 @@ func (f *Fetcher) work(ctx context.Context) {
 			continue
 		}
 		f.metrics.fenced.Set(0)
-		if f.held.Load() {
+		if f.held.Load() || f.crawlPaused() {
 			sleep(ctx, 20*time.Millisecond)
 			if ctx.Err() != nil {
 				return
@@ -57,6 +57,11 @@ func (f *Fetcher) work(ctx context.Context) {
 			// The stop began while this worker waited: hand the host back untouched.
 			lease.Done(frontier.Outcome{})
 			return
+		}
+		if f.crawlPaused() {
+			// Paused by an operator while this worker waited.
+			lease.Done(frontier.Outcome{})
+			continue
 		}
 		if f.unacked.pending(lease.Host) {
 			// One result per host on its way to the broker at a time: until it
@@ -188,12 +193,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 	}
 	f.dirty[lease.Host] = true
 	f.mu.Unlock()
-
-	delay := f.cfg.defaultDelay()
-	if d, ok := entry.Delay(f.policy); ok {
-		delay = d
-	}
-	f.fr.SetHostDelay(lease.Host, lease.Partition, delay)
+	f.fr.SetHostDelay(lease.Host, lease.Partition, f.hostDelay(lease.Host, entry))
 
 	if entry.Kind == robots.KindDisallowAll {
 		outcome.Until = entry.Expires
@@ -220,11 +220,7 @@ func (f *Fetcher) adoptRobots(lease *frontier.Lease, e *robots.Entry) {
 	hi.sitemaps = true
 	f.dirty[lease.Host] = true
 	f.mu.Unlock()
-	delay := f.cfg.defaultDelay()
-	if d, ok := e.Delay(f.policy); ok {
-		delay = d
-	}
-	f.fr.SetHostDelay(lease.Host, lease.Partition, delay)
+	f.fr.SetHostDelay(lease.Host, lease.Partition, f.hostDelay(lease.Host, e))
 }
 
 // giveUp records every queued URL of the host as failed.
