@@ -23,7 +23,9 @@ import (
 	"github.com/crawlcluster/crawler/pkg/parser"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/recrawl"
+	"github.com/crawlcluster/crawler/pkg/render"
 	"github.com/crawlcluster/crawler/pkg/robots"
+	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
 
@@ -47,6 +49,8 @@ func run() int {
 	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultLevel, "gzip level of WARC records, 1 (fastest) to 9 (smallest); the default 3 takes 28% less CPU per record than 6 for 4-8% more bytes on uncompressed HTML")
 	var recrawlPolicy recrawl.Policy
 	recrawlPolicy.RegisterFlags(fs)
+	var renderFlags render.Flags
+	renderFlags.RegisterFlags(fs, render.ModeNever)
 	spool := fs.String("spool", filepath.Join(os.TempDir(), "crawler-parser-spool"), "local folder where WARC segments are written before upload")
 	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
@@ -56,7 +60,8 @@ func run() int {
 		version.Print(os.Stdout, "parser")
 		return 0
 	}
-	if err := errors.Join(be.Validate(uses), recrawlPolicy.Validate()); err != nil {
+	renderPolicy, renderErr := renderFlags.Policy()
+	if err := errors.Join(be.Validate(uses), recrawlPolicy.Validate(), renderErr); err != nil {
 		fmt.Fprintf(os.Stderr, "parser: %v\n", err)
 		return 2
 	}
@@ -98,7 +103,13 @@ func run() int {
 		logger.Error("open WARC segments", "err", err)
 		return 1
 	}
-	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
+	var decider *render.Decider
+	if rs, ok := st.(interface{ Render() store.RenderStore }); ok {
+		// Pages go to crawl.render only where a renderer tier consumes it
+		// (deploy/helm's renderer.enabled sets -render auto).
+		decider = render.NewDecider(renderPolicy, rs.Render())
+	}
+	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
 	if err != nil {
 		logger.Error("build parser", "err", err)
 		return 1

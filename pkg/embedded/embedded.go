@@ -35,6 +35,8 @@ import (
 	"github.com/crawlcluster/crawler/pkg/fetcher"
 	"github.com/crawlcluster/crawler/pkg/parser"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/render"
+	"github.com/crawlcluster/crawler/pkg/renderer"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/sqlite"
@@ -66,6 +68,10 @@ type Config struct {
 	// APIOptions add to it (the console); the crawler command sets both.
 	API        api.Config
 	APIOptions []api.Option
+	// Render decides which pages the parsers send to be rendered; Renderer
+	// configures the in-process render tier and its browser.
+	Render   render.Flags
+	Renderer renderer.Flags
 }
 
 // RegisterFlags registers every flag of the crawler command.
@@ -85,6 +91,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MinFreeMiB, "min-free-mib", 64, "stop with an error when the data folder's file system has less free space than this, in MiB, while the stop can still save its state; the same command resumes once space is freed (0: only when nothing is left)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	c.Fetcher.RegisterFlags(fs)
+	c.Render.RegisterFlags(fs, render.ModeAuto)
+	c.Renderer.RegisterFlags(fs)
 }
 
 // Validate checks the configuration.
@@ -115,6 +123,12 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("-max-duration must not be negative"))
 	}
 	if err := c.Fetcher.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.Render.Policy(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Renderer.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -246,9 +260,16 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	rend, decider, err := startRenderer(ctx, cfg, db, kopts, reg, log)
+	if err != nil {
+		return Summary{}, err
+	}
+	if rend != nil {
+		defer rend.pool.Close()
+	}
 	var parsers []*parser.Parser
 	for i := range cfg.Parsers {
-		par, err := parser.New(parser.Config{RobotsAgent: robotsAgent, Recrawl: cfg.Fetcher.Recrawl}, nearDups, segments, kopts, reg, log.With("component", "parser", "parser", i))
+		par, err := parser.New(parser.Config{RobotsAgent: robotsAgent, Recrawl: cfg.Fetcher.Recrawl, Render: decider}, nearDups, segments, kopts, reg, log.With("component", "parser", "parser", i))
 		if err != nil {
 			return Summary{}, err
 		}
@@ -316,6 +337,15 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	parseErrs := make([]error, len(parsers))
 	wg.Add(len(parsers))
 	go func() { defer close(fetchDone); fetchErr = fet.Run(fetchCtx) }()
+	// The renderer waits on the fetcher for its pages' sub-resources: it
+	// stops with it, and what it was rendering stays in crawl.render.
+	renderDone := make(chan struct{})
+	go func() {
+		defer close(renderDone)
+		if rend != nil {
+			_ = rend.Run(fetchCtx)
+		}
+	}()
 	for i, par := range parsers {
 		go func() { defer wg.Done(); parseErrs[i] = par.Run(parseCtx) }()
 	}
@@ -324,7 +354,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	defer stopTrim()
 	go trimConsumed(trimCtx, kadm.NewClient(admin), 10*time.Second, log)
 
-	reason, watchErr := watch(runCtx, cfg, fet, admin, live, log)
+	reason, watchErr := watch(runCtx, cfg, fet, admin, live, rend != nil, log)
 
 	stopBegan := time.Now()
 	apiSrv.SetReady(false)
@@ -332,6 +362,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	log.Info("stop began", "reason", reason, "fetched_this_run", now.Fetched, "requests_in_flight", now.Frontier.InFlight)
 	stopFetch()
 	<-fetchDone
+	<-renderDone
 	// Give the parsers what is left of stopDrainLimit to take what the
 	// fetcher produced last, so a finished crawl leaves nothing behind; what
 	// they do not reach stays uncommitted in crawl.pages for the next run.
@@ -375,7 +406,7 @@ const (
 
 // watch prints progress and decides when the run ends. A full data folder
 // ends it with an error.
-func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Client, live *liveStats, log *slog.Logger) (string, error) {
+func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Client, live *liveStats, rendering bool, log *slog.Logger) (string, error) {
 	adm := kadm.NewClient(admin)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -409,7 +440,7 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 		}
 		// Work moves between the frontier, crawl.pages, the parser and crawl.urls;
 		// several consecutive empty observations rule out catching it in transit.
-		if idle && drained(lags) {
+		if idle && drained(lags, rendering) {
 			idleChecks++
 		} else {
 			idleChecks = 0
@@ -428,8 +459,12 @@ func revisitWithin(fet *fetcher.Fetcher, horizon time.Duration) bool {
 }
 
 // drained reports whether both consumer groups have committed everything.
-func drained(lags map[string]int64) bool {
-	for _, g := range []string{queue.GroupFetchers, queue.GroupParsers} {
+func drained(lags map[string]int64, rendering bool) bool {
+	groups := []string{queue.GroupFetchers, queue.GroupParsers}
+	if rendering {
+		groups = append(groups, queue.GroupRenderers)
+	}
+	for _, g := range groups {
 		if n, ok := lags[g]; !ok || n != 0 {
 			return false
 		}

@@ -179,3 +179,11 @@ func readCapped(r io.Reader, limit int64, hint int) (data []byte, exceeded bool,
 	}
 	return buf[:limit], true, nil
 }
+
+// DecodeBody is decodeBody for readers of stored responses (the render tier
+// serves a browser what a fetch stored): the body of raw decoded per
+// contentEncoding, at most maxDecoded bytes; reason is the truncation reason,
+// "" when whole.
+func DecodeBody(raw []byte, contentEncoding string, maxDecoded int64) (body []byte, reason string) {
+	return decodeBody(raw, contentEncoding, maxDecoded)
+}

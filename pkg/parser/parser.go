@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/crawlcluster/crawler/pkg/recrawl"
+	"github.com/crawlcluster/crawler/pkg/render"
 	"log/slog"
 	"net/http"
 	"os"
@@ -67,6 +68,9 @@ type Archive interface {
 	// WriteNotModified writes a 304 as a server-not-modified revisit of the
 	// capture it confirms.
 	WriteNotModified(c warc.Capture, original warc.Location, originalURI string, originalDate time.Time) (warc.Location, error)
+	// WriteRecord writes any other record: the conversion record of a
+	// rendered page's DOM.
+	WriteRecord(rec *warc.Record) (warc.Location, error)
 	Flush() error // make what was written durable where it is
 	Roll() error  // close the segment; its OnClose (e.g. the upload) has run when Roll returns
 }
@@ -99,6 +103,9 @@ type Config struct {
 	// a stop takes seconds even when a store does not answer (DESIGN.md
 	// invariant 9). Default DefaultStopGrace.
 	StopGrace time.Duration
+	// Render decides which pages go to crawl.render to be rendered in a
+	// browser before they are stored; nil renders none.
+	Render *render.Decider
 }
 
 // Batch defaults. On the medium load test (500 hosts x 100 pages, two
@@ -273,6 +280,7 @@ type pending struct {
 func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	var (
 		pages []queue.Page
+		srcs  []*kgo.Record // the record of each page
 		dead  []*kgo.Record
 	)
 	for _, rec := range recs {
@@ -284,6 +292,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			continue
 		}
 		pages = append(pages, pg)
+		srcs = append(srcs, rec)
 	}
 	ids := make([]string, len(pages))
 	hashes := make([]int64, len(pages))
@@ -320,6 +329,8 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		a.doc = p.analyze(pages[i], &a.out)
 		if keep[i] {
 			a.digest(pages[i])
+			p.renderStage(ctx, pages[i], a)
+			failedRender(pages[i], a)
 		}
 	})
 
@@ -328,6 +339,8 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		batch    []*pending
 		contents = map[[32]byte]int{} // content digest -> index in batch
 		near     = batchIndex{}       // fingerprints of this batch by band
+		toRender []*kgo.Record
+		renders  []store.RenderDecision
 	)
 	out.init(p)
 	for i, pg := range pages {
@@ -335,6 +348,17 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		if !keep[i] {
 			out.merge(&a.out, nil)
 			continue
+		}
+		if a.toRender {
+			rec, err := renderRecord(srcs[i], pg, a.renderReason)
+			if err != nil {
+				return err
+			}
+			toRender = append(toRender, rec)
+			continue
+		}
+		if a.decision != nil {
+			renders = append(renders, decisionOf(a.decision, pg, hashes[i]))
 		}
 		pd := &pending{page: pg, hash: hashes[i], doc: a.doc, sha: a.sha, hasSHA: a.hasSHA, revisitOfBatch: -1, nearOfBatch: -1}
 		pd.capture = captureOf(pg, pd.hash, a.doc)
@@ -369,6 +393,9 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			return err
 		}
 	}
+	if err := p.recordRenders(ctx, renders); err != nil {
+		return fmt.Errorf("record render decisions: %w", err)
+	}
 	if err := p.modified(ctx, out.mods); err != nil {
 		return fmt.Errorf("plan visits from sitemap lastmod: %w", err)
 	}
@@ -378,6 +405,11 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	if len(dead) > 0 {
 		if err := p.kafka.ProduceSync(ctx, dead...).FirstErr(); err != nil {
 			return fmt.Errorf("produce %d dead letters: %w", len(dead), err)
+		}
+	}
+	if len(toRender) > 0 {
+		if err := p.kafka.ProduceSync(ctx, toRender...).FirstErr(); err != nil {
+			return fmt.Errorf("send %d pages to crawl.render: %w", len(toRender), err)
 		}
 	}
 	return nil
@@ -413,6 +445,11 @@ type analysis struct {
 	sha     [32]byte
 	hasSHA  bool
 	simhash uint64
+	// The render tier's part: the page goes to crawl.render (and why), or
+	// the decision to record for it.
+	toRender     bool
+	renderReason string
+	decision     *store.RenderDecision
 }
 
 // digest computes the content digest (exact duplicates) and the SimHash of the
@@ -640,6 +677,11 @@ func (p *Parser) archiveOne(pd *pending, batch []*pending) error {
 		p.metrics.warcRecords.WithLabelValues("response").Inc()
 	}
 	p.metrics.warcBytes.Add(float64(loc.Length))
+	if len(pg.DOM) > 0 {
+		if err := p.archiveDOM(pd, loc); err != nil {
+			return err
+		}
+	}
 	pd.capture.WARCFile, pd.capture.WARCOffset, pd.capture.WARCLength = loc.File, loc.Offset, loc.Length
 	pd.capture.WARCRecordID, pd.capture.PayloadDigest = loc.RecordID, loc.PayloadDigest
 	return nil

@@ -147,12 +147,13 @@ func (k kgoLogger) Log(level kgo.LogLevel, msg string, kv ...any) {
 }
 
 // GroupLags returns the records each of the crawler's consumer groups
-// (fetchers on crawl.urls, parsers on crawl.pages) has not committed; a group
+// (fetchers on crawl.urls, parsers on crawl.pages, renderers on crawl.render)
+// has not committed; a group
 // whose lag could not be read is absent, its error joined into the one returned.
 func GroupLags(ctx context.Context, adm *kadm.Client) (map[string]int64, error) {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	lags, err := adm.Lag(lctx, GroupFetchers, GroupParsers)
+	lags, err := adm.Lag(lctx, GroupFetchers, GroupParsers, GroupRenderers)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +161,10 @@ func GroupLags(ctx context.Context, adm *kadm.Client) (map[string]int64, error) 
 	var errs []error
 	lags.Each(func(l kadm.DescribedGroupLag) {
 		if err := l.Error(); err != nil {
-			errs = append(errs, err)
+			// The renderers group exists only where rendering is on.
+			if l.Group != GroupRenderers {
+				errs = append(errs, err)
+			}
 			return
 		}
 		out[l.Group] = l.Lag.Total()

@@ -15,6 +15,9 @@ const (
 	TypeRevisit  = "revisit"
 	TypeMetadata = "metadata"
 	TypeResource = "resource"
+	// TypeConversion holds content made from another record's: the render
+	// tier's DOM of a page, referring to the page's response record.
+	TypeConversion = "conversion"
 )
 
 // Field names used by the writer.

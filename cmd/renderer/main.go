@@ -1,0 +1,116 @@
+// Command renderer is the render tier of a cluster: a member of consumer group
+// "renderers" on crawl.render that renders the pages the parsers sent in a
+// pool of headless Chromium tabs and hands the rendered DOM back to
+// crawl.pages. Every request a page makes goes through the crawl: the fetcher
+// that owns its host fetches it, and the renderer reads it back from the store
+// and the WARC.
+//
+//	renderer -broker kafka://HOST:9092 -db postgres://... -blobs s3://bucket/warc?endpoint=... [flags]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/internal/version"
+	"github.com/crawlcluster/crawler/pkg/backend"
+	"github.com/crawlcluster/crawler/pkg/blob"
+	"github.com/crawlcluster/crawler/pkg/browser"
+	"github.com/crawlcluster/crawler/pkg/config"
+	"github.com/crawlcluster/crawler/pkg/ops"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/renderer"
+)
+
+const uses = backend.Broker | backend.DB | backend.Blobs
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	fs := flag.NewFlagSet("renderer", flag.ContinueOnError)
+	var (
+		be    backend.Config
+		log   config.Log
+		flags renderer.Flags
+	)
+	be.RegisterFlags(fs, uses)
+	log.RegisterFlags(fs)
+	flags.RegisterFlags(fs)
+	listen := fs.String("listen", ":9104", "address for /metrics, /-/healthy and /-/ready (empty = off)")
+	showVersion := version.Flag(fs)
+	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
+		return code
+	}
+	if *showVersion {
+		version.Print(os.Stdout, "renderer")
+		return 0
+	}
+	if err := be.Validate(uses); err != nil {
+		fmt.Fprintf(os.Stderr, "renderer: %v\n", err)
+		return 2
+	}
+	if err := flags.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "renderer: %v\n", err)
+		return 2
+	}
+	logger := log.Logger(os.Stderr).With("component", "renderer")
+	path, err := browser.Find(flags.Browser)
+	if err != nil {
+		logger.Error("find the browser", "err", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	core, err := backend.OpenCore(ctx, be)
+	if err != nil {
+		logger.Error("open backends", "err", err)
+		return 1
+	}
+	defer core.Close()
+	blobs, err := backend.OpenBlobs(ctx, be.Blobs, blob.WithRegisterer(core.Registry))
+	if err != nil {
+		logger.Error("open blob store", "err", err)
+		return 1
+	}
+	defer blobs.Close()
+	bcfg := flags.BrowserConfig(path)
+	bcfg.Log = logger.With("component", "browser")
+	pool, err := browser.New(ctx, bcfg)
+	if err != nil {
+		logger.Error("start the browser", "browser", path, "err", err)
+		return 1
+	}
+	defer pool.Close()
+	var r *renderer.Renderer
+	res := renderer.NewResources(renderer.ResourcesConfig{CacheBytes: flags.CacheMiB << 20}, core.Store, renderer.BlobRecords(blobs),
+		func(ctx context.Context, recs ...*kgo.Record) error { return r.Produce(ctx, recs...) })
+	r, err = renderer.New(renderer.Config{Tabs: flags.Tabs}, pool, res, queue.ClientOptions(core.Brokers.Seeds, logger), core.Registry, logger)
+	if err != nil {
+		logger.Error("build renderer", "err", err)
+		return 1
+	}
+	srv, err := ops.Listen(*listen, core.Registry)
+	if err != nil {
+		logger.Error("listen", "addr", *listen, "err", err)
+		return 1
+	}
+	go srv.Serve(logger)
+	defer srv.Shutdown()
+	srv.SetReady(true)
+	logger.Info("renderer running", "ops", srv.Addr(), "browser", path, "tabs", flags.Tabs)
+	err = r.Run(ctx)
+	srv.SetReady(false)
+	if err != nil {
+		logger.Error("renderer stopped", "err", err)
+		return 1
+	}
+	logger.Info("renderer stopped")
+	return 0
+}

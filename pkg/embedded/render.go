@@ -1,0 +1,74 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/browser"
+	"github.com/crawlcluster/crawler/pkg/render"
+	"github.com/crawlcluster/crawler/pkg/renderer"
+	"github.com/crawlcluster/crawler/pkg/store/sqlite"
+	"github.com/crawlcluster/crawler/pkg/warc"
+)
+
+// embeddedRenderer is the render tier run in this process.
+type embeddedRenderer struct {
+	*renderer.Renderer
+	pool *browser.Pool
+}
+
+// startRenderer builds the render tier the flags ask for: the parsers'
+// decider, and a renderer with its browser pool when a browser is found. With
+// -render auto and no browser, rendering is off, said once, and the crawl goes
+// on; -render always without one is an error.
+func startRenderer(ctx context.Context, cfg Config, db *sqlite.DB, kopts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger) (*embeddedRenderer, *render.Decider, error) {
+	pol, err := cfg.Render.Policy()
+	if err != nil {
+		return nil, nil, err
+	}
+	decider := render.NewDecider(pol, db.Render())
+	if !decider.Enabled() {
+		return nil, nil, nil
+	}
+	path, err := browser.Find(cfg.Renderer.Browser)
+	if err != nil {
+		if pol.Mode == render.ModeAlways || cfg.Renderer.Browser != "" {
+			return nil, nil, fmt.Errorf("-render %s: %w", pol.Mode, err)
+		}
+		log.Warn("rendering off: no browser found; pages built by scripts are read from their HTML only", "err", err)
+		return nil, nil, nil
+	}
+	bcfg := cfg.Renderer.BrowserConfig(path)
+	bcfg.Log = log.With("component", "browser")
+	pool, err := browser.New(ctx, bcfg)
+	if err != nil {
+		if errors.Is(err, browser.ErrNoBrowser) || pol.Mode != render.ModeAlways {
+			log.Warn("rendering off: the browser did not start", "browser", path, "err", err)
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	dir := filepath.Join(cfg.DataDir, "warc")
+	read := func(_ context.Context, file string, off, n int64) (*warc.Record, error) {
+		if filepath.Base(file) != file {
+			return nil, fmt.Errorf("WARC segment name %q is not a base name", file)
+		}
+		return warc.ReadAt(filepath.Join(dir, file), off, n)
+	}
+	var r *renderer.Renderer
+	res := renderer.NewResources(renderer.ResourcesConfig{CacheBytes: cfg.Renderer.CacheMiB << 20}, db, read,
+		func(ctx context.Context, recs ...*kgo.Record) error { return r.Produce(ctx, recs...) })
+	r, err = renderer.New(renderer.Config{Tabs: cfg.Renderer.Tabs}, pool, res, kopts, reg, log.With("component", "renderer"))
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	log.Info("rendering on", "mode", pol.Mode, "browser", path, "tabs", cfg.Renderer.Tabs)
+	return &embeddedRenderer{Renderer: r, pool: pool}, decider, nil
+}

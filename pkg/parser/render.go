@@ -1,0 +1,159 @@
+package parser
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/parse"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/render"
+	"github.com/crawlcluster/crawler/pkg/simhash"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/warc"
+)
+
+// renderStage runs in the parallel stage on a page that will be stored. A
+// page back from the render tier is read from its rendered DOM: its links
+// join the HTML's, its text, title and fingerprint are the DOM's, and what
+// rendering found against the HTML is compared. A page the Decider sends to
+// be rendered leaves nothing now: it is stored, and its links followed, when
+// it comes back.
+func (p *Parser) renderStage(ctx context.Context, pg queue.Page, a *analysis) {
+	if len(pg.DOM) > 0 {
+		p.readRendered(pg, a)
+		return
+	}
+	d := p.cfg.Render
+	if !d.Enabled() || pg.Render != nil || pg.Kind != queue.KindPage || pg.Status != 200 || a.doc == nil {
+		return
+	}
+	var sig render.Signals
+	if hasScript(pg.Body) {
+		sig = render.Read(pg.Body, a.doc)
+	} else if !d.Forced(pg.Host) {
+		return // nothing in the page to run
+	}
+	dec, err := d.Decide(ctx, pg.Host, sig)
+	if err != nil {
+		p.log.Warn("render verdict of host", "host", pg.Host, "err", err)
+	}
+	switch {
+	case dec.Render:
+		a.toRender, a.renderReason = true, dec.Reason
+		a.out = pageOut{p: p, hops: a.out.hops}
+		p.metrics.pages.WithLabelValues("render_sent").Inc()
+	case dec.Record:
+		a.decision = &store.RenderDecision{Decision: store.RenderSkipped, Reason: dec.Reason,
+			LinksHTML: len(a.doc.Links), TextHTML: len(a.doc.Text)}
+		p.metrics.pages.WithLabelValues("render_skipped").Inc()
+	}
+}
+
+// readRendered reads a page's DOM in place of its HTML.
+func (p *Parser) readRendered(pg queue.Page, a *analysis) {
+	dom, err := parse.Parse(pg.DOM, "text/html; charset=utf-8", pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
+	if err != nil {
+		p.log.Warn("parse rendered page", "url", pg.URL, "err", err)
+		return
+	}
+	cmp := render.Compare(a.doc, dom)
+	reason := ""
+	if pg.Render != nil {
+		reason = pg.Render.Reason
+		if pg.Render.TimedOut {
+			reason += "; timed out, DOM as it was"
+		}
+	}
+	a.decision = &store.RenderDecision{Decision: store.RenderRendered, Reason: reason, Compared: true, Gained: cmp.Gained,
+		LinksHTML: cmp.LinksHTML, LinksRendered: cmp.LinksRendered, TextHTML: cmp.TextHTML, TextRendered: cmp.TextRendered}
+	a.doc = dom
+	if !dom.NoFollow {
+		for _, l := range dom.Links {
+			if !l.NoFollow {
+				a.out.add(l.URL, pg, pg.Depth+1, 0, queue.KindPage, false)
+			}
+		}
+	}
+	// Duplicates of a rendered page are judged on what it shows, not on
+	// its shell, which every page of an application shares; an exact
+	// digest of the shell would also make its WARC record a revisit of
+	// another page's response.
+	a.hasSHA, a.simhash = false, 0
+	if !dom.NoIndex && dom.Text != "" {
+		a.simhash = simhash.Fingerprint(dom.Text)
+	}
+	p.metrics.pages.WithLabelValues("rendered").Inc()
+}
+
+// failedRender is the decision of a page the render tier could not render:
+// it is stored and read from its HTML, with the reason.
+func failedRender(pg queue.Page, a *analysis) {
+	if pg.Render == nil || pg.Render.Outcome != queue.RenderFailed || a.decision != nil {
+		return
+	}
+	d := &store.RenderDecision{Decision: store.RenderFailed, Reason: pg.Render.Reason + "; failed: " + pg.Render.Error}
+	if a.doc != nil {
+		d.LinksHTML, d.TextHTML = len(a.doc.Links), len(a.doc.Text)
+	}
+	a.decision = d
+}
+
+// hasScript reports whether an HTML body has a script element at all.
+func hasScript(body []byte) bool {
+	return bytes.Contains(body, []byte("<script")) || bytes.Contains(body, []byte("<SCRIPT")) || bytes.Contains(body, []byte("<Script"))
+}
+
+// renderRecord is the crawl.render record of a page sent to be rendered,
+// keyed as its crawl.pages record was.
+func renderRecord(src *kgo.Record, pg queue.Page, reason string) (*kgo.Record, error) {
+	pg.Render = &queue.Render{Reason: reason}
+	v, err := queue.EncodePage(pg)
+	if err != nil {
+		return nil, fmt.Errorf("encode page for crawl.render: %w", err)
+	}
+	return &kgo.Record{Topic: queue.TopicRender, Key: src.Key, Value: v, Partition: src.Partition}, nil
+}
+
+// recordRenders writes the batch's render decisions and teaches the
+// decider what its compared pages showed.
+func (p *Parser) recordRenders(ctx context.Context, ds []store.RenderDecision) error {
+	if len(ds) == 0 || p.cfg.Render == nil {
+		return nil // rendered by a renderer this parser was not told of: nothing to learn
+	}
+	if err := p.cfg.Render.Record(ctx, ds); err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if d.Compared {
+			p.cfg.Render.Learn(d.Host, d.Gained)
+		}
+	}
+	return nil
+}
+
+// archiveDOM writes a rendered page's DOM as a conversion record referring
+// to the page's response record.
+func (p *Parser) archiveDOM(pd *pending, resp warc.Location) error {
+	pg := pd.page
+	date := pg.FetchedAt
+	if pg.Render != nil && !pg.Render.RenderedAt.IsZero() {
+		date = pg.Render.RenderedAt
+	}
+	if _, err := p.archive.WriteRecord(warc.ConversionRecord(pg.URL, date, resp.RecordID, "text/html; charset=utf-8", pg.DOM)); err != nil {
+		return fmt.Errorf("write rendered DOM of %s: %w", pg.URL, err)
+	}
+	p.metrics.warcRecords.WithLabelValues("conversion").Inc()
+	return nil
+}
+
+// decisionOf completes a page's render decision with what only the batch
+// knows.
+func decisionOf(d *store.RenderDecision, pg queue.Page, hash int64) store.RenderDecision {
+	out := *d
+	out.URLHash, out.Host, out.URL, out.At = hash, pg.Host, pg.URL, time.Now().UTC()
+	return out
+}

@@ -1,0 +1,224 @@
+// Package renderer is the render tier's worker: it consumes crawl.render (the
+// pages the parser tier's render.Decider sent), renders each in a pool of
+// headless Chromium tabs (package browser) from the body the fetcher already
+// has, and hands the rendered DOM back to crawl.pages for the parser. The
+// browser makes no request of its own: each sub-resource goes through the
+// crawl (Resources), under the robots.txt and politeness of its host.
+package renderer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/browser"
+	"github.com/crawlcluster/crawler/pkg/queue"
+)
+
+// Renderer is one member of the renderers group.
+type Renderer struct {
+	pool    *browser.Pool
+	res     *Resources
+	kafka   *kgo.Client
+	log     *slog.Logger
+	batch   int
+	metrics *metrics
+}
+
+// Config configures a Renderer.
+type Config struct {
+	// BatchSize is how many records a poll takes; they render at once up to
+	// the pool's tabs (default 2 x tabs).
+	BatchSize int
+	Tabs      int
+}
+
+// New returns a renderer consuming crawl.render with kafkaOpts (which must
+// include the seeds and, like every crawler client, the manual partitioner).
+func New(cfg Config, pool *browser.Pool, res *Resources, kafkaOpts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger) (*Renderer, error) {
+	if cfg.Tabs <= 0 {
+		cfg.Tabs = 2
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 2 * cfg.Tabs
+	}
+	r := &Renderer{pool: pool, res: res, log: log, batch: cfg.BatchSize, metrics: newMetrics(reg, pool)}
+	res.observe = func(result string) { r.metrics.resources.WithLabelValues(result).Inc() }
+	opts := append([]kgo.Opt{}, kafkaOpts...)
+	opts = append(opts,
+		kgo.ConsumerGroup(queue.GroupRenderers),
+		kgo.ConsumeTopics(queue.TopicRender),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
+			if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+				log.Warn("commit on revoke", "err", err)
+			}
+		}),
+	)
+	var err error
+	if r.kafka, err = kgo.NewClient(opts...); err != nil {
+		return nil, fmt.Errorf("renderer kafka client: %w", err)
+	}
+	return r, nil
+}
+
+// Produce is a Producer on the renderer's own client.
+func (r *Renderer) Produce(ctx context.Context, recs ...*kgo.Record) error {
+	return r.kafka.ProduceSync(ctx, recs...).FirstErr()
+}
+
+// Run consumes crawl.render until ctx ends. A poll's pages render at once;
+// their results go to crawl.pages and only then are the offsets committed,
+// so a renderer that dies leaves its pages to the next owner. A stop cancels
+// the renders in hand and leaves them uncommitted.
+func (r *Renderer) Run(ctx context.Context) error {
+	defer r.kafka.CloseAllowingRebalance()
+	for {
+		fetches := r.kafka.PollRecords(ctx, r.batch)
+		if fetches.IsClientClosed() || ctx.Err() != nil {
+			r.kafka.AllowRebalance()
+			return nil
+		}
+		fetches.EachError(func(t string, part int32, err error) {
+			r.log.Warn("fetch from kafka", "topic", t, "partition", part, "err", err)
+		})
+		recs := fetches.Records()
+		if len(recs) == 0 {
+			r.kafka.AllowRebalance()
+			continue
+		}
+		out := r.renderAll(ctx, recs)
+		if ctx.Err() != nil {
+			r.abandon()
+			return nil
+		}
+		for {
+			err := r.kafka.ProduceSync(ctx, out...).FirstErr()
+			if err == nil {
+				break
+			}
+			r.log.Error("produce rendered pages; retrying", "records", len(out), "err", err)
+			select {
+			case <-ctx.Done():
+				r.abandon()
+				return nil
+			case <-time.After(time.Second):
+			}
+		}
+		if err := r.kafka.CommitRecords(ctx, recs...); err != nil {
+			r.log.Warn("commit crawl.render offsets", "err", err)
+		}
+		r.kafka.AllowRebalance()
+	}
+}
+
+// abandon forgets the polled records so that they stay uncommitted.
+func (r *Renderer) abandon() {
+	r.kafka.SetOffsets(r.kafka.CommittedOffsets())
+	r.kafka.AllowRebalance()
+}
+
+// renderAll renders a poll's pages at once and returns the records for
+// crawl.pages (and the dead-letter topic).
+func (r *Renderer) renderAll(ctx context.Context, recs []*kgo.Record) []*kgo.Record {
+	out := make([]*kgo.Record, len(recs))
+	var wg sync.WaitGroup
+	for i, rec := range recs {
+		pg, err := queue.DecodePage(rec.Value)
+		if err != nil {
+			r.metrics.pages.WithLabelValues("poison").Inc()
+			r.log.Warn("dead-letter record", "partition", rec.Partition, "offset", rec.Offset, "err", err)
+			out[i] = queue.DeadLetter(rec, err)
+			continue
+		}
+		wg.Go(func() {
+			r.renderOne(ctx, &pg)
+			v, err := queue.EncodePage(pg)
+			if err != nil {
+				out[i] = queue.DeadLetter(rec, err)
+				return
+			}
+			out[i] = &kgo.Record{Topic: queue.TopicPages, Key: rec.Key, Value: v, Partition: rec.Partition}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// renderOne renders a page and records the outcome on it; a page that could
+// not be rendered goes back without a DOM, with the reason.
+func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
+	if pg.Render == nil {
+		pg.Render = &queue.Render{Reason: "unknown"}
+	}
+	start := time.Now()
+	r.metrics.busy.Inc()
+	res, err := r.pool.Render(ctx, browser.Document{URL: pg.URL, Status: pg.Status, Header: headerOf(pg.RawResponse), Body: pg.Body}, r.res.Loader(*pg))
+	r.metrics.busy.Dec()
+	took := time.Since(start)
+	pg.Render.RenderedAt, pg.Render.DurationMS = time.Now().UTC(), took.Milliseconds()
+	r.metrics.seconds.Observe(took.Seconds())
+	if err != nil {
+		reason := failReason(err)
+		pg.Render.Outcome, pg.Render.Error = queue.RenderFailed, reason
+		r.metrics.pages.WithLabelValues("failed_" + reason).Inc()
+		if ctx.Err() == nil {
+			r.log.Info("render failed", "url", pg.URL, "reason", reason, "err", err)
+		}
+		return
+	}
+	pg.DOM = []byte(res.DOM)
+	pg.Render.Outcome, pg.Render.TimedOut, pg.Render.FinalURL = queue.RenderRendered, res.TimedOut, res.FinalURL
+	pg.Render.Requests, pg.Render.Blocked = res.Requests, res.Blocked
+	outcome := "rendered"
+	if res.TimedOut {
+		outcome = "rendered_timed_out"
+	}
+	r.metrics.pages.WithLabelValues(outcome).Inc()
+}
+
+// failReason names why a render failed, for the record and the metrics.
+func failReason(err error) string {
+	switch {
+	case errors.Is(err, browser.ErrCrashed):
+		return "crashed"
+	case errors.Is(err, browser.ErrHung):
+		return "hung"
+	case errors.Is(err, browser.ErrClosed), errors.Is(err, context.Canceled):
+		return "stopped"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "error"
+}
+
+// headerOf reads the headers of a raw HTTP response (nil if it has none).
+func headerOf(raw []byte) http.Header {
+	if len(raw) == 0 {
+		return nil
+	}
+	end := bytes.Index(raw, []byte("\r\n\r\n"))
+	if end < 0 {
+		return nil
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw[:end+4])), nil)
+	if err != nil {
+		return nil
+	}
+	resp.Body.Close()
+	h := resp.Header
+	for _, k := range []string{"Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie"} {
+		h.Del(k)
+	}
+	return h
+}
