@@ -1,0 +1,208 @@
+package render
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawlcluster/crawler/pkg/parse"
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+func parsed(t testing.TB, body string) *parse.Document {
+	t.Helper()
+	doc, err := parse.Parse([]byte(body), "text/html", "http://example.test/", nil, parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// Real application shells and real server-rendered pages, as the frameworks
+// and sites ship them.
+func TestSignals(t *testing.T) {
+	tests := []struct {
+		name   string
+		html   string
+		strong bool
+		want   []string
+	}{
+		{"create-react-app shell", `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>React App</title><script defer src="/static/js/main.4a1b.js"></script></head><body><noscript>You need to enable JavaScript to run this app.</noscript><div id="root"></div></body></html>`,
+			true, []string{"app_root#root", "noscript", "little_text"}},
+		{"vue shell with a loading note", `<html><body><div id="app">Loading…</div><script src="/js/app.js"></script></body></html>`,
+			true, []string{"app_root#app", "little_text"}},
+		{"angular ng-app attribute", `<html><body ng-app="shop"><main ng-app="x"></main><script src="angular.js"></script></body></html>`,
+			true, []string{"app_root[ng-app]", "little_text"}},
+		{"next.js server-rendered page", `<html><body><div id="__next"><h1>Docs</h1><p>` + strings.Repeat("Server-rendered words fill this page. ", 20) + `</p><a href="/a">a</a><a href="/b">b</a><a href="/c">c</a></div><script src="/_next/static/chunks/main.js"></script></body></html>`,
+			false, nil},
+		{"inline script building links, little else", `<html><body><ul id="nav"></ul><script>for (const p of ["a","b"]) { const a = document.createElement("a"); a.href = "/" + p; document.getElementById("nav").appendChild(a); }</script></body></html>`,
+			true, []string{"little_text", "script_builds_dom"}},
+		{"plain page without scripts", `<html><body><h1>Hello</h1><p>short</p></body></html>`, false, nil},
+		{"analytics snippet on a content page", `<html><body><article>` + strings.Repeat("<p>An article with real text in it, paragraph after paragraph.</p>", 10) + `<a href="/x">x</a><a href="/y">y</a><a href="/z">z</a></article><script>window.dataLayer=[];</script></body></html>`,
+			false, nil},
+		{"noscript without scripts", `<html><body><noscript>enable JavaScript</noscript><p>hi</p></body></html>`, false, []string{"noscript"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Read([]byte(tt.html), parsed(t, tt.html))
+			if s.Strong() != tt.strong {
+				t.Errorf("Strong() = %v, want %v (%+v)", s.Strong(), tt.strong, s)
+			}
+			if got := s.Reason(); got != strings.Join(tt.want, ",") {
+				t.Errorf("reasons %q, want %q", got, strings.Join(tt.want, ","))
+			}
+		})
+	}
+}
+
+// A real documentation page (Debian's python3-doc, Sphinx): scripts, but the
+// content is in the HTML; it must not look like an application.
+func TestSignalsRealDocPage(t *testing.T) {
+	b, err := os.ReadFile("/usr/share/doc/python3/html/library/functions.html")
+	if err != nil {
+		t.Skip("python3-doc not installed:", err)
+	}
+	s := Read(b, parsed(t, string(b)))
+	if s.Scripts == 0 {
+		t.Fatalf("no scripts found in a Sphinx page: %+v", s)
+	}
+	if s.Strong() {
+		t.Fatalf("a documentation page reads as an application: %+v", s)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	shell := parsed(t, `<html><body><div id="app"></div><a href="/">home</a></body></html>`)
+	app := parsed(t, `<html><body><div id="app"><a href="/">home</a><a href="/p/1">1</a><a href="/p/2">2</a><a href="/p/3">3</a></div></body></html>`)
+	if c := Compare(shell, app); !c.Gained || c.NewLinks != 3 || c.LinksHTML != 1 || c.LinksRendered != 4 {
+		t.Errorf("app: %+v", c)
+	}
+	// A script that adds one link (a cookie banner's policy page) to a page
+	// with many is no gain.
+	var many, plus strings.Builder
+	for i := range 40 {
+		many.WriteString(`<a href="/a` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `">x</a>`)
+	}
+	plus.WriteString(many.String() + `<a href="/privacy">privacy</a><a href="/cookies">cookies</a>`)
+	base := parsed(t, "<html><body>"+many.String()+"</body></html>")
+	if c := Compare(base, parsed(t, "<html><body>"+plus.String()+"</body></html>")); c.Gained {
+		t.Errorf("two links added to forty: %+v", c)
+	}
+	// Text alone can be the gain: an article body fetched by a script.
+	text := parsed(t, "<html><body><article>"+strings.Repeat("Text that a script wrote into the page. ", 20)+"</article></body></html>")
+	if c := Compare(parsed(t, "<html><body><article></article></body></html>"), text); !c.Gained {
+		t.Errorf("article text: %+v", c)
+	}
+	if c := Compare(app, app); c.Gained {
+		t.Errorf("the same page twice: %+v", c)
+	}
+}
+
+// memRender is a store.RenderStore in memory for the decider's unit tests;
+// the SQL stores are held to the same contract by storetest.RunRender.
+type memRender struct {
+	rows  map[int64]store.RenderDecision
+	calls int
+}
+
+func (m *memRender) RecordRenders(_ context.Context, ds []store.RenderDecision) error {
+	for _, d := range ds {
+		m.rows[d.URLHash] = d
+	}
+	return nil
+}
+
+func (m *memRender) RenderSamples(_ context.Context, hosts []string) (map[string]store.RenderSample, error) {
+	m.calls++
+	out := map[string]store.RenderSample{}
+	for _, h := range hosts {
+		var s store.RenderSample
+		for _, d := range m.rows {
+			if d.Host == h && d.Compared {
+				s.Compared++
+				if d.Gained {
+					s.Gained++
+				}
+			}
+		}
+		if s.Compared > 0 {
+			out[h] = s
+		}
+	}
+	return out, nil
+}
+
+func (m *memRender) RenderDecisionOf(_ context.Context, h int64) (store.RenderDecision, error) {
+	d, ok := m.rows[h]
+	if !ok {
+		return d, store.ErrNotFound
+	}
+	return d, nil
+}
+
+func TestDecider(t *testing.T) {
+	ctx := context.Background()
+	strong := Signals{Scripts: 1, AppRoot: "#app", Reasons: []string{"app_root#app"}}
+	weak := Signals{Scripts: 2, TextBytes: 5000, Links: 30}
+	ms := &memRender{rows: map[int64]store.RenderDecision{}}
+	d := NewDecider(Policy{Mode: ModeAuto, Never: []string{"never.test"}, Always: []string{"always.test"}}, ms)
+	now := time.Unix(1000, 0)
+	d.now = func() time.Time { return now }
+
+	check := func(host string, sig Signals, render bool, reason string) {
+		t.Helper()
+		dec, err := d.Decide(ctx, host, sig)
+		if err != nil || dec.Render != render || !strings.HasPrefix(dec.Reason, reason) {
+			t.Fatalf("%s: %+v, %v; want render=%v reason %q", host, dec, err, render, reason)
+		}
+	}
+	// Learning: the signals decide.
+	check("app.test", strong, true, "signals: app_root#app")
+	check("app.test", weak, false, "")
+	check("never.test", strong, false, "operator: never")
+	check("always.test", Signals{}, true, "operator: always")
+
+	// Three compared pages of app.test gained: every page of it is
+	// rendered, signals or not, once the cached counts expire.
+	for i := range 3 {
+		_ = d.Record(ctx, []store.RenderDecision{{URLHash: int64(i), Host: "app.test", Compared: true, Gained: true}})
+		d.Learn("app.test", true)
+	}
+	check("app.test", weak, true, "host: rendering found more on 3 of 3")
+
+	// plain.test's compared pages gained nothing: its pages are not
+	// rendered any more, even with signals (recorded as skipped).
+	for i := range 3 {
+		_ = d.Record(ctx, []store.RenderDecision{{URLHash: int64(10 + i), Host: "plain.test", Compared: true}})
+	}
+	now = now.Add(time.Minute)
+	dec, _ := d.Decide(ctx, "plain.test", strong)
+	if dec.Render || !dec.Record || !strings.Contains(dec.Reason, "0 of 3") {
+		t.Fatalf("plain.test: %+v", dec)
+	}
+	// The store is asked once per host per VerdictTTL.
+	before := ms.calls
+	for range 10 {
+		_, _ = d.Decide(ctx, "plain.test", strong)
+	}
+	if ms.calls != before {
+		t.Errorf("%d store calls for cached counts", ms.calls-before)
+	}
+	if never := NewDecider(Policy{Mode: ModeNever}, nil); never.Enabled() {
+		t.Error("mode never is enabled")
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(`<div id="app"></div><noscript>JavaScript</noscript><script>x.innerHTML=1</script>`))
+	f.Add([]byte(`<div id=root>` + strings.Repeat("<a>", 100)))
+	f.Add([]byte(`<script><div id="app"></div></script>`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := Read(b, nil)
+		if s.Scripts < 0 || s.Strong() && s.Scripts == 0 {
+			t.Fatalf("inconsistent signals %+v", s)
+		}
+	})
+}
