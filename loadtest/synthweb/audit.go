@@ -133,6 +133,10 @@ type Report struct {
 	UnconditionalRevisits Violations    `json:"unconditional_revisits"`
 	Change                *ChangeReport `json:"change,omitempty"` // nil unless the web changes
 
+	// With Config.Apps: what the application hosts received, per host and
+	// shape. Its Media violations count in OK.
+	Apps *AppsReport `json:"apps,omitempty"`
+
 	ipChecked struct{ concurrency, interval bool } // String shows a per-IP check that was off only if it found something
 }
 
@@ -165,7 +169,7 @@ type category struct {
 }
 
 func (r *Report) categories() []category {
-	return []category{
+	cs := []category{
 		{"overlaps", &r.Overlaps},
 		{"politeness", &r.Politeness},
 		{"robots", &r.Robots},
@@ -178,6 +182,10 @@ func (r *Report) categories() []category {
 		{"ip-concurrency", &r.IPConcurrency},
 		{"ip-interval", &r.IPInterval},
 	}
+	if r.Apps != nil {
+		cs = append(cs, category{"media", &r.Apps.Media})
+	}
+	return cs
 }
 
 // OK reports whether no rule was broken. Traps alone do not fail a crawl.
@@ -216,6 +224,9 @@ func (r Report) String() string {
 		r.TrapInstances, r.TrapRequestsPerInstanceMean, r.TrapRequestsPerInstanceMax, 100*r.TrapShare)
 	if r.Change != nil {
 		r.Change.string(&b)
+	}
+	if r.Apps != nil {
+		r.Apps.string(&b)
 	}
 	r.ipString(&b)
 	for _, c := range r.categories() {
@@ -257,6 +268,9 @@ func (w *Web) Audit(cfg AuditConfig) Report {
 	}
 	for _, h := range w.hosts {
 		wd.robots[h.key] = h.robots
+		if h.app != nil {
+			wd.apps = append(wd.apps, h.appWorld())
+		}
 	}
 	return audit(w.Requests(), wd, cfg)
 }
@@ -269,6 +283,7 @@ type world struct {
 	mustFetch    []string                // resource ids
 	mustNotFetch map[string]bool         // resource ids
 	change       *changeWorld            // nil: the web does not change
+	apps         []appWorld              // with Config.Apps, in host order; nil: none
 }
 
 // auditor holds one audit's settings and verdict.
@@ -279,6 +294,8 @@ type auditor struct {
 	max   int       // examples per category
 	t0    time.Time // first Start: examples show times relative to it
 	rep   Report
+
+	fetched map[string]bool // MustFetch resources fetched, by the Missing rule
 }
 
 func audit(log []Request, wd world, cfg AuditConfig) Report {
@@ -339,6 +356,9 @@ func audit(log []Request, wd world, cfg AuditConfig) Report {
 	a.resources(served, wd)
 	if wd.change != nil {
 		a.change(served, wd.change)
+	}
+	if wd.apps != nil {
+		a.apps(served, wd)
 	}
 	return a.rep
 }
@@ -504,6 +524,7 @@ func (a *auditor) resources(reqs []Request, wd world) {
 	}
 
 	a.rep.MustFetch = len(wd.mustFetch)
+	a.fetched = map[string]bool{}
 	for _, id := range wd.mustFetch {
 		st := seen[id]
 		switch {
@@ -511,6 +532,7 @@ func (a *auditor) resources(reqs []Request, wd world) {
 			a.rep.Missing.add(a.max, "%s never requested", short(id))
 		case st.finalStatus != 0 || st.exhausted || st.requests > a.cfg.MaxRetries:
 			a.rep.Fetched++ // answered, or retries exhausted
+			a.fetched[id] = true
 		default:
 			a.rep.Missing.add(a.max, "%s requested %d times without a final answer (last %s)",
 				short(id), st.requests, statusText(st.lastStatus))

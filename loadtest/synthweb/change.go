@@ -177,13 +177,14 @@ func assign(rng *rand.Rand, n int, shares ...float64) []int {
 
 // planChanges decides, from the seed, each host's validators and sitemap
 // and each page's change class, noise and deletion. Hosts whose robots.txt
-// fails take no part: nothing may be fetched from them.
+// fails take no part: nothing may be fetched from them; nor do application
+// hosts, whose pages a renderer is judged on as they are.
 func (w *Web) planChanges() {
 	cc := w.cfg.Change
 	rng := rand.New(rand.NewPCG(uint64(w.cfg.Seed), 0xc4a96e))
 	var hosts, mapHosts []*host
 	for _, h := range w.hosts {
-		if h.role == roleRobots5xx {
+		if h.role == roleRobots5xx || h.app != nil {
 			continue
 		}
 		hosts = append(hosts, h)

@@ -25,6 +25,13 @@ type Config struct {
 	Now          time.Time     // clock for calendar traps; zero = time.Now()
 	Change       ChangeConfig
 
+	// Apps makes the last Apps hosts application hosts, whose pages are
+	// built by scripts (see the package comment); 0: none.
+	Apps int
+	// AppHang is how long AppHangAPIPath keeps a request waiting before
+	// it answers; default DefaultAppHang.
+	AppHang time.Duration
+
 	// clock stamps requests and drives the changing pages; nil means
 	// time.Now. Tests set it to move through a page's history at will.
 	clock func() time.Time
@@ -57,6 +64,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&c.Traps, prefix+"traps", c.Traps, "add trap instances of every class (calendars, pagination, facets, soft 404s, session ids) to every host, and hubs of near-duplicate index pages to some")
 	fs.StringVar(&c.Agent, prefix+"agent", c.Agent, "robots product token of the crawler under test")
 	fs.Int64Var(&c.Seed, prefix+"seed", c.Seed, "seed of the link graph and the texts")
+	fs.IntVar(&c.Apps, prefix+"apps", c.Apps, "make the last N hosts application hosts, whose links only scripts build (shapes: inline JSON, fetched JSON, client-side router, robots-blocked API, hung script, runaway memory)")
+	fs.DurationVar(&c.AppHang, prefix+"app-hang", c.AppHang, "how long the hung application host's API keeps a request waiting (0: "+DefaultAppHang.String()+")")
 	c.Change.RegisterFlags(fs, prefix)
 }
 
@@ -97,6 +106,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Now.IsZero() {
 		c.Now = time.Now()
 	}
+	if c.AppHang == 0 {
+		c.AppHang = DefaultAppHang
+	}
 	if c.clock == nil {
 		c.clock = time.Now
 	}
@@ -116,6 +128,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: PageBytes %d < 0", ErrConfig, c.PageBytes)
 	case c.Features && c.Hosts < minFeatureHosts:
 		return c, fmt.Errorf("%w: Features needs Hosts >= %d, got %d", ErrConfig, minFeatureHosts, c.Hosts)
+	case c.Apps < 0 || c.Apps > c.Hosts:
+		return c, fmt.Errorf("%w: Apps %d not in [0, Hosts = %d]", ErrConfig, c.Apps, c.Hosts)
+	case c.AppHang < 0:
+		return c, fmt.Errorf("%w: AppHang %v is negative", ErrConfig, c.AppHang)
+	case c.Features && c.Hosts-c.Apps < minFeatureHosts:
+		return c, fmt.Errorf("%w: Features needs %d hosts besides the %d application hosts, got %d", ErrConfig, minFeatureHosts, c.Apps, c.Hosts-c.Apps)
 	case c.Features && c.PagesPerHost < minFeaturePages:
 		return c, fmt.Errorf("%w: Features needs PagesPerHost >= %d, got %d", ErrConfig, minFeaturePages, c.PagesPerHost)
 	}

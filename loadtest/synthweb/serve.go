@@ -141,6 +141,12 @@ func (w *Web) send(rw http.ResponseWriter, res *resource, rec *Request) {
 // slow page. It returns nil when it gave up without an answer, having set
 // rec.Kind.
 func (h *host) dynamic(ctx context.Context, target string, rec *Request) *resource {
+	if h.app != nil {
+		if res, ok := h.dynamicApp(ctx, target, rec); ok {
+			return res
+		}
+		return notFound
+	}
 	switch h.role {
 	case roleStar:
 		if res := h.trapPage(target); res != nil {

@@ -50,6 +50,7 @@ type host struct {
 	robots robotsPolicy
 	static map[string]*resource // canonical target -> response
 	traps  []*trapInstance      // with Config.Traps; served on request
+	app    *appSite             // with Config.Apps: an application host, else nil
 
 	vocab     []string
 	page429ok *resource // /err/429.html after its first answer
@@ -99,10 +100,19 @@ func (w *Web) build() error {
 			h.robots = robotsPolicy{status: 404}
 		}
 	}
+	w.planApps()
 	if w.cfg.Change.Enabled {
 		w.planChanges()
 	}
+	if w.widget != nil {
+		w.widget.buildWidget()
+	}
 	for _, h := range w.hosts {
+		if h.app != nil {
+			h.buildApp()
+			h.buildRobots()
+			continue
+		}
 		home, perPage, err := h.buildFeatures()
 		if err != nil {
 			return err
@@ -179,11 +189,14 @@ func (h *host) buildPlain(homeExtra []link, perPage func(n int) []link) {
 		}
 		return link{href: fmt.Sprintf("%s/p/%d.html", h.base, n), text: text}
 	}
+	// Links into an application host would let a crawler reach its pages
+	// without running scripts.
+	ordinary := cfg.Hosts - cfg.Apps
 	cross := func() (link, bool) {
-		if !cfg.CrossLinks || len(h.web.hosts) < 2 {
+		if !cfg.CrossLinks || ordinary < 2 {
 			return link{}, false
 		}
-		j := rng.IntN(len(h.web.hosts) - 1)
+		j := rng.IntN(ordinary - 1)
 		if j >= h.idx {
 			j++
 		}

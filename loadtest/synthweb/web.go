@@ -20,7 +20,7 @@ type Request struct {
 	Addr         string        // IP address of the server the request arrived on ("127.0.X.Y")
 	Target       string        // path?query exactly as received (r.RequestURI)
 	Resource     string        // Host + CanonicalTarget(Target)
-	Kind         string        // "robots", "sitemap", "page", "file", "trap", "redirect", "error", "notfound", "misdirected"
+	Kind         string        // "robots", "sitemap", "page", "file", "trap", "redirect", "error", "notfound", "misdirected"; app sub-resources: KindBundle, KindAPI, ...
 	Trap         string        // trap the request went into (see Report.TrapRequests), else ""
 	TrapInstance string        // with Trap: host key + "#" + the trap's name (one instance per trap and host)
 	Start, End   time.Time     // End = when the handler finished writing
@@ -58,6 +58,8 @@ type Web struct {
 
 	mustFetch    []string
 	mustNotFetch map[string]bool
+
+	widget *host // with Config.Apps: the third-party host of the app pages' scripts, or nil
 
 	sent429 atomic.Bool // /err/429.html answered its one 429
 

@@ -1,0 +1,557 @@
+package synthweb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawlcluster/crawler/pkg/parse"
+)
+
+// appsConfig is a web of two ordinary hosts (the second serves the
+// third-party scripts) and one application host of each shape.
+func appsConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Hosts = 8
+	cfg.Apps = 6
+	cfg.PagesPerHost = 6
+	cfg.Fanout = 3
+	cfg.Seed = 3
+	return cfg
+}
+
+// appHostsByShape returns the web's application host of each shape.
+func appHostsByShape(t *testing.T, w *Web) map[string]*host {
+	t.Helper()
+	out := map[string]*host{}
+	for _, h := range w.hosts {
+		if h.app != nil {
+			out[h.app.shape] = h
+		}
+	}
+	if len(out) != len(appShapes) {
+		t.Fatalf("shapes %v, want one host of each of %v", w.AppHosts(), appShapes)
+	}
+	return out
+}
+
+var inlineDataRE = regexp.MustCompile(`<script type="application/json" id="app-data">([^<]*)</script>`)
+
+// inlineData decodes a shell's inline JSON; ok is false when it has none.
+func inlineData(t *testing.T, body string) (d appData, ok bool) {
+	t.Helper()
+	m := inlineDataRE.FindStringSubmatch(body)
+	if m == nil {
+		return d, false
+	}
+	if err := json.Unmarshal([]byte(m[1]), &d); err != nil {
+		t.Fatalf("inline data %q: %v", m[1], err)
+	}
+	return d, true
+}
+
+func decodeJSON(t *testing.T, body string) appData {
+	t.Helper()
+	var d appData
+	if err := json.Unmarshal([]byte(body), &d); err != nil {
+		t.Fatalf("JSON %q: %v", short(body), err)
+	}
+	return d
+}
+
+// routes decodes the route table a router's bundle carries.
+func routes(t *testing.T, bundle string) map[string]appData {
+	t.Helper()
+	_, rest, ok := strings.Cut(bundle, "const ROUTES = ")
+	line, _, _ := strings.Cut(rest, ";\n")
+	var out map[string]appData
+	if err := json.Unmarshal([]byte(line), &out); !ok || err != nil {
+		t.Fatalf("no route table in the bundle (%v):\n%s", err, short(bundle))
+	}
+	return out
+}
+
+func TestAppShapes(t *testing.T) {
+	w := startWeb(t, appsConfig())
+	c := rawClient()
+	mustFetch := map[string]bool{}
+	for _, id := range w.MustFetch() {
+		mustFetch[id] = true
+	}
+	mustNot := map[string]bool{}
+	for _, id := range w.MustNotFetch() {
+		mustNot[id] = true
+	}
+	shapes := appHostsByShape(t, w)
+	if got := len(w.AppHosts()); got != 6 {
+		t.Errorf("AppHosts has %d hosts, want 6", got)
+	}
+	for _, shape := range appShapes {
+		h := shapes[shape]
+		t.Run(shape, func(t *testing.T) {
+			pages := h.appPages()
+			bundle := get(t, c, h.base+AppBundlePath)
+			if bundle.status != 200 || !strings.Contains(bundle.header.Get("Cache-Control"), "max-age") || bundle.header.Get("ETag") == "" ||
+				!strings.HasPrefix(bundle.header.Get("Content-Type"), "text/javascript") {
+				t.Errorf("bundle: %d %v", bundle.status, bundle.header)
+			}
+			robots := get(t, c, h.base+"/robots.txt").body
+			if blocked := strings.Contains(robots, "Disallow: /api/\n"); blocked != (shape == AppBlockedAPI) {
+				t.Errorf("robots.txt disallows /api/: %v, want %v:\n%s", blocked, shape == AppBlockedAPI, robots)
+			}
+			var home string
+			hidden := 0
+			for _, p := range pages {
+				a := get(t, c, h.base+p.target)
+				if a.status != 200 {
+					t.Fatalf("%s: %d", p.target, a.status)
+				}
+				if p.target == "/" {
+					home = a.body
+				}
+				// An HTML-only crawler finds nothing to follow.
+				doc, err := parse.Parse([]byte(a.body), a.header.Get("Content-Type"), h.base+p.target, nil, parse.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(doc.Links) != 0 || len(doc.Text) > 20 {
+					t.Errorf("%s: the HTML has links %v and text %q", p.target, doc.Links, doc.Text)
+				}
+				for _, want := range []string{`<div id="app"`, "<noscript><p>Please enable JavaScript", `<script src="` + AppBundlePath + `" defer>`, `<img src="`} {
+					if !strings.Contains(a.body, want) {
+						t.Errorf("%s lacks %q", p.target, want)
+					}
+				}
+				if len(p.data.Links) == 0 || p.data.Text == "" {
+					t.Errorf("%s: the scripts would build no links or text: %+v", p.target, p.data)
+				}
+				inline, hasInline := inlineData(t, a.body)
+				switch shape {
+				case AppInline, AppHung, AppRunaway:
+					if !hasInline || !slices.Equal(inline.Links, p.data.Links) || inline.Text != p.data.Text {
+						t.Errorf("%s: inline data %+v, want %+v", p.target, inline, p.data)
+					}
+				case AppFetch, AppBlockedAPI:
+					api := get(t, c, h.base+AppAPIPath+"?id="+p.id)
+					if d := decodeJSON(t, api.body); api.status != 200 || !slices.Equal(d.Links, p.data.Links) {
+						t.Errorf("%s: the API answered %d %+v, want %+v", p.target, api.status, d, p.data)
+					}
+					if shape == AppFetch && hasInline {
+						t.Errorf("%s: inline data on a fetch host", p.target)
+					}
+					if shape == AppBlockedAPI {
+						if !hasInline || !slices.Equal(inline.Links, p.inline) || len(inline.Links) >= len(p.data.Links) {
+							t.Errorf("%s: inline links %v, want %v, fewer than the API's %v", p.target, inline.Links, p.inline, p.data.Links)
+						}
+						apiID := h.key + AppAPIPath + "?id=" + p.id
+						if !mustNot[apiID] {
+							t.Errorf("%s is not in MustNotFetch", apiID)
+						}
+					}
+				case AppRouter:
+					if hasInline || a.body != home {
+						t.Errorf("%s: the router's shell differs from the home page's", p.target)
+					}
+					if d := routes(t, bundle.body)[p.target]; !slices.Equal(d.Links, p.data.Links) {
+						t.Errorf("%s: route %+v, want %+v", p.target, d, p.data)
+					}
+				}
+				if h.app.hidden[p.target] {
+					hidden++
+					if mustFetch[h.key+p.target] {
+						t.Errorf("%s: hidden behind the API, yet in MustFetch", p.target)
+					}
+				} else if !mustFetch[h.key+p.target] {
+					t.Errorf("%s: reachable, yet not in MustFetch", p.target)
+				}
+			}
+			if want := shape == AppBlockedAPI; (hidden > 0) != want || hidden == len(pages)-1 {
+				t.Errorf("%d of %d pages hidden", hidden, len(pages))
+			}
+			switch shape {
+			case AppRouter:
+				nf := get(t, c, h.base+"/no/such/route")
+				if nf.status != 404 || nf.body != home {
+					t.Errorf("unknown route: %d, shell %v", nf.status, nf.body == home)
+				}
+			case AppHung:
+				for _, p := range []string{AppHangPage, AppHangFetchPage} {
+					if !mustFetch[h.key+p] {
+						t.Errorf("%s not in MustFetch", p)
+					}
+				}
+				if b := get(t, c, h.base+AppHangPage).body; !strings.Contains(b, "setInterval(") {
+					t.Errorf("%s has no setInterval", AppHangPage)
+				}
+				if b := get(t, c, h.base+AppHangFetchPage).body; !strings.Contains(b, "fetch('"+AppHangAPIPath+"')") {
+					t.Errorf("%s does not fetch %s", AppHangFetchPage, AppHangAPIPath)
+				}
+			case AppRunaway:
+				if b := get(t, c, h.base+AppRunawayPage).body; !mustFetch[h.key+AppRunawayPage] || !strings.Contains(b, "new Array(") {
+					t.Errorf("%s: no allocation loop, or not in MustFetch", AppRunawayPage)
+				}
+			}
+		})
+	}
+
+	// The third-party host: an ordinary one, whose robots.txt disallows the
+	// tracker every app page loads.
+	tp := w.ThirdPartyHost()
+	if tp == "" || w.AppHosts()[tp] != "" {
+		t.Fatalf("third-party host %q", tp)
+	}
+	if r := get(t, c, "http://"+tp+"/robots.txt").body; !strings.Contains(r, "Disallow: /track/\n") {
+		t.Errorf("third-party robots.txt:\n%s", r)
+	}
+	if !mustNot[tp+TrackerPath] {
+		t.Errorf("the tracker is not in MustNotFetch")
+	}
+	if a := get(t, c, "http://"+tp+WidgetPath); a.status != 200 {
+		t.Errorf("widget: %d", a.status)
+	}
+}
+
+// TestAppsLeaveOrdinaryHostsAlone: adding application hosts changes no
+// ordinary page, and no ordinary page links into an application host.
+func TestAppsLeaveOrdinaryHostsAlone(t *testing.T) {
+	plain := DefaultConfig()
+	plain.Hosts, plain.PagesPerHost, plain.Seed = 4, 8, 5
+	withApps := plain
+	withApps.Hosts, withApps.Apps = 10, 6
+	// Host count changes the cross links' draws; compare against a web
+	// whose ordinary hosts are the same four.
+	a, b := startWeb(t, plain), startWeb(t, withApps)
+	for i := range 4 {
+		ha, hb := a.hosts[i], b.hosts[i]
+		for target, ra := range ha.static {
+			rb := hb.static[target]
+			if rb == nil {
+				t.Errorf("host %d %s: missing with apps", i, target)
+				continue
+			}
+			if target == "/robots.txt" {
+				continue // the third-party host disallows /track/
+			}
+			// Only the port differs between the two webs.
+			if got, want := strings.ReplaceAll(string(rb.body), hb.key[strings.LastIndex(hb.key, ":"):], ":P"),
+				strings.ReplaceAll(string(ra.body), ha.key[strings.LastIndex(ha.key, ":"):], ":P"); got != want {
+				t.Errorf("host %d %s differs with apps", i, target)
+			}
+		}
+		for target, rb := range hb.static {
+			for _, app := range b.hosts[4:] {
+				if strings.Contains(string(rb.body), app.base) {
+					t.Errorf("host %d %s links to application host %s", i, target, app.key)
+				}
+			}
+		}
+	}
+}
+
+func TestAppsConfig(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+	}{
+		{"negative", func(c *Config) { c.Apps = -1 }},
+		{"more than hosts", func(c *Config) { c.Apps = c.Hosts + 1 }},
+		{"features need six other hosts", func(c *Config) { c.Features, c.Hosts, c.Apps = true, 8, 3 }},
+		{"negative hang", func(c *Config) { c.Apps, c.AppHang = 1, -time.Second }},
+	} {
+		cfg := DefaultConfig()
+		c.edit(&cfg)
+		if err := cfg.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: Validate = %v", c.name, err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Hosts, cfg.Apps = 6, 6 // host 0 too, which otherwise has no robots.txt
+	w := startWeb(t, cfg)
+	if len(w.AppHosts()) != 6 || w.ThirdPartyHost() != "" {
+		t.Errorf("all app hosts: %v, third party %q", w.AppHosts(), w.ThirdPartyHost())
+	}
+	if r := get(t, rawClient(), "http://"+w.hosts[0].key+"/robots.txt"); r.status != 200 {
+		t.Errorf("app host 0 robots.txt: %d", r.status)
+	}
+}
+
+// TestAppHangBounded: the hung API answers by itself after AppHang, and
+// gives up when the client leaves or the web closes.
+func TestAppHangBounded(t *testing.T) {
+	cfg := appsConfig()
+	cfg.AppHang = 300 * time.Millisecond
+	w := startWeb(t, cfg)
+	h := appHostsByShape(t, w)[AppHung]
+	url := h.base + AppHangAPIPath
+
+	start := time.Now()
+	a := get(t, rawClient(), url)
+	if took := time.Since(start); a.status != 200 || took < cfg.AppHang {
+		t.Errorf("answered %d after %v, want 200 after %v", a.status, took, cfg.AppHang)
+	}
+	if r := logEntry(t, w, h.key, AppHangAPIPath); r.Kind != KindHang || r.Status != 200 {
+		t.Errorf("log: %+v", r)
+	}
+
+	cfg.AppHang = time.Hour
+	w2 := startWeb(t, cfg)
+	h2 := appHostsByShape(t, w2)[AppHung]
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := <-slowRequest(t, ctx, h2.base+AppHangAPIPath); err == nil {
+		t.Error("the hung API answered within 100ms")
+	}
+	if r := logEntry(t, w2, h2.key, AppHangAPIPath); r.Status != 0 || r.Kind != KindHang {
+		t.Errorf("a request the client left: %+v, want status 0", r)
+	}
+	done := slowRequest(t, context.Background(), h2.base+AppHangAPIPath+"?n=2")
+	time.Sleep(50 * time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- w2.Close() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hung request outlived Close by 10s")
+	}
+	if err := <-closed; err != nil {
+		t.Error(err)
+	}
+}
+
+// TestAuditAppRequests plays a renderer that breaks every rule once and
+// checks each is counted, sub-resources included.
+func TestAuditAppRequests(t *testing.T) {
+	w := startWeb(t, appsConfig())
+	c := rawClient()
+	shapes := appHostsByShape(t, w)
+	inline, blocked := shapes[AppInline], shapes[AppBlockedAPI]
+	tp := "http://" + w.ThirdPartyHost()
+	var hiddenPage string
+	for p := range blocked.app.hidden {
+		hiddenPage = p
+	}
+	for _, u := range []string{
+		inline.base + "/robots.txt", blocked.base + "/robots.txt", tp + "/robots.txt",
+		inline.base + "/", inline.base + AppBundlePath, inline.base + AppBundlePath, // the bundle twice
+		inline.base + appLogoPath,                                  // an image
+		inline.base + "/",                                          // a page twice
+		blocked.base + "/", blocked.base + AppAPIPath + "?id=home", // disallowed
+		blocked.base + hiddenPage,
+		tp + WidgetPath,
+	} {
+		get(t, c, u)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep := w.Audit(AuditConfig{MaxRetries: 1})
+	ar := rep.Apps
+	if ar == nil {
+		t.Fatal("no Apps in the report")
+	}
+	t.Logf("\n%s", rep)
+	for _, s := range appShapes {
+		if len(ar.Shapes[s]) != 1 {
+			t.Errorf("shape %s: hosts %v", s, ar.Shapes[s])
+		}
+	}
+	bundleID := inline.key + AppBundlePath
+	checks := []struct {
+		name      string
+		got, want int
+	}{
+		{"bundle requests", ar.Bundles[bundleID], 2},
+		{"repeated bundles", ar.RepeatedBundles.Count, 1},
+		{"repeated documents", ar.RepeatedDocuments.Count, 1},
+		{"duplicates", rep.Duplicates.Count, 2},
+		{"media", ar.Media.Count, 1},
+		{"images", ar.MediaRequests[KindImage], 1},
+		{"api", ar.APIRequests, 1},
+		{"api disallowed", ar.APIDisallowed, 1},
+		{"robots", rep.Robots.Count, 1},
+		{"forbidden", rep.Forbidden.Count, 1},
+		{"hidden fetched", ar.HiddenFetched, 1},
+		{"third party", ar.ThirdParty, 1},
+		{"app pages fetched", ar.Fetched, 2},
+		{"ordinary fetched", ar.OrdinaryFetched, 0},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, c.got, c.want)
+		}
+	}
+	for _, hr := range ar.Hosts {
+		switch hr.Host {
+		case inline.key:
+			if hr.Fetched != 1 || hr.Reachable != 7 || hr.Documents != 2 || hr.BundleRequests != 2 || hr.MediaRequests != 1 || hr.Requests != 6 {
+				t.Errorf("inline host: %+v", hr)
+			}
+		case blocked.key:
+			if hr.Fetched != 1 || hr.Hidden == 0 || hr.Reachable+hr.Hidden != 7 || hr.APIRequests != 1 || hr.HiddenFetched != 1 {
+				t.Errorf("blocked host: %+v", hr)
+			}
+		}
+	}
+	if rep.OK() || !strings.Contains(rep.String(), "  media:       1\n") || !strings.Contains(rep.String(), "blocked_api") {
+		t.Errorf("OK %v with media requested:\n%s", rep.OK(), rep)
+	}
+
+	// Politeness counts sub-resources: with a delay none of the requests
+	// after a host's first kept, every one of them breaks it.
+	slow := w.Audit(AuditConfig{MaxRetries: 1, DefaultDelay: time.Hour, MaxExamples: 20})
+	if slow.Politeness.Count != 9 || !strings.Contains(strings.Join(slow.Politeness.Examples, "\n"), AppBundlePath) {
+		t.Errorf("politeness with a delay of an hour: %d, want 9: %v", slow.Politeness.Count, slow.Politeness.Examples)
+	}
+
+	// Without application hosts the report has none.
+	if rep := startWeb(t, DefaultConfig()).Audit(AuditConfig{}); rep.Apps != nil || strings.Contains(rep.String(), "apps:") {
+		t.Errorf("a web without apps reports them:\n%s", rep)
+	}
+}
+
+// TestHTMLCrawlerMissesAppPages: a crawler that only parses HTML covers the
+// ordinary hosts and nothing of the application hosts but their home pages.
+func TestHTMLCrawlerMissesAppPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls for a second or two")
+	}
+	w := startWeb(t, appsConfig())
+	cfg := AuditConfig{DefaultDelay: 5 * time.Millisecond, MaxRetries: 1}
+	newPoliteCrawler(t, w, cfg).crawl(w.Seeds())
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep := w.Audit(cfg)
+	ar := rep.Apps
+	t.Logf("\n%s", rep)
+	if ar.OrdinaryCoverage != 1 || ar.Fetched != len(ar.Hosts) || ar.Reachable <= 2*len(ar.Hosts) {
+		t.Errorf("ordinary coverage %v; app pages fetched %d of %d, want only the %d home pages",
+			ar.OrdinaryCoverage, ar.Fetched, ar.Reachable, len(ar.Hosts))
+	}
+	if ar.Media.Count+ar.APIRequests+ar.HungRequests+sumValues(ar.Bundles)+rep.Robots.Count+rep.Politeness.Count+rep.Duplicates.Count != 0 {
+		t.Errorf("an HTML crawler requested sub-resources or broke rules:\n%s", rep)
+	}
+}
+
+// chromium is Debian's browser; the tests that run the scripts skip
+// without it.
+const chromium = "/usr/bin/chromium"
+
+// dumpDOM loads url in headless Chromium and returns the DOM once the
+// virtual time budget has passed (network requests in flight hold the
+// virtual clock, so a fetched answer is in).
+func dumpDOM(t *testing.T, url string, budget time.Duration) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
+		"--user-data-dir="+t.TempDir(),
+		// No name resolves; the web's loopback addresses are used as they are.
+		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.*",
+		"--virtual-time-budget="+strconv.Itoa(int(budget/time.Millisecond)),
+		"--dump-dom", url)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %s: %v", url, err)
+	}
+	return string(out)
+}
+
+// TestAppPagesInChromium proves the scripts work: in a real browser every
+// page of every shape shows the links and text its data promises.
+func TestAppPagesInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium some twenty times")
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("no browser: %v", err)
+	}
+	cfg := appsConfig()
+	cfg.AppHang = time.Second // the virtual clock waits for the hung fetch
+	w := startWeb(t, cfg)
+	shapes := appHostsByShape(t, w)
+	for _, shape := range appShapes {
+		h := shapes[shape]
+		t.Run(shape, func(t *testing.T) {
+			for _, p := range h.appPages() {
+				if p.target != "/" && p.target != "/p/1.html" && !strings.HasPrefix(p.target, "/app/") {
+					continue
+				}
+				url := h.base + p.target
+				budget := time.Second
+				if p.target == AppRunawayPage {
+					budget = 200 * time.Millisecond
+				}
+				dom := dumpDOM(t, url, budget)
+				doc, err := parse.Parse([]byte(dom), "text/html; charset=utf-8", url, nil, parse.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := map[string]bool{}
+				for _, l := range doc.Links {
+					found[l.URL] = true
+				}
+				for _, l := range p.data.Links { // on AppBlockedAPI too: the browser obeys no robots.txt
+					if !found[h.base+l.Href] {
+						t.Errorf("%s: the rendered DOM lacks a link to %s; has %v", p.target, l.Href, doc.Links)
+					}
+				}
+				if !strings.Contains(doc.Text, p.data.Text[:40]) || !strings.Contains(doc.Text, "Shared with the synthetic widget") {
+					t.Errorf("%s: rendered text %q lacks the page's and the widget's", p.target, short(doc.Text))
+				}
+				switch p.target {
+				case AppHangPage:
+					m := regexp.MustCompile(`Live update (\d+)`).FindStringSubmatch(dom)
+					if m == nil {
+						t.Fatalf("no ticker in the DOM:\n%s", short(dom))
+					}
+					if n, _ := strconv.Atoi(m[1]); n < 10 {
+						t.Errorf("the ticker did not tick: %q", m)
+					}
+				case AppHangFetchPage:
+					if !strings.Contains(dom, "The live feed has closed.") {
+						t.Errorf("the hung fetch was not answered after %v", cfg.AppHang)
+					}
+				case AppRunawayPage:
+					// 8 arrays of 2^17 references every 4 ms of virtual time:
+					// 200 ms should leave some 400, 100 MiB or more.
+					m := regexp.MustCompile(`data-arrays="(\d+)"`).FindStringSubmatch(dom)
+					if m == nil {
+						t.Fatalf("the runaway page allocated nothing:\n%s", short(dom))
+					}
+					if n, _ := strconv.Atoi(m[1]); n < 100 {
+						t.Errorf("the runaway page holds %d arrays after 200ms, want at least 100", n)
+					}
+				}
+			}
+		})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, r := range w.Requests() {
+		kinds[r.Kind]++
+	}
+	t.Logf("requests by kind: %v", kinds)
+	// A browser left alone asks for all of it: what a renderer must filter.
+	for _, k := range []string{KindBundle, KindStyle, KindAPI, KindHang, KindScript, KindImage} {
+		if kinds[k] == 0 {
+			t.Errorf("the browser never requested a %s: %v", k, kinds)
+		}
+	}
+	rep := w.Audit(AuditConfig{})
+	if rep.Apps.Media.Count == 0 || rep.Apps.RepeatedBundles.Count == 0 {
+		t.Errorf("fresh browsers fetched no media or no bundle twice:\n%s", rep)
+	}
+}
