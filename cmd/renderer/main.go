@@ -82,16 +82,11 @@ func run() int {
 	defer blobs.Close()
 	bcfg := flags.BrowserConfig(path)
 	bcfg.Log = logger.With("component", "browser")
-	pool, err := browser.New(ctx, bcfg)
-	if err != nil {
-		logger.Error("start the browser", "browser", path, "err", err)
-		return 1
-	}
-	defer pool.Close()
 	var r *renderer.Renderer
 	res := renderer.NewResources(renderer.ResourcesConfig{CacheBytes: flags.CacheMiB << 20}, core.Store, renderer.BlobRecords(blobs),
 		func(ctx context.Context, recs ...*kgo.Record) error { return r.Produce(ctx, recs...) })
-	r, err = renderer.New(renderer.Config{Tabs: flags.Tabs}, pool, res, queue.ClientOptions(core.Brokers.Seeds, logger), core.Registry, logger)
+	newPool := func() (*browser.Pool, error) { return browser.New(ctx, bcfg) }
+	r, err = renderer.New(renderer.Config{Tabs: flags.Tabs}, newPool, res, queue.ClientOptions(core.Brokers.Seeds, logger), core.Registry, logger)
 	if err != nil {
 		logger.Error("build renderer", "err", err)
 		return 1
@@ -107,6 +102,9 @@ func run() int {
 	logger.Info("renderer running", "ops", srv.Addr(), "browser", path, "tabs", flags.Tabs)
 	err = r.Run(ctx)
 	srv.SetReady(false)
+	if cerr := r.Close(); cerr != nil {
+		logger.Warn("close the browser", "err", cerr)
+	}
 	if err != nil {
 		logger.Error("renderer stopped", "err", err)
 		return 1

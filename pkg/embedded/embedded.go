@@ -265,7 +265,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		return Summary{}, err
 	}
 	if rend != nil {
-		defer rend.pool.Close()
+		defer rend.Close()
 	}
 	var parsers []*parser.Parser
 	for i := range cfg.Parsers {

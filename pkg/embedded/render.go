@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -17,17 +16,11 @@ import (
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
 
-// embeddedRenderer is the render tier run in this process.
-type embeddedRenderer struct {
-	*renderer.Renderer
-	pool *browser.Pool
-}
-
 // startRenderer builds the render tier the flags ask for: the parsers'
 // decider, and a renderer with its browser pool when a browser is found. With
 // -render auto and no browser, rendering is off, said once, and the crawl goes
-// on; -render always without one is an error.
-func startRenderer(ctx context.Context, cfg Config, db *sqlite.DB, kopts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger) (*embeddedRenderer, *render.Decider, error) {
+// on; -render always (or a -browser) without one is an error.
+func startRenderer(ctx context.Context, cfg Config, db *sqlite.DB, kopts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger) (*renderer.Renderer, *render.Decider, error) {
 	pol, err := cfg.Render.Policy()
 	if err != nil {
 		return nil, nil, err
@@ -46,14 +39,7 @@ func startRenderer(ctx context.Context, cfg Config, db *sqlite.DB, kopts []kgo.O
 	}
 	bcfg := cfg.Renderer.BrowserConfig(path)
 	bcfg.Log = log.With("component", "browser")
-	pool, err := browser.New(ctx, bcfg)
-	if err != nil {
-		if errors.Is(err, browser.ErrNoBrowser) || pol.Mode != render.ModeAlways {
-			log.Warn("rendering off: the browser did not start", "browser", path, "err", err)
-			return nil, nil, nil
-		}
-		return nil, nil, err
-	}
+	newPool := func() (*browser.Pool, error) { return browser.New(ctx, bcfg) }
 	dir := filepath.Join(cfg.DataDir, "warc")
 	read := func(_ context.Context, file string, off, n int64) (*warc.Record, error) {
 		if filepath.Base(file) != file {
@@ -64,11 +50,10 @@ func startRenderer(ctx context.Context, cfg Config, db *sqlite.DB, kopts []kgo.O
 	var r *renderer.Renderer
 	res := renderer.NewResources(renderer.ResourcesConfig{CacheBytes: cfg.Renderer.CacheMiB << 20}, db, read,
 		func(ctx context.Context, recs ...*kgo.Record) error { return r.Produce(ctx, recs...) })
-	r, err = renderer.New(renderer.Config{Tabs: cfg.Renderer.Tabs}, pool, res, kopts, reg, log.With("component", "renderer"))
+	r, err = renderer.New(renderer.Config{Tabs: cfg.Renderer.Tabs}, newPool, res, kopts, reg, log.With("component", "renderer"))
 	if err != nil {
-		pool.Close()
 		return nil, nil, err
 	}
-	log.Info("rendering on", "mode", pol.Mode, "browser", path, "tabs", cfg.Renderer.Tabs)
-	return &embeddedRenderer{Renderer: r, pool: pool}, decider, nil
+	log.Info("rendering on: the browser starts at the first page that needs it", "mode", pol.Mode, "browser", path, "tabs", cfg.Renderer.Tabs)
+	return r, decider, nil
 }

@@ -13,7 +13,7 @@ type metrics struct {
 	busy      prometheus.Gauge
 }
 
-func newMetrics(reg prometheus.Registerer, pool *browser.Pool) *metrics {
+func newMetrics(reg prometheus.Registerer, stats func() browser.Stats) *metrics {
 	m := &metrics{
 		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_render_pages_total",
@@ -37,16 +37,14 @@ func newMetrics(reg prometheus.Registerer, pool *browser.Pool) *metrics {
 		return m
 	}
 	reg.MustRegister(m.pages, m.resources, m.seconds, m.busy)
-	if pool != nil {
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "crawler_render_browser_rss_bytes",
-			Help: "Resident memory of the browser's processes at the last sample.",
-		}, func() float64 { return float64(pool.Stats().RSS) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{
-				Name: "crawler_render_browser_restarts_total",
-				Help: "Browser processes started after the first (crashes, hangs, planned restarts).",
-			}, func() float64 { return float64(pool.Stats().Restarts) }),
-		)
-	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "crawler_render_browser_rss_bytes",
+		Help: "Resident memory of the browser's processes at the last sample.",
+	}, func() float64 { return float64(stats().RSS) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "crawler_render_browser_restarts_total",
+			Help: "Browser processes started after the first (crashes, hangs, planned restarts).",
+		}, func() float64 { return float64(stats().Restarts) }),
+	)
 	return m
 }

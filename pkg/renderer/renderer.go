@@ -26,7 +26,9 @@ import (
 
 // Renderer is one member of the renderers group.
 type Renderer struct {
-	pool    *browser.Pool
+	newPool func() (*browser.Pool, error)
+	poolMu  sync.Mutex
+	pool    *browser.Pool // started at the first page to render
 	res     *Resources
 	kafka   *kgo.Client
 	log     *slog.Logger
@@ -44,14 +46,17 @@ type Config struct {
 
 // New returns a renderer consuming crawl.render with kafkaOpts (which must
 // include the seeds and, like every crawler client, the manual partitioner).
-func New(cfg Config, pool *browser.Pool, res *Resources, kafkaOpts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger) (*Renderer, error) {
+// newPool starts the browser; it is called at the first page to render, so
+// a crawl whose pages need no browser never starts one.
+func New(cfg Config, newPool func() (*browser.Pool, error), res *Resources, kafkaOpts []kgo.Opt, reg prometheus.Registerer, log *slog.Logger) (*Renderer, error) {
 	if cfg.Tabs <= 0 {
 		cfg.Tabs = 2
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 2 * cfg.Tabs
 	}
-	r := &Renderer{pool: pool, res: res, log: log, batch: cfg.BatchSize, metrics: newMetrics(reg, pool)}
+	r := &Renderer{newPool: newPool, res: res, log: log, batch: cfg.BatchSize}
+	r.metrics = newMetrics(reg, r.poolStats)
 	res.observe = func(result string) { r.metrics.resources.WithLabelValues(result).Inc() }
 	opts := append([]kgo.Opt{}, kafkaOpts...)
 	opts = append(opts,
@@ -70,6 +75,41 @@ func New(cfg Config, pool *browser.Pool, res *Resources, kafkaOpts []kgo.Opt, re
 		return nil, fmt.Errorf("renderer kafka client: %w", err)
 	}
 	return r, nil
+}
+
+// browser returns the pool, starting it the first time.
+func (r *Renderer) browser() (*browser.Pool, error) {
+	r.poolMu.Lock()
+	defer r.poolMu.Unlock()
+	if r.pool == nil {
+		p, err := r.newPool()
+		if err != nil {
+			return nil, err
+		}
+		r.pool = p
+	}
+	return r.pool, nil
+}
+
+// poolStats is the pool's stats, zero before it starts.
+func (r *Renderer) poolStats() browser.Stats {
+	r.poolMu.Lock()
+	p := r.pool
+	r.poolMu.Unlock()
+	if p == nil {
+		return browser.Stats{}
+	}
+	return p.Stats()
+}
+
+// Close stops the browser, if it started.
+func (r *Renderer) Close() error {
+	r.poolMu.Lock()
+	defer r.poolMu.Unlock()
+	if r.pool == nil {
+		return nil
+	}
+	return r.pool.Close()
 }
 
 // Produce is a Producer on the renderer's own client.
@@ -162,8 +202,15 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 		pg.Render = &queue.Render{Reason: "unknown"}
 	}
 	start := time.Now()
+	pool, err := r.browser()
+	if err != nil {
+		pg.Render.Outcome, pg.Render.Error = queue.RenderFailed, "no_browser"
+		r.metrics.pages.WithLabelValues("failed_no_browser").Inc()
+		r.log.Error("start the browser", "err", err)
+		return
+	}
 	r.metrics.busy.Inc()
-	res, err := r.pool.Render(ctx, browser.Document{URL: pg.URL, Status: pg.Status, Header: headerOf(pg.RawResponse), Body: pg.Body}, r.res.Loader(*pg))
+	res, err := pool.Render(ctx, browser.Document{URL: pg.URL, Status: pg.Status, Header: headerOf(pg.RawResponse), Body: pg.Body}, r.res.Loader(*pg))
 	r.metrics.busy.Dec()
 	took := time.Since(start)
 	pg.Render.RenderedAt, pg.Render.DurationMS = time.Now().UTC(), took.Milliseconds()
