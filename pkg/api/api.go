@@ -144,6 +144,7 @@ func (s *Server) routes() []route {
 		{"GET", "/-/healthy", getHealthy, true},
 		{"GET", "/-/ready", s.getReady, true},
 	}
+	rs = append(rs, s.controlRoutes()...)
 	if s.gather != nil {
 		rs = append(rs, route{"GET", "/metrics", promhttp.HandlerFor(s.gather, promhttp.HandlerOpts{}).ServeHTTP, true})
 	}

@@ -301,7 +301,7 @@ func TestErrorsAreJSON(t *testing.T) {
 		{"PUT", "/api/v1/frontier/urls", "tok", "", 405, "POST"},
 		{"DELETE", "/api/v1/stats", "tok", "", 405, "GET, HEAD"},
 		{"POST", "/api/v1/urls?url=http://a/", "tok", "", 405, "GET, HEAD"},
-		{"DELETE", "/api/v1/hosts/a.example", "tok", "", 405, "GET, HEAD"},
+		{"DELETE", "/api/v1/hosts/a.example", "tok", "", 405, "GET, HEAD, PATCH"},
 		{"POST", "/api/v1/openapi.yaml", "", "", 405, "GET, HEAD"},
 		{"POST", "/-/healthy", "", "", 405, "GET, HEAD"},
 		{"PATCH", "/-/ready", "", "", 405, "GET, HEAD"},
