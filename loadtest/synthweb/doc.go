@@ -179,6 +179,56 @@
 //     sitemap. "/" links the page each deleted page used to lead to, so
 //     that no page is lost with it.
 //
+// # Application hosts (Config.Apps)
+//
+// A rendering tier must be judged on sites whose links only exist once
+// scripts have run. With Apps N the last N hosts are application hosts
+// (the first ones keep their special cases, indexes and graphs; ordinary
+// pages never link into an application host, so an HTML-only crawler
+// reaches nothing there but the seeded home page). Each has one shape,
+// dealt from a seeded order of the six so that any six consecutive
+// application hosts have all of them ([Web.AppHosts] names them).
+//
+// Every document ("/", /p/N.html for N < PagesPerHost, and a shape's
+// special pages) is a shell: <div id="app">, a <noscript> note "Please
+// enable JavaScript", a logo <img>, a <video preload="auto">, and the
+// bundle [AppBundlePath] (the same URL on every page, with Cache-Control
+// and an ETag), plus, when an ordinary host with a plain robots.txt
+// exists, two scripts of that third-party host ([Web.ThirdPartyHost]):
+// [WidgetPath], which adds a line of text, and [TrackerPath], which its
+// robots.txt disallows. No <a> at all: pkg/parse finds no link in a
+// shell. The bundle inserts /static/app.css (whose @font-face asks for
+// /static/font.woff2) and a banner image, then builds into #app an <h1>,
+// some 400 bytes of prose and a list of anchors with real hrefs, from
+// JSON {"title", "text", "links": [{"href", "text"}]} taken from:
+//
+//   - inline: a <script type="application/json" id="app-data"> block.
+//   - fetch: fetch([AppAPIPath] + "?id=" + data-page), where data-page
+//     is "home" for "/" and N for /p/N.html.
+//   - router: the route table in the bundle; every path answers the
+//     same shell (unknown paths with 404), the bundle renders the route
+//     of location.pathname, and a click on a same-origin link is
+//     intercepted with history.pushState.
+//   - blocked_api: as fetch, but robots.txt disallows /api/; the inline
+//     block holds a few links (a chain through the first half of the
+//     pages), rendered first, so the page yields what it can. Pages
+//     that only the API's answers link to are hidden: not in MustFetch,
+//     and the API answers are in MustNotFetch.
+//   - hung: as inline, and "/" also links [AppHangPage] (a setInterval
+//     that changes the DOM every 20 ms, for ever) and [AppHangFetchPage]
+//     (fetches [AppHangAPIPath], which answers only after Config.AppHang,
+//     default 60 s, or gives up when the client leaves or the web closes).
+//   - runaway: as inline, and "/" also links [AppRunawayPage], which once
+//     built allocates 8 arrays of 2^17 references every task, without
+//     end, until the browser's memory limit stops it.
+//
+// Each page's links go to the next page and Fanout-1 random ones on the
+// host. Sub-resources are logged with their own Kind ([KindBundle],
+// [KindStyle], [KindAPI], [KindHang], [KindScript], [KindImage],
+// [KindFont], [KindMedia]); documents are "page". A plain Chromium asks
+// for all of them; a renderer should ask for none of the images, fonts
+// and media.
+//
 // # Audit
 //
 // [Web.Audit] judges the log against [AuditConfig], the crawler's settings.
@@ -249,6 +299,18 @@
 //     without If-None-Match and If-Modified-Since although its latest 200
 //     answer sent an ETag or a Last-Modified and no final answer but a 304
 //     came since (a page gone or moved has no validators to send).
+//   - Application hosts: every request, sub-resources included, is in
+//     the host checks above (politeness, robots, duplicates), so a
+//     bundle fetched twice or an API call robots.txt disallows is a
+//     violation there. Report.Apps adds per host and shape (Shapes,
+//     Hosts): Coverage over the pages reachable from "/" without breaking
+//     robots and OrdinaryCoverage over the rest of MustFetch; requests of
+//     the API (APIDisallowed: of those, ones robots.txt disallows), of the
+//     hung endpoint and of hidden pages; Bundles, the requests of each
+//     bundle, stylesheet and third-party script URL (a renderer caches
+//     them for the crawl: one each), with RepeatedBundles; app pages
+//     requested more than once (RepeatedDocuments); and every image, font
+//     and media request as a Media violation, which fails OK.
 //
 // Comparisons with an End allow AuditConfig.Tolerance (default
 // [DefaultTolerance], 2 ms): Start and End are read inside the handlers, so

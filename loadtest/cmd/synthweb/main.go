@@ -41,6 +41,15 @@
 //
 //	synthweb -hosts 200 -addresses 1 -ip-concurrency 2 -ip-delay 50ms -- \
 //	    crawler -data DIR -seeds {seeds} -hosts-file {hosts-file} -allow-private-networks
+//
+// With -apps N the last N hosts are application hosts, whose links only
+// scripts build (inline JSON, a JSON API, a client-side router, an API
+// robots.txt disallows, a script that never settles, one that allocates
+// without end; see package synthweb), and the report adds their coverage
+// per shape, the API, bundle, image, font and media requests, for a
+// crawler that renders pages:
+//
+//	synthweb -hosts 12 -apps 6 -- crawler -data DIR -seeds {seeds} -allow-private-networks -render auto
 package main
 
 import (
@@ -141,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer removeHosts()
 	logger.Info("serving", "hosts", len(web.Hosts()), "addresses", o.web.Addresses, "first", web.Hosts()[0],
 		"seeds_file", seeds, "hosts_file", hosts,
-		"must_fetch", len(web.MustFetch()), "features", o.web.Features, "change", o.web.Change.Enabled)
+		"must_fetch", len(web.MustFetch()), "features", o.web.Features, "change", o.web.Change.Enabled, "apps", o.web.Apps)
 
 	crawlerOK := true
 	if len(o.child) == 0 {
