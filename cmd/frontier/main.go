@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -46,6 +45,7 @@ func run() int {
 	listen := fs.String("listen", ":8080", "address of the REST API, /metrics and the health endpoints")
 	tokensFile := fs.String("api-tokens-file", "", "file of bearer tokens, one per line ('#' comments); CRAWLER_API_TOKENS (comma-separated) also works; none = no auth")
 	maxSeeds := fs.Int("max-seeds", api.DefaultMaxSeeds, "URLs accepted in one seeds request")
+	blobs := fs.String("blobs", "", "the WARC storage the parsers write to (s3://... or file:///DIR), to serve each capture's WARC record at GET /api/v1/captures/{id}/warc; empty: not served")
 	consolePublic := fs.Bool("console-public", false, "answer the API's read-only (GET) routes, and so the console's pages, without a token; control actions still need one")
 	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
@@ -89,13 +89,22 @@ func run() int {
 		return 1
 	}
 	adm := kadm.NewClient(cl)
-	exporter := lag.New(adm, []string{queue.GroupFetchers, queue.GroupParsers, queue.GroupRenderers}, reg, lag.WithLogger(logger))
+	exporter := lag.New(adm, []string{queue.GroupFetchers, queue.GroupParsers}, reg, lag.WithLogger(logger))
 	go func() { _ = exporter.Run(ctx, 15*time.Second) }()
 
-	view := &clusterView{adm: adm, store: st, start: time.Now()}
-	view.rates(ctx) // the baseline for the average
+	view := &clusterView{store: st, start: time.Now()}
+	var records api.RecordReader
+	if *blobs != "" {
+		bs, err := backend.OpenBlobs(ctx, *blobs)
+		if err != nil {
+			logger.Error("open WARC storage", "err", err)
+			return 1
+		}
+		defer bs.Close()
+		records = bs
+	}
 	srv := api.New(api.Config{Tokens: tokens, MaxSeeds: *maxSeeds, Public: *consolePublic}, submit.New(st, cl), st, view, reg, logger.With("component", "api"),
-		api.WithCluster(exporter), api.WithConsole(console.Handler()))
+		api.WithCluster(exporter), api.WithRecords(records), api.WithConsole(console.Handler()))
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		logger.Error("listen", "addr", *listen, "err", err)
@@ -126,67 +135,25 @@ func run() int {
 	return 0
 }
 
-// clusterView is the live part of /api/v1/stats: what the consumer groups say, and
-// throughput from the store's capture count.
+// clusterView is the live part of /api/v1/stats in cluster mode: the store's
+// capture count for the throughput (the fetchers' own counts are in other
+// processes). The frontier tier holds no frontier, and its workers come from
+// the consumer groups (api.WithCluster).
 type clusterView struct {
-	adm   *kadm.Client
 	store interface {
 		Stats(context.Context) (store.Stats, error)
 	}
 	start time.Time
-
-	mu        sync.Mutex
-	first     int64 // captures when first asked
-	lastAt    time.Time
-	lastCount int64
-	rate      float64
 }
 
-// rates returns pages/s since the previous call (at least a second apart) and on
-// average since the frontier started.
-func (c *clusterView) rates(ctx context.Context) (current, average float64) {
+// Pages counts captures stored: what the cluster has crawled.
+func (c *clusterView) Pages(ctx context.Context) (int64, error) {
 	st, err := c.store.Stats(ctx)
-	if err != nil {
-		return 0, 0
-	}
-	now := time.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.lastAt.IsZero() {
-		c.first, c.lastAt, c.lastCount = st.Captures, now, st.Captures
-		return 0, 0
-	}
-	if d := now.Sub(c.lastAt); d >= time.Second {
-		c.rate = float64(st.Captures-c.lastCount) / d.Seconds()
-		c.lastAt, c.lastCount = now, st.Captures
-	}
-	return c.rate, float64(st.Captures-c.first) / max(now.Sub(c.start).Seconds(), 1e-9)
+	return st.Captures, err
 }
 
-func (c *clusterView) LiveStats() map[string]any {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out := map[string]any{}
-	out["pages_per_second"], out["avg_pages_per_second"] = c.rates(ctx)
-	lags, err := c.adm.Lag(ctx, queue.GroupFetchers, queue.GroupParsers)
-	if err != nil {
-		out["error"] = err.Error()
-		return out
-	}
-	groups := map[string]any{}
-	for _, g := range []string{queue.GroupFetchers, queue.GroupParsers} {
-		l, ok := lags[g]
-		if !ok {
-			continue
-		}
-		entry := map[string]any{"members": len(l.Members), "state": l.State, "lag": l.Lag.Total()}
-		if err := l.Error(); err != nil {
-			entry["error"] = err.Error()
-		}
-		groups[g] = entry
-	}
-	out["groups"] = groups
-	return out
+func (c *clusterView) LiveStats(context.Context) api.LiveStats {
+	return api.LiveStats{Mode: "cluster", Uptime: time.Since(c.start)}
 }
 
-func (c *clusterView) LiveHost(string) (map[string]any, bool) { return nil, false }
+func (c *clusterView) LiveHost(string) (api.LiveHost, bool) { return api.LiveHost{}, false }

@@ -23,8 +23,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +35,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	apidoc "github.com/crawlcluster/crawler/api"
+	"github.com/crawlcluster/crawler/pkg/lag"
+	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/submit"
@@ -49,18 +54,62 @@ type Submitter interface {
 	Submit(ctx context.Context, seeds []submit.Seed, crawlID string) ([]submit.Result, error)
 }
 
-// Live reports what only the running process knows (throughput, frontier).
+// Live reports what only the running process knows: its page count (the
+// throughput's), its frontier, its workers.
 type Live interface {
-	LiveStats() map[string]any
-	LiveHost(host string) (map[string]any, bool)
+	// Pages returns the pages fetched so far (embedded crawler) or stored
+	// (cluster): the server samples it each second for the throughput.
+	Pages(ctx context.Context) (int64, error)
+	LiveStats(ctx context.Context) LiveStats
+	// LiveHost returns the host's state in this process's frontier; false
+	// when the process does not fetch it.
+	LiveHost(host string) (LiveHost, bool)
+}
+
+// LiveStats is the live part of GET /api/v1/stats.
+type LiveStats struct {
+	Mode     string         // "embedded" or "cluster"
+	Uptime   time.Duration  // since the process started
+	Frontier *FrontierStats // nil when the process holds no frontier (the frontier tier)
+	// Workers are the process's own consumer groups (the embedded crawler);
+	// nil leaves them to the Cluster option.
+	Workers []lag.Group
+	// MaxPages bounds the run (crawler -max-pages), 0 when unbounded or
+	// unknown; Fetched counts the run's fetches against it.
+	MaxPages, Fetched int64
+}
+
+// FrontierStats is what the process's frontier holds.
+type FrontierStats struct {
+	Queued        int64   // URLs in its queues
+	InFlight      int64   // requests under way
+	Active        int64   // hosts leased (a request in flight)
+	Waiting       int64   // hosts waiting for their next-allowed time
+	BackingOff    int64   // hosts whose delay grew from errors or slow answers
+	QueuedByLevel []int64 // queued per priority level, 0 most urgent
+}
+
+// LiveHost is a host in the process's frontier.
+type LiveHost struct {
+	Partition      int32
+	NextAllowed    time.Time
+	Delay, Backoff time.Duration
+	Queued         int
+	Patterns       []pattern.Usage // the host's most used URL patterns
+	Held, Parked   int             // URLs the pattern budgets held back, and of those waiting to be released
 }
 
 // Cluster reports on the cluster's consumer groups: in cluster mode the frontier
-// tier knows how many fetchers and parsers are alive from their group membership.
-// pkg/lag's Exporter implements it.
+// tier knows the fetchers and parsers from their group membership. pkg/lag's
+// Exporter implements it.
 type Cluster interface {
-	// Members returns the live members of each consumer group, by group name.
-	Members(ctx context.Context) (map[string]int, error)
+	// Groups describes each consumer group: members, assignments, lag.
+	Groups(ctx context.Context) ([]lag.Group, error)
+}
+
+// RecordReader reads a byte range of a stored WARC segment (blob.Store does).
+type RecordReader interface {
+	ReadRange(ctx context.Context, key string, off, n int64) ([]byte, error)
 }
 
 // How long the stats handler waits for the cluster's group descriptions.
@@ -69,8 +118,12 @@ const clusterTimeout = 5 * time.Second
 // Option configures optional parts of a Server.
 type Option func(*Server)
 
-// WithCluster adds the consumer groups' live members to GET /api/v1/stats.
+// WithCluster adds the consumer groups' members and lag to GET /api/v1/stats.
 func WithCluster(c Cluster) Option { return func(s *Server) { s.cluster = c } }
+
+// WithRecords serves captures' WARC records (GET /api/v1/captures/{id}/warc)
+// from r, where the captures' segments are.
+func WithRecords(r RecordReader) Option { return func(s *Server) { s.records = r } }
 
 // WithConsole serves h (the operator console, pkg/console) for every path outside
 // /api/, /-/ and /metrics; unknown /api/ paths still get the JSON 404. The console's
@@ -96,7 +149,11 @@ type Server struct {
 	live    Live
 	cluster Cluster
 	console http.Handler
+	records RecordReader
 	gather  prometheus.Gatherer
+	rate    Throughput
+	stop    context.CancelFunc
+	stopped sync.WaitGroup
 	// SHA-256 of each token
 	tokenSums [][sha256.Size]byte
 	log       *slog.Logger
@@ -121,7 +178,41 @@ func New(cfg Config, sub Submitter, st store.Reader, live Live, gather prometheu
 	for _, o := range opts {
 		o(s)
 	}
+	if live != nil {
+		ctx, stop := context.WithCancel(context.Background())
+		s.stop = stop
+		s.stopped.Add(1)
+		go func() {
+			defer s.stopped.Done()
+			s.sample(ctx)
+		}()
+	}
 	return s
+}
+
+// sample feeds the throughput from the live page count once a second.
+func (s *Server) sample(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		if n, err := s.live.Pages(ctx); err == nil {
+			s.rate.Sample(time.Now(), n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Close stops the throughput sampling; the http.Server of NewHTTPServer calls
+// it on Shutdown.
+func (s *Server) Close() {
+	if s.stop != nil {
+		s.stop()
+		s.stopped.Wait()
+	}
 }
 
 // SetReady flips readiness; the termination path sets it false first.
@@ -139,7 +230,9 @@ func (s *Server) routes() []route {
 		{"POST", "/api/v1/frontier/urls", s.postURLs, false},
 		{"GET", "/api/v1/stats", s.getStats, false},
 		{"GET", "/api/v1/urls", s.getURL, false},
+		{"GET", "/api/v1/hosts", s.getHosts, false},
 		{"GET", "/api/v1/hosts/{host}", s.getHost, false},
+		{"GET", "/api/v1/captures/{id}/warc", s.getWARC, false},
 		{"GET", "/api/v1/openapi.yaml", getOpenAPI, true},
 		{"GET", "/-/healthy", getHealthy, true},
 		{"GET", "/-/ready", s.getReady, true},
@@ -212,7 +305,7 @@ func (s *Server) getReady(w http.ResponseWriter, _ *http.Request) {
 
 // NewHTTPServer wraps the handler with timeouts suited to an API.
 func (s *Server) NewHTTPServer(addr string) *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Addr:              addr,
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -221,6 +314,8 @@ func (s *Server) NewHTTPServer(addr string) *http.Server {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+	hs.RegisterOnShutdown(s.Close)
+	return hs
 }
 
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
@@ -310,69 +405,96 @@ func (s *Server) postURLs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, resp)
 }
 
-type statsResponse struct {
-	Store    store.Stats    `json:"store"`
-	Schedule *scheduleStats `json:"recrawl,omitempty"`
-	Live     map[string]any `json:"live,omitempty"`
-	Cluster  *clusterStats  `json:"cluster,omitempty"`
-}
-
-// scheduleStats is the recrawl schedule as the stats answer shows it.
-type scheduleStats struct {
-	Scheduled        int64      `json:"scheduled"`
-	Due              int64      `json:"due"`
-	OldestDueSeconds float64    `json:"oldest_due_seconds"`
-	NextDue          *time.Time `json:"next_due,omitempty"`
-}
-
-type clusterStats struct {
-	Members map[string]int `json:"members,omitempty"`
-	Error   string         `json:"error,omitempty"`
-}
+// Limits of the look-ups: links listed per direction, captures resolved for
+// their revisit and near-duplicate references, recent fetches of a host, and
+// rows of a host table.
+const (
+	linkLimit         = 100
+	captureRefLimit   = 50
+	recentFetches     = 20
+	defaultHostsLimit = 20
+	maxHostsLimit     = 1000
+)
 
 func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
-	st, err := s.store.Stats(r.Context())
+	ctx := r.Context()
+	st, err := s.store.Stats(ctx)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "read stats: "+err.Error())
 		return
 	}
-	out := statsResponse{Store: st}
 	now := time.Now()
-	if sch, err := s.store.Schedule(r.Context(), now); err != nil {
+	urls, errs := countsOf(st)
+	out := statsView{
+		Mode: "store", At: now.UTC(), URLs: urls, Errors: errs,
+		Hosts:           hostCountsView{Total: st.Hosts},
+		Queue:           queueView{Queued: urls.Queued},
+		Storage:         storageView{Captures: st.Captures, Bytes: st.ContentLen, WARCBytes: st.WARCBytes, WARCSegments: st.Segments},
+		Workers:         workersView{Groups: []workerGroupView{}},
+		EstimatedFinish: finishView{Basis: "unknown"},
+	}
+	if sch, err := s.store.Schedule(ctx, now); err != nil {
 		s.log.Warn("read recrawl schedule for stats", "err", err)
 	} else {
-		out.Schedule = &scheduleStats{Scheduled: sch.Scheduled, Due: sch.Due}
+		out.Recrawl = &scheduleView{Scheduled: sch.Scheduled, Due: sch.Due, NextDue: timeOrNil(sch.NextDue)}
 		if !sch.OldestDue.IsZero() {
-			out.Schedule.OldestDueSeconds = now.Sub(sch.OldestDue).Seconds()
-		}
-		if !sch.NextDue.IsZero() {
-			out.Schedule.NextDue = &sch.NextDue
+			out.Recrawl.OldestDueSeconds = now.Sub(sch.OldestDue).Seconds()
 		}
 	}
+	var ls LiveStats
 	if s.live != nil {
-		out.Live = s.live.LiveStats()
+		ls = s.live.LiveStats(ctx)
+		out.Mode = ls.Mode
+		up := ls.Uptime.Seconds()
+		out.UptimeSeconds = &up
+		out.Throughput = s.rate.view()
+		if f := ls.Frontier; f != nil {
+			out.Hosts.Active, out.Hosts.Waiting, out.Hosts.BackingOff = &f.Active, &f.Waiting, &f.BackingOff
+			out.Queue.InFrontier, out.Queue.InFlight, out.Queue.ByLevel = &f.Queued, &f.InFlight, f.QueuedByLevel
+		}
+		if ls.Workers != nil {
+			out.Workers.Groups = workersOf(ls.Workers)
+		}
 	}
 	if s.cluster != nil {
 		// The store's numbers are worth answering with even when Kafka is not.
-		ctx, cancel := context.WithTimeout(r.Context(), clusterTimeout)
-		members, err := s.cluster.Members(ctx)
+		cctx, cancel := context.WithTimeout(ctx, clusterTimeout)
+		groups, err := s.cluster.Groups(cctx)
 		cancel()
-		switch {
-		case err != nil:
+		if err != nil {
 			s.log.Warn("describe consumer groups for stats", "err", err)
-			out.Cluster = &clusterStats{Error: "describe consumer groups: " + err.Error()}
-		case members == nil:
-			out.Cluster = &clusterStats{Members: map[string]int{}}
-		default:
-			out.Cluster = &clusterStats{Members: members}
+			out.Workers.Error = "describe consumer groups: " + err.Error()
+		} else {
+			out.Workers.Groups = workersOf(groups)
 		}
 	}
+	out.EstimatedFinish = estimate(now, urls.Queued, ls, out.Throughput)
 	writeJSON(w, http.StatusOK, out)
+}
+
+// estimate is the time to finish at the current rate: what is queued, or what
+// the run's page limit leaves when that is less.
+func estimate(now time.Time, queued int64, ls LiveStats, tp *throughputView) finishView {
+	remaining, basis := queued, "queue"
+	if ls.MaxPages > 0 && ls.MaxPages-ls.Fetched < remaining {
+		remaining, basis = max(ls.MaxPages-ls.Fetched, 0), "max_pages"
+	}
+	v := finishView{Remaining: &remaining, Basis: basis}
+	switch {
+	case remaining == 0:
+		zero := 0.0
+		v.Seconds, v.At = &zero, timeOrNil(now)
+	case tp != nil && tp.Current > 0:
+		sec := float64(remaining) / tp.Current
+		v.Seconds, v.At = &sec, timeOrNil(now.Add(time.Duration(sec*float64(time.Second))))
+	}
+	return v
 }
 
 var norm = urlnorm.New(urlnorm.DefaultPolicy())
 
 func (s *Server) getURL(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	raw := r.URL.Query().Get("url")
 	if raw == "" {
 		writeError(w, http.StatusBadRequest, `query parameter "url" is required`)
@@ -383,7 +505,7 @@ func (s *Server) getURL(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid url: "+err.Error())
 		return
 	}
-	info, err := s.store.URLInfo(r.Context(), n)
+	info, err := s.store.URLInfo(ctx, n)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "url not known: "+n)
@@ -392,55 +514,199 @@ func (s *Server) getURL(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "look up url: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"normalized": n, "info": info})
-}
-
-func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
-	host := strings.ToLower(r.PathValue("host"))
-	h, err := s.store.Host(r.Context(), host)
-	out := map[string]any{"host": host}
+	v := urlViewOf(n, info)
+	if v.Host == "" {
+		v.Host = urlnorm.Authority(n)
+	}
+	var entry *robots.Entry
+	h, err := s.store.Host(ctx, v.Host)
 	switch {
 	case err == nil:
-		if rs, ok := robotsState(h.Robots); ok {
-			out["robots"] = rs
-		}
-		h.Robots = nil // binary; decoded above
-		out["stored"] = h
+		entry = decodeRobots(h.Robots)
 	case !errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusInternalServerError, "look up host: "+err.Error())
 		return
 	}
-	live, ok := map[string]any(nil), false
+	v.Robots = decisionOf(entry, n)
+	if err := s.resolveRefs(ctx, v.Captures); err != nil {
+		writeError(w, http.StatusInternalServerError, "look up captures: "+err.Error())
+		return
+	}
+	l, err := s.store.Links(ctx, store.HashURL(n), linkLimit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "look up links: "+err.Error())
+		return
+	}
+	v.Links = linksOf(l)
+	writeJSON(w, http.StatusOK, v)
+}
+
+// decisionOf asks the host's robots entry about the URL now.
+func decisionOf(e *robots.Entry, normalized string) robotsDecision {
+	target := "/"
+	if u, err := url.Parse(normalized); err == nil {
+		target = u.RequestURI()
+	}
+	d := e.Decide(target)
+	v := robotsDecision{Why: d.Why, Rule: ruleOf(d.Rule)}
+	if e != nil {
+		v.Kind, v.Expires = e.Kind.String(), timeOrNil(e.Expires)
+	}
+	if d.Why != "not_fetched" {
+		v.Allowed = &d.Allowed
+	}
+	return v
+}
+
+// resolveRefs adds the URL of the captures a revisit or near-duplicate refers to.
+func (s *Server) resolveRefs(ctx context.Context, cs []captureView) error {
+	urls := map[int64]string{}
+	for i := range cs {
+		for _, ref := range []*captureRef{cs[i].RevisitOf, cs[i].NearDuplicateOf} {
+			if ref == nil {
+				continue
+			}
+			u, ok := urls[ref.ID]
+			if !ok && len(urls) < captureRefLimit {
+				c, err := s.store.Capture(ctx, ref.ID)
+				switch {
+				case err == nil:
+					u = c.URL
+				case !errors.Is(err, store.ErrNotFound):
+					return err
+				}
+				urls[ref.ID] = u
+			}
+			ref.URL = u
+		}
+	}
+	return nil
+}
+
+func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	host := strings.ToLower(r.PathValue("host"))
+	h, err := s.store.Host(ctx, host)
+	known := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusInternalServerError, "look up host: "+err.Error())
+		return
+	}
+	var live LiveHost
+	fetching := false
 	if s.live != nil {
-		live, ok = s.live.LiveHost(host)
+		live, fetching = s.live.LiveHost(host)
 	}
-	if ok {
-		out["live"] = live
-	}
-	if err != nil && !ok {
+	if !known && !fetching {
 		writeError(w, http.StatusNotFound, "host not known: "+host)
 		return
+	}
+	recent, err := s.store.RecentFetches(ctx, host, recentFetches)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "recent fetches: "+err.Error())
+		return
+	}
+	entry := decodeRobots(h.Robots)
+	v := hostView{
+		Host: host, Known: known, Fetching: fetching, Robots: robotsViewOf(entry),
+		Errors: h.Errors, Excluded: h.Excluded, Budget: budgetView{Admitted: int64(h.Pages)},
+		Patterns: []pattern.Usage{}, RecentFetches: []fetchView{}, UpdatedAt: timeOrNil(h.UpdatedAt),
+	}
+	delay, backoff, next := h.Delay, h.Backoff, h.NextAllowed
+	if known {
+		v.Partition = &h.Partition
+	}
+	if fetching {
+		// The frontier's state is newer than the last save.
+		delay, backoff, next = live.Delay, live.Backoff, live.NextAllowed
+		v.Partition = &live.Partition
+		v.Queue = &hostQueueView{Queued: live.Queued}
+		v.Budget.Held, v.Budget.Parked = &live.Held, &live.Parked
+		if live.Patterns != nil {
+			v.Patterns = live.Patterns
+		}
+	}
+	v.Delay = delayOf(delay, backoff, known || fetching, entry)
+	v.NextAllowedAt = timeOrNil(next)
+	for _, u := range recent {
+		v.RecentFetches = append(v.RecentFetches, fetchViewOf(u))
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) getHosts(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	order := store.HostOrder(q.Get("sort"))
+	if order == "" {
+		order = store.HostsBusiest
+	}
+	if !slices.Contains(store.HostOrders, order) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("sort %q: want one of %v", order, store.HostOrders))
+		return
+	}
+	limit := defaultHostsLimit
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxHostsLimit {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit %q: want 1..%d", l, maxHostsLimit))
+			return
+		}
+		limit = n
+	}
+	hs, err := s.store.HostList(r.Context(), order, limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "list hosts: "+err.Error())
+		return
+	}
+	out := hostListView{Order: string(order), Hosts: []hostListItem{}}
+	for _, h := range hs {
+		out.Hosts = append(out.Hosts, hostListItemOf(h))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// robotsState decodes a stored robots.txt entry for the host look-up.
-func robotsState(b []byte) (map[string]any, bool) {
-	if len(b) == 0 {
-		return nil, false
+// getWARC answers a capture's WARC record, as stored (a gzip member when the
+// segment is compressed per record).
+func (s *Server) getWARC(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		writeError(w, http.StatusBadRequest, "capture id must be a positive integer")
+		return
 	}
-	var e robots.Entry
-	if e.UnmarshalBinary(b) != nil {
-		return nil, false
+	if s.records == nil {
+		writeError(w, http.StatusNotFound, "this server has no access to the WARC segments")
+		return
 	}
-	out := map[string]any{"kind": e.Kind.String(), "status": e.Status, "fetched_at": e.FetchedAt, "expires": e.Expires, "failures": e.Failures}
-	if e.Error != "" {
-		out["error"] = e.Error
+	c, err := s.store.Capture(r.Context(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, fmt.Sprintf("capture %d not known", id))
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "look up capture: "+err.Error())
+		return
+	case c.WARCFile == "" || c.WARCLength <= 0:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("capture %d has no WARC record", id))
+		return
 	}
-	if sm := e.Sitemaps(); len(sm) > 0 {
-		out["sitemaps"] = sm
+	b, err := s.records.ReadRange(r.Context(), c.WARCFile, c.WARCOffset, c.WARCLength)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "read WARC record: "+err.Error())
+		return
 	}
-	return out, true
+	w.Header().Set("Content-Type", "application/warc")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="capture-%d.warc%s"`, id, gzSuffix(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// gzSuffix names a gzip member as such.
+func gzSuffix(b []byte) string {
+	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		return ".gz"
+	}
+	return ""
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -36,6 +36,7 @@ func newEnv(t *testing.T, cfg Config, opts ...Option) *env {
 func newEnvOn(t *testing.T, e *testenv.Env, live Live, cfg Config, opts ...Option) *env {
 	t.Helper()
 	s := New(cfg, submit.New(e.DB, e.Kafka), e.DB, live, prometheus.NewRegistry(), e.Log, opts...)
+	t.Cleanup(s.Close)
 	s.SetReady(true)
 	srv := httptest.NewServer(conform(t, s))
 	t.Cleanup(srv.Close)
@@ -191,9 +192,8 @@ func TestLookups(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("url look-up: %d %v", code, out)
 	}
-	info := out["info"].(map[string]any)["URL"].(map[string]any)
-	if info["State"] != "queued" {
-		t.Errorf("state = %v", info["State"])
+	if out["state"] != "queued" || out["normalized"] != n || out["fetched_at"] != nil {
+		t.Errorf("state %v, normalized %v, fetched_at %v: want queued, %s, null", out["state"], out["normalized"], out["fetched_at"], n)
 	}
 	if code, _ := e.do(t, "GET", "/api/v1/urls?url=http://nowhere.example/", "", ""); code != 404 {
 		t.Errorf("unknown url: %d, want 404", code)
@@ -201,14 +201,14 @@ func TestLookups(t *testing.T) {
 	if code, _ := e.do(t, "GET", "/api/v1/urls", "", ""); code != 400 {
 		t.Errorf("missing url param: %d, want 400", code)
 	}
-	if code, out := e.do(t, "GET", "/api/v1/hosts/look.example", "", ""); code != 200 || out["stored"] == nil {
+	if code, out := e.do(t, "GET", "/api/v1/hosts/look.example", "", ""); code != 200 || out["known"] != true {
 		t.Errorf("host look-up: %d %v", code, out)
 	}
 	if code, _ := e.do(t, "GET", "/api/v1/hosts/none.example", "", ""); code != 404 {
 		t.Errorf("unknown host: %d, want 404", code)
 	}
 	code, out = e.do(t, "GET", "/api/v1/stats", "", "")
-	if code != 200 || out["store"] == nil {
+	if code != 200 || out["mode"] != "store" || out["urls"].(map[string]any)["queued"] != 1.0 {
 		t.Errorf("stats: %d %v", code, out)
 	}
 	if code, _ := e.do(t, "GET", "/nope", "", ""); code != 404 {
@@ -237,5 +237,12 @@ func TestHostLookupDecodesRobots(t *testing.T) {
 	}
 	if sm, _ := rs["sitemaps"].([]any); len(sm) != 1 {
 		t.Errorf("sitemaps = %v", rs["sitemaps"])
+	}
+	if rules, _ := rs["rules"].([]any); len(rules) != 1 || rules[0].(map[string]any)["line"] != "Disallow: /x" {
+		t.Errorf("rules = %v, want the one line of the * group", rs["rules"])
+	}
+	d := out["delay"].(map[string]any)
+	if d["seconds"] != 1.0 || d["source"] != "default" || d["robots_crawl_delay_seconds"] != nil {
+		t.Errorf("delay = %v, want 1 s from the default, no Crawl-delay", d)
 	}
 }

@@ -36,20 +36,39 @@ func TestStatsCluster(t *testing.T) {
 		}
 	}()
 
+	group := func(out map[string]any, name string) map[string]any {
+		gs, _ := out["workers"].(map[string]any)["groups"].([]any)
+		for _, g := range gs {
+			if g := g.(map[string]any); g["name"] == name {
+				return g
+			}
+		}
+		return nil
+	}
 	testenv.Eventually(t, 20*time.Second, "stats to show one fetcher", func() bool {
 		code, out := e.do(t, "GET", "/api/v1/stats", "", "")
 		if code != http.StatusOK {
 			t.Fatalf("stats: %d %v", code, out)
 		}
-		members, _ := out["cluster"].(map[string]any)["members"].(map[string]any)
-		return members["fetchers"] == 1.0 && members["parsers"] == 0.0
+		f, p := group(out, queue.GroupFetchers), group(out, queue.GroupParsers)
+		return f != nil && p != nil && f["members"] == 1.0 && p["members"] == 0.0
 	})
 	_, out := e.do(t, "GET", "/api/v1/stats", "", "")
-	if live, _ := out["live"].(map[string]any); live["fetched"] != 3.0 {
-		t.Errorf("live = %v, want the Live view", out["live"])
+	f := group(out, queue.GroupFetchers)
+	members, _ := f["member_list"].([]any)
+	if len(members) != 1 {
+		t.Fatalf("fetchers %v: want one member listed", f)
+	}
+	m := members[0].(map[string]any)
+	if ps, _ := m["partitions"].(map[string]any)[queue.TopicURLs].([]any); len(ps) != queue.Partitions {
+		t.Errorf("member %v: want all %d partitions of %s", m, queue.Partitions, queue.TopicURLs)
+	}
+	if out["mode"] != "embedded" || out["uptime_seconds"] != 60.0 {
+		t.Errorf("mode %v, uptime %v: want the Live view's", out["mode"], out["uptime_seconds"])
 	}
 
-	if code, out := e.do(t, "GET", "/api/v1/hosts/LIVE.example", "", ""); code != 200 || out["live"] == nil || out["stored"] != nil {
+	code, out := e.do(t, "GET", "/api/v1/hosts/LIVE.example", "", "")
+	if code != 200 || out["known"] != false || out["fetching"] != true || out["queue"].(map[string]any)["queued"] != 1.0 {
 		t.Errorf("host only the live view knows: %d %v", code, out)
 	}
 
@@ -60,10 +79,10 @@ func TestStatsCluster(t *testing.T) {
 	}
 	closed.Close()
 	e = newEnvOn(t, te, nil, Config{}, WithCluster(lag.New(kadm.NewClient(closed), []string{queue.GroupFetchers}, nil)))
-	code, out := e.do(t, "GET", "/api/v1/stats", "", "")
-	cl, _ := out["cluster"].(map[string]any)
-	if code != http.StatusOK || out["store"] == nil || cl["error"] == nil || cl["members"] != nil {
-		t.Errorf("stats with Kafka down: %d %v, want 200 with the store and cluster.error", code, out)
+	code, out = e.do(t, "GET", "/api/v1/stats", "", "")
+	w, _ := out["workers"].(map[string]any)
+	if code != http.StatusOK || out["urls"] == nil || w["error"] == nil || len(w["groups"].([]any)) != 0 {
+		t.Errorf("stats with Kafka down: %d %v, want 200 with the store's counts and workers.error", code, out)
 	}
 }
 
@@ -83,9 +102,13 @@ func TestReadiness(t *testing.T) {
 
 type fakeLive struct{}
 
-func (fakeLive) LiveStats() map[string]any {
-	return map[string]any{"fetched": 3, "pages_per_second": 1.5}
+func (fakeLive) Pages(context.Context) (int64, error) { return 3, nil }
+
+func (fakeLive) LiveStats(context.Context) LiveStats {
+	return LiveStats{Mode: "embedded", Uptime: time.Minute, Fetched: 3, MaxPages: 5,
+		Frontier: &FrontierStats{Queued: 2, InFlight: 1, Active: 1, Waiting: 4, QueuedByLevel: []int64{1, 1}}}
 }
-func (fakeLive) LiveHost(host string) (map[string]any, bool) {
-	return map[string]any{"queued": 1}, host == "live.example"
+
+func (fakeLive) LiveHost(host string) (LiveHost, bool) {
+	return LiveHost{Partition: 3, Queued: 1, Delay: time.Second, NextAllowed: time.Now()}, host == "live.example"
 }

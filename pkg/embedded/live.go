@@ -1,14 +1,15 @@
 package embedded
 
 import (
-	"github.com/crawlcluster/crawler/pkg/queue"
-
+	"context"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/crawlcluster/crawler/pkg/api"
 	"github.com/crawlcluster/crawler/pkg/fetcher"
-	"github.com/crawlcluster/crawler/pkg/pattern"
+	"github.com/crawlcluster/crawler/pkg/lag"
+	"github.com/crawlcluster/crawler/pkg/queue"
 )
 
 // liveStats serves the API's live view and the progress line.
@@ -20,49 +21,59 @@ type liveStats struct {
 	lastAt      time.Time
 	lastFetched int64
 	rate        float64
+	lags        map[string]int64 // of the consumer groups, at the last progress line
 }
 
-func (l *liveStats) LiveStats() map[string]any {
+// Pages is the throughput's counter: pages fetched in this run.
+func (l *liveStats) Pages(context.Context) (int64, error) { return l.fetcher.Stats().Fetched, nil }
+
+func (l *liveStats) LiveStats(context.Context) api.LiveStats {
 	s := l.fetcher.Stats()
+	byLevel := make([]int64, len(s.Frontier.ByLevel))
+	for i, n := range s.Frontier.ByLevel {
+		byLevel[i] = int64(n)
+	}
 	l.mu.Lock()
-	rate := l.rate
+	lags := l.lags
 	l.mu.Unlock()
-	elapsed := time.Since(l.start).Seconds()
-	return map[string]any{
-		"fetched":              s.Fetched,
-		"in_flight":            s.InFlight,
-		"queued":               s.Frontier.Queued,
-		"queued_by_level":      s.Frontier.ByLevel,
-		"hosts":                s.Frontier.Hosts,
-		"hosts_ready":          s.Frontier.HostsReady,
-		"hosts_waiting":        s.Frontier.HostsWaiting,
-		"pages_per_second":     rate,
-		"avg_pages_per_second": float64(s.Fetched) / max(elapsed, 1e-9),
-		"uptime_seconds":       elapsed,
+	// One fetcher and its parsers in this process; their backlog is the lag
+	// of their consumer groups as the last progress check read it.
+	workers := []lag.Group{
+		{Name: queue.GroupFetchers, State: "Stable", Members: []lag.Member{{ID: "embedded", ClientID: "crawler"}}},
+		{Name: queue.GroupParsers, State: "Stable", Members: []lag.Member{{ID: "embedded", ClientID: "crawler"}}},
+	}
+	if lags != nil {
+		workers[0].Lag = map[string]int64{queue.TopicURLs: lags[queue.GroupFetchers]}
+		workers[1].Lag = map[string]int64{queue.TopicPages: lags[queue.GroupParsers]}
+	}
+	return api.LiveStats{
+		Mode:   "embedded",
+		Uptime: time.Since(l.start),
+		Frontier: &api.FrontierStats{
+			Queued:        int64(s.Frontier.Queued),
+			InFlight:      s.InFlight,
+			Active:        int64(s.Frontier.InFlight),
+			Waiting:       int64(s.Frontier.HostsWaiting),
+			BackingOff:    int64(s.Frontier.HostsBackoff),
+			QueuedByLevel: byLevel,
+		},
+		Workers: workers,
+		Fetched: s.Fetched,
 	}
 }
 
 // hostPatterns is how many URL patterns the host look-up lists.
 const hostPatterns = 10
 
-func (l *liveStats) LiveHost(host string) (map[string]any, bool) {
+func (l *liveStats) LiveHost(host string) (api.LiveHost, bool) {
 	h, ok := l.fetcher.Host(host)
 	if !ok {
-		return nil, false
+		return api.LiveHost{}, false
 	}
 	patterns, held, parked := l.fetcher.HostPatterns(host, hostPatterns)
-	if patterns == nil {
-		patterns = []pattern.Usage{}
-	}
-	return map[string]any{
-		"partition":    h.Partition,
-		"next_allowed": h.NextAllowed,
-		"delay":        h.Delay.String(),
-		"backoff":      h.Backoff.String(),
-		"queued":       h.Queued,
-		"patterns":     patterns,
-		"held":         held,
-		"parked":       parked,
+	return api.LiveHost{
+		Partition: h.Partition, NextAllowed: h.NextAllowed, Delay: h.Delay, Backoff: h.Backoff,
+		Queued: h.Queued, Patterns: patterns, Held: held, Parked: parked,
 	}, true
 }
 
@@ -74,6 +85,7 @@ func (l *liveStats) progress(log *slog.Logger, lag map[string]int64) {
 		l.rate = float64(s.Fetched-l.lastFetched) / now.Sub(l.lastAt).Seconds()
 	}
 	l.lastAt, l.lastFetched = now, s.Fetched
+	l.lags = lag
 	rate := l.rate
 	l.mu.Unlock()
 	log.Info("progress",

@@ -244,3 +244,79 @@ func (e *Exporter) Members(ctx context.Context) (map[string]int, error) {
 	}
 	return out, nil
 }
+
+// Group is a consumer group as the operator's stats show it: its members, the
+// partitions each is assigned, and the lag per topic.
+type Group struct {
+	Name    string
+	State   string // Stable, PreparingRebalance, Empty, Dead, ...
+	Members []Member
+	Lag     map[string]int64 // records not committed, per topic; nil when unknown
+}
+
+// Member is one consumer of a group.
+type Member struct {
+	ID         string // the instance ID of a static member, else Kafka's member ID
+	ClientID   string
+	Host       string
+	Partitions map[string][]int32 // assigned, per topic, sorted
+	Lag        map[string]int64   // of its assigned partitions, per topic
+}
+
+// Groups describes the exporter's groups with their members, assignments and
+// lag. A group that does not exist is listed with no members and no lag. It
+// asks the brokers, so it is current even between updates.
+func (e *Exporter) Groups(ctx context.Context) ([]Group, error) {
+	lags, err := e.adm.Lag(ctx, slices.Clone(e.groups)...)
+	if err != nil {
+		return nil, fmt.Errorf("describe lag of consumer groups %v: %w", e.groups, err)
+	}
+	out := make([]Group, 0, len(e.groups))
+	for _, name := range e.groups {
+		l, ok := lags[name]
+		if !ok || isMissing(l) {
+			out = append(out, Group{Name: name, State: "Dead"})
+			continue
+		}
+		if err := l.Error(); err != nil {
+			return nil, fmt.Errorf("consumer group %s: %w", name, err)
+		}
+		out = append(out, groupOf(name, l))
+	}
+	return out, nil
+}
+
+func groupOf(name string, l kadm.DescribedGroupLag) Group {
+	g := Group{Name: name, State: l.State, Lag: map[string]int64{}}
+	index := map[string]int{} // member ID -> position in g.Members
+	for _, m := range l.Members {
+		id := m.MemberID
+		if m.InstanceID != nil && *m.InstanceID != "" {
+			id = *m.InstanceID
+		}
+		mem := Member{ID: id, ClientID: m.ClientID, Host: m.ClientHost, Partitions: map[string][]int32{}, Lag: map[string]int64{}}
+		if a, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range a.Topics {
+				ps := slices.Clone(t.Partitions)
+				slices.Sort(ps)
+				mem.Partitions[t.Topic] = ps
+			}
+		}
+		index[m.MemberID] = len(g.Members)
+		g.Members = append(g.Members, mem)
+	}
+	for topic, ps := range l.Lag {
+		for _, ml := range ps {
+			if ml.Err != nil || ml.Lag < 0 {
+				continue
+			}
+			g.Lag[topic] += ml.Lag
+			if ml.Member != nil {
+				if i, ok := index[ml.Member.MemberID]; ok {
+					g.Members[i].Lag[topic] += ml.Lag
+				}
+			}
+		}
+	}
+	return g
+}

@@ -3,6 +3,7 @@ package lag
 import (
 	"context"
 	"maps"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -64,6 +65,20 @@ func TestExporter(t *testing.T) {
 	}
 	if want := map[string]int{group: 1, idle: 0}; !maps.Equal(members, want) {
 		t.Errorf("Members = %v, want %v", members, want)
+	}
+	groups, err := e.Groups(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) != 2 || groups[0].Name != group || groups[1].Name != idle {
+		t.Fatalf("Groups = %+v, want %s and %s in order", groups, group, idle)
+	}
+	if g := groups[0]; len(g.Members) != 1 || g.Lag[topic] != n-m+other ||
+		!slices.Equal(g.Members[0].Partitions[topic], []int32{0, 1}) || g.Members[0].Lag[topic] != n-m+other {
+		t.Errorf("group %+v: want one member assigned partitions 0 and 1 with lag %d", g, n-m+other)
+	}
+	if g := groups[1]; len(g.Members) != 0 || len(g.Lag) != 0 {
+		t.Errorf("idle group %+v: want no members and no lag", g)
 	}
 
 	// With no member left the group is Empty, and its backlog stays: the lag of

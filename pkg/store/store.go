@@ -157,6 +157,7 @@ type Host struct {
 	Pages       int // URLs admitted for the host (the per-host budget counts these)
 	Errors      int // failed fetches
 	UpdatedAt   time.Time
+	Excluded    int64 // candidates of the host never admitted (read only; the store counts them)
 }
 
 // Capture is one stored fetch: where its WARC record is and what the parser found.
@@ -195,6 +196,10 @@ type Capture struct {
 	// this capture, written to the URL row; nil leaves them to the store's
 	// own count (fetch_count, change_count by digest).
 	Schedule *Recrawl `json:"-"`
+	// OutLinks are the hashes of the normalized URLs the page links to;
+	// AddCaptures stores them as link-graph edges in the same transaction.
+	// Not read back with the capture (see Reader.Links).
+	OutLinks []int64 `json:"-"`
 }
 
 // URLHistory is what the parser needs of a URL to compare a new fetch with
@@ -298,8 +303,95 @@ type Stats struct {
 	Revisits   int64
 	NearDups   int64
 	Hosts      int64
-	ContentLen int64 // bytes of decoded bodies stored
+	ContentLen int64            // bytes of decoded bodies stored
+	Statuses   map[string]int64 // captures per HTTP status class: "2xx".."5xx", "other"
+	Segments   int64            // WARC segments that hold captures
+	WARCBytes  int64            // bytes of the captures' WARC records
 }
+
+// AddCounter adds one row of a store's counters table (name, key, n) to s:
+// both stores keep the same counters.
+func (s *Stats) AddCounter(name, key string, n int64) {
+	switch name {
+	case "urls":
+		s.URLs[State(key)] += n
+	case "reasons":
+		s.Reasons[key] += n
+	case "excluded":
+		s.Excluded[key] += n
+	case "status":
+		s.Statuses[key] += n
+	case "hosts":
+		s.Hosts += n
+	case "captures":
+		s.Captures += n
+	case "revisits":
+		s.Revisits += n
+	case "near_dups":
+		s.NearDups += n
+	case "content_len":
+		s.ContentLen += n
+	case "warc_bytes":
+		s.WARCBytes += n
+	}
+}
+
+// Row is what a SQL row scan needs: *sql.Row, *sql.Rows, pgx.Row, pgx.Rows.
+type Row interface{ Scan(dest ...any) error }
+
+// ScanWith returns row with extra as the destinations of its last columns,
+// after the ones a caller's Scan asks for: a scan function of a table's
+// columns serves a query that reads more.
+func ScanWith(row Row, extra ...any) Row {
+	return scanFunc(func(dest ...any) error { return row.Scan(append(dest, extra...)...) })
+}
+
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
+
+// NewStats returns Stats with its maps made.
+func NewStats() Stats {
+	return Stats{URLs: map[State]int64{}, Excluded: map[string]int64{}, Reasons: map[string]int64{}, Statuses: map[string]int64{}}
+}
+
+// StatusClass is the counters' key of an HTTP status: "2xx" for 200-299 and
+// so on, "other" outside 100-599 (0 included).
+func StatusClass(status int) string {
+	if status < 100 || status > 599 {
+		return "other"
+	}
+	return string(rune('0'+status/100)) + "xx"
+}
+
+// Link is one end of a link-graph edge.
+type Link struct {
+	Hash  int64
+	URL   string // "" when the URL was never admitted (excluded, or not yet read)
+	State State  // "" when not admitted
+}
+
+// Links is a URL's place in the link graph.
+type Links struct {
+	Out      []Link // pages it links to, at most the limit asked
+	In       []Link // pages linking to it, at most the limit asked
+	OutCount int64  // all out-links stored
+	InCount  int64  // all in-links stored
+	InHosts  int64  // distinct hosts of the pages linking to it
+}
+
+// HostOrder is how HostList sorts.
+type HostOrder string
+
+const (
+	HostsBusiest  HostOrder = "busiest"  // most URLs admitted
+	HostsSlowest  HostOrder = "slowest"  // longest delay plus backoff
+	HostsFailing  HostOrder = "failing"  // most failed fetches
+	HostsExcluded HostOrder = "excluded" // most candidates never admitted
+)
+
+// HostOrders lists the orders HostList accepts.
+var HostOrders = []HostOrder{HostsBusiest, HostsSlowest, HostsFailing, HostsExcluded}
 
 // URLInfo is everything the store knows about one URL.
 type URLInfo struct {
@@ -315,6 +407,17 @@ type Reader interface {
 	Host(ctx context.Context, host string) (Host, error)             // ErrNotFound when unknown
 	Captures(ctx context.Context, fn func(Capture) error) error      // every capture, by ID
 	Schedule(ctx context.Context, now time.Time) (ScheduleStats, error)
+	// Capture returns one capture by ID; ErrNotFound when unknown.
+	Capture(ctx context.Context, id int64) (Capture, error)
+	// Links returns up to limit out-links and in-links of a URL, with the
+	// totals and the number of distinct hosts linking in.
+	Links(ctx context.Context, hash int64, limit int) (Links, error)
+	// HostList returns up to limit host rows in the given order (Robots not
+	// read), with Excluded set.
+	HostList(ctx context.Context, order HostOrder, limit int) ([]Host, error)
+	// RecentFetches returns up to limit URLs of the host fetched most
+	// recently, newest first.
+	RecentFetches(ctx context.Context, host string, limit int) ([]URL, error)
 }
 
 // Store is a whole metadata store.

@@ -193,16 +193,36 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 	if err != nil {
 		return fmt.Errorf("add captures: %w", err)
 	}
+	pages, from, to := linkArgs(caps)
 	var ids []int64
 	err = retry(ctx, func() error {
 		ids = make([]int64, len(caps))
-		return db.queryRows(ctx, qAddCaptures, args, func(rows pgx.Rows) error {
+		scan := func(rows pgx.Rows) error {
 			var id, ord int64
 			if err := rows.Scan(&id, &ord); err != nil {
 				return err
 			}
 			ids[ord-1] = id
 			return nil
+		}
+		if len(pages) == 0 {
+			return db.queryRows(ctx, qAddCaptures, args, scan)
+		}
+		// The pages' edges go in the captures' transaction, one round trip:
+		// a replayed batch writes the same edges again, which changes nothing.
+		return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			b := &pgx.Batch{}
+			b.Queue(qAddCaptures, args...).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					if err := scan(rows); err != nil {
+						return err
+					}
+				}
+				return rows.Err()
+			})
+			b.Queue(qDeleteLinks, pages)
+			b.Queue(qInsertLinks, from, to)
+			return tx.SendBatch(ctx, b).Close()
 		})
 	})
 	if err != nil {

@@ -328,7 +328,7 @@ const (
 	qURLCaptures = `SELECT ` + captureColumns + ` FROM captures
 		WHERE url_hash = $1 ORDER BY fetched_at DESC NULLS LAST, id DESC`
 
-	qHost = `SELECT ` + hostColumns + ` FROM hosts WHERE host = $1`
+	qHost = `SELECT ` + hostColumns + `, excluded FROM hosts WHERE host = $1`
 
 	// Parameters: lowest ID, limit.
 	qCaptures = `SELECT ` + captureColumns + ` FROM captures WHERE id >= $1 ORDER BY id LIMIT $2`

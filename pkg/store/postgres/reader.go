@@ -16,37 +16,19 @@ import (
 // counter), so its cost does not grow with the crawl. The counts are exact as of
 // the statement's snapshot.
 func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
-	s := store.Stats{
-		URLs:     map[store.State]int64{},
-		Excluded: map[string]int64{},
-		Reasons:  map[string]int64{},
-	}
+	s := store.NewStats()
 	err := db.queryRows(ctx, qCounters, nil, func(rows pgx.Rows) error {
 		var name, key string
 		var n int64
 		if err := rows.Scan(&name, &key, &n); err != nil {
 			return err
 		}
-		switch name {
-		case "urls":
-			s.URLs[store.State(key)] = n
-		case "reasons":
-			s.Reasons[key] = n
-		case "excluded":
-			s.Excluded[key] = n
-		case "hosts":
-			s.Hosts = n
-		case "captures":
-			s.Captures = n
-		case "revisits":
-			s.Revisits = n
-		case "near_dups":
-			s.NearDups = n
-		case "content_len":
-			s.ContentLen = n
-		}
+		s.AddCounter(name, key, n)
 		return nil
 	})
+	if err == nil {
+		err = db.pool.QueryRow(ctx, qSegments).Scan(&s.Segments)
+	}
 	if err != nil {
 		return store.Stats{}, fmt.Errorf("stats: %w", err)
 	}
@@ -134,7 +116,7 @@ func (db *DB) Schedule(ctx context.Context, now time.Time) (store.ScheduleStats,
 
 // Host returns one host row.
 func (db *DB) Host(ctx context.Context, host string) (store.Host, error) {
-	h, err := scanHost(db.pool.QueryRow(ctx, qHost, host))
+	h, err := scanHostListed(db.pool.QueryRow(ctx, qHost, host))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Host{}, fmt.Errorf("host %s: %w", host, store.ErrNotFound)
 	}

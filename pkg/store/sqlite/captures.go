@@ -243,6 +243,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 	}
 	ids := make([]int64, len(caps))
 	var counts [4]int64 // captures, revisits, near_dups, content_len of the rows inserted
+	extras := newCaptureExtras()
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		ins, err := db.stmt(ctx, tx, qInsertCapture)
 		if err != nil {
@@ -311,6 +312,10 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 				counts[2]++
 			}
 			counts[3] += c.Length
+			extras.add(c)
+			if err := writeLinks(ctx, db, tx, urlHash, c.OutLinks); err != nil {
+				return fmt.Errorf("links of capture %s: %w", c.FetchID, err)
+			}
 			if c.SimHash != 0 && c.RevisitOf == 0 && !db.noBands {
 				if _, err := band.ExecContext(ctx,
 					bandKey(c.SimHash, 0), id, fp, bandKey(c.SimHash, 1), id, fp,
@@ -338,6 +343,9 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 		}
 		if err := moves.apply(ctx, db, tx); err != nil {
 			return fmt.Errorf("count url states: %w", err)
+		}
+		if err := extras.apply(ctx, db, tx); err != nil {
+			return fmt.Errorf("count captures by status and segment: %w", err)
 		}
 		if counts[0] == 0 {
 			return nil

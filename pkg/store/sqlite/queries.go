@@ -183,7 +183,7 @@ const (
 	qURLCaptures = `SELECT ` + captureColumns + ` FROM captures
 		WHERE url_hash = ? ORDER BY fetched_at DESC, id DESC`
 
-	qHost = `SELECT ` + hostColumns + ` FROM hosts WHERE host = ?`
+	qHost = `SELECT ` + hostColumns + `, excluded FROM hosts WHERE host = ?`
 
 	qCaptures = `SELECT ` + captureColumns + ` FROM captures WHERE id >= ? ORDER BY id LIMIT ?`
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -445,7 +446,7 @@ func checkCounters(t *testing.T, db *DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := store.Stats{URLs: map[store.State]int64{}, Excluded: map[string]int64{}, Reasons: map[string]int64{}}
+	want := store.NewStats()
 	group := func(q string, into func(key string, n int64)) {
 		rows, err := db.r.QueryContext(ctx, q)
 		if err != nil {
@@ -464,8 +465,13 @@ func checkCounters(t *testing.T, db *DB) {
 	group(`SELECT state, count(*) FROM urls GROUP BY state`, func(k string, n int64) { want.URLs[store.State(k)] = n })
 	group(`SELECT reason, count(*) FROM urls WHERE state IN ('failed', 'excluded') GROUP BY reason`, func(k string, n int64) { want.Reasons[k] = n })
 	group(`SELECT reason, count(*) FROM exclusions GROUP BY reason`, func(k string, n int64) { want.Excluded[k] = n })
+	group(`SELECT status, count(*) FROM captures GROUP BY status`, func(k string, n int64) {
+		s, _ := strconv.Atoi(k)
+		want.Statuses[store.StatusClass(s)] += n
+	})
 	err = db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(revisit_of <> 0), 0), coalesce(sum(near_dup_of <> 0), 0),
-		coalesce(sum(length), 0) FROM captures`).Scan(&want.Captures, &want.Revisits, &want.NearDups, &want.ContentLen)
+		coalesce(sum(length), 0), coalesce(sum(warc_length), 0), count(DISTINCT nullif(warc_file, '')) FROM captures`).
+		Scan(&want.Captures, &want.Revisits, &want.NearDups, &want.ContentLen, &want.WARCBytes, &want.Segments)
 	if err != nil {
 		t.Fatal(err)
 	}

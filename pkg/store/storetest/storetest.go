@@ -58,6 +58,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ClaimRevisitsOnce", testClaimRevisitsOnce},
 		{"FailureBackoff", testFailureBackoff},
 		{"ModifiedAndConfirmed", testModifiedAndConfirmed},
+		{"Links", testLinks},
+		{"CaptureCounts", testCaptureCounts},
+		{"HostList", testHostList},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,235 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// linkRows is how many edges one insert statement carries: a page's links go
+// in a few statements instead of one round through the driver each.
+const linkRows = 32
+
+var (
+	qInsertLinks = `INSERT INTO links (from_hash, to_hash) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?), ", linkRows), ", ") + ` ON CONFLICT DO NOTHING`
+	qInsertLink = `INSERT INTO links (from_hash, to_hash) VALUES (?, ?) ON CONFLICT DO NOTHING`
+)
+
+const (
+	qDeleteLinks = `DELETE FROM links WHERE from_hash = ?`
+
+	qAddSegment = `INSERT INTO warc_segments (name, captures, bytes) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET captures = captures + excluded.captures, bytes = bytes + excluded.bytes`
+
+	qSegments = `SELECT count(*) FROM warc_segments WHERE captures > 0`
+
+	// Out-links with what the store knows of their targets.
+	qOutLinks = `SELECT l.to_hash, coalesce(u.url, e.url, ''), coalesce(u.state, '')
+		FROM links l LEFT JOIN urls u ON u.hash = l.to_hash LEFT JOIN exclusions e ON e.hash = l.to_hash
+		WHERE l.from_hash = ? LIMIT ?`
+	qInLinks = `SELECT l.from_hash, coalesce(u.url, ''), coalesce(u.state, '')
+		FROM links l LEFT JOIN urls u ON u.hash = l.from_hash
+		WHERE l.to_hash = ? LIMIT ?`
+	qOutCount = `SELECT count(*) FROM links WHERE from_hash = ?`
+	// In-links and the distinct hosts they come from (a page's host is that
+	// of its URL row: only stored pages have out-links).
+	qInCount = `SELECT count(*), count(DISTINCT u.host)
+		FROM links l LEFT JOIN urls u ON u.hash = l.from_hash WHERE l.to_hash = ?`
+
+	qCapture = `SELECT ` + captureColumns + ` FROM captures WHERE id = ?`
+
+	qRecentFetches = `SELECT ` + urlColumns + ` FROM urls INDEXED BY urls_host_fetched
+		WHERE host = ? AND fetched_at > 0 ORDER BY fetched_at DESC LIMIT ?`
+)
+
+// hostListQueries sorts the hosts table, whose size is the number of hosts,
+// not of URLs: 10,000 rows at a million URLs.
+var hostListQueries = map[store.HostOrder]string{
+	store.HostsBusiest:  `SELECT ` + hostListColumns + ` FROM hosts ORDER BY pages DESC, host LIMIT ?`,
+	store.HostsSlowest:  `SELECT ` + hostListColumns + ` FROM hosts ORDER BY max(delay_ms, backoff_ms) DESC, host LIMIT ?`,
+	store.HostsFailing:  `SELECT ` + hostListColumns + ` FROM hosts WHERE errors > 0 ORDER BY errors DESC, host LIMIT ?`,
+	store.HostsExcluded: `SELECT ` + hostListColumns + ` FROM hosts WHERE excluded > 0 ORDER BY excluded DESC, host LIMIT ?`,
+}
+
+// Host rows without the robots entry (a list has no use for it).
+const hostListColumns = `host, partition, NULL, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at, excluded`
+
+// captureExtras is what a batch of captures adds besides the rows: counters
+// by status class and WARC bytes, the segments' rows, and the pages' edges.
+type captureExtras struct {
+	counts   urlCounts
+	segments map[string][2]int64 // name -> captures, bytes
+}
+
+func newCaptureExtras() captureExtras {
+	return captureExtras{counts: urlCounts{}, segments: map[string][2]int64{}}
+}
+
+// add counts one inserted capture.
+func (x captureExtras) add(c *store.Capture) {
+	x.counts[[2]string{"status", store.StatusClass(c.Status)}]++
+	x.counts[[2]string{"warc_bytes", ""}] += c.WARCLength
+	if c.WARCFile != "" {
+		s := x.segments[c.WARCFile]
+		x.segments[c.WARCFile] = [2]int64{s[0] + 1, s[1] + c.WARCLength}
+	}
+}
+
+// apply writes the counters and segments in tx.
+func (x captureExtras) apply(ctx context.Context, db *DB, tx *sql.Tx) error {
+	if err := x.counts.apply(ctx, db, tx); err != nil {
+		return err
+	}
+	if len(x.segments) == 0 {
+		return nil
+	}
+	st, err := db.stmt(ctx, tx, qAddSegment)
+	if err != nil {
+		return err
+	}
+	for name, s := range x.segments {
+		if _, err := st.ExecContext(ctx, name, s[0], s[1]); err != nil {
+			return fmt.Errorf("count segment %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// writeLinks replaces the out-links of page from with to (nil: leaves them).
+func writeLinks(ctx context.Context, db *DB, tx *sql.Tx, from int64, to []int64) error {
+	if to == nil {
+		return nil
+	}
+	del, err := db.stmt(ctx, tx, qDeleteLinks)
+	if err != nil {
+		return err
+	}
+	if _, err := del.ExecContext(ctx, from); err != nil {
+		return err
+	}
+	args := make([]any, 0, 2*linkRows)
+	for len(to) >= linkRows {
+		args = args[:0]
+		for _, h := range to[:linkRows] {
+			args = append(args, from, h)
+		}
+		st, err := db.stmt(ctx, tx, qInsertLinks)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		to = to[linkRows:]
+	}
+	if len(to) == 0 {
+		return nil
+	}
+	st, err := db.stmt(ctx, tx, qInsertLink)
+	if err != nil {
+		return err
+	}
+	for _, h := range to {
+		if _, err := st.ExecContext(ctx, from, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Links returns a URL's out-links and in-links (up to limit each) and counts,
+// from one snapshot.
+func (db *DB) Links(ctx context.Context, hash int64, limit int) (store.Links, error) {
+	var l store.Links
+	tx, err := db.r.BeginTx(ctx, nil)
+	if err != nil {
+		return l, fmt.Errorf("links: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	read := func(q string, to *[]store.Link) error {
+		rows, err := tx.QueryContext(ctx, q, hash, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k store.Link
+			var state string
+			if err := rows.Scan(&k.Hash, &k.URL, &state); err != nil {
+				return err
+			}
+			k.State = store.State(state)
+			*to = append(*to, k)
+		}
+		return rows.Err()
+	}
+	if err := read(qOutLinks, &l.Out); err != nil {
+		return l, fmt.Errorf("out-links: %w", err)
+	}
+	if err := read(qInLinks, &l.In); err != nil {
+		return l, fmt.Errorf("in-links: %w", err)
+	}
+	if err := tx.QueryRowContext(ctx, qOutCount, hash).Scan(&l.OutCount); err != nil {
+		return l, fmt.Errorf("count out-links: %w", err)
+	}
+	if err := tx.QueryRowContext(ctx, qInCount, hash).Scan(&l.InCount, &l.InHosts); err != nil {
+		return l, fmt.Errorf("count in-links: %w", err)
+	}
+	return l, nil
+}
+
+// Capture returns one capture.
+func (db *DB) Capture(ctx context.Context, id int64) (store.Capture, error) {
+	c, err := scanCapture(db.r.QueryRowContext(ctx, qCapture, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("capture %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("capture %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// HostList returns up to limit hosts in order.
+func (db *DB) HostList(ctx context.Context, order store.HostOrder, limit int) ([]store.Host, error) {
+	q, ok := hostListQueries[order]
+	if !ok {
+		return nil, fmt.Errorf("host list: unknown order %q", order)
+	}
+	out := []store.Host{}
+	err := db.query(ctx, nil, q, []any{limit}, func(rows *sql.Rows) error {
+		h, err := scanHostListed(rows)
+		out = append(out, h)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("host list by %s: %w", order, err)
+	}
+	return out, nil
+}
+
+func scanHostListed(rows interface{ Scan(...any) error }) (store.Host, error) {
+	var excluded int64
+	h, err := scanHost(store.ScanWith(rows, &excluded))
+	h.Excluded = excluded
+	return h, err
+}
+
+// RecentFetches returns the host's URLs fetched most recently.
+func (db *DB) RecentFetches(ctx context.Context, host string, limit int) ([]store.URL, error) {
+	out := []store.URL{}
+	err := db.query(ctx, nil, qRecentFetches, []any{host, limit}, func(rows *sql.Rows) error {
+		u, err := scanURL(rows)
+		out = append(out, u)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recent fetches of %s: %w", host, err)
+	}
+	return out, nil
+}
