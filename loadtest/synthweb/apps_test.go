@@ -281,6 +281,20 @@ func TestAppsConfig(t *testing.T) {
 	if r := get(t, rawClient(), "http://"+w.hosts[0].key+"/robots.txt"); r.status != 200 {
 		t.Errorf("app host 0 robots.txt: %d", r.status)
 	}
+
+	// With every other feature: the app hosts have no traps, hubs or
+	// changing pages, which would give an HTML crawler links into them.
+	all := featuresConfig()
+	all.Hosts, all.Apps, all.Traps, all.Change.Enabled = 14, 6, true, true
+	w = startWeb(t, all)
+	for _, h := range w.hosts[8:] {
+		if h.app == nil || len(h.traps) != 0 || h.live != nil || h.sitemap {
+			t.Errorf("host %d: app %v, %d traps, live %v, sitemap %v", h.idx, h.app != nil, len(h.traps), h.live != nil, h.sitemap)
+		}
+	}
+	if len(w.AppHosts()) != 6 || w.ThirdPartyHost() != w.hosts[6].key {
+		t.Errorf("apps %v, third party %q, want %s", w.AppHosts(), w.ThirdPartyHost(), w.hosts[6].key)
+	}
 }
 
 // TestAppHangBounded: the hung API answers by itself after AppHang, and
@@ -418,26 +432,34 @@ func TestAuditAppRequests(t *testing.T) {
 }
 
 // TestHTMLCrawlerMissesAppPages: a crawler that only parses HTML covers the
-// ordinary hosts and nothing of the application hosts but their home pages.
+// ordinary hosts, special cases included, and nothing of the
+// application hosts but their home pages.
 func TestHTMLCrawlerMissesAppPages(t *testing.T) {
 	if testing.Short() {
-		t.Skip("crawls for a second or two")
+		t.Skip("crawls for several seconds")
 	}
-	w := startWeb(t, appsConfig())
-	cfg := AuditConfig{DefaultDelay: 5 * time.Millisecond, MaxRetries: 1}
-	newPoliteCrawler(t, w, cfg).crawl(w.Seeds())
+	cfg := featuresConfig()
+	cfg.Hosts, cfg.Apps = 13, 6 // the six special hosts, a plain one (the third party) and the apps
+	w := startWeb(t, cfg)
+	acfg := AuditConfig{DefaultDelay: 30 * time.Millisecond, MinDelay: 10 * time.Millisecond, MaxDelay: 150 * time.Millisecond, MaxRetries: 1}
+	newPoliteCrawler(t, w, acfg).crawl(w.Seeds())
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rep := w.Audit(cfg)
+	rep := w.Audit(acfg)
 	ar := rep.Apps
 	t.Logf("\n%s", rep)
 	if ar.OrdinaryCoverage != 1 || ar.Fetched != len(ar.Hosts) || ar.Reachable <= 2*len(ar.Hosts) {
 		t.Errorf("ordinary coverage %v; app pages fetched %d of %d, want only the %d home pages",
 			ar.OrdinaryCoverage, ar.Fetched, ar.Reachable, len(ar.Hosts))
 	}
-	if ar.Media.Count+ar.APIRequests+ar.HungRequests+sumValues(ar.Bundles)+rep.Robots.Count+rep.Politeness.Count+rep.Duplicates.Count != 0 {
-		t.Errorf("an HTML crawler requested sub-resources or broke rules:\n%s", rep)
+	if ar.APIRequests+ar.HungRequests+sumValues(ar.Bundles) != 0 {
+		t.Errorf("an HTML crawler requested sub-resources:\n%s", rep)
+	}
+	for _, c := range rep.categories() {
+		if c.name != "missing" && c.v.Count != 0 {
+			t.Errorf("%s: %d", c.name, c.v.Count)
+		}
 	}
 }
 
