@@ -172,12 +172,13 @@ type Stats struct {
 	Crashed  int64 // attempts that ended with a crash
 	Hung     int64 // attempts that ended hung
 	Restarts int64 // browser processes started after the first
-	// RSS is the memory of the browser's processes at the last sample (the
+	// RSS is the memory of the browser's processes at the last sample: the
 	// sum of their proportional set sizes, where a shared page counts once
-	// in all; VmRSS where /proc has no smaps_rollup), PeakRSS the most seen,
-	// PeakRSSPerTab the most seen divided by the pages being rendered then
-	// (at least 1); bytes, sampled every 250 ms, Linux only.
-	RSS, PeakRSS, PeakRSSPerTab int64
+	// in all (VmRSS where /proc has no smaps_rollup). PeakRSS is the most
+	// seen, IdleRSS the last seen with no page rendering (the browser
+	// alone), PeakRSSPerTab the most seen above IdleRSS per page being
+	// rendered. Bytes, sampled every second, Linux only.
+	RSS, PeakRSS, IdleRSS, PeakRSSPerTab int64
 }
 
 // LaunchFlags returns the command-line flags the Pool starts the browser with:

@@ -333,3 +333,139 @@ navigator.sendBeacon && navigator.sendBeacon('/data', 'x');
 		t.Errorf("the server got %d requests: %v", n, s.hits)
 	}
 }
+
+// okPage is a page whose script adds a link, to show a pool still works.
+const okPage = `<!doctype html><html><body><script>document.body.insertAdjacentHTML('beforeend', '<a href="/ok">ok</a>')</script></body></html>`
+
+func renderOK(t *testing.T, p *Pool, s *site) {
+	t.Helper()
+	var rec recorder
+	res, err := p.Render(context.Background(), s.doc("/ok-page", okPage), rec.load)
+	if err != nil {
+		t.Fatalf("the render after: %v", err)
+	}
+	if !strings.Contains(res.DOM, `href="/ok"`) || res.TimedOut || res.Retried {
+		t.Fatalf("the render after: TimedOut %v Retried %v DOM %.200s", res.TimedOut, res.Retried, res.DOM)
+	}
+}
+
+func TestRenderHungScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for page timeouts")
+	}
+	s := newSite(t, nil)
+	p := newPool(t, Config{Tabs: 2, Settle: 100 * time.Millisecond, PageTimeout: 2 * time.Second, Hang: time.Second})
+	for _, tc := range []struct{ name, page string }{
+		// A script that never ends while the page loads: no load event.
+		{"while loading", `<!doctype html><html><body><a href="/before">b</a><script>for (;;) {}</script></body></html>`},
+		// After load, forever, from timers that come back.
+		{"after load", `<!doctype html><html><body><a href="/before">b</a><script>
+onload = () => { const spin = () => { setTimeout(spin, 0); const t = Date.now(); while (Date.now() - t < 1e9) {} }; spin(); };
+</script></body></html>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rec recorder
+			start := time.Now()
+			res, err := p.Render(context.Background(), s.doc("/hang", tc.page), rec.load)
+			t.Logf("%v after %v: TimedOut %v Retried %v, %d bytes of DOM, %+v", err, time.Since(start), res.TimedOut, res.Retried, len(res.DOM), p.Stats())
+			switch {
+			case errors.Is(err, ErrHung):
+			case err != nil:
+				t.Fatalf("err = %v, want ErrHung or a timed-out result", err)
+			case !res.TimedOut || !strings.Contains(res.DOM, `href="/before"`):
+				t.Fatalf("TimedOut %v, DOM %.200s", res.TimedOut, res.DOM)
+			}
+			renderOK(t, p, s)
+		})
+	}
+}
+
+// TestRenderNeverQuiet: a page that never settles but answers ends TimedOut
+// with its DOM as it was then.
+func TestRenderNeverQuiet(t *testing.T) {
+	s := newSite(t, nil)
+	p := newPool(t, Config{Tabs: 1, Settle: time.Second, PageTimeout: 3 * time.Second})
+	page := `<!doctype html><html><body><a href="/before">b</a><script>
+setInterval(() => document.body.insertAdjacentHTML('beforeend', '<a href="/x">x</a>'), 20);
+</script></body></html>`
+	var rec recorder
+	res, err := p.Render(context.Background(), s.doc("/busy", page), rec.load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || !strings.Contains(res.DOM, `href="/x"`) || res.Elapsed < 3*time.Second {
+		t.Errorf("TimedOut %v after %v, DOM %.200s", res.TimedOut, res.Elapsed, res.DOM)
+	}
+	renderOK(t, p, s)
+}
+
+func TestRenderRunawayAllocation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a renderer's heap")
+	}
+	s := newSite(t, nil)
+	p := newPool(t, Config{Tabs: 2, Settle: 100 * time.Millisecond, PageTimeout: 10 * time.Second, HeapMiB: 64})
+	page := `<!doctype html><html><body><script>
+const keep = []; for (;;) { keep.push(new Array(1e6).fill(keep.length)); }
+</script></body></html>`
+	var rec recorder
+	start := time.Now()
+	res, err := p.Render(context.Background(), s.doc("/oom", page), rec.load)
+	t.Logf("%v after %v, %+v", err, time.Since(start), p.Stats())
+	if !errors.Is(err, ErrCrashed) {
+		t.Fatalf("err = %v (TimedOut %v), want ErrCrashed", err, res.TimedOut)
+	}
+	if st := p.Stats(); st.Crashed != 2 || st.Retried != 1 || st.Failed != 1 {
+		t.Errorf("stats %+v, want 2 crashes, 1 retry, 1 failure", st)
+	}
+	renderOK(t, p, s)
+}
+
+func TestTabsBound(t *testing.T) {
+	s := newSite(t, map[string]string{"/slow": "{}"})
+	p := newPool(t, Config{Tabs: 2, Settle: 50 * time.Millisecond})
+	page := `<!doctype html><html><body><script>fetch('/slow').then(() => document.body.insertAdjacentHTML('beforeend', '<a href="/done">d</a>'))</script></body></html>`
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	load := func(ctx context.Context, r Request) (Response, error) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}()
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-ctx.Done():
+			return Response{}, ctx.Err()
+		}
+		return Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte("{}")}, nil
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for i := range 6 {
+		wg.Go(func() {
+			res, err := p.Render(context.Background(), s.doc("/p"+string(rune('a'+i)), page), load)
+			if err == nil && !strings.Contains(res.DOM, `href="/done"`) {
+				err = errors.New("no link in " + res.DOM)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if most != 2 {
+		t.Errorf("at most %d pages fetched at once, want 2 (Tabs)", most)
+	}
+	if st := p.Stats(); st.Rendered != 6 || st.Busy != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}

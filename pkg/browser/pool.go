@@ -26,6 +26,7 @@ type Pool struct {
 	live    map[*instance]struct{} // cur and retired ones still rendering
 	closed  bool
 	started int64 // browser processes started
+	sampled time.Time
 	stats   Stats
 }
 
@@ -261,10 +262,15 @@ func (in *instance) shutdown() {
 	_ = os.RemoveAll(in.dir)
 }
 
+// sampleEvery is the period of the memory samples. Reading the PSS of
+// Chromium's processes makes the kernel walk their page tables: 4 samples a
+// second took more CPU of this process than the DevTools protocol did.
+const sampleEvery = time.Second
+
 // sample measures the memory of the browsers now and then.
 func (p *Pool) sample() {
 	defer p.wg.Done()
-	t := time.NewTicker(250 * time.Millisecond)
+	t := time.NewTicker(sampleEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -278,6 +284,12 @@ func (p *Pool) sample() {
 
 func (p *Pool) measure() {
 	p.mu.Lock()
+	// An idle browser does not grow: a sample now and then is enough.
+	if p.stats.Busy == 0 && p.stats.IdleRSS > 0 && time.Since(p.sampled) < 10*sampleEvery {
+		p.mu.Unlock()
+		return
+	}
+	p.sampled = time.Now()
 	pids := make([]int, 0, len(p.live))
 	for in := range p.live {
 		pids = append(pids, in.pid)
@@ -292,7 +304,11 @@ func (p *Pool) measure() {
 	defer p.mu.Unlock()
 	p.stats.RSS = rss
 	p.stats.PeakRSS = max(p.stats.PeakRSS, rss)
-	p.stats.PeakRSSPerTab = max(p.stats.PeakRSSPerTab, rss/int64(max(1, p.stats.Busy)))
+	if p.stats.Busy == 0 {
+		p.stats.IdleRSS = rss
+	} else if p.stats.IdleRSS > 0 {
+		p.stats.PeakRSSPerTab = max(p.stats.PeakRSSPerTab, (rss-p.stats.IdleRSS)/int64(p.stats.Busy))
+	}
 }
 
 // Stats returns what the pool has done so far.

@@ -12,8 +12,11 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/inspector"
+	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -84,7 +87,7 @@ type tab struct {
 	mu       sync.Mutex // guards done against wg.Add after Wait, and netTypes
 	done     bool
 	netTypes map[network.RequestID]*netType
-	wg   sync.WaitGroup
+	wg       sync.WaitGroup
 }
 
 // render renders doc in a new tab of the browser of bctx. kill reports that
@@ -123,6 +126,14 @@ func render(ctx, bctx context.Context, cfg Config, doc Document, load Loader) (r
 		opened <- chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 			tb.t = t
 			targetID = t.TargetID
+			// chromedp turns on domains for its own queries; their
+			// events, one per DOM node and stylesheet, cost both sides
+			// CPU and nothing here reads them.
+			for _, method := range []string{css.CommandDisable, dom.CommandDisable, log.CommandDisable} {
+				if err := t.Call(ctx, method, nil, nil); err != nil {
+					return fmt.Errorf("%s: %w", method, err)
+				}
+			}
 			return nil
 		}))
 	}()
@@ -163,6 +174,12 @@ func render(ctx, bctx context.Context, cfg Config, doc Document, load Loader) (r
 	scancel()
 	if err != nil {
 		if sctx.Err() != nil && ctx.Err() == nil && !tb.isCrashed() && bctx.Err() == nil {
+			// Closing the tab leaves its renderer spinning until Chromium
+			// gives up on it; Page.crash is served on the renderer's IO
+			// thread and ends it now. It has no answer to wait for.
+			cctx, cancel := context.WithTimeout(tctx, 200*time.Millisecond)
+			_, _ = cdp.Call(cctx, tb.t, page.Crash, cdp.Empty{})
+			cancel()
 			return Result{}, false, fmt.Errorf("DOM snapshot of %s: %w", doc.URL, ErrHung)
 		}
 		return Result{}, false, tb.failure(ctx, bctx, fmt.Errorf("DOM snapshot: %w", err))

@@ -1,0 +1,97 @@
+package browser
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkRender renders a small page whose links a script builds from a
+// JSON fetch, Tabs at a time, and reports what a render costs: CPU of the
+// browser's processes and of this one per page (pages/s/core is its inverse),
+// and the most memory the browser held per tab.
+func BenchmarkRender(b *testing.B) {
+	const tabs = 2
+	page := `<!doctype html><html><head><script src="/app.js"></script></head><body><div id="app"></div></body></html>`
+	files := map[string]Response{
+		"/app.js": {Header: http.Header{"Content-Type": {"text/javascript"}}, Body: []byte(`
+fetch('/links.json').then(r => r.json()).then(links => {
+  const app = document.getElementById('app');
+  for (const l of links) { const a = document.createElement('a'); a.href = l; a.textContent = l; app.appendChild(a); }
+});`)},
+		"/links.json": {Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`["/a", "/b", "/c", "/d"]`)},
+	}
+	// The sub-resources come from memory: the benchmark measures the
+	// browser, not a server.
+	load := func(ctx context.Context, r Request) (Response, error) {
+		for path, resp := range files {
+			if strings.HasSuffix(r.URL, path) {
+				resp.Status = 200
+				return resp, nil
+			}
+		}
+		return Response{Status: 404}, nil
+	}
+	p := newPool(b, Config{Tabs: tabs, Settle: 100 * time.Millisecond, RestartAfter: 1 << 30})
+	doc := Document{URL: "http://127.0.0.1:1/page", Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte(page)}
+	// One page first, so that the browser's start is not counted.
+	if _, err := p.Render(context.Background(), doc, load); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(2 * sampleEvery) // a sample of the browser alone
+	_, browserStart := p.usage()
+	selfStart := selfCPU()
+	start := time.Now()
+	b.ResetTimer()
+	b.SetParallelism(tabs)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			res, err := p.Render(context.Background(), doc, load)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if !strings.Contains(res.DOM, `href="/d"`) {
+				b.Errorf("links missing: %.200s", res.DOM)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	wall := time.Since(start)
+	_, browserEnd := p.usage()
+	cpu := browserEnd - browserStart + selfCPU() - selfStart
+	b.Logf("%d pages: browser CPU %v, this process %v", b.N, browserEnd-browserStart, selfCPU()-selfStart)
+	if os.Getenv("BROWSER_BENCH_PROCS") != "" && b.N > 1 {
+		p.mu.Lock()
+		for _, e := range processTree(p.cur.pid) {
+			cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(e.pid) + "/cmdline")
+			typ := "browser"
+			for arg := range strings.SplitSeq(string(cmd), "\x00") {
+				if t, ok := strings.CutPrefix(arg, "--type="); ok {
+					typ = t
+				}
+			}
+			b.Logf("pid %d %s cpu %v %.90q", e.pid, typ, e.cpu, cmd)
+		}
+		p.mu.Unlock()
+	}
+	st := p.Stats()
+	if cpu > 0 {
+		b.ReportMetric(float64(b.N)/cpu.Seconds(), "pages/s/core")
+		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/page")
+	}
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "pages/s")
+	b.ReportMetric(float64(st.PeakRSSPerTab)/(1<<20), "peak-MiB/tab")
+	b.ReportMetric(float64(st.PeakRSS)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(st.IdleRSS)/(1<<20), "idle-MiB")
+	sampleStart := time.Now()
+	for range 10 {
+		p.measure()
+	}
+	b.Logf("one memory sample takes %v", time.Since(sampleStart)/10)
+}
