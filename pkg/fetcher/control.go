@@ -196,6 +196,26 @@ func (f *Fetcher) patternExcluded(set *control.Set, url, host string) bool {
 	return ok
 }
 
+// excludedAtTake records an item an exclusion pattern matches as excluded
+// when a worker takes it: an admission that read the controls before the
+// pattern came may push its URLs after the pattern took the queued ones out.
+func (f *Fetcher) excludedAtTake(it frontier.Item) bool {
+	set := f.controls()
+	if len(set.Patterns()) == 0 {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.patternExcluded(set, it.URL, it.Host) {
+		return false
+	}
+	f.updates = append(f.updates, store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: control.ReasonPattern})
+	if it.Revisit {
+		f.revisitDone(it.Host)
+	}
+	return true
+}
+
 // checkRules is the admission rules' verdict with the host's page budget
 // overridden by the operator when it is: the override replaces
 // admit.Config.MaxHostPages for the host.

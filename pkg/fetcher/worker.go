@@ -136,6 +136,9 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 		if !ok {
 			return frontier.Outcome{}
 		}
+		if f.excludedAtTake(it) {
+			continue
+		}
 		if !entry.Allowed(pathAndQuery(it.URL)) {
 			f.metrics.robotsDecisions.WithLabelValues("disallowed").Inc()
 			f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: ReasonRobots})
