@@ -128,7 +128,8 @@ type Document struct {
 }
 
 // Request is a sub-resource the page asks for. Type is the DevTools resource
-// type: Script, XHR, Fetch, Stylesheet, Document (a frame), Preflight, Other...
+// type: Script, XHR, Fetch, Stylesheet, Document (a frame), Preflight, Other
+// (a worker's script among others; a worker's fetch() comes as XHR).
 type Request struct {
 	URL, Method string
 	Header      http.Header

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -467,5 +468,91 @@ func TestTabsBound(t *testing.T) {
 	}
 	if st := p.Stats(); st.Rendered != 6 || st.Busy != 0 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestRenderBounds(t *testing.T) {
+	s := newSite(t, map[string]string{"/echo": "{}"})
+	p := newPool(t, Config{Tabs: 1, Settle: 200 * time.Millisecond, MaxRequests: 2})
+	// The document's headers describe the body as it came over the wire;
+	// the browser gets it decoded, so they must not reach it.
+	doc := s.doc("/p", `<!doctype html><html><body><script>
+for (let i = 0; i < 5; i++) fetch('/echo?' + i, {method: 'POST', body: 'n=' + i}).then(r => r.text()).then(t => document.body.insertAdjacentHTML('beforeend', '<a href="/got' + i + '">' + t + '</a>')).catch(() => {});
+document.body.insertAdjacentHTML('beforeend', '<p id="sw">' + typeof navigator.serviceWorker + '</p>');
+</script></body></html>`)
+	doc.Header.Set("Content-Encoding", "gzip")
+	doc.Header.Set("Content-Length", "3")
+	var mu sync.Mutex
+	var bodies []string
+	load := func(ctx context.Context, r Request) (Response, error) {
+		mu.Lock()
+		bodies = append(bodies, r.Method+" "+string(r.Body))
+		mu.Unlock()
+		return Response{Status: 200, Header: http.Header{"Content-Type": {"text/plain"}, "Content-Encoding": {"br"}}, Body: r.Body}, nil
+	}
+	res, err := p.Render(context.Background(), doc, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 2 || res.Blocked < 3 {
+		t.Errorf("Requests %d Blocked %d, want 2 and at least 3 refused over MaxRequests", res.Requests, res.Blocked)
+	}
+	if strings.Count(res.DOM, `">n=`) != 2 {
+		t.Errorf("want the 2 answered fetches' links: %.400s", res.DOM)
+	}
+	for _, b := range bodies {
+		if !strings.HasPrefix(b, "POST n=") || !strings.Contains(res.DOM, ">"+strings.TrimPrefix(b, "POST ")+"</a>") {
+			t.Errorf("Loader got %q, not echoed in the DOM as sent", b)
+		}
+	}
+	if !strings.Contains(res.DOM, `<p id="sw">undefined</p>`) {
+		t.Errorf("service workers are on: %.400s", res.DOM)
+	}
+	if n := s.totalHits(); n != 0 {
+		t.Errorf("the server got %d requests", n)
+	}
+}
+
+// TestRenderFramesAndWorkers: the requests of a cross-site frame and of a
+// dedicated worker go to the Loader too.
+func TestRenderFramesAndWorkers(t *testing.T) {
+	s := newSite(t, map[string]string{
+		"/frame":        `<!doctype html><script src="/frame.js"></script>`,
+		"/frame.js":     `parent.postMessage('frame', '*')`,
+		"/worker.js":    `fetch('/worker.json').then(r => r.text()).then(t => postMessage(t))`,
+		"/worker.json":  `worker`,
+		"/unused.json":  `x`,
+		"/cross-origin": `x`,
+	})
+	// localhost and 127.0.0.1 are two sites: Chromium would put the frame
+	// in a process of its own if site isolation were on.
+	other := strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
+	page := `<!doctype html><html><body><iframe src="` + other + `/frame"></iframe><script>
+onmessage = (e) => document.body.insertAdjacentHTML('beforeend', '<a href="/' + e.data + '">' + e.data + '</a>');
+const w = new Worker('/worker.js');
+w.onmessage = (e) => document.body.insertAdjacentHTML('beforeend', '<a href="/' + e.data + '">' + e.data + '</a>');
+</script></body></html>`
+	p := newPool(t, Config{Tabs: 1, Settle: 300 * time.Millisecond})
+	var rec recorder
+	res, err := p.Render(context.Background(), s.doc("/p", page), rec.load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rec.requests() {
+		got[r.URL] = r.Type
+	}
+	t.Logf("Loader got %v", got)
+	// Chromium gives a worker's script the type Other, and a worker's
+	// fetch() has no Network event in the page to tell it from an XHR.
+	for u, types := range map[string]string{other + "/frame": "Document", other + "/frame.js": "Script", s.URL + "/worker.js": "Other", s.URL + "/worker.json": "Fetch XHR"} {
+		if !slices.Contains(strings.Fields(types), got[u]) {
+			t.Errorf("Loader got %s as %q, want %s", u, got[u], types)
+		}
+	}
+	for _, want := range []string{`href="/frame"`, `href="/worker"`} {
+		if !strings.Contains(res.DOM, want) {
+			t.Errorf("DOM lacks %s: %.300s", want, res.DOM)
+		}
 	}
 }

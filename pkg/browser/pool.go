@@ -151,13 +151,10 @@ func (p *Pool) attempt(ctx context.Context, doc Document, load Loader) (Result, 
 	case errors.Is(err, ErrHung):
 		p.stats.Hung++
 	}
-	if kill || in.dead() {
-		// Pages still rendering on it fail as crashed and are retried on
-		// the next browser.
+	if kill || in.dead() || in.retired && in.active == 0 {
+		// Pages still rendering on a browser killed here fail as crashed
+		// and are retried on the next one.
 		p.retire(in)
-		in.cancel()
-	}
-	if in.retired && in.active == 0 {
 		p.remove(in)
 	}
 	if p.closed && errors.Is(err, ErrCrashed) {
