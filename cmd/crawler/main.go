@@ -69,7 +69,7 @@ func run() int {
 		return 2
 	}
 	cfg.API.Tokens = tokens
-	cfg.APIOptions = append(cfg.APIOptions, api.WithConsole(console.Handler()))
+	cfg.APIOptions = append(cfg.APIOptions, api.WithConsole(console.Handler(console.Access{Tokens: len(tokens) > 0, Public: cfg.API.Public})))
 	log := cfg.Logger(os.Stderr)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

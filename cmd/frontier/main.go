@@ -104,7 +104,7 @@ func run() int {
 		records = bs
 	}
 	srv := api.New(api.Config{Tokens: tokens, MaxSeeds: *maxSeeds, Public: *consolePublic}, submit.New(st, cl), st, view, reg, logger.With("component", "api"),
-		api.WithCluster(exporter), api.WithRecords(records), api.WithConsole(console.Handler()))
+		api.WithCluster(exporter), api.WithRecords(records), api.WithConsole(console.Handler(console.Access{Tokens: len(tokens) > 0, Public: *consolePublic})))
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		logger.Error("listen", "addr", *listen, "err", err)

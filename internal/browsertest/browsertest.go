@@ -143,8 +143,19 @@ func (b *Browser) Do(t testing.TB, timeout time.Duration, actions ...chromedp.Ac
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("not done within %v: %w", timeout, err)
 		}
-		t.Fatalf("browser: %v (page errors so far: %q)", err, b.Errors())
+		t.Fatalf("browser: %v\npage errors so far: %q\npage text: %.3000s", err, b.Errors(), b.text())
 	}
+}
+
+// text is what the page shows, for a failure's message.
+func (b *Browser) text() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return v
 }
 
 // Eval evaluates a JavaScript expression in the page into a T.

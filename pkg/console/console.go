@@ -13,6 +13,7 @@ package console
 
 import (
 	"embed"
+	"encoding/json"
 	"io/fs"
 	"net/http"
 	"path"
@@ -35,11 +36,23 @@ func Files() fs.FS {
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-// Handler serves the console: the shell at / and its files. Pages are hash routes
-// (/#/hosts/example.com), so a deep link always loads the shell; any other path
-// is a 404.
-func Handler() http.Handler {
+// Access is how the API behind the console is protected, which the page reads
+// from /config.json before its first call: with a token required it shows the
+// login form instead of asking the API and being refused.
+type Access struct {
+	Tokens bool `json:"tokens"` // the API needs a bearer token
+	Public bool `json:"public"` // its GET routes do not (-console-public)
+}
+
+// Handler serves the console: the shell at /, its files and /config.json.
+// Pages are hash routes (/#/hosts/example.com), so a deep link always loads
+// the shell; any other path is a 404.
+func Handler(access Access) http.Handler {
 	files := Files()
+	config, err := json.Marshal(access)
+	if err != nil {
+		panic(err) // two booleans
+	}
 	fileServer := http.FileServerFS(files)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -54,6 +67,11 @@ func Handler() http.Handler {
 		// Small files; a new binary must show its own console at once.
 		h.Set("Cache-Control", "no-cache")
 		name := path.Clean(r.URL.Path)
+		if name == "/config.json" {
+			h.Set("Content-Type", "application/json")
+			_, _ = w.Write(config)
+			return
+		}
 		if name == "/" || name == "/index.html" {
 			http.ServeFileFS(w, r, files, "index.html")
 			return

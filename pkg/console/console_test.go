@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -37,7 +38,7 @@ func get(t *testing.T, method, url, token string) (*http.Response, string) {
 }
 
 func TestHandlerServesShellAndFiles(t *testing.T) {
-	srv := httptest.NewServer(console.Handler())
+	srv := httptest.NewServer(console.Handler(console.Access{}))
 	defer srv.Close()
 	for _, c := range []struct {
 		path, method string
@@ -97,13 +98,17 @@ func TestMountedOnAPI(t *testing.T) {
 	e := testenv.New(t)
 	for _, public := range []bool{false, true} {
 		s := api.New(api.Config{Tokens: []string{"tok"}, Public: public}, submit.New(e.DB, e.Kafka), e.DB, nil, nil, e.Log,
-			api.WithConsole(console.Handler()))
+			api.WithConsole(console.Handler(console.Access{Tokens: true, Public: public})))
 		srv := httptest.NewServer(s.Handler())
 		defer srv.Close()
 
 		resp, body := get(t, "GET", srv.URL+"/", "")
 		if resp.StatusCode != 200 || !strings.Contains(body, `id="login-form"`) {
 			t.Errorf("public=%v: GET / status %d, want the shell", public, resp.StatusCode)
+		}
+		want := fmt.Sprintf(`{"tokens":true,"public":%v}`, public)
+		if resp, body := get(t, "GET", srv.URL+"/config.json", ""); resp.StatusCode != 200 || body != want {
+			t.Errorf("public=%v: GET /config.json: %d %s, want %s", public, resp.StatusCode, body, want)
 		}
 		resp, body = get(t, "GET", srv.URL+"/api/v1/nope", "tok")
 		if resp.StatusCode != 404 || !strings.Contains(body, `"no such route`) {

@@ -1,8 +1,9 @@
 // The operator console: hash-routed pages over the crawler's JSON API
 // (api/openapi.yaml). No framework and no build step: the DOM is built with h()
 // and text nodes only (no innerHTML), so nothing the crawl found can run here.
-// Every number shown carries data-path, its place in the API answer the page
-// read (data-api), so a test can compare what is shown with the API.
+// Every number shown carries data-path, a JSON Pointer to its place in the API
+// answer the page read (data-api), so a test can compare what is shown with
+// the API.
 'use strict';
 
 (function () {
@@ -10,13 +11,15 @@
   const POLL_MS = 2000;
   // The control routes (pkg/api/control.go), in one place.
   const CONTROL = {
-    crawlPause: '/api/v1/crawl/pause',
-    crawlResume: '/api/v1/crawl/resume',
+    state: '/api/v1/control',
+    crawlPause: '/api/v1/control/pause',
+    crawlResume: '/api/v1/control/resume',
     host: (host) => '/api/v1/hosts/' + encodeURIComponent(host),
     hostPause: (host) => '/api/v1/hosts/' + encodeURIComponent(host) + '/pause',
     hostResume: (host) => '/api/v1/hosts/' + encodeURIComponent(host) + '/resume',
     hostQueue: (host) => '/api/v1/hosts/' + encodeURIComponent(host) + '/queue',
     exclusions: '/api/v1/exclusions',
+    exclusion: (id) => '/api/v1/exclusions/' + encodeURIComponent(id),
     audit: '/api/v1/audit',
   };
 
@@ -133,9 +136,21 @@
   }
 
   // num is a number from the API at path: shown formatted, marked for tests.
+  // A number the page derived has no path (null).
   function num(v, path) {
     return h('span', { class: 'num', 'data-path': path }, fmtNum(v));
   }
+
+  // Paths are JSON Pointers (RFC 6901): keys may hold dots (topic names).
+  // sub is the path of key k under path ('' is the answer's root); below a
+  // derived value (null) everything is derived.
+  function sub(path, k) {
+    if (path === null || path === undefined) return null;
+    return path + '/' + String(k).replace(/~/g, '~0').replace(/\//g, '~1');
+  }
+
+  // P is the path of the keys from the root.
+  function P(...keys) { return keys.reduce(sub, ''); }
 
   const TIME_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/;
 
@@ -155,7 +170,7 @@
     if (Array.isArray(v)) {
       if (v.length === 0) return h('span', { class: 'muted' }, 'none');
       if (v.every(isObj)) return table(v, path);
-      return h('ul', { class: 'links' }, v.map((x, i) => h('li', null, value(x, path + '.' + i))));
+      return h('ul', { class: 'links' }, v.map((x, i) => h('li', null, value(x, sub(path, i)))));
     }
     return kv(v, path);
   }
@@ -164,7 +179,7 @@
     const dl = h('dl', { class: 'kv' });
     for (const [k, v] of Object.entries(obj)) {
       if (skip && skip.includes(k)) continue;
-      const p = path ? path + '.' + k : k;
+      const p = sub(path, k);
       dl.appendChild(h('dt', null, label(k)));
       dl.appendChild(h('dd', { class: typeof v === 'number' ? 'num' : null }, value(v, p)));
     }
@@ -181,7 +196,7 @@
       h('tbody', null, rows.map((r, i) => h('tr', null, cols.map((c) => {
         const custom = cell && cell(c, r[c], r, i);
         return h('td', { class: typeof r[c] === 'number' ? 'num' : null },
-          custom !== undefined ? custom : value(r[c], path + '.' + i + '.' + c));
+          custom !== undefined ? custom : value(r[c], sub(sub(path, i), c)));
       })))));
   }
 
@@ -225,16 +240,20 @@
     return svg;
   }
 
-  // barChart draws [label, value, path] pairs as horizontal bars.
+  // barChart draws [label, value, path] triples as horizontal bars, drawn at
+  // their own size (not scaled to the card) so the labels stay legible.
   function barChart(bars) {
-    const W = 420, row = 20, L = 90;
-    const svg = s('svg', { viewBox: `0 0 ${W} ${bars.length * row + 4}`, role: 'img', 'aria-label': 'bar chart' });
+    const W = 300, row = 20, L = 60;
+    const H = bars.length * row + 4;
+    const svg = s('svg', { class: 'bars', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'bar chart' });
     const vmax = Math.max(1, ...bars.map((b) => b[1]));
-    bars.forEach(([name, v], i) => {
+    bars.forEach(([name, v, path], i) => {
       const yy = i * row + 2;
       svg.appendChild(s('text', { x: 0, y: yy + 13 }, name));
       svg.appendChild(s('rect', { class: 'bar', x: L, y: yy + 3, height: row - 7, width: Math.max(0, (W - L - 70) * v / vmax) }));
-      svg.appendChild(s('text', { x: W - 64, y: yy + 13 }, fmtNum(v)));
+      const t = s('text', { x: W - 64, y: yy + 13 }, fmtNum(v));
+      if (path) t.setAttribute('data-path', path);
+      svg.appendChild(t);
     });
     return svg;
   }
@@ -361,37 +380,62 @@
     const etaSec = st.estimated_finish_seconds ?? (isObj(eta) ? eta.seconds : undefined);
     cards.push(card('Estimated time to finish', h('div', null,
       h('div', { class: 'big' }, typeof etaSec === 'number' ? fmtSeconds(etaSec) : (typeof eta === 'string' ? value(eta) : '—')),
-      typeof etaSec === 'number' ? h('div', { class: 'muted' }, num(etaSec, 'estimated_finish_seconds' in st ? 'estimated_finish_seconds' : 'estimated_finish.seconds'), ' s') : null,
-      isObj(eta) ? kv(eta, 'estimated_finish', ['seconds']) : null,
+      typeof etaSec === 'number' ? h('div', { class: 'muted' }, num(etaSec, 'estimated_finish_seconds' in st ? P('estimated_finish_seconds') : P('estimated_finish', 'seconds')), ' s') : null,
+      isObj(eta) ? kv(eta, P('estimated_finish'), ['seconds']) : null,
       (etaSec === undefined && !eta) ? h('p', { class: 'muted' }, 'Shown when the crawl is bounded.') : null)));
 
-    if (isObj(thr)) cards.push(card('Throughput', kv(thr, 'throughput', ['history'])));
+    if (isObj(st.throughput)) cards.push(card('Throughput', kv(thr, P('throughput'), ['history'])));
 
     const queue = st.queue || {};
     const levels = queue.by_level || queue.levels || live.queued_by_level;
-    const levelsPath = queue.by_level ? 'queue.by_level' : queue.levels ? 'queue.levels' : 'live.queued_by_level';
+    const levelsPath = queue.by_level ? P('queue', 'by_level') : queue.levels ? P('queue', 'levels') : P('live', 'queued_by_level');
     if (levels) {
       const bars = Array.isArray(levels)
-        ? levels.map((v, i) => [isObj(v) ? ('level ' + (v.level ?? i)) : ('level ' + i), isObj(v) ? (v.queued ?? v.count ?? 0) : v])
-        : Object.entries(levels).map(([k, v]) => ['level ' + k, v]);
-      cards.push(card('Queue by level', [h('div', { class: 'chart' }, barChart(bars)), value(levels, levelsPath)]));
+        ? levels.map((v, i) => ['level ' + i, typeof v === 'number' ? v : 0, typeof v === 'number' ? sub(levelsPath, i) : null])
+        : Object.entries(levels).map(([k, v]) => ['level ' + k, v, sub(levelsPath, k)]);
+      cards.push(card('Queue by level', [h('div', { class: 'chart' }, barChart(bars)),
+        h('p', { class: 'muted' }, 'Level 0 is fetched first.')]));
     }
-    if (isObj(st.queue)) cards.push(card('Queue', kv(st.queue, 'queue', ['by_level', 'levels'])));
+    if (isObj(st.queue)) cards.push(card('Queue', kv(st.queue, P('queue'), ['by_level', 'levels'])));
 
     for (const [key, title] of [['urls', 'URLs'], ['errors', 'Errors by category'], ['hosts', 'Hosts'],
       ['storage', 'Storage'], ['workers', 'Workers and lag'], ['store', 'Store'], ['recrawl', 'Recrawl schedule'],
       ['cluster', 'Cluster'], ['live', 'This process']]) {
       const v = st[key];
       if (v === undefined || v === null) continue;
-      const content = key === 'live' ? kv(v, key, ['queued_by_level']) : value(v, key);
+      const content = key === 'live' ? kv(v, P(key), ['queued_by_level']) : key === 'workers' ? workers(v) : value(v, P(key));
       cards.push(card(title, content, key === 'workers' || key === 'errors'));
     }
     for (const [key, v] of Object.entries(st)) {
       if (['throughput', 'queue', 'urls', 'errors', 'hosts', 'storage', 'workers', 'store', 'recrawl', 'cluster', 'live',
         'estimated_finish', 'estimated_finish_seconds', 'eta'].includes(key)) continue;
-      cards.push(card(label(key), value(v, key)));
+      cards.push(card(label(key), value(v, P(key))));
     }
     return [h('div', { class: 'grid' }, cards)];
+  }
+
+  // workers shows each tier's group, its lag and its members' share of the
+  // partitions (counts, not the lists: a fetcher may own hundreds).
+  function workers(w) {
+    if (!isObj(w) || !Array.isArray(w.groups)) return value(w, P('workers'));
+    const out = [];
+    if (w.error) out.push(h('p', { class: 'error' }, w.error));
+    if (w.groups.length === 0) out.push(h('p', { class: 'muted' }, 'no consumer group'));
+    w.groups.forEach((g, i) => {
+      const p = P('workers', 'groups', i);
+      out.push(h('h3', null, g.name, g.state ? ' (' + g.state + ')' : ''));
+      out.push(h('p', null, num(g.members, sub(p, 'members')), ' members, lag ',
+        typeof g.lag === 'number' ? num(g.lag, sub(p, 'lag')) : '—', ' records',
+        isObj(g.lag_by_topic) ? [' (', Object.entries(g.lag_by_topic).map(([t, n], j) => [j ? ', ' : '', t, ' ', num(n, sub(sub(p, 'lag_by_topic'), t))]), ')'] : ''));
+      if (Array.isArray(g.member_list) && g.member_list.length) {
+        out.push(table(g.member_list.map((m) => ({
+          client: m.client_id || m.id, host: m.host,
+          partitions: Object.values(m.partitions || {}).reduce((a, l) => a + l.length, 0),
+          lag: Object.values(m.lag || {}).reduce((a, n) => a + n, 0),
+        })), null));
+      }
+    });
+    return out;
   }
 
   // ---- hosts -------------------------------------------------------------------
@@ -418,7 +462,7 @@
         const key = Array.isArray(data) ? '' : (Object.keys(data).find((k) => Array.isArray(data[k])) || '');
         const rows = rowsOf(data);
         box.replaceChildren(rows.length === 0 ? h('p', { class: 'muted' }, 'no hosts')
-          : table(rows, key, (c, v) => (c === 'host' ? hostLink(v) : undefined)));
+          : table(rows, key ? P(key) : '', (c, v) => (c === 'host' ? hostLink(v) : undefined)));
       } catch (err) {
         if (err instanceof AuthError) throw err;
         box.replaceChildren(errorBox(err));
@@ -465,11 +509,11 @@
       let content;
       const v = d[key];
       if (key === 'throughput' && isObj(v) && Array.isArray(v.history)) {
-        content = [h('div', { class: 'chart' }, lineChart(historyPoints(v.history, Date.now()), 'pages/s')), kv(v, key, ['history'])];
+        content = [h('div', { class: 'chart' }, lineChart(historyPoints(v.history, Date.now()), 'pages/s')), kv(v, P(key), ['history'])];
       } else if ((key === 'recent_fetches' || key === 'fetches') && Array.isArray(v) && v.every(isObj)) {
-        content = table(v, key, (c, x) => (c === 'url' && typeof x === 'string' ? urlLink(x) : undefined));
+        content = table(v, P(key), (c, x) => (c === 'url' && typeof x === 'string' ? urlLink(x) : undefined));
       } else {
-        content = value(v, key);
+        content = value(v, P(key));
       }
       cards.push(card(title, content, key === 'recent_fetches' || key === 'fetches' || key === 'throughput'));
     }
@@ -510,57 +554,61 @@
     const headDl = h('dl', { class: 'kv' });
     for (const [k, v] of Object.entries(head)) {
       headDl.appendChild(h('dt', null, label(k)));
-      headDl.appendChild(h('dd', null, v instanceof Node ? v : value(v, k)));
+      headDl.appendChild(h('dd', null, v instanceof Node ? v : value(v, P(k))));
     }
     cards.push(card('State', headDl, true));
-    if ('robots' in d) cards.push(card('robots.txt decision', value(take('robots'), 'robots')));
+    if ('robots' in d) cards.push(card('robots.txt decision', value(take('robots'), P('robots'))));
     if ('captures' in d) {
       const caps = take('captures');
       cards.push(card('Captures', Array.isArray(caps) && caps.length && caps.every(isObj)
-        ? captureTable(caps) : value(caps, 'captures'), true));
+        ? captureTable(caps) : value(caps, P('captures')), true));
     }
-    for (const [key, title] of [['out_links', 'Out-links'], ['outlinks', 'Out-links'], ['in_links', 'In-links'], ['inlinks', 'In-links'], ['links', 'Links']]) {
-      if (key in d) cards.push(card(title, linkList(take(key), key)));
+    const links = take('links');
+    if (isObj(links) && (Array.isArray(links.out) || Array.isArray(links.in))) {
+      cards.push(card('Out-links', [h('p', null, num(links.out_count, P('links', 'out_count')), ' links on the page'), linkList(links.out)]));
+      cards.push(card('In-links', [h('p', null, num(links.in_count, P('links', 'in_count')), ' pages link here, from ',
+        num(links.inlink_hosts, P('links', 'inlink_hosts')), ' hosts'), linkList(links.in)]));
+    } else if (links !== undefined) {
+      cards.push(card('Links', value(links, P('links'))));
     }
-    for (const [k, v] of Object.entries(d)) if (!done.has(k)) cards.push(card(label(k), value(v, k)));
+    for (const [k, v] of Object.entries(d)) if (!done.has(k)) cards.push(card(label(k), value(v, P(k))));
     body.replaceChildren(h('div', { class: 'grid' }, cards));
     body.setAttribute('data-loaded', new Date().toISOString());
   }
 
-  function linkList(v, path) {
-    if (isObj(v)) {
-      const rows = rowsOf(v);
-      const rest = Object.fromEntries(Object.entries(v).filter(([, x]) => !Array.isArray(x)));
-      const listKey = Object.keys(v).find((k) => Array.isArray(v[k]));
-      return [kv(rest, path), linkList(rows, path + '.' + listKey)];
-    }
+  function linkList(v) {
     if (!Array.isArray(v) || v.length === 0) return h('p', { class: 'muted' }, 'none');
     return h('ul', { class: 'links' }, v.map((x, i) => {
       const u = typeof x === 'string' ? x : (x && (x.url || x.normalized));
-      return h('li', null, u ? urlLink(u) : value(x, path + '.' + i));
+      if (!u) return h('li', { class: 'muted' }, 'not admitted (hash ', (x && x.hash) || i, ')');
+      return h('li', null, urlLink(u), x && x.state ? [' ', h('span', { class: 'tag ' + x.state }, x.state)] : '');
     }));
   }
 
+  const CAPTURE_COLS = ['id', 'fetched_at', 'status', 'content_type', 'length', 'payload_digest', 'change', 'changed',
+    'revisit_of', 'near_duplicate_of', 'title', 'warc'];
+
+  // captureTable shows a capture per row, its WARC record a download.
   function captureTable(caps) {
-    return table(caps, 'captures', (c, v, row) => {
-      if (c !== 'id' && c !== 'warc') return undefined;
-      const id = row.id;
-      if (c === 'warc' && typeof v === 'string' && id === undefined) return v;
-      if (c === 'id') return [String(v), ' ', warcButton(id)];
-      return typeof v === 'string' ? v : value(v, '');
+    const rows = caps.map((c) => Object.fromEntries(CAPTURE_COLS.filter((k) => k in c).map((k) => [k, c[k]])));
+    return table(rows, P('captures'), (c, v) => {
+      if (c === 'warc') return isObj(v) && v.href ? warcButton(v.href, v.length) : value(v, null);
+      if ((c === 'revisit_of' || c === 'near_duplicate_of') && isObj(v)) return v.url ? urlLink(v.url) : 'capture ' + v.id;
+      return undefined;
     });
   }
 
   // The WARC record needs the token, so it is fetched here and handed to the
   // browser as a download rather than linked.
-  function warcButton(id) {
+  function warcButton(href, length) {
+    const id = href.split('/').slice(-2)[0];
     return h('button', {
       type: 'button', class: 'secondary', 'data-warc': id, on: {
         click: async (ev) => {
           const btn = ev.currentTarget;
           btn.disabled = true;
           try {
-            const resp = await api('/api/v1/captures/' + encodeURIComponent(id) + '/warc', { raw: true });
+            const resp = await api(href, { raw: true });
             const blob = await resp.blob();
             const a = h('a', { href: URL.createObjectURL(blob), download: 'capture-' + id + '.warc.gz' });
             document.body.appendChild(a);
@@ -575,35 +623,38 @@
           }
         },
       },
-    }, 'WARC record');
+    }, 'WARC record' + (length ? ' (' + fmtBytes(length) + ')' : ''));
   }
 
   // ---- control -----------------------------------------------------------------
 
-  // action runs one control call from a form and shows its answer beside it.
-  function action(out, fn) {
+  // action runs one control call from a form and shows its answer beside it;
+  // then() refreshes what the action changed (the state, the audit log).
+  function action(out, fn, then) {
     return async (ev) => {
       if (ev) ev.preventDefault();
       out.replaceChildren(h('span', { class: 'muted' }, 'sending…'));
       try {
         const res = await fn();
         out.replaceChildren(res instanceof Node ? res : h('span', { class: 'ok', 'data-result': 'ok' }, 'done'),
-          isObj(res) ? value(res, '') : null);
+          isObj(res) ? value(res.control || res, null) : null);
       } catch (err) {
         if (err instanceof AuthError) return;
-        out.replaceChildren(errorBox(err));
+        out.replaceChildren(h('span', { class: 'error', 'data-result': 'error', role: 'alert' }, err.message));
       }
+      if (then) await then();
     };
-  }
-
-  function field(name, attrs) {
-    return h('label', null, label(attrs['aria-label'] || name), h('input', Object.assign({ name }, attrs)));
   }
 
   async function control(view, hostArg) {
     view.appendChild(h('h1', null, 'Control'));
     const grid = h('div', { class: 'grid' });
     view.appendChild(grid);
+
+    const stateBox = h('div', { id: 'control-state', 'data-api': CONTROL.state });
+    const auditBox = h('div', { id: 'audit', 'data-api': CONTROL.audit + '?limit=50' });
+    const exclList = h('div', { id: 'exclusion-list', 'data-api': CONTROL.exclusions });
+    const refresh = () => Promise.all([loadState(stateBox), loadAudit(auditBox), loadExclusions(exclList, refresh)]);
 
     // Seeds: the same gates and answers as POST /api/v1/frontier/urls.
     const seedOut = h('div', { class: 'result', id: 'seed-result' });
@@ -620,9 +671,8 @@
           if (crawlID.value.trim()) body.crawl_id = crawlID.value.trim();
           const r = await api('/api/v1/frontier/urls', { method: 'POST', json: body });
           return h('div', null,
-            h('p', null, num(r.accepted, 'accepted'), ' accepted, ', num(r.rejected, 'rejected'), ' rejected, ',
-              num(r.duplicate, 'duplicate'), ' duplicate'),
-            table(r.results, 'results', (c, v) => (c === 'status' ? h('span', { class: 'tag ' + v, 'data-status': v }, v)
+            h('p', null, fmtNum(r.accepted), ' accepted, ', fmtNum(r.rejected), ' rejected, ', fmtNum(r.duplicate), ' duplicate'),
+            table(r.results, null, (c, v) => (c === 'status' ? h('span', { class: 'tag ' + v, 'data-status': v }, v)
               : c === 'normalized' ? urlLink(v) : undefined)));
         }),
       },
@@ -633,16 +683,16 @@
     const crawlOut = h('div', { class: 'result', id: 'crawl-result' });
     grid.appendChild(card('Whole crawl', h('div', null,
       h('p', { class: 'muted' }, 'Pausing stops new requests; what is in flight finishes. Nothing queued is lost.'),
-      h('button', { type: 'button', id: 'crawl-pause', on: { click: action(crawlOut, () => api(CONTROL.crawlPause, { method: 'POST', json: {} })) } }, 'Pause crawl'),
+      h('button', { type: 'button', id: 'crawl-pause', on: { click: action(crawlOut, () => api(CONTROL.crawlPause, { method: 'POST' }), refresh) } }, 'Pause crawl'),
       ' ',
-      h('button', { type: 'button', id: 'crawl-resume', class: 'secondary', on: { click: action(crawlOut, () => api(CONTROL.crawlResume, { method: 'POST', json: {} })) } }, 'Resume crawl'),
-      crawlOut)));
+      h('button', { type: 'button', id: 'crawl-resume', class: 'secondary', on: { click: action(crawlOut, () => api(CONTROL.crawlResume, { method: 'POST' }), refresh) } }, 'Resume crawl'),
+      crawlOut, h('h3', null, 'Controls in force'), stateBox)));
 
     // One host.
     const hostIn = h('input', { name: 'host', id: 'host-name', placeholder: 'host[:port]', value: hostArg || '', required: true });
     const hostOut = h('div', { class: 'result', id: 'host-result' });
     const delayIn = h('input', { name: 'delay_seconds', id: 'host-delay', type: 'number', step: 'any', min: 0, placeholder: 'seconds' });
-    const budgetIn = h('input', { name: 'budget', id: 'host-budget', type: 'number', min: 0, placeholder: 'pages' });
+    const budgetIn = h('input', { name: 'page_budget', id: 'host-budget', type: 'number', min: 0, placeholder: 'pages' });
     const hostName = () => {
       const v = hostIn.value.trim().toLowerCase();
       if (!v) throw new Error('give a host');
@@ -651,18 +701,18 @@
     grid.appendChild(card('One host', h('div', null,
       h('form', { class: 'inline', on: { submit: (ev) => ev.preventDefault() } }, h('label', null, 'Host', hostIn)),
       h('p', null,
-        h('button', { type: 'button', id: 'host-pause', on: { click: action(hostOut, () => api(CONTROL.hostPause(hostName()), { method: 'POST', json: {} })) } }, 'Pause host'), ' ',
-        h('button', { type: 'button', id: 'host-resume', class: 'secondary', on: { click: action(hostOut, () => api(CONTROL.hostResume(hostName()), { method: 'POST', json: {} })) } }, 'Resume host'), ' ',
+        h('button', { type: 'button', id: 'host-pause', on: { click: action(hostOut, () => api(CONTROL.hostPause(hostName()), { method: 'POST' }), refresh) } }, 'Pause host'), ' ',
+        h('button', { type: 'button', id: 'host-resume', class: 'secondary', on: { click: action(hostOut, () => api(CONTROL.hostResume(hostName()), { method: 'POST' }), refresh) } }, 'Resume host'), ' ',
         h('button', { type: 'button', id: 'host-export', class: 'secondary', on: { click: action(hostOut, () => exportQueue(hostName())) } }, 'Export queue')),
       h('form', {
         class: 'inline', id: 'host-settings', on: {
           submit: action(hostOut, () => {
             const body = {};
             if (delayIn.value !== '') body.delay_seconds = parseFloat(delayIn.value);
-            if (budgetIn.value !== '') body.budget = parseInt(budgetIn.value, 10);
-            if (Object.keys(body).length === 0) throw new Error('give a delay or a budget');
+            if (budgetIn.value !== '') body.page_budget = parseInt(budgetIn.value, 10);
+            if (Object.keys(body).length === 0) throw new Error('give a delay or a page budget');
             return api(CONTROL.host(hostName()), { method: 'PATCH', json: body });
-          }),
+          }, refresh),
         },
       }, h('label', null, 'Delay (s), never below robots Crawl-delay', delayIn), h('label', null, 'Page budget', budgetIn),
       h('button', { type: 'submit', id: 'host-apply' }, 'Apply')),
@@ -670,45 +720,69 @@
 
     // Exclusions.
     const exclOut = h('div', { class: 'result', id: 'exclusion-result' });
-    const exclList = h('div', { id: 'exclusion-list' });
-    const patIn = h('input', { name: 'pattern', id: 'exclusion-pattern', placeholder: 'e.g. example.com/calendar/*', required: true, size: 34 });
-    const loadExclusions = async () => {
-      try {
-        const d = await api(CONTROL.exclusions);
-        const rows = rowsOf(d);
-        exclList.replaceChildren(rows.length ? value(rows, 'exclusions') : h('p', { class: 'muted' }, 'no exclusions'));
-      } catch (err) {
-        if (err instanceof AuthError) throw err;
-        exclList.replaceChildren(errorBox(err));
-      }
-    };
+    const patIn = h('input', { name: 'pattern', id: 'exclusion-pattern', placeholder: 'https://shop.example/calendar/*', required: true, size: 34 });
+    const synIn = h('select', { name: 'syntax', id: 'exclusion-syntax' }, h('option', { value: 'glob' }, 'glob'), h('option', { value: 'regexp' }, 'regexp'));
+    const scopeIn = h('input', { name: 'host', id: 'exclusion-host', placeholder: 'all hosts' });
     grid.appendChild(card('Exclude a URL pattern', h('div', null,
-      h('p', { class: 'muted' }, 'Applied to what is queued as well as to what is found later.'),
+      h('p', { class: 'muted' }, 'Matched against the normalized URL; applied to what is queued as well as to what is found later. ',
+        'glob: the whole URL must match, * is any run of characters; regexp: RE2, anywhere unless anchored.'),
       h('form', {
         class: 'inline', id: 'exclusion-form', on: {
-          submit: action(exclOut, async () => {
-            const r = await api(CONTROL.exclusions, { method: 'POST', json: { pattern: patIn.value.trim() } });
-            await loadExclusions();
-            return r;
-          }),
+          submit: action(exclOut, () => {
+            const body = { pattern: patIn.value.trim(), syntax: synIn.value };
+            if (scopeIn.value.trim()) body.host = scopeIn.value.trim().toLowerCase();
+            return api(CONTROL.exclusions, { method: 'POST', json: body });
+          }, refresh),
         },
-      }, h('label', null, 'Pattern', patIn), h('button', { type: 'submit', id: 'exclusion-add' }, 'Exclude')),
-      exclOut, exclList)));
+      }, h('label', null, 'Pattern', patIn), h('label', null, 'Syntax', synIn), h('label', null, 'Host', scopeIn),
+      h('button', { type: 'submit', id: 'exclusion-add' }, 'Exclude')),
+      exclOut, exclList), true));
 
-    // Audit log.
-    const auditBox = h('div', { id: 'audit', 'data-api': CONTROL.audit });
     grid.appendChild(card('Audit log', auditBox, true));
-    await Promise.all([loadExclusions(), (async () => {
-      try {
-        const d = await api(CONTROL.audit);
-        const rows = rowsOf(d);
-        auditBox.replaceChildren(rows.length ? table(rows, Array.isArray(d) ? '' : Object.keys(d).find((k) => Array.isArray(d[k])))
-          : h('p', { class: 'muted' }, 'no control action yet'));
-      } catch (err) {
-        if (err instanceof AuthError) throw err;
-        auditBox.replaceChildren(errorBox(err));
-      }
-    })()]);
+    await refresh();
+  }
+
+  // loadInto fills box from an API route with render(answer), or with the error.
+  async function loadInto(box, path, render) {
+    try {
+      const d = await api(path);
+      box.replaceChildren(...[].concat(render(d)));
+      box.setAttribute('data-loaded', new Date().toISOString());
+    } catch (err) {
+      if (err instanceof AuthError) throw err;
+      box.replaceChildren(errorBox(err));
+    }
+  }
+
+  function loadState(box) {
+    return loadInto(box, CONTROL.state, (d) => {
+      const hosts = (d.hosts || []).filter(isObj);
+      return [
+        h('p', null, d.paused ? h('strong', { class: 'error', 'data-crawl-paused': 'true' }, 'The crawl is paused')
+          : h('span', { class: 'ok', 'data-crawl-paused': 'false' }, 'The crawl runs'),
+        ' · ', num(d.paused_hosts, P('paused_hosts')), ' hosts paused · ', num(d.exclusions, P('exclusions')), ' exclusion patterns'),
+        hosts.length ? table(hosts, P('hosts'), (c, v) => (c === 'host' ? hostLink(v) : undefined)) : h('p', { class: 'muted' }, 'no host override'),
+      ];
+    });
+  }
+
+  function loadAudit(box) {
+    return loadInto(box, CONTROL.audit + '?limit=50', (d) => {
+      const rows = (d.entries || []).map((e) => Object.assign({}, e, { params: e.params === undefined || e.params === null ? '' : JSON.stringify(e.params) }));
+      return rows.length ? table(rows, P('entries'), (c, v) => (c === 'params' ? h('code', null, v) : undefined))
+        : h('p', { class: 'muted' }, 'no control action yet');
+    });
+  }
+
+  function loadExclusions(box, refresh) {
+    return loadInto(box, CONTROL.exclusions, (d) => {
+      const rows = d.exclusions || [];
+      if (rows.length === 0) return h('p', { class: 'muted' }, 'no exclusion pattern');
+      return table(rows, P('exclusions'), (c, v, row) => (c === 'id' ? [String(v), ' ', h('button', {
+        type: 'button', class: 'secondary', 'data-delete': v,
+        on: { click: action(box, () => api(CONTROL.exclusion(row.id), { method: 'DELETE' }), refresh) },
+      }, 'Delete')] : undefined));
+    });
   }
 
   async function exportQueue(host) {
@@ -719,12 +793,30 @@
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-    return h('span', { class: 'ok', 'data-result': 'ok' }, 'exported ' + fmtBytes(blob.size));
+    const lines = (await blob.text()).split('\n').filter(Boolean).length;
+    return h('span', { class: 'ok', 'data-result': 'ok', 'data-exported': lines }, 'exported ' + lines + ' queued URLs');
   }
 
   // ---- start -----------------------------------------------------------------------
 
-  window.addEventListener('hashchange', route);
-  loginSection.hidden = true;
-  route();
+  // config.json says whether the API needs a token, so that a visitor without
+  // one sees the login form rather than a refused call.
+  async function start() {
+    let access = { tokens: false, public: false };
+    try {
+      const r = await fetch('config.json', { cache: 'no-store' });
+      if (r.ok) access = await r.json();
+    } catch (err) {
+      statusLine.textContent = 'console configuration unreadable: ' + err.message;
+    }
+    window.addEventListener('hashchange', () => { if (loginSection.hidden) route(); });
+    if (access.tokens && !access.public && !sessionStorage.getItem(TOKEN_KEY)) {
+      showLogin('');
+      return;
+    }
+    loginSection.hidden = true;
+    route();
+  }
+
+  start();
 })();

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/crawlcluster/crawler/internal/browsertest"
+	"github.com/crawlcluster/crawler/loadtest/synthweb"
+	"github.com/crawlcluster/crawler/pkg/console/consoletest"
+)
+
+// TestConsole drives the operator console of a running crawl of the synthetic
+// web in headless Chromium, as an operator would: logs in through the form,
+// opens every page (a screenshot of each goes to test-artifacts/console/),
+// checks that the numbers shown are the API's, submits a seed through the form
+// and finds it in the store, pauses a host and sees in the web's log that it
+// gets no request while paused, and fails on any error in the page's console.
+func TestConsole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end crawl in a browser; skipped with -short")
+	}
+	b := browsertest.Start(t)
+	shots := browsertest.ArtifactsDir(t, "console")
+
+	cfg := synthweb.DefaultConfig()
+	// 8 hosts x 60 pages at 300 ms a page: each host takes 18 s or more, long
+	// enough to pause one with pages still queued.
+	cfg.Hosts, cfg.PagesPerHost = 8, 60
+	w, seeds := startWeb(t, cfg)
+	const token = "console-test-token"
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("# the console test's operator\n"+token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeLoopbackAddr(t)
+	args := crawlArgs(filepath.Join(t.TempDir(), "data"), seeds, "-listen", addr, "-api-tokens-file", tokens,
+		"-default-delay", "300ms")
+	args = without(args, "-exit-when-idle") // the console is watched after the crawl is done
+	p := startCrawler(t, args)
+	c := &consoletest.Console{B: b, Base: "http://" + addr, Token: token}
+	waitAPI(t, p, c.Base)
+
+	// The shell is open; the data is not.
+	c.B.Do(t, 30*time.Second, chromedp.Navigate(c.Base+"/"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
+	b.Screenshot(t, shots, "login")
+	resp, err := http.Get(c.Base + "/api/v1/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /api/v1/stats without a token: %s, want 401", resp.Status)
+	}
+	c.Login(t)
+	b.Screenshot(t, shots, "overview-running")
+
+	// Control: a seed through the form, and a host paused while it has pages queued.
+	controls := c.Serves(t, "/api/v1/hosts/{host}/pause")
+	if !controls {
+		t.Log("the control routes are not served yet: the pause, exclusion and audit parts do not run")
+		b.Allow(regexp.MustCompile(`(?i)status of 404|status of 405`))
+	}
+	c.Open(t, "#/control", "#seed-form")
+	newSeed := "http://" + w.Hosts()[1] + "/console-seed?from=form"
+	c.B.Do(t, 30*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#seed-urls"), newSeed),
+		chromedp.Click(chromedp.CSS("#seed-submit")),
+		chromedp.WaitVisible(chromedp.CSS(`#seed-result [data-status]`)),
+	)
+	status := browsertest.Eval[string](t, b, `document.querySelector('#seed-result [data-status]').dataset.status`)
+	if status != "accepted" {
+		t.Errorf("seed %s through the form: %q, want accepted", newSeed, status)
+	}
+	paused := w.Hosts()[0]
+	var pausedAt, resumedAt time.Time
+	if controls {
+		c.B.Do(t, 30*time.Second,
+			chromedp.SetValue(chromedp.CSS("#host-name"), paused),
+			chromedp.Click(chromedp.CSS("#host-pause")),
+			chromedp.WaitVisible(chromedp.CSS(`#host-result [data-result]`)),
+		)
+		pausedAt = time.Now()
+		b.Screenshot(t, shots, "control")
+		// Paused for longer than the fetchers take to see it (they poll the
+		// control version about once a second) plus a page's fetch.
+		time.Sleep(5 * time.Second)
+		c.B.Do(t, 30*time.Second,
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('#host-result').replaceChildren()`),
+			chromedp.Click(chromedp.CSS("#host-resume")),
+			chromedp.WaitVisible(chromedp.CSS(`#host-result [data-result]`)),
+		)
+		resumedAt = time.Now()
+	} else {
+		b.Screenshot(t, shots, "control")
+	}
+
+	waitIdle(t, w, 2*time.Minute)
+
+	if controls {
+		const grace = 1500 * time.Millisecond // the fetchers' poll and a request in flight
+		var during, after int
+		for _, r := range w.Requests() {
+			if r.Host != paused {
+				continue
+			}
+			switch {
+			case r.Start.After(pausedAt.Add(grace)) && r.Start.Before(resumedAt):
+				during++
+				t.Errorf("request to paused host %s at +%v after the pause: %s", paused, r.Start.Sub(pausedAt).Round(time.Millisecond), r.Target)
+			case r.Start.After(resumedAt):
+				after++
+			}
+		}
+		t.Logf("paused host %s: %d requests while paused, %d after the resume", paused, during, after)
+		if after == 0 {
+			t.Errorf("host %s got no request after its resume: it had nothing queued, so the pause proved nothing", paused)
+		}
+		c.Open(t, "#/control", "#audit[data-loaded]")
+		audit := browsertest.Eval[string](t, b, `document.querySelector('#audit').textContent`)
+		if !strings.Contains(audit, paused) {
+			t.Errorf("the audit log on the control page does not name %s: %.300s", paused, audit)
+		}
+		b.Screenshot(t, shots, "control-audit")
+	}
+
+	// Idle: every number must be the API's.
+	c.Open(t, "#/overview", `[data-page="overview"] [data-api][data-loaded]`)
+	c.Refreshed(t)
+	n := c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1})
+	t.Logf("overview: %d numbers match the API", n)
+	if n < 10 {
+		t.Errorf("overview shows %d numbers from the API, want at least 10", n)
+	}
+	b.Screenshot(t, shots, "overview")
+
+	if c.Serves(t, "/api/v1/hosts") {
+		c.Open(t, "#/hosts", `[data-page="hosts"] table`)
+		time.Sleep(500 * time.Millisecond) // the four lists load in parallel
+		t.Logf("hosts: %d numbers match the API", c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
+		b.Screenshot(t, shots, "hosts")
+	}
+	c.Open(t, "#/hosts/"+url.PathEscape(paused), `[data-page="hosts"] [data-api][data-loaded]`)
+	t.Logf("host page: %d numbers match the API", c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
+	b.Screenshot(t, shots, "host")
+
+	// A URL through the search box.
+	seed := w.Seeds()[2]
+	c.Open(t, "#/urls", `[data-page="urls"] input[type=search]`)
+	c.B.Do(t, 30*time.Second,
+		chromedp.SendKeys(chromedp.CSS(`[data-page="urls"] input[type=search]`), seed),
+		chromedp.Click(chromedp.CSS(`[data-page="urls"] form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-page="urls"] [data-api][data-loaded]`)),
+	)
+	page := browsertest.Eval[string](t, b, `document.querySelector('[data-page="urls"] [data-api]').textContent`)
+	info := c.Get(t, "/api/v1/urls?url="+url.QueryEscape(seed))
+	if norm, _ := consoletest.Lookup(info, "/normalized"); norm == nil || !strings.Contains(page, norm.(string)) {
+		t.Errorf("URL page does not show the normalized form %v", norm)
+	}
+	if st, _ := consoletest.Lookup(info, "/state"); st != nil && !strings.Contains(page, st.(string)) {
+		t.Errorf("URL page does not show the state %v", st)
+	}
+	t.Logf("URL page: %d numbers match the API", c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
+	b.Screenshot(t, shots, "url")
+
+	// The seed from the form is in the store.
+	if status, v := c.Call(t, "GET", "/api/v1/urls?url="+url.QueryEscape(newSeed)); status != 200 {
+		t.Errorf("seed submitted through the console: look-up %d %v, want it in the store", status, v)
+	}
+
+	b.CheckNoErrors(t)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if _, err := p.wait(t, time.Minute); err != nil {
+		t.Errorf("crawler exited with %v after SIGTERM", err)
+	}
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func without(args []string, flag string) []string {
+	out := args[:0:0]
+	for _, a := range args {
+		if a != flag {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// waitAPI waits until the crawler's API answers its readiness probe.
+func waitAPI(t *testing.T, p *crawlerProcess, base string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(base + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready in 60 s (%v); log:\n%s", base, err, p.log())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitIdle waits until the web has seen no request for 3 s.
+func waitIdle(t *testing.T, w *synthweb.Web, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	last, since := -1, time.Now()
+	for time.Now().Before(deadline) {
+		n := len(w.Requests())
+		if n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > 3*time.Second {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("the crawl still requests pages after %v", limit)
+}
