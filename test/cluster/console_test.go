@@ -1,0 +1,122 @@
+package cluster
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/crawlcluster/crawler/internal/browsertest"
+	"github.com/crawlcluster/crawler/loadtest/synthweb"
+	"github.com/crawlcluster/crawler/pkg/console/consoletest"
+)
+
+// TestClusterConsole opens the operator console of the frontier tier over a
+// cluster crawl (two fetchers, a parser) in headless Chromium. The frontier
+// has a token and -console-public (from the environment, as a container would
+// set them): the read-only pages open without logging in, a seed submitted
+// through the form sends the page to the login form, and once logged in the
+// seeds go through. Once the crawl is idle, the numbers of each page must be
+// the API's, the workers card must show both fetchers, and the page's console
+// must stay free of errors. Screenshots go to test-artifacts/console-cluster/.
+func TestClusterConsole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster crawl in a browser; skipped with -short")
+	}
+	b := browsertest.Start(t)
+	shots := browsertest.ArtifactsDir(t, "console-cluster")
+	const token = "cluster-console-token"
+	t.Setenv("CRAWLER_API_TOKENS", token)
+	t.Setenv("CRAWLER_CONSOLE_PUBLIC", "true")
+
+	w := startWeb(t, 6, 20, false)
+	c := newCluster(t)
+	c.startFetcher("fetcher-1")
+	c.startFetcher("fetcher-2")
+	c.startParser("parser-1")
+	con := &consoletest.Console{B: b, Base: c.api}
+
+	// Public: the overview opens without a token.
+	b.Do(t, 30*time.Second, chromedp.Navigate(c.api+"/#/overview"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-page="overview"] [data-api][data-loaded]`)))
+
+	// A control action needs the token: the form's 401 brings the login form.
+	b.Allow(regexp.MustCompile(`status of 401 .*/api/v1/frontier/urls`))
+	con.Open(t, "#/control", "#seed-form")
+	b.Do(t, 30*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#seed-urls"), strings.Join(w.Seeds(), "\n")),
+		chromedp.Click(chromedp.CSS("#seed-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#login-form")),
+	)
+	if got := browsertest.Eval[int](t, b, `document.querySelectorAll('[data-status="accepted"]').length`); got != 0 {
+		t.Errorf("seeds accepted without a token: %d", got)
+	}
+	con.Token = token
+	b.Do(t, 30*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+		chromedp.WaitNotVisible(chromedp.CSS("#login")),
+	)
+	con.Open(t, "#/control", "#seed-form")
+	b.Do(t, 30*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#seed-urls"), strings.Join(w.Seeds(), "\n")),
+		chromedp.Click(chromedp.CSS("#seed-submit")),
+		chromedp.WaitVisible(chromedp.CSS(`#seed-result [data-status]`)),
+	)
+	if got := browsertest.Eval[int](t, b, `document.querySelectorAll('#seed-result [data-status="accepted"]').length`); got != len(w.Seeds()) {
+		t.Fatalf("%d of %d seeds accepted through the console", got, len(w.Seeds()))
+	}
+	b.Screenshot(t, shots, "control")
+
+	webQuiet(t, w, 3*time.Minute)
+	con.Open(t, "#/overview", `[data-page="overview"] [data-api][data-loaded]`)
+	con.Refreshed(t)
+	n := con.CheckNumbers(t, consoletest.Tolerance{Float: 0.1})
+	t.Logf("overview: %d numbers match the API", n)
+	if n < 10 {
+		t.Errorf("overview shows %d numbers from the API, want at least 10", n)
+	}
+	text := browsertest.Eval[string](t, b, `document.querySelector('#main').innerText`)
+	if !regexp.MustCompile(`(?m)^fetchers.*\n+2 members`).MatchString(text) {
+		t.Errorf("the overview does not show the fetchers group with 2 members:\n%.2000s", text)
+	}
+	b.Screenshot(t, shots, "overview")
+
+	con.Open(t, "#/hosts", `[data-page="hosts"] table`)
+	time.Sleep(500 * time.Millisecond) // the four lists load in parallel
+	t.Logf("hosts: %d numbers match the API", con.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
+	b.Screenshot(t, shots, "hosts")
+
+	host := w.Hosts()[0]
+	con.Open(t, "#/hosts/"+url.PathEscape(host), `[data-page="hosts"] [data-api][data-loaded]`)
+	t.Logf("host page: %d numbers match the API", con.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
+	b.Screenshot(t, shots, "host")
+
+	con.Open(t, "#/urls/"+url.PathEscape(w.Seeds()[1]), `[data-page="urls"] [data-api][data-loaded]`)
+	t.Logf("URL page: %d numbers match the API", con.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
+	b.Screenshot(t, shots, "url")
+
+	b.CheckNoErrors(t)
+	for _, p := range append(append(c.fetchers, c.parsers...), c.frontier) {
+		p.stop(t)
+	}
+}
+
+// webQuiet waits until the web has had requests and then none for 3 s.
+func webQuiet(t *testing.T, w *synthweb.Web, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	last, since := 0, time.Now()
+	for time.Now().Before(deadline) {
+		if n := len(w.Requests()); n != last {
+			last, since = n, time.Now()
+		} else if n > 0 && time.Since(since) > 3*time.Second {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("the crawl still requests pages after %v", limit)
+}
