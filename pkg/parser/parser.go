@@ -362,6 +362,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 		pd := &pending{page: pg, hash: hashes[i], doc: a.doc, sha: a.sha, hasSHA: a.hasSHA, revisitOfBatch: -1, nearOfBatch: -1}
 		pd.capture = captureOf(pg, pd.hash, a.doc)
+		pd.capture.OutLinks = outLinks(a.doc, &a.out)
 		if pd.hasSHA {
 			pd.capture.ContentSHA256 = pd.sha[:]
 		}

@@ -1,6 +1,9 @@
 package sqlite
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/crawlcluster/crawler/pkg/store/storetest"
@@ -29,6 +32,29 @@ func BenchmarkAddCaptures(b *testing.B) {
 		b.Run("sync="+mode, func(b *testing.B) {
 			db, _ := openTemp(b, WithSynchronous(mode))
 			storetest.BenchAddCaptures(b, db)
+		})
+	}
+}
+
+// BenchmarkAddCapturesLinks: what the link graph costs AddCaptures, per
+// capture in time and in file size, at 0 and 40 out-links a page.
+func BenchmarkAddCapturesLinks(b *testing.B) {
+	for _, links := range []int{0, 40} {
+		b.Run(fmt.Sprintf("links=%d", links), func(b *testing.B) {
+			db, path := openTemp(b, WithSynchronous("NORMAL"))
+			storetest.BenchAddCapturesLinks(b, db, links)
+			if _, err := db.w.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+				b.Fatal(err)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var caps int64
+			if err := db.r.QueryRowContext(context.Background(), "SELECT count(*) FROM captures").Scan(&caps); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(fi.Size())/float64(max(caps, 1)), "file-B/capture")
 		})
 	}
 }

@@ -82,7 +82,12 @@ const CaptureBatch = 100
 
 // BenchAddCaptures stores batches of CaptureBatch captures of admitted URLs, each
 // with a SimHash, and moves their URLs to stored.
-func BenchAddCaptures(b *testing.B, s store.Store) {
+func BenchAddCaptures(b *testing.B, s store.Store) { BenchAddCapturesLinks(b, s, 0) }
+
+// BenchAddCapturesLinks is BenchAddCaptures with links out-links per capture
+// (the link graph's edges, written in the same transaction): half to pages of
+// the batch, half to URLs the store does not hold, as on a crawl's frontier.
+func BenchAddCapturesLinks(b *testing.B, s store.Store, links int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
 	n := 0
@@ -95,6 +100,16 @@ func BenchAddCaptures(b *testing.B, s store.Store) {
 		caps := make([]store.Capture, len(urls))
 		for i, u := range urls {
 			caps[i] = Capture(u, fmt.Sprintf("fetch-%d-%d", n, i), u.URL, rng.Uint64()|1)
+			if links > 0 {
+				caps[i].OutLinks = make([]int64, links)
+				for j := range caps[i].OutLinks {
+					if j%2 == 0 {
+						caps[i].OutLinks[j] = urls[rng.IntN(len(urls))].Hash
+					} else {
+						caps[i].OutLinks[j] = int64(rng.Uint64())
+					}
+				}
+			}
 		}
 		n++
 		b.StartTimer()
