@@ -33,7 +33,7 @@ const (
 )
 
 // binaries are the commands in the image, by the name a service's command gives.
-var binaries = []string{"crawler", "frontier", "fetcher", "parser", "broker"}
+var binaries = []string{"crawler", "frontier", "fetcher", "parser", "renderer", "broker"}
 
 // load loads compose.yaml as `docker compose config` would, with interpolation of
 // the ${VAR:-default} references from an empty environment (so the result does not
@@ -73,7 +73,7 @@ func raw(t *testing.T) map[string]any {
 
 func TestLoadsAndValidates(t *testing.T) {
 	p := load(t)
-	for _, want := range []string{"redpanda", "postgres", "redis", "minio", "init-topics", "init-bucket", "frontier", "fetcher", "parser", "prometheus", "grafana"} {
+	for _, want := range []string{"redpanda", "postgres", "redis", "minio", "init-topics", "init-bucket", "frontier", "fetcher", "parser", "renderer", "prometheus", "grafana"} {
 		if _, ok := p.Services[want]; !ok {
 			t.Errorf("no service %q", want)
 		}
@@ -390,8 +390,8 @@ func TestCrawlerEnv(t *testing.T) {
 			t.Errorf("%s: %s -version with the service's CRAWLER_* environment: %v\n%s", name, bin, err, out)
 		}
 	}
-	if ours < 3 {
-		t.Errorf("%d services run the crawler image, want frontier, fetcher and parser", ours)
+	if ours < 4 {
+		t.Errorf("%d services run the crawler image, want frontier, fetcher, parser and renderer", ours)
 	}
 }
 
@@ -440,7 +440,7 @@ func TestPrometheusScrapesEveryProcess(t *testing.T) {
 	if err := yaml.Unmarshal(b, &cfg); err != nil {
 		t.Fatalf("prometheus.yml: %v", err)
 	}
-	want := map[string]int{"frontier": 8080, "fetcher": 9101, "parser": 9102}
+	want := map[string]int{"frontier": 8080, "fetcher": 9101, "parser": 9102, "renderer": 9104}
 	for _, sc := range cfg.ScrapeConfigs {
 		for _, d := range sc.DNSSDConfigs {
 			for _, n := range d.Names {
@@ -452,5 +452,58 @@ func TestPrometheusScrapesEveryProcess(t *testing.T) {
 	}
 	for svc, port := range want {
 		t.Errorf("prometheus.yml: no dns_sd_configs job for %s:%d (type A)", svc, port)
+	}
+}
+
+// TestRenderer: the renderer runs the Dockerfile's renderer target (the one with
+// a browser) under an image name of its own, the other crawler services the
+// default distroless target; the parser sends pages to crawl.render, which the
+// init job creates with crawl.pages' partition count (a page keeps its
+// partition through the renderer).
+func TestRenderer(t *testing.T) {
+	p := load(t)
+	r, ok := p.Services["renderer"]
+	if !ok {
+		t.Fatal("no renderer service")
+	}
+	if r.Build == nil || r.Build.Target != rendererTarget {
+		t.Errorf("renderer builds %+v, want the Dockerfile's %q target", r.Build, rendererTarget)
+	}
+	if len(r.Command) == 0 || r.Command[0] != "renderer" {
+		t.Errorf("renderer runs %q, want the renderer binary", r.Command)
+	}
+	// Two build targets tagged with one name would overwrite each other: the
+	// last one built would run everywhere.
+	targetOf := map[string]string{}
+	for name, s := range p.Services {
+		if s.Build == nil {
+			continue
+		}
+		if name != "renderer" && s.Build.Target != "" {
+			t.Errorf("%s builds target %q; only the renderer needs the browser image", name, s.Build.Target)
+		}
+		if prev, ok := targetOf[s.Image]; ok && prev != s.Build.Target {
+			t.Errorf("image %s is built from targets %q and %q", s.Image, prev, s.Build.Target)
+		}
+		targetOf[s.Image] = s.Build.Target
+	}
+	if v := p.Services["parser"].Environment["CRAWLER_RENDER"]; v == nil || (*v != "auto" && *v != "always") {
+		got := "unset"
+		if v != nil {
+			got = *v
+		}
+		t.Errorf("parser: CRAWLER_RENDER is %s; with a renderer running, pages needing a browser go to crawl.render (auto)", got)
+	}
+	if r.MemLimit <= 0 {
+		t.Error("renderer has no mem_limit; a browser's memory must be bounded")
+	}
+	topics := map[string]string{}
+	for _, line := range p.Services["init-topics"].Command {
+		for _, m := range regexp.MustCompile(`(?m)^\s*create (\S+) (\d+)\s*$`).FindAllStringSubmatch(line, -1) {
+			topics[m[1]] = m[2]
+		}
+	}
+	if topics["crawl.render"] == "" || topics["crawl.render"] != topics["crawl.pages"] {
+		t.Errorf("init-topics creates %v; want crawl.render with the partitions of crawl.pages", topics)
 	}
 }
