@@ -1,7 +1,7 @@
 // Package validate checks the Helm chart in ../crawler offline: `helm lint --strict`,
 // then `helm template` for default and production-like values, with and without the
-// monitoring.coreos.com/v1 API, and every rendered manifest strictly decoded into its
-// Kubernetes type (unknown fields are errors). It lives in its own module so the
+// monitoring.coreos.com/v1 API and the renderer tier, and every rendered manifest
+// strictly decoded into its Kubernetes type (unknown fields are errors). It lives in its own module so the
 // crawler's go.mod does not carry k8s.io dependencies.
 //
 // helm is taken from PATH or $HOME/go/bin; install it with
@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,6 +27,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
@@ -40,6 +42,8 @@ const (
 	releaseNS       = "crawler"
 	instanceIDEnv   = "CRAWLER_INSTANCE_ID"
 	spoolEnv        = "CRAWLER_SPOOL"
+	renderEnv       = "CRAWLER_RENDER"
+	queueFile       = "../../../pkg/queue/queue.go"
 	livenessPath    = "/-/healthy"
 	readinessPath   = "/-/ready"
 	metricsSvcLabel = "crawlcluster.io/metrics"
@@ -285,15 +289,24 @@ func TestTemplate(t *testing.T) {
 		monitoring bool
 		// expectations
 		existingSecret bool
+		renderer       bool
 		scaledObjects  int
 		hpas           int
 	}{
 		{name: "default", values: ""},
 		{name: "default+monitoring", values: "", monitoring: true},
-		{name: "production", values: productionVals, existingSecret: true, scaledObjects: 1, hpas: 1},
-		{name: "production+monitoring", values: productionVals, monitoring: true, existingSecret: true, scaledObjects: 1, hpas: 1},
+		// Production: fetchers and renderers scaled by KEDA, parsers by an HPA.
+		{name: "production", values: productionVals, existingSecret: true, renderer: true, scaledObjects: 2, hpas: 1},
+		{name: "production+monitoring", values: productionVals, monitoring: true, existingSecret: true, renderer: true, scaledObjects: 2, hpas: 1},
 		// Fetchers as a Deployment (dynamic membership), both tiers scaled by KEDA.
 		{name: "dynamic membership+keda", set: "fetcher.staticMembership=false,fetcher.autoscaling.keda.enabled=true,parser.autoscaling.keda.enabled=true", scaledObjects: 2},
+		{name: "renderer", set: "renderer.enabled=true", renderer: true},
+		{name: "renderer+monitoring", set: "renderer.enabled=true", monitoring: true, renderer: true},
+		// Every tier on its lag; a renderer of 6 tabs of 512 MiB sizes its own limit.
+		{name: "renderer+keda", set: "renderer.enabled=true,renderer.tabs=6,renderer.heapMiB=512,fetcher.autoscaling.keda.enabled=true,parser.autoscaling.keda.enabled=true,renderer.autoscaling.keda.enabled=true", renderer: true, scaledObjects: 3},
+		{name: "renderer+hpa", set: "renderer.enabled=true,renderer.autoscaling.hpa.enabled=true", renderer: true, hpas: 1},
+		// The renderer's image given whole, a memory limit given by hand.
+		{name: "renderer image and memory given", set: "renderer.enabled=true,renderer.image.repository=registry.example.org/render,renderer.image.tag=2.0-chromium,renderer.resources.limits.memory=2Gi", renderer: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -308,22 +321,28 @@ func TestTemplate(t *testing.T) {
 				args = append(args, "--api-versions", monitoringAPI)
 			}
 			r := render(t, args...)
+			comps := slices.Clone(components)
+			if tc.renderer {
+				comps = append(comps, "renderer")
+			}
 
-			checkWorkloads(t, r)
+			checkWorkloads(t, r, comps)
+			checkRender(t, r, tc.renderer)
 			checkPDBs(t, r)
-			checkServices(t, r)
+			checkServices(t, r, comps)
 			checkScaling(t, r, tc.hpas, tc.scaledObjects)
 			checkConfig(t, r, tc.existingSecret)
-			checkMonitoring(t, r, tc.monitoring)
+			checkMonitoring(t, r, tc.monitoring, comps)
 		})
 	}
 }
 
+// components are the tiers every release runs; renderer.enabled adds "renderer".
 var components = []string{"frontier", "fetcher", "parser"}
 
 func component(w workload) string { return w.template.Labels["app.kubernetes.io/component"] }
 
-func checkWorkloads(t *testing.T, r *rendered) {
+func checkWorkloads(t *testing.T, r *rendered, components []string) {
 	t.Helper()
 	ws := r.workloads()
 	var got []string
@@ -457,7 +476,7 @@ func checkPDBs(t *testing.T, r *rendered) {
 	}
 }
 
-func checkServices(t *testing.T, r *rendered) {
+func checkServices(t *testing.T, r *rendered, components []string) {
 	t.Helper()
 	metricsFor := map[string]bool{}
 	apiService := false
@@ -525,13 +544,21 @@ func checkScaling(t *testing.T, r *rendered, hpas, scaledObjects int) {
 			t.Errorf("HorizontalPodAutoscaler/%s: bad replica bounds", h.Name)
 		}
 	}
+	groups := consumerGroups(t)
 	for _, s := range r.scaledObjs {
 		what := "ScaledObject/" + s.Metadata.Name
 		check(what, s.Spec.ScaleTargetRef)
 		if len(s.Spec.Triggers) == 0 {
 			t.Errorf("%s: no triggers", what)
 		}
+		target, _ := r.workload(s.Spec.ScaleTargetRef.Kind, s.Spec.ScaleTargetRef.Name)
 		for _, tr := range s.Spec.Triggers {
+			// The lag that scales a tier is its own group's on its own topic.
+			if want, ok := groups[component(target)]; !ok {
+				t.Errorf("%s: scales %s, which consumes no topic", what, component(target))
+			} else if got := [2]string{tr.Metadata["consumerGroup"], tr.Metadata["topic"]}; got != want {
+				t.Errorf("%s: scales %s on group %s topic %s, want %s on %s (pkg/queue)", what, component(target), got[0], got[1], want[0], want[1])
+			}
 			if tr.Type != "kafka" {
 				t.Errorf("%s: trigger type %q, want kafka", what, tr.Type)
 			}
@@ -608,7 +635,7 @@ func checkConfig(t *testing.T, r *rendered, existingSecret bool) {
 	}
 }
 
-func checkMonitoring(t *testing.T, r *rendered, apiPresent bool) {
+func checkMonitoring(t *testing.T, r *rendered, apiPresent bool, components []string) {
 	t.Helper()
 	want := map[bool]int{true: 1, false: 0}[apiPresent]
 	if len(r.svcMonitors) != want || len(r.promRules) != want {
@@ -665,6 +692,11 @@ func TestValuesRejected(t *testing.T) {
 		{"root user", "podSecurityContext.runAsNonRoot=false", "runAsNonRoot"},
 		{"two autoscalers", "fetcher.autoscaling.hpa.enabled=true,fetcher.autoscaling.keda.enabled=true", "both enabled"},
 		{"non-CRAWLER extra", "config.extra.FOO=1", "FOO"},
+		{"rendering with no renderer", "parser.render.mode=auto", "nothing would render them"},
+		{"always rendering with no renderer", "parser.render.mode=always", "nothing would render them"},
+		{"unknown render mode", "renderer.enabled=true,parser.render.mode=sometimes", "parser.render.mode"},
+		{"no tabs", "renderer.enabled=true,renderer.tabs=0", "renderer.tabs"},
+		{"renderer with two autoscalers", "renderer.enabled=true,renderer.autoscaling.hpa.enabled=true,renderer.autoscaling.keda.enabled=true", "renderer: autoscaling.hpa and autoscaling.keda are both enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -728,4 +760,145 @@ func TestSchemaClosed(t *testing.T) {
 	if objects < 20 {
 		t.Errorf("only %d objects in the schema; is it the chart's?", objects)
 	}
+}
+
+// consumerGroups reads the consumer group and topic of each consuming tier from
+// pkg/queue, so the autoscalers follow the code: tier -> {group, topic}.
+func consumerGroups(t *testing.T) map[string][2]string {
+	t.Helper()
+	src, err := os.ReadFile(queueFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*((?:Topic|Group)[A-Za-z]+)\s*=\s*"([^"]+)"`).FindAllStringSubmatch(string(src), -1) {
+		consts[m[1]] = m[2]
+	}
+	out := map[string][2]string{}
+	for tier, names := range map[string][2]string{
+		"fetcher":  {"GroupFetchers", "TopicURLs"},
+		"parser":   {"GroupParsers", "TopicPages"},
+		"renderer": {"GroupRenderers", "TopicRender"},
+	} {
+		g, topic := consts[names[0]], consts[names[1]]
+		if g == "" || topic == "" {
+			t.Fatalf("%s: no %s or %s constant", queueFile, names[0], names[1])
+		}
+		out[tier] = [2]string{g, topic}
+	}
+	return out
+}
+
+// checkRender checks the render tier against the parsers' setting: the parsers
+// send pages to crawl.render (CRAWLER_RENDER=auto or always) exactly when a
+// renderer consumes it; the renderer runs the image's browser target while no
+// other tier does; its memory limit holds every tab at its heap limit and the
+// browser besides; its /tmp (profiles, Chromium's shared memory) is roomy.
+func checkRender(t *testing.T, r *rendered, renderer bool) {
+	t.Helper()
+	var parsers, renderers []workload
+	for _, w := range r.workloads() {
+		switch component(w) {
+		case "parser":
+			parsers = append(parsers, w)
+		case "renderer":
+			renderers = append(renderers, w)
+		}
+	}
+	if renderer != (len(renderers) > 0) {
+		t.Errorf("%d renderer workloads, renderer.enabled=%v", len(renderers), renderer)
+	}
+	for _, p := range parsers {
+		c := p.template.Spec.Containers[0]
+		mode, ok := envOf(c)[renderEnv]
+		switch {
+		case !ok:
+			t.Errorf("%s/%s: no %s; the parser's default is never in a cluster, say so", p.kind, p.name, renderEnv)
+		case renderer && mode.Value != "auto" && mode.Value != "always":
+			t.Errorf("%s/%s: %s=%q with a renderer tier; pages needing a browser are parsed unrendered", p.kind, p.name, renderEnv, mode.Value)
+		case !renderer && mode.Value != "never":
+			t.Errorf("%s/%s: %s=%q with no renderer tier; crawl.render would only grow", p.kind, p.name, renderEnv, mode.Value)
+		}
+	}
+	// One distroless image for every other tier, the browser image apart.
+	others := map[string]bool{}
+	for _, w := range r.workloads() {
+		if component(w) != "renderer" {
+			others[w.template.Spec.Containers[0].Image] = true
+		}
+	}
+	if len(others) != 1 {
+		t.Errorf("the tiers other than the renderer run %d images %v, want one", len(others), others)
+	}
+	for _, w := range renderers {
+		if img := w.template.Spec.Containers[0].Image; others[img] {
+			t.Errorf("%s/%s runs %s, the distroless image of the other tiers; it has no browser", w.kind, w.name, img)
+		}
+	}
+	for _, w := range renderers {
+		c := w.template.Spec.Containers[0]
+		name := w.kind + "/" + w.name
+		env := envOf(c)
+		mib := func(k string) int64 {
+			n, err := strconv.ParseInt(env[k].Value, 10, 64)
+			if err != nil || n <= 0 {
+				t.Errorf("%s: %s=%q is not a positive number", name, k, env[k].Value)
+			}
+			return n
+		}
+		tabs, heap := mib("CRAWLER_RENDER_TABS"), mib("CRAWLER_RENDER_HEAP_MIB")
+		if c.Command[0] != "renderer" {
+			t.Errorf("%s: command %v, want the renderer binary", name, c.Command)
+		}
+		// Every tab at its heap limit, and the idle browser (380 MiB measured).
+		floor := resource.MustParse(strconv.FormatInt(tabs*heap+380, 10) + "Mi")
+		lim := c.Resources.Limits[corev1.ResourceMemory]
+		if lim.Cmp(floor) < 0 {
+			t.Errorf("%s: memory limit %s is below %d tabs x %d MiB heap + the browser (%s)", name, lim.String(), tabs, heap, floor.String())
+		}
+		if req := c.Resources.Requests[corev1.ResourceMemory]; req.Cmp(lim) != 0 {
+			t.Errorf("%s: memory request %s, limit %s; want them equal (a node must hold every tab at its limit)", name, req.String(), lim.String())
+		}
+		for _, v := range w.template.Spec.Volumes {
+			if v.Name == "tmp" && (v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.Cmp(resource.MustParse("256Mi")) < 0) {
+				t.Errorf("%s: /tmp is %+v, want an emptyDir of at least 256Mi (profiles and shared memory)", name, v.EmptyDir)
+			}
+		}
+		if _, ok := env["CRAWLER_LISTEN"]; !ok {
+			t.Errorf("%s: no CRAWLER_LISTEN", name)
+		}
+	}
+}
+
+// TestRendererImage: the renderer runs the Dockerfile's renderer target,
+// published as the chart's image with a -renderer tag unless given.
+func TestRendererImage(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{
+		{"renderer.enabled=true", "ghcr.io/crawlcluster/crawler:0.1.0-renderer"},
+		{"renderer.enabled=true,image.tag=1.2.3", "ghcr.io/crawlcluster/crawler:1.2.3-renderer"},
+		{"renderer.enabled=true,image.repository=r.example/c,renderer.image.tagSuffix=-chromium", "r.example/c:0.1.0-chromium"},
+		{"renderer.enabled=true,renderer.image.repository=r.example/render,renderer.image.tag=2.0", "r.example/render:2.0"},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			t.Parallel()
+			r := render(t, "--set", tc.set)
+			for _, w := range r.workloads() {
+				if component(w) == "renderer" {
+					if got := w.template.Spec.Containers[0].Image; got != tc.want {
+						t.Errorf("renderer image %q, want %q", got, tc.want)
+					}
+					return
+				}
+			}
+			t.Error("no renderer rendered")
+		})
+	}
+}
+
+func envOf(c corev1.Container) map[string]corev1.EnvVar {
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	return env
 }

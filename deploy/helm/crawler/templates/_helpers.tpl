@@ -3,7 +3,7 @@
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* Release full name; components append -frontier, -fetcher, -parser. */}}
+{{/* Release full name; components append -frontier, -fetcher, -parser, -renderer. */}}
 {{- define "crawler.fullname" -}}
 {{- if .Values.fullnameOverride }}
 {{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
@@ -19,6 +19,13 @@
 
 {{- define "crawler.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The components this release runs, as a JSON list (for range: | fromJsonArray). */}}
+{{- define "crawler.components" -}}
+{{- $c := list "frontier" "fetcher" "parser" }}
+{{- if .Values.renderer.enabled }}{{ $c = append $c "renderer" }}{{ end }}
+{{- toJson $c }}
 {{- end }}
 
 {{- define "crawler.selectorLabels" -}}
@@ -61,6 +68,27 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
 {{- end }}
 
+{{/*
+The renderer's image: the Dockerfile's `renderer` target (Debian with chromium),
+published beside the distroless image as <tag><tagSuffix> unless given whole.
+*/}}
+{{- define "crawler.rendererImage" -}}
+{{- $i := .Values.renderer.image }}
+{{- $tag := $i.tag | default (printf "%s%s" (.Values.image.tag | default .Chart.AppVersion) $i.tagSuffix) }}
+{{- printf "%s:%s" ($i.repository | default .Values.image.repository) $tag }}
+{{- end }}
+
+{{/*
+The renderer's memory in MiB: the browser with no page open, the renderer
+process and its sub-resource cache, and each tab's JavaScript heap limit with
+what a tab holds beyond it. A page that outgrows its heap is stopped by the
+browser, so the pod stays under this with every tab at its limit.
+*/}}
+{{- define "crawler.rendererMemoryMiB" -}}
+{{- $v := .Values.renderer }}
+{{- add $v.memory.browserMiB $v.memory.processMiB $v.cacheMiB (mul $v.tabs (add $v.heapMiB $v.memory.tabOverheadMiB)) }}
+{{- end }}
+
 {{/* Kafka bootstrap servers for KEDA: (dict "ctx" $ "keda" .Values.fetcher.autoscaling.keda) */}}
 {{- define "crawler.bootstrapServers" -}}
 {{- if .keda.bootstrapServers }}
@@ -71,8 +99,10 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{/*
-The pod spec shared by all three components:
+The pod spec shared by every component:
 (dict "ctx" $ "component" "fetcher" "values" .Values.fetcher "env" (list ...) "volumes" ... )
+and optionally "image" (default crawler.image), "resources" (default
+.values.resources) and "tmpSizeLimit" (default 64Mi).
 */}}
 {{- define "crawler.podTemplate" -}}
 {{- $ctx := .ctx -}}
@@ -103,7 +133,7 @@ spec:
   terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
   containers:
     - name: {{ .component }}
-      image: {{ include "crawler.image" $ctx | quote }}
+      image: {{ .image | default (include "crawler.image" $ctx) | quote }}
       imagePullPolicy: {{ $ctx.Values.image.pullPolicy }}
       command:
         {{- toYaml $v.command | nindent 8 }}
@@ -146,7 +176,7 @@ spec:
         timeoutSeconds: 5
         failureThreshold: 3
       resources:
-        {{- toYaml $v.resources | nindent 8 }}
+        {{- toYaml (.resources | default $v.resources) | nindent 8 }}
       securityContext:
         {{- toYaml $ctx.Values.securityContext | nindent 8 }}
       volumeMounts:
@@ -158,7 +188,7 @@ spec:
   volumes:
     - name: tmp
       emptyDir:
-        sizeLimit: 64Mi
+        sizeLimit: {{ .tmpSizeLimit | default "64Mi" }}
     {{- with .volumes }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
