@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -210,7 +211,18 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 		return
 	}
 	r.metrics.busy.Inc()
-	res, err := pool.Render(ctx, browser.Document{URL: pg.URL, Status: pg.Status, Header: headerOf(pg.RawResponse), Body: pg.Body}, r.res.Loader(*pg))
+	doc := browser.Document{URL: pg.URL, Status: pg.Status, Header: headerOf(pg.RawResponse), Body: pg.Body}
+	res, cut, err := r.attempt(ctx, pool, doc, *pg)
+	if err == nil && res.TimedOut && cut > 0 && ctx.Err() == nil {
+		// The page timed out waiting for sub-resources the crawl was still
+		// fetching (a busy host's queue, a partition moving): they go on and
+		// land in the store, so a second render finds them and sees what
+		// the first could not.
+		r.log.Info("render timed out waiting for sub-resources; rendering again", "url", pg.URL, "waiting", cut)
+		r.metrics.pages.WithLabelValues("retried_subresources").Inc()
+		res, _, err = r.attempt(ctx, pool, doc, *pg)
+		pg.Render.Reason += "; rendered again after waiting for sub-resources"
+	}
 	r.metrics.busy.Dec()
 	took := time.Since(start)
 	pg.Render.RenderedAt, pg.Render.DurationMS = time.Now().UTC(), took.Milliseconds()
@@ -232,6 +244,21 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 		outcome = "rendered_timed_out"
 	}
 	r.metrics.pages.WithLabelValues(outcome).Inc()
+}
+
+// attempt renders a page once and counts its sub-resource waits the render's
+// end cut short.
+func (r *Renderer) attempt(ctx context.Context, pool *browser.Pool, doc browser.Document, pg queue.Page) (browser.Result, int, error) {
+	load := r.res.Loader(pg)
+	var cut atomic.Int32
+	res, err := pool.Render(ctx, doc, func(lctx context.Context, req browser.Request) (browser.Response, error) {
+		resp, err := load(lctx, req)
+		if err != nil && lctx.Err() != nil {
+			cut.Add(1)
+		}
+		return resp, err
+	})
+	return res, int(cut.Load()), err
 }
 
 // failReason names why a render failed, for the record and the metrics.

@@ -37,7 +37,7 @@ func binary(t *testing.T, name string) string {
 		if buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", binDir+"/", "../../cmd/frontier", "../../cmd/fetcher", "../../cmd/parser").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binDir+"/", "../../cmd/frontier", "../../cmd/fetcher", "../../cmd/parser", "../../cmd/renderer").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
