@@ -161,3 +161,48 @@ func TestCancellation(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	waitGoroutines(t, before)
 }
+
+// TestBrowserStopped: a browser that stops answering (SIGSTOP) under a page
+// is killed and replaced, and the page retried on the new one.
+func TestBrowserStopped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a page timeout")
+	}
+	s := newSite(t, map[string]string{"/a.js": "document.body.insertAdjacentHTML('beforeend', '<a href=\"/ok\">ok</a>')"})
+	p := newPool(t, Config{Tabs: 1, Settle: 50 * time.Millisecond, PageTimeout: 2 * time.Second, Hang: time.Second})
+	page := `<!doctype html><html><body><script src="/a.js"></script></body></html>`
+	var once sync.Once
+	var rec recorder
+	var stopped int
+	load := func(ctx context.Context, r Request) (Response, error) {
+		once.Do(func() {
+			p.mu.Lock()
+			stopped = p.cur.pid
+			p.mu.Unlock()
+			_ = syscall.Kill(stopped, syscall.SIGSTOP)
+		})
+		return rec.load(ctx, r)
+	}
+	start := time.Now()
+	res, err := p.Render(context.Background(), s.doc("/p", page), load)
+	t.Logf("%v after %v, %+v", err, time.Since(start), p.Stats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Retried || !strings.Contains(res.DOM, `href="/ok"`) {
+		t.Errorf("Retried %v DOM %.200s", res.Retried, res.DOM)
+	}
+	if st := p.Stats(); st.Restarts != 1 || st.Hung != 1 {
+		t.Errorf("stats %+v, want a restart after a hang", st)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(stopped)); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stopped browser %d is still there", stopped)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

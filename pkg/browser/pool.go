@@ -140,7 +140,7 @@ func (p *Pool) attempt(ctx context.Context, doc Document, load Loader) (Result, 
 	in.active++
 	p.mu.Unlock()
 
-	res, kill, err := render(ctx, in.ctx, p.cfg, doc, load)
+	res, kill, err := render(ctx, in.ctx, in.cancel, p.cfg, doc, load)
 
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -91,9 +91,10 @@ type tab struct {
 }
 
 // render renders doc in a new tab of the browser of bctx. kill reports that
-// the tab could not be closed (a renderer that does not answer) and the
-// browser must go.
-func render(ctx, bctx context.Context, cfg Config, doc Document, load Loader) (res Result, kill bool, err error) {
+// the browser must go: it did not answer, or the tab could not be closed; a
+// browser that does not answer is killed with killBrowser before the tab's
+// resources are let go.
+func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Document, load Loader) (res Result, kill bool, err error) {
 	start := time.Now()
 	deadline := start.Add(cfg.PageTimeout)
 	tb := &tab{cfg: cfg, doc: doc, load: load, loaded: make(chan struct{}), crashed: make(chan struct{})}
@@ -105,11 +106,22 @@ func render(ctx, bctx context.Context, cfg Config, doc Document, load Loader) (r
 		}),
 		chromedp.WithListener(tb.event))
 	var targetID target.ID
+	opened, openDone := make(chan error, 1), false
 	defer func() {
 		tb.finish()
+		// A browser that does not answer would hold tcancel for the
+		// seconds chromedp gives a tab to close: kill it first.
+		if kill = kill || errors.Is(err, ErrHung) && !browserAnswers(bctx); kill {
+			cfg.Log.Warn("the browser does not answer, killing it", "url", doc.URL)
+			killBrowser()
+		}
 		tcancel()
-		if kill = errors.Is(err, ErrHung) && targetID != "" && !tabGone(bctx, targetID); kill {
+		if !kill && errors.Is(err, ErrHung) && targetID != "" && !tabGone(bctx, targetID) {
 			cfg.Log.Warn("hung tab did not close, killing the browser", "url", doc.URL)
+			kill = true
+		}
+		if !openDone {
+			<-opened // the tab's opening, ended by tcancel
 		}
 	}()
 	// The caller's cancellation ends the tab's work; the tab itself is
@@ -121,11 +133,9 @@ func render(ctx, bctx context.Context, cfg Config, doc Document, load Loader) (r
 
 	// The first Run opens the tab and binds it to tctx, so it cannot carry a
 	// deadline: a browser that does not answer is caught by the timer.
-	opened := make(chan error, 1)
 	go func() {
 		opened <- chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 			tb.t = t
-			targetID = t.TargetID
 			// chromedp turns on domains for its own queries; their
 			// events, one per DOM node and stylesheet, cost both sides
 			// CPU and nothing here reads them.
@@ -141,9 +151,11 @@ func render(ctx, bctx context.Context, cfg Config, doc Document, load Loader) (r
 	defer openTimer.Stop()
 	select {
 	case err := <-opened:
+		openDone = true
 		if err != nil {
 			return Result{}, false, tb.failure(ctx, bctx, fmt.Errorf("open tab: %w", err))
 		}
+		targetID = tb.t.TargetID
 	case <-openTimer.C:
 		return Result{}, true, fmt.Errorf("open tab: %w", ErrHung)
 	case <-ctx.Done():
@@ -154,6 +166,11 @@ func render(ctx, bctx context.Context, cfg Config, doc Document, load Loader) (r
 	err = tb.navigate(nctx)
 	ncancel()
 	if err != nil {
+		if nctx.Err() != nil && ctx.Err() == nil && !tb.isCrashed() && bctx.Err() == nil {
+			// The document is served at once: only a browser that does
+			// not answer takes PageTimeout to navigate.
+			return Result{}, false, fmt.Errorf("navigate to %s: %w", doc.URL, ErrHung)
+		}
 		return Result{}, false, tb.failure(ctx, bctx, fmt.Errorf("navigate to %s: %w", doc.URL, err))
 	}
 	timedOut, err := tb.settle(wctx, deadline)
@@ -531,6 +548,15 @@ func (tb *tab) eval(ctx context.Context, expr string, out any) error {
 		return errors.New("evaluate: no result")
 	}
 	return jsonv2.Unmarshal(res.Result.Value, out)
+}
+
+// browserAnswers reports whether the browser answers a command within a
+// second.
+func browserAnswers(bctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(bctx, time.Second)
+	defer cancel()
+	_, err := chromedp.Targets(ctx)
+	return err == nil
 }
 
 // tabGone reports whether the target is no longer listed by the browser,
