@@ -19,7 +19,7 @@ const (
 )
 
 // processes are the binaries that serve /metrics.
-var processes = []string{"crawler", "frontier", "fetcher", "parser"}
+var processes = []string{"crawler", "frontier", "fetcher", "parser", "renderer"}
 
 // entry is one row of the catalogue table.
 type entry struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/lag"
 	"github.com/crawlcluster/crawler/pkg/parser"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/renderer"
 )
 
 // described is one metric a collector describes.
@@ -107,10 +108,24 @@ func codeRegistry(t *testing.T, proc string) map[string]described {
 			t.Fatalf("parser.New: %v", err)
 		}
 	}
+	newRenderer := func() {
+		res := renderer.NewResources(renderer.ResourcesConfig{}, nil, nil, nil)
+		if _, err := renderer.New(renderer.Config{}, nil, res, kopts, rec, log); err != nil {
+			t.Fatalf("renderer.New: %v", err)
+		}
+	}
 	switch proc {
-	case "crawler": // pkg/embedded: fetcher and parser tiers, local WARC files, no lag exporter
+	case "crawler": // pkg/embedded: fetcher, parser and (with a browser) renderer tiers, local WARC files, no lag exporter
 		newFetcher()
 		newParser()
+		newRenderer()
+	case "renderer": // cmd/renderer: the render tier, reading WARC records from object storage
+		newRenderer()
+		st, err := blob.Open(ctx, "file://"+t.TempDir(), blob.WithRegisterer(rec))
+		if err != nil {
+			t.Fatalf("blob.Open: %v", err)
+		}
+		defer st.Close()
 	case "fetcher": // cmd/fetcher: the fetcher tier and the shared cache
 		newFetcher()
 		c, err := cache.Open(ctx, "memory://", cache.WithRegisterer(rec))
