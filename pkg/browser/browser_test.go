@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -554,5 +556,43 @@ w.onmessage = (e) => document.body.insertAdjacentHTML('beforeend', '<a href="/' 
 		if !strings.Contains(res.DOM, want) {
 			t.Errorf("DOM lacks %s: %.300s", want, res.DOM)
 		}
+	}
+}
+
+// TestRenderDialogsAndDownloads: dialogs would hold the page's script until
+// answered, and a download would write a file; neither may happen.
+func TestRenderDialogsAndDownloads(t *testing.T) {
+	s := newSite(t, nil)
+	p := newPool(t, Config{Tabs: 1, Settle: 200 * time.Millisecond, PageTimeout: 5 * time.Second})
+	page := `<!doctype html><html><body><iframe src="/dl"></iframe><script>
+alert('hello');
+const ok = confirm('sure?');
+const name = prompt('name?', 'x');
+document.body.insertAdjacentHTML('beforeend', '<a href="/after-dialogs">' + ok + ' ' + name + '</a>');
+</script></body></html>`
+	load := func(ctx context.Context, r Request) (Response, error) {
+		if strings.HasSuffix(r.URL, "/dl") {
+			return Response{Status: 200, Header: http.Header{
+				"Content-Type":        {"application/octet-stream"},
+				"Content-Disposition": {`attachment; filename="crawler-download-test.bin"`},
+			}, Body: []byte("download")}, nil
+		}
+		return Response{Status: 404}, nil
+	}
+	res, err := p.Render(context.Background(), s.doc("/p", page), load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.DOM, `<a href="/after-dialogs">false null</a>`) || res.TimedOut {
+		t.Errorf("TimedOut %v, DOM %.400s", res.TimedOut, res.DOM)
+	}
+	home, _ := os.UserHomeDir()
+	for _, dir := range []string{p.cfg.ProfileDir, home + "/Downloads"} {
+		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && strings.HasPrefix(d.Name(), "crawler-download-test") {
+				t.Errorf("downloaded: %s", path)
+			}
+			return nil
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/css"
@@ -144,7 +145,13 @@ func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Docum
 					return fmt.Errorf("%s: %w", method, err)
 				}
 			}
-			return nil
+			// A download would write into the profile, or the home
+			// directory; nothing the crawler wants.
+			_, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+				Behavior:         browser.SetDownloadBehaviorBehaviorDeny,
+				BrowserContextID: chromedp.FromContext(tctx).BrowserContextID,
+			})
+			return err
 		}))
 	}()
 	openTimer := time.NewTimer(cfg.PageTimeout + cfg.Hang)
@@ -270,6 +277,21 @@ func (tb *tab) event(ev any) {
 			}
 			tb.mu.Unlock()
 		}
+	case *page.EventJavascriptDialogOpening:
+		// alert(), confirm() and prompt() hold the page's script until
+		// answered; the answer is a dismissal, as a user who clicks away.
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		if tb.done {
+			return
+		}
+		tb.wg.Add(1)
+		go func() {
+			defer tb.wg.Done()
+			if _, err := cdp.Call(tb.reqCtx, tb.t, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{}); err != nil && tb.reqCtx.Err() == nil {
+				tb.cfg.Log.Debug("dismiss dialog", "page", tb.doc.URL, "err", err)
+			}
+		}()
 	case *page.EventLoadEventFired:
 		if tb.docServed.Load() {
 			tb.loadOnce.Do(func() { close(tb.loaded) })
