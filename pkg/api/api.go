@@ -714,6 +714,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	// Record IDs are "<urn:uuid:...>": readable beats \u003c, and the
+	// console inserts text, never HTML.
+	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 }
 

@@ -276,7 +276,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		parsers = append(parsers, par)
 	}
 	sub := submit.New(db, admin)
-	live := &liveStats{fetcher: fet, start: start}
+	live := &liveStats{fetcher: fet, start: start, maxPages: cfg.Fetcher.MaxPages}
 
 	// Seeds go in through the same path as API submissions.
 	if len(seeds) > 0 {
@@ -311,7 +311,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	}
 
 	var srv *http.Server
-	apiSrv := api.New(cfg.API, sub, db, live, reg, log.With("component", "api"), cfg.APIOptions...)
+	apiOpts := append([]api.Option{api.WithRecords(localWARC(filepath.Join(cfg.DataDir, "warc")))}, cfg.APIOptions...)
+	apiSrv := api.New(cfg.API, sub, db, live, reg, log.With("component", "api"), apiOpts...)
 	if cfg.Listen != "" {
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {

@@ -2,7 +2,11 @@ package embedded
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,8 +18,9 @@ import (
 
 // liveStats serves the API's live view and the progress line.
 type liveStats struct {
-	fetcher *fetcher.Fetcher
-	start   time.Time
+	fetcher  *fetcher.Fetcher
+	start    time.Time
+	maxPages int64 // -max-pages, 0 = none
 
 	mu          sync.Mutex
 	lastAt      time.Time
@@ -57,8 +62,9 @@ func (l *liveStats) LiveStats(context.Context) api.LiveStats {
 			BackingOff:    int64(s.Frontier.HostsBackoff),
 			QueuedByLevel: byLevel,
 		},
-		Workers: workers,
-		Fetched: s.Fetched,
+		Workers:  workers,
+		MaxPages: l.maxPages,
+		Fetched:  s.Fetched,
 	}
 }
 
@@ -101,6 +107,26 @@ func (l *liveStats) progress(log *slog.Logger, lag map[string]int64) {
 		"lag_urls", lag[queue.GroupFetchers],
 		"lag_pages", lag[queue.GroupParsers],
 	)
+}
+
+// localWARC serves the API's WARC records from the crawler's segment folder.
+type localWARC string
+
+// ReadRange reads n bytes at off of the segment named key, a file of the folder.
+func (d localWARC) ReadRange(_ context.Context, key string, off, n int64) ([]byte, error) {
+	if key == "" || key != filepath.Base(key) || strings.HasPrefix(key, ".") {
+		return nil, fmt.Errorf("segment name %q is not a file of %s", key, string(d))
+	}
+	f, err := os.Open(filepath.Join(string(d), key))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return nil, fmt.Errorf("read %d bytes at %d of %s: %w", n, off, key, err)
+	}
+	return b, nil
 }
 
 func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }

@@ -306,6 +306,22 @@ func checkPlans(t *testing.T, db *DB) {
 		{"url captures", qURLCaptures, 1, "USING INDEX captures_url"},
 		{"host", qHost, 1, "USING INDEX sqlite_autoindex_hosts_1"},
 		{"captures page", qCaptures, 2, "USING INTEGER PRIMARY KEY"},
+		{"out links", qOutLinks, 2, "USING PRIMARY KEY (from_hash=?)"},
+		{"in links", qInLinks, 2, "USING COVERING INDEX links_to (to_hash=?)"},
+		{"out count", qOutCount, 1, "USING PRIMARY KEY (from_hash=?)"},
+		{"in count", qInCount, 1, "USING COVERING INDEX links_to (to_hash=?)"},
+		{"capture", qCapture, 1, "USING INTEGER PRIMARY KEY"},
+		{"recent fetches", qRecentFetches, 2, "USING INDEX urls_host_fetched (host=? AND fetched_at>?)"},
+		{"segments", qSegments, 0, "warc_segments"},
+		{"host list busiest", hostListQueries[store.HostsBusiest], 1, "hosts"},
+		{"host list slowest", hostListQueries[store.HostsSlowest], 1, "hosts"},
+		{"host list failing", hostListQueries[store.HostsFailing], 1, "hosts"},
+		{"host list excluded", hostListQueries[store.HostsExcluded], 1, "hosts"},
+	}
+	// Tables with a row per host or per WARC segment, not per URL, may be read
+	// whole and sorted; so may the in-links of one URL, to count their hosts.
+	small := func(name string) bool {
+		return name == "segments" || name == "in count" || strings.HasPrefix(name, "host list ")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -334,6 +350,9 @@ func checkPlans(t *testing.T, db *DB) {
 			for _, step := range plan {
 				// A scan of a VALUES list or of Schedule's partitions (a
 				// recursive CTE, one index seek per row) is no table scan.
+				if small(tt.name) {
+					continue
+				}
 				if strings.HasPrefix(step, "SCAN ") && !strings.HasSuffix(step, "VALUES CLAUSE") && step != "SCAN parts" {
 					t.Errorf("plan scans: %s", joined)
 				}
