@@ -169,6 +169,7 @@ func TestBrowserStopped(t *testing.T) {
 		t.Skip("waits for a page timeout")
 	}
 	s := newSite(t, map[string]string{"/a.js": "document.body.insertAdjacentHTML('beforeend', '<a href=\"/ok\">ok</a>')"})
+	before := runtime.NumGoroutine()
 	p := newPool(t, Config{Tabs: 1, Settle: 50 * time.Millisecond, PageTimeout: 2 * time.Second, Hang: time.Second})
 	page := `<!doctype html><html><body><script src="/a.js"></script></body></html>`
 	var once sync.Once
@@ -205,4 +206,7 @@ func TestBrowserStopped(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	_ = p.Close()
+	http.DefaultClient.CloseIdleConnections()
+	waitGoroutines(t, before)
 }
