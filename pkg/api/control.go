@@ -131,17 +131,24 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
+// readControls reads the control state, answering the error when it cannot.
+func readControls(w http.ResponseWriter, r *http.Request, cs store.ControlStore) (store.Controls, bool) {
+	c, err := cs.Controls(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "read controls: "+err.Error())
+		return c, false
+	}
+	return c, true
+}
+
 func (s *Server) getControl(w http.ResponseWriter, r *http.Request) {
 	cs, ok := s.controlStore(w)
 	if !ok {
 		return
 	}
-	c, err := cs.Controls(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "read controls: "+err.Error())
-		return
+	if c, ok := readControls(w, r, cs); ok {
+		writeJSON(w, http.StatusOK, controlStateOf(c))
 	}
-	writeJSON(w, http.StatusOK, controlStateOf(c))
 }
 
 func controlStateOf(c store.Controls) controlState {
@@ -185,9 +192,8 @@ func (s *Server) postCrawlPause(paused bool) http.HandlerFunc {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		c, err := cs.Controls(r.Context())
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, "read controls: "+err.Error())
+		c, ok := readControls(w, r, cs)
+		if !ok {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"changed": changed, "control": controlStateOf(c)})
@@ -237,9 +243,8 @@ func (s *Server) postHostPause(paused bool) http.HandlerFunc {
 
 // updateHost applies change to a host's overrides and answers with them.
 func (s *Server) updateHost(w http.ResponseWriter, r *http.Request, cs store.ControlStore, a store.AuditEntry, host string, change func(*store.HostControl) string) {
-	c, err := cs.Controls(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "read controls: "+err.Error())
+	c, ok := readControls(w, r, cs)
+	if !ok {
 		return
 	}
 	h := hostControlIn(c, host)
@@ -397,9 +402,8 @@ func (s *Server) getExclusions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c, err := cs.Controls(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "read controls: "+err.Error())
+	c, ok := readControls(w, r, cs)
+	if !ok {
 		return
 	}
 	out := []exclusion{}
