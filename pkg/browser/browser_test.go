@@ -596,3 +596,22 @@ document.body.insertAdjacentHTML('beforeend', '<a href="/after-dialogs">' + ok +
 		})
 	}
 }
+
+// TestRenderLargeBodies: a site's bundle of megabytes and a large DOM pass
+// through the DevTools pipe both ways.
+func TestRenderLargeBodies(t *testing.T) {
+	p := newPool(t, Config{Tabs: 1, Settle: 200 * time.Millisecond})
+	bundle := "/*" + strings.Repeat("x", 6<<20) + "*/\ndocument.body.insertAdjacentHTML('beforeend', '<a href=\"/from-bundle\">b</a>' + '<p>' + 'y'.repeat(3 << 20) + '</p>');"
+	load := func(ctx context.Context, r Request) (Response, error) {
+		return Response{Status: 200, Header: http.Header{"Content-Type": {"text/javascript"}}, Body: []byte(bundle)}, nil
+	}
+	doc := Document{URL: "http://127.0.0.1:1/big", Body: []byte(`<!doctype html><html><body><script src="/bundle.js"></script></body></html>`)}
+	res, err := p.Render(context.Background(), doc, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.DOM, `href="/from-bundle"`) || len(res.DOM) < 3<<20 {
+		t.Errorf("%d bytes of DOM: %.200s", len(res.DOM), res.DOM)
+	}
+	t.Logf("%d bytes of DOM in %v", len(res.DOM), res.Elapsed)
+}
