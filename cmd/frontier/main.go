@@ -89,7 +89,7 @@ func run() int {
 		return 1
 	}
 	adm := kadm.NewClient(cl)
-	exporter := lag.New(adm, []string{queue.GroupFetchers, queue.GroupParsers}, reg, lag.WithLogger(logger))
+	exporter := lag.New(adm, []string{queue.GroupFetchers, queue.GroupParsers, queue.GroupRenderers}, reg, lag.WithLogger(logger))
 	go func() { _ = exporter.Run(ctx, 15*time.Second) }()
 
 	view := &clusterView{store: st, start: time.Now()}
