@@ -66,6 +66,7 @@ fetch('/links.json').then(r => r.json()).then(links => {
 	_, browserEnd := p.usage()
 	cpu := browserEnd - browserStart + selfCPU() - selfStart
 	b.Logf("%d pages: browser CPU %v, this process %v", b.N, browserEnd-browserStart, selfCPU()-selfStart)
+	// BROWSER_BENCH_PROCS=1 shows where the browser's CPU went, per process.
 	if os.Getenv("BROWSER_BENCH_PROCS") != "" && b.N > 1 {
 		p.mu.Lock()
 		for _, e := range processTree(p.cur.pid) {
@@ -89,9 +90,4 @@ fetch('/links.json').then(r => r.json()).then(links => {
 	b.ReportMetric(float64(st.PeakRSSPerTab)/(1<<20), "peak-MiB/tab")
 	b.ReportMetric(float64(st.PeakRSS)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(st.IdleRSS)/(1<<20), "idle-MiB")
-	sampleStart := time.Now()
-	for range 10 {
-		p.measure()
-	}
-	b.Logf("one memory sample takes %v", time.Since(sampleStart)/10)
 }
