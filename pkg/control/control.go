@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"time"
 
@@ -58,6 +59,10 @@ type Pattern struct {
 	ID   int64
 	Host string // "" = any host
 	re   *regexp.Regexp
+	// lit is a string every match contains: a URL without it is not
+	// searched. An unanchored regexp costs about 6 us per URL in Go's
+	// engine, a substring search a few ns (BenchmarkExcluded).
+	lit string
 }
 
 // Compile checks and compiles a pattern.
@@ -81,7 +86,34 @@ func Compile(p store.ExclusionPattern) (*Pattern, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPattern, err)
 	}
-	return &Pattern{ID: p.ID, Host: p.Host, re: re}, nil
+	cp := &Pattern{ID: p.ID, Host: p.Host, re: re}
+	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
+		cp.lit = requiredLiteral(tree.Simplify())
+	}
+	return cp, nil
+}
+
+// requiredLiteral returns the longest case-sensitive literal that a match of
+// re must contain in whole, or "" when it finds none: the longest literal
+// among the parts of a top-level concatenation.
+func requiredLiteral(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpCapture:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase == 0 {
+			return string(re.Rune)
+		}
+	case syntax.OpConcat:
+		best := ""
+		for _, sub := range re.Sub {
+			if l := requiredLiteral(sub); len(l) > len(best) {
+				best = l
+			}
+		}
+		return best
+	}
+	return ""
 }
 
 // globExpr turns a glob into an anchored regular expression.
@@ -109,6 +141,9 @@ func globExpr(g string) string {
 // Match reports whether the pattern excludes a normalized URL of host.
 func (p *Pattern) Match(url, host string) bool {
 	if p.Host != "" && p.Host != host {
+		return false
+	}
+	if p.lit != "" && !strings.Contains(url, p.lit) {
 		return false
 	}
 	return p.re.MatchString(url)

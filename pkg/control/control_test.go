@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,13 @@ func TestPatternMatch(t *testing.T) {
 		{SyntaxRegexp, `^https://a\.example/$`, "", "https://a.example/", "a.example", true},
 		{SyntaxRegexp, `^https://a\.example/$`, "", "https://a.example/x", "a.example", false},
 		{SyntaxRegexp, `/trap/`, "a.example:8080", "https://a.example:8080/trap/1", "a.example:8080", true},
+		// The required-literal prefilter must not turn a match away.
+		{SyntaxRegexp, `/(ab){2}/`, "", "https://a.example/abab/", "a.example", true},
+		{SyntaxRegexp, `(?i)SESSIONID=`, "", "https://a.example/?sessionid=1", "a.example", true},
+		{SyntaxRegexp, `cal|/archive/`, "", "https://a.example/archive/x", "a.example", true},
+		{SyntaxRegexp, `/x(yz)?/w`, "", "https://a.example/x/w", "a.example", true},
+		{SyntaxRegexp, `/p/\d+[13579]\.html$`, "", "https://a.example/p/21.html", "a.example", true},
+		{SyntaxRegexp, `/p/\d+[13579]\.html$`, "", "https://a.example/p/22.html", "a.example", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.syntax+" "+tt.pattern+" "+tt.url, func(t *testing.T) {
@@ -58,6 +66,8 @@ func FuzzCompile(f *testing.F) {
 	f.Add("https://a.example/*", "glob", "https://a.example/x")
 	f.Add(`[?&]sid=\d+`, "regexp", "https://a.example/?sid=1")
 	f.Add("*?*[", "glob", "https://a.example/[")
+	f.Add(`(abc){2}x|y`, "regexp", "abcabcx")
+	f.Add(`(?i)Sid=(x)+abc`, "regexp", "SID=xxabc")
 	f.Fuzz(func(t *testing.T, pattern, syntax, url string) {
 		p, err := Compile(store.ExclusionPattern{Pattern: pattern, Syntax: syntax})
 		if err != nil {
@@ -65,6 +75,10 @@ func FuzzCompile(f *testing.F) {
 				t.Fatalf("error %v does not wrap ErrInvalidPattern", err)
 			}
 			return
+		}
+		// The literal that spares the search is in every URL the pattern matches.
+		if p.re.MatchString(url) && !strings.Contains(url, p.lit) {
+			t.Fatalf("%q matches %q, which lacks its required literal %q", pattern, url, p.lit)
 		}
 		p.Match(url, "")
 		// A glob without wildcards matches exactly itself.
@@ -154,4 +168,25 @@ func mustHost(t *testing.T, s *Set, h string) store.HostControl {
 		t.Fatalf("no control for %s", h)
 	}
 	return hc
+}
+
+// BenchmarkExcluded is admission's cost per URL with ten patterns in force
+// and none matching (every pattern is tried).
+func BenchmarkExcluded(b *testing.B) {
+	var ps []store.ExclusionPattern
+	for i := range 5 {
+		ps = append(ps, store.ExclusionPattern{ID: int64(2*i + 1), Syntax: SyntaxGlob, Pattern: fmt.Sprintf("https://h%d.example/cal/*", i)},
+			store.ExclusionPattern{ID: int64(2*i + 2), Syntax: SyntaxRegexp, Pattern: fmt.Sprintf(`[?&]sid%d=`, i)})
+	}
+	set, err := NewSet(store.Controls{Patterns: ps})
+	if err != nil {
+		b.Fatal(err)
+	}
+	url := "https://shop.example/catalogue/shoes/running/page-12.html?sort=price&colour=blue"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := set.Excluded(url, "shop.example"); ok {
+			b.Fatal("matched")
+		}
+	}
 }
