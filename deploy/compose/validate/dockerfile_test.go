@@ -64,11 +64,11 @@ func (d dockerfile) stage(name string) (instructions.Stage, bool) {
 // runtimeImage is what a runtime stage (the default target or the renderer)
 // holds, as the checks need it.
 type runtimeImage struct {
-	user, home, cmd string
-	workdir         bool
-	binaries        []string // COPY --from sources of /usr/local/bin/
-	runs            []string
-	env             map[string]string
+	user, cmd string
+	workdir   bool
+	binaries  []string // COPY --from sources of /usr/local/bin/
+	runs      []string
+	env       map[string]string
 }
 
 // runtime reads a runtime stage and checks what both runtime images must do:
