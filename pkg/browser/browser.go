@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
 	"strconv"
 	"time"
@@ -49,19 +48,17 @@ var (
 // candidates are the names Find looks for on PATH, in order.
 var candidates = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
-// Find returns the browser to run: path when set (an error if it is not an
-// executable file), else the first of chromium, chromium-browser,
-// google-chrome, google-chrome-stable on PATH; ErrNoBrowser if none.
+// Find returns the browser to run: path when set (a file, or a name looked up
+// on PATH; an error if it is not an executable), else the first of chromium,
+// chromium-browser, google-chrome, google-chrome-stable on PATH; ErrNoBrowser
+// if none.
 func Find(path string) (string, error) {
 	if path != "" {
-		fi, err := os.Stat(path)
+		p, err := exec.LookPath(path)
 		if err != nil {
 			return "", fmt.Errorf("browser %s: %w", path, err)
 		}
-		if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-			return "", fmt.Errorf("browser %s: not an executable file", path)
-		}
-		return path, nil
+		return p, nil
 	}
 	for _, name := range candidates {
 		if p, err := exec.LookPath(name); err == nil {
@@ -148,7 +145,7 @@ type Response struct {
 // Loader answers sub-resource requests; an error fails the request (the page
 // sees a network error) and its text is the reason the caller records. The
 // Pool calls it only for the types it does not block, from several goroutines
-// at once, and ctx ends when the render does.
+// at once, and ctx ends when the render does. A nil Loader refuses all.
 type Loader func(ctx context.Context, r Request) (Response, error)
 
 // Result is a rendered page.

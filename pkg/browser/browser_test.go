@@ -342,8 +342,8 @@ const okPage = `<!doctype html><html><body><script>document.body.insertAdjacentH
 
 func renderOK(t *testing.T, p *Pool, s *site) {
 	t.Helper()
-	var rec recorder
-	res, err := p.Render(context.Background(), s.doc("/ok-page", okPage), rec.load)
+	// No Loader: the page needs none.
+	res, err := p.Render(context.Background(), s.doc("/ok-page", okPage), nil)
 	if err != nil {
 		t.Fatalf("the render after: %v", err)
 	}

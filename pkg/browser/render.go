@@ -43,6 +43,8 @@ var blockedTypes = map[network.ResourceType]bool{
 	network.ResourceTypeFedCM:              true,
 }
 
+var errNoLoader = errors.New("no loader")
+
 // pageScript runs in every document before the page's own scripts. It takes
 // service workers away (a worker's requests would bypass the page's
 // interception) and notes the time of the last DOM change that can add a
@@ -98,6 +100,9 @@ type tab struct {
 func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Document, load Loader) (res Result, kill bool, err error) {
 	start := time.Now()
 	deadline := start.Add(cfg.PageTimeout)
+	if load == nil {
+		load = func(context.Context, Request) (Response, error) { return Response{}, errNoLoader }
+	}
 	tb := &tab{cfg: cfg, doc: doc, load: load, loaded: make(chan struct{}), crashed: make(chan struct{})}
 	tctx, tcancel := chromedp.NewContext(bctx,
 		chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
