@@ -76,6 +76,10 @@ BEGIN
 END
 $$;
 
+-- Hosts whose robots.txt could not be read (robots.Entry of KindDisallowAll: the
+-- encoding's second byte is the kind, 3), counted in this index by Stats.
+CREATE INDEX hosts_blocked ON hosts (host) WHERE substring(robots FROM 2 FOR 1) = '\x03'::bytea;
+
 -- Candidates never admitted, per host, for the console's "most excluded" table.
 -- Only hosts with a row count them: a host none of whose URLs was admitted has
 -- no politeness state to show.

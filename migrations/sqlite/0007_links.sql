@@ -52,6 +52,10 @@ BEGIN
         AND NOT EXISTS (SELECT 1 FROM captures WHERE url_hash = OLD.url_hash);
 END;
 
+-- Hosts whose robots.txt could not be read (robots.Entry of KindDisallowAll: the
+-- encoding's second byte is the kind, 3), counted in this index by Stats.
+CREATE INDEX hosts_blocked ON hosts (host) WHERE substr(robots, 2, 1) = x'03';
+
 -- Candidates never admitted, per host, for the console's "most excluded" table.
 -- Only hosts with a row count them: a host none of whose URLs was admitted has
 -- no politeness state to show.

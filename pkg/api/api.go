@@ -427,7 +427,7 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 	urls, errs := countsOf(st)
 	out := statsView{
 		Mode: "store", At: now.UTC(), URLs: urls, Errors: errs,
-		Hosts:           hostCountsView{Total: st.Hosts},
+		Hosts:           hostCountsView{Total: st.Hosts, Blocked: st.BlockedHosts},
 		Queue:           queueView{Queued: urls.Queued},
 		Storage:         storageView{Captures: st.Captures, Bytes: st.ContentLen, WARCBytes: st.WARCBytes, WARCSegments: st.Segments},
 		Workers:         workersView{Groups: []workerGroupView{}},

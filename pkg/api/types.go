@@ -88,7 +88,7 @@ type hostCountsView struct {
 	Active     *int64 `json:"active"`
 	Waiting    *int64 `json:"waiting"`
 	BackingOff *int64 `json:"backing_off"`
-	Blocked    *int64 `json:"blocked"`
+	Blocked    int64  `json:"blocked"`
 	Paused     int64  `json:"paused"`
 }
 

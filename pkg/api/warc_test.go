@@ -64,9 +64,9 @@ func TestCaptureWARC(t *testing.T) {
 	}
 	for path, code := range map[string]int{
 		"/api/v1/captures/" + strconv.FormatInt(caps[1].ID, 10) + "/warc": 404, // no record
-		"/api/v1/captures/999999/warc":                                     404,
-		"/api/v1/captures/abc/warc":                                        400,
-		"/api/v1/captures/0/warc":                                          400,
+		"/api/v1/captures/999999/warc":                                    404,
+		"/api/v1/captures/abc/warc":                                       400,
+		"/api/v1/captures/0/warc":                                         400,
 	} {
 		if got, out := e.do(t, "GET", path, "", ""); got != code {
 			t.Errorf("%s: %d %v, want %d", path, got, out, code)

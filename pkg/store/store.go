@@ -307,6 +307,9 @@ type Stats struct {
 	Statuses   map[string]int64 // captures per HTTP status class: "2xx".."5xx", "other"
 	Segments   int64            // WARC segments that hold captures
 	WARCBytes  int64            // bytes of the captures' WARC records
+	// BlockedHosts have a robots.txt that could not be read (5xx, 429,
+	// unreachable): nothing else is fetched from them until it can.
+	BlockedHosts int64
 }
 
 // AddCounter adds one row of a store's counters table (name, key, n) to s:
@@ -378,6 +381,24 @@ type Links struct {
 	OutCount int64  // all out-links stored
 	InCount  int64  // all in-links stored
 	InHosts  int64  // distinct hosts of the pages linking to it
+}
+
+// LinkRows reads rows of (hash, url, state), the stores' link queries, into to.
+func LinkRows(rows interface {
+	Row
+	Next() bool
+	Err() error
+}, to *[]Link) error {
+	for rows.Next() {
+		var k Link
+		var state string
+		if err := rows.Scan(&k.Hash, &k.URL, &state); err != nil {
+			return err
+		}
+		k.State = State(state)
+		*to = append(*to, k)
+	}
+	return rows.Err()
 }
 
 // HostOrder is how HostList sorts.

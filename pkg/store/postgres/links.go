@@ -42,6 +42,9 @@ const (
 
 	qSegments = `SELECT count(*) FROM warc_segments WHERE captures > 0`
 
+	// Through hosts_blocked, whose condition this repeats.
+	qBlockedHosts = `SELECT count(*) FROM hosts WHERE substring(robots FROM 2 FOR 1) = '\x03'::bytea`
+
 	// Host rows without the robots entry (a list has no use for it).
 	hostListColumns = `host, partition, NULL::bytea, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at, excluded`
 )
@@ -84,18 +87,7 @@ func (db *DB) Links(ctx context.Context, hash int64, limit int) (store.Links, er
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
 	read := func(to *[]store.Link) func(pgx.Rows) error {
-		return func(rows pgx.Rows) error {
-			for rows.Next() {
-				var k store.Link
-				var state string
-				if err := rows.Scan(&k.Hash, &k.URL, &state); err != nil {
-					return err
-				}
-				k.State = store.State(state)
-				*to = append(*to, k)
-			}
-			return rows.Err()
-		}
+		return func(rows pgx.Rows) error { return store.LinkRows(rows, to) }
 	}
 	b := &pgx.Batch{}
 	b.Queue(qOutLinks, hash, limit).Query(read(&l.Out))

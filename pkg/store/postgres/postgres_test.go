@@ -17,6 +17,7 @@ import (
 
 	"github.com/crawlcluster/crawler/internal/pgtest"
 	"github.com/crawlcluster/crawler/migrations"
+	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/storetest"
 )
@@ -458,6 +459,21 @@ func checkCounters(t *testing.T, db *DB) {
 	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM hosts`).Scan(&want.Hosts); err != nil {
 		t.Fatal(err)
 	}
+	robotsRows, err := db.pool.Query(ctx, `SELECT robots FROM hosts WHERE robots IS NOT NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for robotsRows.Next() {
+		var b []byte
+		var e robots.Entry
+		if err := robotsRows.Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		if e.UnmarshalBinary(b) == nil && e.Kind == robots.KindDisallowAll {
+			want.BlockedHosts++
+		}
+	}
+	robotsRows.Close()
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Stats from counters:\n%+v\nrecounted:\n%+v", got, want)
 	}

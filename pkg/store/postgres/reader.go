@@ -29,6 +29,9 @@ func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
 	if err == nil {
 		err = db.pool.QueryRow(ctx, qSegments).Scan(&s.Segments)
 	}
+	if err == nil {
+		err = db.pool.QueryRow(ctx, qBlockedHosts).Scan(&s.BlockedHosts)
+	}
 	if err != nil {
 		return store.Stats{}, fmt.Errorf("stats: %w", err)
 	}

@@ -28,6 +28,9 @@ const (
 
 	qSegments = `SELECT count(*) FROM warc_segments WHERE captures > 0`
 
+	// Through hosts_blocked, whose condition this repeats.
+	qBlockedHosts = `SELECT count(*) FROM hosts WHERE substr(robots, 2, 1) = x'03'`
+
 	// Out-links with what the store knows of their targets.
 	qOutLinks = `SELECT l.to_hash, coalesce(u.url, e.url, ''), coalesce(u.state, '')
 		FROM links l LEFT JOIN urls u ON u.hash = l.to_hash LEFT JOIN exclusions e ON e.hash = l.to_hash
@@ -157,16 +160,7 @@ func (db *DB) Links(ctx context.Context, hash int64, limit int) (store.Links, er
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var k store.Link
-			var state string
-			if err := rows.Scan(&k.Hash, &k.URL, &state); err != nil {
-				return err
-			}
-			k.State = store.State(state)
-			*to = append(*to, k)
-		}
-		return rows.Err()
+		return store.LinkRows(rows, to)
 	}
 	if err := read(qOutLinks, &l.Out); err != nil {
 		return l, fmt.Errorf("out-links: %w", err)

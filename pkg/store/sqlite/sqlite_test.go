@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crawlcluster/crawler/migrations"
+	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/storetest"
 )
@@ -313,15 +314,17 @@ func checkPlans(t *testing.T, db *DB) {
 		{"capture", qCapture, 1, "USING INTEGER PRIMARY KEY"},
 		{"recent fetches", qRecentFetches, 2, "USING INDEX urls_host_fetched (host=? AND fetched_at>?)"},
 		{"segments", qSegments, 0, "warc_segments"},
+		{"blocked hosts", qBlockedHosts, 0, "SCAN hosts USING INDEX hosts_blocked"},
 		{"host list busiest", hostListQueries[store.HostsBusiest], 1, "hosts"},
 		{"host list slowest", hostListQueries[store.HostsSlowest], 1, "hosts"},
 		{"host list failing", hostListQueries[store.HostsFailing], 1, "hosts"},
 		{"host list excluded", hostListQueries[store.HostsExcluded], 1, "hosts"},
 	}
 	// Tables with a row per host or per WARC segment, not per URL, may be read
-	// whole and sorted; so may the in-links of one URL, to count their hosts.
+	// whole and sorted; so may the in-links of one URL, to count their hosts,
+	// and the blocked hosts' partial index.
 	small := func(name string) bool {
-		return name == "segments" || name == "in count" || strings.HasPrefix(name, "host list ")
+		return name == "segments" || name == "in count" || name == "blocked hosts" || strings.HasPrefix(name, "host list ")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -497,6 +500,21 @@ func checkCounters(t *testing.T, db *DB) {
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM hosts`).Scan(&want.Hosts); err != nil {
 		t.Fatal(err)
 	}
+	robotsRows, err := db.r.QueryContext(ctx, `SELECT robots FROM hosts WHERE robots IS NOT NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for robotsRows.Next() {
+		var b []byte
+		var e robots.Entry
+		if err := robotsRows.Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		if e.UnmarshalBinary(b) == nil && e.Kind == robots.KindDisallowAll {
+			want.BlockedHosts++
+		}
+	}
+	robotsRows.Close()
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Stats from counters:\n%+v\nrecounted:\n%+v", got, want)
 	}

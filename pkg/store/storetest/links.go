@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 )
 
@@ -132,9 +133,17 @@ func testHostList(t *testing.T, s store.Store) {
 	urls = append(urls, URL(6, "slow.example", "/"), URL(7, "bad.example", "/"), URL(7, "bad.example", "/2"))
 	admit(t, s, urls...)
 	now := t0.Add(time.Hour)
+	down, err := robots.Evaluate(robots.Policy{Agent: "testbot"}, 503, nil, nil, now, nil).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := robots.Evaluate(robots.Policy{Agent: "testbot"}, 200, []byte("User-agent: *\nDisallow: /x\n"), nil, now, nil).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.SaveHosts(ctx, []store.Host{
-		{Host: "slow.example", Partition: 6, Delay: 5 * time.Second, UpdatedAt: now},
-		{Host: "bad.example", Partition: 7, Delay: time.Second, Backoff: 8 * time.Second, Errors: 4, UpdatedAt: now},
+		{Host: "slow.example", Partition: 6, Delay: 5 * time.Second, Robots: rules, UpdatedAt: now},
+		{Host: "bad.example", Partition: 7, Delay: time.Second, Backoff: 8 * time.Second, Errors: 4, Robots: down, UpdatedAt: now},
 		{Host: "busy.example", Partition: 5, Delay: time.Second, Errors: 1, UpdatedAt: now},
 	}); err != nil {
 		t.Fatal(err)
@@ -175,6 +184,9 @@ func testHostList(t *testing.T, s store.Store) {
 	}
 	if _, err := s.HostList(ctx, "nonsense", 1); err == nil {
 		t.Error("HostList of an unknown order: no error")
+	}
+	if st := stats(t, s); st.BlockedHosts != 1 {
+		t.Errorf("BlockedHosts = %d, want 1 (bad.example's robots.txt answered 503)", st.BlockedHosts)
 	}
 	if h := host(t, s, "slow.example"); h.Excluded != 2 {
 		t.Errorf("Host(slow.example).Excluded = %d, want 2 (one per URL)", h.Excluded)
