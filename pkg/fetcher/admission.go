@@ -332,6 +332,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	// spends nothing.
 	f.mu.Lock()
 	fresh, excluded = f.budget(fresh, excluded, grown, now)
+	fresh, excluded = f.capHosts(controls, fresh, excluded, now)
 	f.mu.Unlock()
 
 	if len(excluded) > 0 {

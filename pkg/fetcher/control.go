@@ -216,6 +216,43 @@ func (f *Fetcher) excludedAtTake(it frontier.Item) bool {
 	return true
 }
 
+// capHosts holds new URLs to their host's page budget where an operator set
+// one: the rules saw each host's count of before this poll, so a poll full
+// of one host's new URLs (a trap being escaped) would pass the budget by all
+// of them. The ones past it are refused with admit's reason. f.mu is held.
+func (f *Fetcher) capHosts(set *control.Set, fresh []candidate, excluded []store.Exclusion, now time.Time) ([]candidate, []store.Exclusion) {
+	var taken map[string]int64
+	var over []candidate
+	kept := fresh[:0]
+	for _, c := range fresh {
+		budget, ok := control.Budget(hostControl(set, c.row.Host))
+		if !ok {
+			kept = append(kept, c)
+			continue
+		}
+		if taken == nil {
+			taken = map[string]int64{}
+		}
+		if int64(f.hostOf(c.row.Host).pages)+taken[c.row.Host] >= budget {
+			over = append(over, c)
+			excluded = append(excluded, store.Exclusion{Hash: c.row.Hash, URL: c.row.URL, Host: c.row.Host, Reason: admit.ReasonHostBudget,
+				Parent: c.row.Parent, Depth: c.row.Depth, CrawlID: c.row.CrawlID, At: now})
+			continue
+		}
+		taken[c.row.Host]++
+		kept = append(kept, c)
+	}
+	f.unbudget(over, nil) // the pattern budgets they spent
+	return kept, excluded
+}
+
+func hostControl(set *control.Set, host string) store.HostControl {
+	if hc, ok := set.Host(host); ok {
+		return hc
+	}
+	return store.HostControl{Host: host, Delay: store.NoOverride, PageBudget: store.NoOverride}
+}
+
 // checkRules is the admission rules' verdict with the host's page budget
 // overridden by the operator when it is: the override replaces
 // admit.Config.MaxHostPages for the host.

@@ -184,17 +184,19 @@ func TestControlsPageBudget(t *testing.T) {
 	cfg.Admit.MaxHostPages = 1 // the override replaces it
 	_, stop := startFetcher(t, e, cfg)
 	defer stop()
-	// One at a time: within one poll, a host's admitted count is that of
-	// before the poll (for the configured budget too).
-	for _, p := range []string{"/1", "/2", "/3", "/4"} {
-		if err := e.Kafka.ProduceSync(ctx, seedRecords(t, srv.URL, p)...).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		testenv.Eventually(t, 10*time.Second, p+" decided", func() bool {
-			info, err := e.DB.URLInfo(ctx, base+p)
-			return err == nil && (info.URL != nil || info.Exclusion != nil)
-		})
+	// All in one poll: the budget holds within it too.
+	if err := e.Kafka.ProduceSync(ctx, seedRecords(t, srv.URL, "/1", "/2", "/3", "/4")...).FirstErr(); err != nil {
+		t.Fatal(err)
 	}
+	testenv.Eventually(t, 10*time.Second, "all four decided", func() bool {
+		n := 0
+		for _, p := range []string{"/1", "/2", "/3", "/4"} {
+			if info, err := e.DB.URLInfo(ctx, base+p); err == nil && (info.URL != nil || info.Exclusion != nil) {
+				n++
+			}
+		}
+		return n == 4
+	})
 	admitted, refused := 0, 0
 	for _, p := range []string{"/1", "/2", "/3", "/4"} {
 		info, _ := e.DB.URLInfo(ctx, base+p)
