@@ -49,6 +49,9 @@ const startTimeout = 30 * time.Second
 // New starts a browser and returns a Pool rendering with it. The browser and
 // its tabs live until Close or the end of ctx.
 func New(ctx context.Context, cfg Config) (*Pool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
 	if cfg.Path == "" {
 		path, err := Find("")
