@@ -433,6 +433,11 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 		Workers:         workersView{Groups: []workerGroupView{}},
 		EstimatedFinish: finishView{Basis: "unknown"},
 	}
+	if c, err := s.Controls(ctx); err != nil {
+		s.log.Warn("read controls for stats", "err", err)
+	} else if c != nil {
+		out.Paused, out.Hosts.Paused = c.Paused, int64(c.PausedHosts)
+	}
 	if sch, err := s.store.Schedule(ctx, now); err != nil {
 		s.log.Warn("read recrawl schedule for stats", "err", err)
 	} else {

@@ -41,6 +41,9 @@ func TestControlActions(t *testing.T) {
 	if c, _ := cs.Controls(ctx); !c.Paused {
 		t.Fatal("store not paused")
 	}
+	if code, out := e.do(t, "GET", "/api/v1/stats", tok, ""); code != http.StatusOK || out["paused"] != true {
+		t.Fatalf("stats while paused: %d paused=%v", code, out["paused"])
+	}
 	if code, out := e.do(t, "POST", "/api/v1/control/pause", tok, ""); code != http.StatusOK || out["changed"] != false {
 		t.Fatalf("second pause: %d %v", code, out)
 	}
@@ -81,6 +84,10 @@ func TestControlActions(t *testing.T) {
 	code, out = e.do(t, "GET", "/api/v1/control", tok, "")
 	if code != http.StatusOK || out["paused"] != false || out["paused_hosts"] != 1.0 {
 		t.Fatalf("GET control: %d %v", code, out)
+	}
+	code, out = e.do(t, "GET", "/api/v1/stats", tok, "")
+	if hosts, _ := out["hosts"].(map[string]any); code != http.StatusOK || out["paused"] != false || hosts["paused"] != 1.0 {
+		t.Fatalf("stats: %d paused=%v hosts=%v", code, out["paused"], out["hosts"])
 	}
 
 	code, out = e.do(t, "POST", "/api/v1/exclusions", tok, `{"pattern": "*/calendar/*"}`)

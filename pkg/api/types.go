@@ -36,7 +36,8 @@ func hashString(h int64) string { return strconv.FormatInt(h, 10) }
 
 // statsView is GET /api/v1/stats.
 type statsView struct {
-	Mode            string          `json:"mode"` // embedded, cluster, or store (no live view)
+	Mode            string          `json:"mode"`   // embedded, cluster, or store (no live view)
+	Paused          bool            `json:"paused"` // the whole crawl, by an operator (control.go)
 	At              time.Time       `json:"at"`
 	UptimeSeconds   *float64        `json:"uptime_seconds"`
 	URLs            urlCountsView   `json:"urls"`
