@@ -59,6 +59,12 @@ func fillForPlans(t *testing.T, db *DB) {
 		SELECT ('x' || substr(md5('ex' || g), 1, 16))::bit(64)::bigint, 'https://x.example/' || g,
 			(ARRAY['scope', 'trap', 'budget'])[1 + g %% 3], now(), now()
 		FROM generate_series(1, %d) g`, planExclusions),
+		// Five out-links from each stored page to other URLs.
+		fmt.Sprintf(`INSERT INTO links (from_hash, to_hash)
+		SELECT ('x' || substr(md5(g::text), 1, 16))::bit(64)::bigint,
+			('x' || substr(md5(((g * 7 + k * 104729) %% %d + 1)::text), 1, 16))::bit(64)::bigint
+		FROM generate_series(1, %d) g, generate_series(1, 5) k WHERE g %% 10 <> 0
+		ON CONFLICT DO NOTHING`, planURLs, planURLs),
 		`ANALYZE`,
 	}
 	for _, q := range stmts {
@@ -178,6 +184,15 @@ func TestQueryPlans(t *testing.T) {
 		{"confirmed capture", qConfirmedCapture, []any{known[0]}, []string{"captures_url", "captures_pkey"}},
 		{"modified", qModified, []any{claimHashes, dues, timestamp(time.Now())}, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"schedule", qSchedule, []any{timestamp(time.Now().Add(time.Hour)), int32(Partitions)}, []string{"urls_due"}},
+		{"out links", qOutLinks, []any{known[0], 100}, []string{"links_pkey", "url_hashes_pkey", "urls_pkey", "exclusions_pkey"}},
+		{"in links", qInLinks, []any{known[0], 100}, []string{"links_to", "url_hashes_pkey", "urls_pkey"}},
+		{"link counts", qLinkCounts, []any{known[0]}, []string{"links_pkey", "links_to"}},
+		{"delete links", qDeleteLinks, []any{hashes[:100]}, []string{"links_pkey"}},
+		{"capture", qCapture, []any{int64(5000)}, []string{"captures_pkey"}},
+		{"recent fetches", qRecentFetches, []any{"h1.example", 20}, []string{"urls_host_fetched"}},
+		{"blocked hosts", qBlockedHosts, nil, []string{"hosts_blocked"}},
+		// Not here: the host tables (hostListQueries) and the segment count
+		// read their tables whole, one row per host or segment, not per URL.
 	}
 	parents := partitionIndexParents(t, db)
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
@@ -283,6 +298,9 @@ func explain(t *testing.T, pool *pgxpool.Pool, name, mode, query string, args []
 	}
 	var out string
 	q := fmt.Sprintf("EXPLAIN (FORMAT JSON, COSTS OFF) EXECUTE %s(%s)", name, strings.Join(casts, ", "))
+	if len(casts) == 0 {
+		q = fmt.Sprintf("EXPLAIN (FORMAT JSON, COSTS OFF) EXECUTE %s", name)
+	}
 	if err := c.QueryRow(ctx, q, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...).Scan(&out); err != nil {
 		t.Fatalf("explain: %v", err)
 	}
