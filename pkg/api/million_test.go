@@ -29,6 +29,10 @@ const millionLinks = 5
 // through the write path of a crawl: AdmitURLs, then AddCaptures with each
 // page's out-links and a recrawl schedule, plus failures and exclusions. The
 // fill takes minutes, so it is skipped under -short.
+//
+// Measured (2 shared cores, load average about 15; -benchtime 50x): stats
+// 6.9 ms, host tables 1.0-2.6 ms, a host 0.37 ms, a URL 0.68 ms per call,
+// against the 200 ms a console page load may take.
 func BenchmarkAPIMillion(b *testing.B) {
 	if testing.Short() {
 		b.Skip("fills a million URLs")
