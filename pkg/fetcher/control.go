@@ -85,23 +85,7 @@ func (f *Fetcher) applyControls(ctx context.Context, old, cur *control.Set) {
 	old.Hosts(func(h store.HostControl) { hosts[h.Host] = true })
 	cur.Hosts(func(h store.HostControl) { hosts[h.Host] = true })
 	for host := range hosts {
-		p := queue.PartitionOf(host)
-		f.mu.Lock()
-		owned := f.owned[p]
-		var entry *robots.Entry
-		if hi := f.hosts[host]; hi != nil {
-			entry = hi.robots
-		}
-		f.mu.Unlock()
-		if !owned {
-			continue
-		}
-		hc, ok := cur.Host(host)
-		if _, known := f.fr.Host(host); !known && !(ok && hc.Paused) {
-			continue // its delay is set when its robots.txt is read
-		}
-		f.fr.SetHostPaused(host, p, ok && hc.Paused)
-		f.fr.SetHostDelay(host, p, f.hostDelay(host, entry))
+		f.applyHost(cur, host)
 	}
 	had := map[int64]bool{}
 	for _, p := range old.Patterns() {
@@ -122,6 +106,29 @@ func (f *Fetcher) applyControls(ctx context.Context, old, cur *control.Set) {
 		f.metrics.excluded.WithLabelValues(control.ReasonPattern).Add(float64(len(items)))
 		f.log.Info("exclusion pattern applied to queued URLs", "pattern", p.ID, "excluded", len(items))
 	}
+}
+
+// applyHost applies a host's controls to the frontier if this fetcher owns
+// it. f.mu is held throughout, so a partition's release (which gives up its
+// ownership under f.mu first) cannot interleave: no host of a released
+// partition comes back into the frontier.
+func (f *Fetcher) applyHost(set *control.Set, host string) {
+	p := queue.PartitionOf(host)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.owned[p] {
+		return
+	}
+	var entry *robots.Entry
+	if hi := f.hosts[host]; hi != nil {
+		entry = hi.robots
+	}
+	hc, ok := set.Host(host)
+	if _, known := f.fr.Host(host); !known && !(ok && hc.Paused) {
+		return // its delay is set when its robots.txt is read
+	}
+	f.fr.SetHostPaused(host, p, ok && hc.Paused)
+	f.fr.SetHostDelay(host, p, f.hostDelay(host, entry))
 }
 
 // flushPatternCounts adds what the patterns excluded to their counts in the
@@ -163,10 +170,10 @@ func (f *Fetcher) hostDelay(host string, e *robots.Entry) time.Duration {
 	return control.Delay(hc, base, crawl, ok, f.cfg.MinDelay)
 }
 
-// loadControls brings the control state up to date before partition p is
-// loaded (one read of the version when nothing changed) and
-// pauses the partition's paused hosts, so that none of them is leased in
-// between.
+// loadControls brings the control state up to date (one read of the
+// version when nothing changed) once partition p is owned and before its
+// queued URLs are pushed, and pauses the partition's paused hosts, so that
+// none of them is leased in between.
 func (f *Fetcher) loadControls(ctx context.Context, p int32) (*control.Set, error) {
 	if f.control == nil {
 		return emptyControls, nil

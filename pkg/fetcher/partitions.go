@@ -80,10 +80,6 @@ func (f *Fetcher) loadPartitionRetrying(ctx context.Context, p int32) (hosts, ur
 // queued twice when it is tried again: the queued URLs are pushed only once
 // all are read, and the rest can be applied again.
 func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, err error) {
-	controls, err := f.loadControls(ctx, p)
-	if err != nil {
-		return 0, 0, err
-	}
 	rows, err := f.store.Hosts(ctx, p)
 	if err != nil {
 		return 0, 0, err
@@ -109,6 +105,12 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 		f.fr.SetNextAllowed(r.Host, p, maxTime(r.NextAllowed, now.Add(max(delay, r.Backoff))))
 	}
 	f.mu.Unlock()
+	// After the partition is owned: a change the control loop reads from
+	// now on reaches its hosts too.
+	controls, err := f.loadControls(ctx, p)
+	if err != nil {
+		return 0, 0, err
+	}
 	err = f.store.URLHashes(ctx, p, func(h int64) error {
 		f.seen.Add(h)
 		return nil
@@ -170,6 +172,11 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
 		}
 	}()
 	for _, p := range parts {
+		// Not owned from here: the control loop must not bring back a host
+		// of it into the frontier once RemovePartition has taken them out.
+		f.mu.Lock()
+		delete(f.owned, p)
+		f.mu.Unlock()
 		waitCtx, cancel := context.WithTimeout(ctx, 2*f.cfg.Fetch.TotalTimeout)
 		states, err := f.fr.RemovePartition(waitCtx, p)
 		cancel()
