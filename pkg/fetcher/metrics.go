@@ -37,22 +37,25 @@ type frontierCollector struct {
 	f                                   *Fetcher
 	queued, hosts, ready, wait, backoff *prometheus.Desc
 	inFlight                            *prometheus.Desc
+	paused, crawlPaused                 *prometheus.Desc // an operator's controls (control.go)
 }
 
 func newFrontierCollector(f *Fetcher) *frontierCollector {
 	return &frontierCollector{
-		f:        f,
-		queued:   prometheus.NewDesc("crawler_frontier_queued_urls", "URLs queued in the fetcher's frontier, by front-queue priority level (0 most urgent).", []string{"level"}, nil),
-		hosts:    prometheus.NewDesc("crawler_frontier_hosts", "Hosts the fetcher's frontier knows.", nil, nil),
-		ready:    prometheus.NewDesc("crawler_frontier_hosts_ready", "Hosts that may be contacted now and wait for a worker.", nil, nil),
-		wait:     prometheus.NewDesc("crawler_frontier_hosts_waiting", "Hosts with queued URLs waiting for their next-allowed time.", nil, nil),
-		backoff:  prometheus.NewDesc("crawler_frontier_hosts_backoff", "Hosts slowed beyond their base delay by adaptive backoff (429, 503, errors, slow answers).", nil, nil),
-		inFlight: prometheus.NewDesc("crawler_frontier_hosts_in_flight", "Hosts with a request in flight (at most one each).", nil, nil),
+		f:           f,
+		queued:      prometheus.NewDesc("crawler_frontier_queued_urls", "URLs queued in the fetcher's frontier, by front-queue priority level (0 most urgent).", []string{"level"}, nil),
+		hosts:       prometheus.NewDesc("crawler_frontier_hosts", "Hosts the fetcher's frontier knows.", nil, nil),
+		ready:       prometheus.NewDesc("crawler_frontier_hosts_ready", "Hosts that may be contacted now and wait for a worker.", nil, nil),
+		wait:        prometheus.NewDesc("crawler_frontier_hosts_waiting", "Hosts with queued URLs waiting for their next-allowed time.", nil, nil),
+		backoff:     prometheus.NewDesc("crawler_frontier_hosts_backoff", "Hosts slowed beyond their base delay by adaptive backoff (429, 503, errors, slow answers).", nil, nil),
+		inFlight:    prometheus.NewDesc("crawler_frontier_hosts_in_flight", "Hosts with a request in flight (at most one each).", nil, nil),
+		paused:      prometheus.NewDesc("crawler_frontier_hosts_paused", "Hosts of the fetcher's frontier an operator paused.", nil, nil),
+		crawlPaused: prometheus.NewDesc("crawler_fetcher_paused", "1 while an operator has paused the whole crawl: the fetcher starts no request.", nil, nil),
 	}
 }
 
 func (c *frontierCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.queued, c.hosts, c.ready, c.wait, c.backoff, c.inFlight} {
+	for _, d := range []*prometheus.Desc{c.queued, c.hosts, c.ready, c.wait, c.backoff, c.inFlight, c.paused, c.crawlPaused} {
 		ch <- d
 	}
 }
@@ -67,6 +70,12 @@ func (c *frontierCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.wait, prometheus.GaugeValue, float64(s.HostsWaiting))
 	ch <- prometheus.MustNewConstMetric(c.backoff, prometheus.GaugeValue, float64(s.HostsBackoff))
 	ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(s.InFlight))
+	ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, float64(s.HostsPaused))
+	paused := 0.0
+	if c.f.crawlPaused() {
+		paused = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.crawlPaused, prometheus.GaugeValue, paused)
 }
 
 // seenCollector reports the seen-URL filter's size at scrape time.
