@@ -104,6 +104,11 @@ func TestConsole(t *testing.T) {
 		b.Screenshot(t, shots, "control")
 	}
 
+	// Mid-crawl, for the README (docs/img/console.png is a copy).
+	c.Open(t, "#/overview", `[data-page="overview"] [data-api][data-loaded]`)
+	c.Refreshed(t)
+	b.Screenshot(t, shots, "overview-busy")
+
 	waitIdle(t, w, 2*time.Minute)
 
 	if controls {

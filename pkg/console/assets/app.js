@@ -374,6 +374,11 @@
     }
     let points = historyPoints(thr.history, now);
     if (points.length < 2) points = samples.slice();
+    const head = h('p', { class: 'muted wide-line' },
+      st.mode ? [st.mode === 'cluster' ? 'Cluster' : st.mode === 'embedded' ? 'Embedded crawler' : st.mode, ' · '] : '',
+      typeof st.uptime_seconds === 'number' ? ['up ', fmtSeconds(st.uptime_seconds), ' (', num(st.uptime_seconds, P('uptime_seconds')), ' s) · '] : '',
+      st.at ? ['as of ', value(st.at)] : '');
+    cards.push(h('div', { class: 'card wide plain' }, head));
     cards.push(card('Pages per second, last hour', h('div', { class: 'chart' }, lineChart(points, 'pages/s')), true));
 
     const eta = st.estimated_finish || st.eta || thr.estimated_finish;
@@ -403,15 +408,27 @@
       ['cluster', 'Cluster'], ['live', 'This process']]) {
       const v = st[key];
       if (v === undefined || v === null) continue;
-      const content = key === 'live' ? kv(v, P(key), ['queued_by_level']) : key === 'workers' ? workers(v) : value(v, P(key));
+      const content = key === 'live' ? kv(v, P(key), ['queued_by_level']) : key === 'workers' ? workers(v)
+        : key === 'errors' ? errorRates(v, st.urls) : value(v, P(key));
       cards.push(card(title, content, key === 'workers' || key === 'errors'));
     }
     for (const [key, v] of Object.entries(st)) {
       if (['throughput', 'queue', 'urls', 'errors', 'hosts', 'storage', 'workers', 'store', 'recrawl', 'cluster', 'live',
-        'estimated_finish', 'estimated_finish_seconds', 'eta'].includes(key)) continue;
+        'estimated_finish', 'estimated_finish_seconds', 'eta', 'mode', 'at', 'uptime_seconds'].includes(key)) continue;
       cards.push(card(label(key), value(v, P(key))));
     }
     return [h('div', { class: 'grid' }, cards)];
+  }
+
+  // errorRates shows each category's count and its share of the fetches.
+  function errorRates(e, urls) {
+    if (!isObj(e)) return value(e, P('errors'));
+    const fetched = isObj(urls) && typeof urls.fetched === 'number' ? urls.fetched : 0;
+    return h('table', null, h('thead', null, h('tr', null, h('th', null, 'Category'), h('th', { class: 'num' }, 'Count'),
+      h('th', { class: 'num' }, 'Share of fetches'))),
+    h('tbody', null, Object.entries(e).map(([k, n]) => h('tr', null, h('td', null, label(k).replace('Http ', 'HTTP ')),
+      h('td', { class: 'num' }, value(n, P('errors', k))),
+      h('td', { class: 'num' }, typeof n === 'number' && fetched > 0 ? (100 * n / fetched).toFixed(2) + ' %' : '—')))));
   }
 
   // workers shows each tier's group, its lag and its members' share of the
