@@ -424,6 +424,32 @@ const keep = []; for (;;) { keep.push(new Array(1e6).fill(keep.length)); }
 	renderOK(t, p, s)
 }
 
+// A page that allocates from timers after it has loaded makes no request and
+// may leave the DOM alone: it is not settled while its heap keeps growing,
+// so it runs into the heap limit instead of being snapshotted half way.
+func TestRenderRunawayFromTimers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a renderer's heap")
+	}
+	s := newSite(t, nil)
+	p := newPool(t, Config{Tabs: 2, Settle: 300 * time.Millisecond, PageTimeout: 10 * time.Second, HeapMiB: 64})
+	page := `<!doctype html><html><body><p>x</p><script>
+document.addEventListener('DOMContentLoaded', () => {
+  const hog = [];
+  const grow = () => { for (let i = 0; i < 8; i++) hog.push(new Array(1 << 17).fill('runaway ' + hog.length)); setTimeout(grow, 0); };
+  grow();
+});
+</script></body></html>`
+	var rec recorder
+	start := time.Now()
+	res, err := p.Render(context.Background(), s.doc("/oom-timers", page), rec.load)
+	t.Logf("%v after %v (TimedOut %v), %+v", err, time.Since(start), res.TimedOut, p.Stats())
+	if !errors.Is(err, ErrCrashed) {
+		t.Fatalf("err = %v (TimedOut %v, %d bytes of DOM), want ErrCrashed", err, res.TimedOut, len(res.DOM))
+	}
+	renderOK(t, p, s)
+}
+
 func TestTabsBound(t *testing.T) {
 	s := newSite(t, map[string]string{"/slow": "{}"})
 	p := newPool(t, Config{Tabs: 2, Settle: 50 * time.Millisecond})
@@ -440,8 +466,19 @@ func TestTabsBound(t *testing.T) {
 			inFlight--
 			mu.Unlock()
 		}()
+		// Hold each request until a second page is fetching too (or a
+		// while has passed), so that a third would be seen if the bound
+		// let one through.
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			n := inFlight
+			mu.Unlock()
+			if n >= 2 {
+				break
+			}
+		}
 		select {
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(200 * time.Millisecond):
 		case <-ctx.Done():
 			return Response{}, ctx.Err()
 		}

@@ -65,6 +65,13 @@ const snapshotScript = `[location.href, document.documentElement ? document.docu
 // quietScript reads how long the DOM has not changed, in milliseconds.
 const quietScript = `typeof __crawlerQuietMs === 'function' ? __crawlerQuietMs() : 1e9`
 
+// heapGrowth is how much the JavaScript heap may grow between two settle
+// checks of a page that counts as quiet. A script that keeps allocating
+// (a runaway, a page building content without a network request) is not
+// done: it runs on until it ends, hits the heap limit (ErrCrashed) or the
+// page times out, instead of being snapshotted half way.
+const heapGrowth = 1 << 20
+
 // tab is one render: a new tab, in a browser context of its own so that no
 // cookie or storage passes between pages.
 type tab struct {
@@ -418,6 +425,11 @@ func (tb *tab) netType(id network.RequestID) *netType {
 	return nt
 }
 
+// netTypeWait bounds the wait for the Network domain's view of an XHR: 100 ms
+// was mostly enough on a loaded machine; a worker's fetch(), which has none,
+// pays it in full.
+const netTypeWait = 500 * time.Millisecond
+
 // xhrType tells a fetch() from an XMLHttpRequest, which the Fetch domain both
 // calls XHR, from the Network domain's event for the request. That event can
 // come before or after, so it is waited for a little.
@@ -427,7 +439,7 @@ func (tb *tab) xhrType(id network.RequestID) network.ResourceType {
 	tb.mu.Unlock()
 	select {
 	case <-nt.known:
-	case <-time.After(100 * time.Millisecond):
+	case <-time.After(netTypeWait):
 	case <-tb.reqCtx.Done():
 	}
 	tb.mu.Lock()
@@ -506,6 +518,7 @@ func (tb *tab) settle(ctx context.Context, deadline time.Time) (timedOut bool, e
 		return false, ctx.Err()
 	}
 	settle := tb.cfg.Settle
+	var heap float64 // in use at the last check; 0 before the first
 	for {
 		if !time.Now().Before(deadline) {
 			return true, nil
@@ -524,13 +537,26 @@ func (tb *tab) settle(ctx context.Context, deadline time.Time) (timedOut bool, e
 			continue
 		}
 		qctx, cancel := context.WithDeadline(ctx, deadline)
-		quiet, err := tb.quietFor(qctx)
+		quiet, used, err := tb.quietFor(qctx)
 		cancel()
 		if err != nil {
 			if qctx.Err() != nil && ctx.Err() == nil {
 				return true, nil // a busy renderer: the snapshot decides
 			}
 			return false, err
+		}
+		// Two readings of the heap a short while apart tell whether a
+		// script is still allocating.
+		// A heap close to its limit is one the collector is fighting for:
+		// it grows slowly then, and the page is not done either.
+		first, growing := heap == 0, used-heap > heapGrowth
+		full := used > 0.75*float64(tb.cfg.HeapMiB<<20)
+		heap = used
+		if first || growing || full {
+			if late, err := wait(settle / 10); late || err != nil {
+				return late, err
+			}
+			continue
 		}
 		if quiet >= settle && tb.inflight.Load() == 0 {
 			return false, nil
@@ -541,12 +567,19 @@ func (tb *tab) settle(ctx context.Context, deadline time.Time) (timedOut bool, e
 	}
 }
 
-func (tb *tab) quietFor(ctx context.Context) (time.Duration, error) {
+// quietFor returns how long the DOM has been quiet and the JavaScript heap
+// in use, in bytes (the protocol's count: the page's performance.memory is
+// coarse and refreshed rarely).
+func (tb *tab) quietFor(ctx context.Context) (time.Duration, float64, error) {
 	var ms float64
 	if err := tb.eval(ctx, quietScript, &ms); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return time.Duration(ms * float64(time.Millisecond)), nil
+	heap, err := cdp.Call(ctx, tb.t, runtime.GetHeapUsage, cdp.Empty{})
+	if err != nil {
+		return 0, 0, err
+	}
+	return time.Duration(ms * float64(time.Millisecond)), heap.UsedSize, nil
 }
 
 func (tb *tab) snapshot(ctx context.Context) (finalURL, dom string, err error) {
