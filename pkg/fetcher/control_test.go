@@ -211,3 +211,51 @@ func TestControlsPageBudget(t *testing.T) {
 		t.Fatalf("admitted %d, refused for the budget %d; want 2 and 2", admitted, refused)
 	}
 }
+
+// A delay override below the host's robots.txt Crawl-delay does not speed
+// the host up: the Crawl-delay stands.
+func TestControlsDelayNeverBelowCrawlDelay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a host's Crawl-delay")
+	}
+	e := testenv.New(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var starts, ends []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		if r.URL.Path == "/robots.txt" {
+			w.Write([]byte("User-agent: *\nCrawl-delay: 0.5\n"))
+		} else {
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<html><body>page</body></html>"))
+		}
+		mu.Lock()
+		starts, ends = append(starts, start), append(ends, time.Now())
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	host := urlnorm.Authority(srv.URL)
+	if err := e.DB.Control().SetHostControl(ctx, store.HostControl{Host: host, Delay: 100 * time.Millisecond, PageBudget: store.NoOverride}, store.AuditEntry{Actor: "test", Action: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.SitemapProbe = false
+	_, stop := startFetcher(t, e, cfg)
+	defer stop()
+	if err := e.Kafka.ProduceSync(ctx, seedRecords(t, srv.URL, "/1", "/2", "/3", "/4")...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "robots.txt and four pages", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(starts) >= 5
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(ends[i-1]); gap < 490*time.Millisecond {
+			t.Errorf("request %d came %v after the previous one: the 100 ms override went below the 500 ms Crawl-delay", i, gap.Round(time.Millisecond))
+		}
+	}
+}
