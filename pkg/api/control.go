@@ -201,10 +201,17 @@ func (s *Server) postCrawlPause(paused bool) http.HandlerFunc {
 }
 
 // hostOf reads and normalizes the {host} path parameter.
-func hostOf(r *http.Request) (string, error) {
-	raw := r.PathValue("host")
-	u, err := norm.Normalize("http://" + raw + "/")
-	if err != nil || strings.ContainsAny(raw, "/?#@") {
+func hostOf(r *http.Request) (string, error) { return normalizeHost(r.PathValue("host")) }
+
+// normalizeHost returns a host[:port] as the crawl keys hosts
+// (urlnorm.Authority): lower case, IDNA, a default port (80 or 443) dropped.
+func normalizeHost(raw string) (string, error) {
+	scheme := "http://"
+	if strings.HasSuffix(raw, ":443") {
+		scheme = "https://"
+	}
+	u, err := norm.Normalize(scheme + raw + "/")
+	if err != nil || raw == "" || strings.ContainsAny(raw, "/?#@") {
 		return "", fmt.Errorf("invalid host %q", raw)
 	}
 	return urlnorm.Authority(u), nil
@@ -442,12 +449,12 @@ func (s *Server) postExclusion(w http.ResponseWriter, r *http.Request) {
 	}
 	p := store.ExclusionPattern{Pattern: req.Pattern, Syntax: req.Syntax, CreatedAt: a.At, CreatedBy: a.Actor}
 	if req.Host != "" {
-		u, err := norm.Normalize("http://" + req.Host + "/")
-		if err != nil || strings.ContainsAny(req.Host, "/?#@") {
-			s.refuse(w, r, cs, a, http.StatusBadRequest, fmt.Sprintf("invalid host %q", req.Host))
+		host, err := normalizeHost(req.Host)
+		if err != nil {
+			s.refuse(w, r, cs, a, http.StatusBadRequest, err.Error())
 			return
 		}
-		p.Host = urlnorm.Authority(u)
+		p.Host = host
 	}
 	if _, err := control.Compile(p); err != nil {
 		s.refuse(w, r, cs, a, http.StatusBadRequest, err.Error())

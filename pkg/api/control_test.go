@@ -204,3 +204,23 @@ func TestHostQueueExport(t *testing.T) {
 		t.Fatalf("format csv: %d", code)
 	}
 }
+
+func TestNormalizeHost(t *testing.T) {
+	for raw, want := range map[string]string{
+		"Example.ORG":      "example.org",
+		"example.org:80":   "example.org",
+		"example.org:443":  "example.org",
+		"example.org:8080": "example.org:8080",
+		"127.0.0.1:9000":   "127.0.0.1:9000",
+		"bücher.example":   "xn--bcher-kva.example",
+	} {
+		if got, err := normalizeHost(raw); err != nil || got != want {
+			t.Errorf("normalizeHost(%q) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+	for _, raw := range []string{"", "a/b", "user@example.org", "a?b"} {
+		if got, err := normalizeHost(raw); err == nil {
+			t.Errorf("normalizeHost(%q) = %q, want an error", raw, got)
+		}
+	}
+}
