@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawlcluster/crawler/internal/browsertest"
+	"github.com/crawlcluster/crawler/internal/warciotest"
+	"github.com/crawlcluster/crawler/loadtest/synthweb"
+	"github.com/crawlcluster/crawler/pkg/browser"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/sqlite"
+	"github.com/crawlcluster/crawler/pkg/warc"
+)
+
+// needBrowser skips a test without Chromium, unless CRAWLER_REQUIRE_BROWSER=1.
+func needBrowser(t *testing.T) {
+	t.Helper()
+	if _, err := browser.Find(""); err != nil {
+		if os.Getenv(browsertest.RequireEnv) == "1" {
+			t.Fatalf("%s=1 but %v", browsertest.RequireEnv, err)
+		}
+		t.Skip(err)
+	}
+}
+
+// TestRenderApps crawls a web whose application hosts build their links in
+// scripts (one host of each shape) beside ordinary hosts, with -render auto.
+// Every page reachable without breaking robots is fetched once, through the
+// DOM; every sub-resource the browsers asked for went through the fetcher
+// (robots, politeness, no image, font or video, each bundle once); the
+// ordinary hosts were never rendered; the hung and runaway pages were
+// bounded and recorded; the WARC holds a conversion record per rendered
+// page that warcio.js reads too.
+func TestRenderApps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end crawl with a browser; skipped with -short")
+	}
+	needBrowser(t)
+	cfg := synthweb.DefaultConfig()
+	shapes := synthweb.AppShapes()
+	cfg.Hosts, cfg.PagesPerHost, cfg.Apps = len(shapes)+4, 8, len(shapes)
+	cfg.AppHang = 8 * time.Second
+	w, seeds := startWeb(t, cfg)
+	data := filepath.Join(t.TempDir(), "data")
+	start := time.Now()
+	runCrawler(t, crawlArgs(data, seeds, "-render", "auto", "-render-timeout", "6s", "-render-heap-mib", "64", "-render-tabs", "2"))
+	took := time.Since(start)
+
+	rep := w.Audit(auditConfig())
+	t.Logf("crawl took %v; audit:\n%s", took.Round(time.Millisecond), rep.String())
+	apps := rep.Apps
+	if apps == nil {
+		t.Fatal("the audit has no application report")
+	}
+	if apps.Coverage != 1 || apps.OrdinaryCoverage != 1 {
+		t.Errorf("coverage: application pages %d of %d (%.3f), ordinary %.3f", apps.Fetched, apps.Reachable, apps.Coverage, apps.OrdinaryCoverage)
+	}
+	for _, v := range []struct {
+		name string
+		v    synthweb.Violations
+	}{{"overlaps", rep.Overlaps}, {"politeness", rep.Politeness}, {"robots", rep.Robots}, {"media", apps.Media},
+		{"repeated documents", apps.RepeatedDocuments}, {"repeated bundles", apps.RepeatedBundles}} {
+		if v.v.Count > 0 {
+			t.Errorf("%s: %d violations: %v", v.name, v.v.Count, v.v.Examples)
+		}
+	}
+	if apps.APIDisallowed > 0 || apps.HiddenFetched > 0 {
+		t.Errorf("robots-disallowed API called %d times, %d hidden pages fetched", apps.APIDisallowed, apps.HiddenFetched)
+	}
+	if apps.APIRequests == 0 {
+		t.Error("no application API request: the fetch() shape was not rendered")
+	}
+
+	// The decisions, from the store.
+	db, err := sqlite.Open(context.Background(), filepath.Join(data, "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	appHosts := w.AppHosts() // host key -> shape
+	shapeOf := func(u string) string {
+		h, _ := splitURL(u)
+		return appHosts[h]
+	}
+	byShape := map[string]map[string]int{} // shape -> decision -> count
+	failed := map[string]string{}
+	reasons := map[string]string{} // URL path -> reason
+	err = db.Captures(context.Background(), func(c store.Capture) error {
+		d, err := db.Render().RenderDecisionOf(context.Background(), c.URLHash)
+		if err != nil {
+			return nil
+		}
+		shape := shapeOf(c.URL)
+		if shape == "" {
+			t.Errorf("ordinary page %s has a render decision: %+v", c.URL, d)
+			return nil
+		}
+		if byShape[shape] == nil {
+			byShape[shape] = map[string]int{}
+		}
+		byShape[shape][d.Decision]++
+		_, path := splitURL(c.URL)
+		reasons[path] = d.Reason
+		if d.Decision == store.RenderFailed {
+			failed[c.URL] = d.Reason
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("render decisions by shape: %v; failed: %v", byShape, failed)
+	for _, s := range shapes {
+		if byShape[s][store.RenderRendered] == 0 {
+			t.Errorf("no page of shape %s rendered", s)
+		}
+	}
+	var runaway bool
+	for u, why := range failed {
+		if strings.HasSuffix(u, synthweb.AppRunawayPage) && strings.Contains(why, "crashed") {
+			runaway = true
+		}
+	}
+	if !runaway {
+		t.Errorf("the runaway page was not recorded as failed (crashed): %v", failed)
+	}
+	// The page that never stops changing is taken as it is at the timeout.
+	if why := reasons[synthweb.AppHangPage]; !strings.Contains(why, "timed out") {
+		t.Errorf("the page that never settles was recorded as %q", why)
+	}
+
+	// Conversion records: one per rendered page, referring to a response
+	// record, read back by pkg/warc and by warcio.js.
+	segs, _ := filepath.Glob(filepath.Join(data, "warc", "*.warc.gz"))
+	conversions := 0
+	for _, seg := range segs {
+		sum := warciotest.Check(t, seg)
+		conversions += sum.Types[warc.TypeConversion]
+		if len(sum.BlockDigestMismatches) > 0 || len(sum.PayloadDigestMismatches) > 0 {
+			t.Errorf("warcio.js: digest mismatches in %s: %s %s", seg, sum.BlockDigestMismatches, sum.PayloadDigestMismatches)
+		}
+	}
+	rendered := 0
+	for _, m := range byShape {
+		rendered += m[store.RenderRendered]
+	}
+	if conversions != rendered {
+		t.Errorf("%d conversion records for %d rendered pages", conversions, rendered)
+	}
+	checkStored(t, w, data)
+}
