@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,22 +10,10 @@ import (
 	"github.com/crawlcluster/crawler/internal/browsertest"
 	"github.com/crawlcluster/crawler/internal/warciotest"
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
-	"github.com/crawlcluster/crawler/pkg/browser"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/sqlite"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
-
-// needBrowser skips a test without Chromium, unless CRAWLER_REQUIRE_BROWSER=1.
-func needBrowser(t *testing.T) {
-	t.Helper()
-	if _, err := browser.Find(""); err != nil {
-		if os.Getenv(browsertest.RequireEnv) == "1" {
-			t.Fatalf("%s=1 but %v", browsertest.RequireEnv, err)
-		}
-		t.Skip(err)
-	}
-}
 
 // TestRenderApps crawls a web whose application hosts build their links in
 // scripts (one host of each shape) beside ordinary hosts, with -render auto.
@@ -40,7 +27,7 @@ func TestRenderApps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crawl with a browser; skipped with -short")
 	}
-	needBrowser(t)
+	browsertest.Need(t)
 	cfg := synthweb.DefaultConfig()
 	shapes := synthweb.AppShapes()
 	cfg.Hosts, cfg.PagesPerHost, cfg.Apps = len(shapes)+4, 8, len(shapes)
@@ -60,15 +47,12 @@ func TestRenderApps(t *testing.T) {
 	if apps.Coverage != 1 || apps.OrdinaryCoverage != 1 {
 		t.Errorf("coverage: application pages %d of %d (%.3f), ordinary %.3f", apps.Fetched, apps.Reachable, apps.Coverage, apps.OrdinaryCoverage)
 	}
-	for _, v := range []struct {
-		name string
-		v    synthweb.Violations
-	}{{"overlaps", rep.Overlaps}, {"politeness", rep.Politeness}, {"robots", rep.Robots}, {"media", apps.Media},
-		{"repeated documents", apps.RepeatedDocuments}, {"repeated bundles", apps.RepeatedBundles}} {
-		if v.v.Count > 0 {
-			t.Errorf("%s: %d violations: %v", v.name, v.v.Count, v.v.Examples)
+	for _, v := range rep.RenderChecks() {
+		if v.Count > 0 {
+			t.Errorf("%s: %d violations: %v", v.Name, v.Count, v.Examples)
 		}
 	}
+
 	if apps.APIDisallowed > 0 || apps.HiddenFetched > 0 {
 		t.Errorf("robots-disallowed API called %d times, %d hidden pages fetched", apps.APIDisallowed, apps.HiddenFetched)
 	}

@@ -42,9 +42,10 @@ type Browser struct {
 	allowed []*regexp.Regexp
 }
 
-// Start launches Chromium for t and opens a tab, or skips t when there is none.
-// The browser is stopped when t ends.
-func Start(t testing.TB) *Browser {
+// Need returns the Chromium to run, or skips t when there is none (fails
+// it under CRAWLER_REQUIRE_BROWSER=1): for tests that start the crawler's
+// own browser (the render tier) rather than a tab of their own.
+func Need(t testing.TB) string {
 	t.Helper()
 	path := findChromium()
 	if path == "" {
@@ -53,6 +54,14 @@ func Start(t testing.TB) *Browser {
 		}
 		t.Skipf("no Chromium found (%s); set %s=1 to fail instead", strings.Join(Candidates, ", "), RequireEnv)
 	}
+	return path
+}
+
+// Start launches Chromium for t and opens a tab, or skips t when there is none.
+// The browser is stopped when t ends.
+func Start(t testing.TB) *Browser {
+	t.Helper()
+	path := Need(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,

@@ -585,6 +585,26 @@ type AppsReport struct {
 	RepeatedBundles   Violations     `json:"repeated_bundles"`   // a Bundles resource requested again (also a Duplicates violation)
 }
 
+// RenderChecks are the rules a crawl that renders the application hosts
+// must keep, by name: every request, sub-resources included, polite and
+// allowed by robots.txt, no image, font or video, no page and no shared
+// script fetched twice. A Report without application hosts has only the
+// first three.
+func (r Report) RenderChecks() []NamedViolations {
+	out := []NamedViolations{{"overlaps", r.Overlaps}, {"politeness", r.Politeness}, {"robots", r.Robots}}
+	if a := r.Apps; a != nil {
+		out = append(out, NamedViolations{"media", a.Media}, NamedViolations{"repeated documents", a.RepeatedDocuments},
+			NamedViolations{"repeated bundles", a.RepeatedBundles})
+	}
+	return out
+}
+
+// NamedViolations is one rule's violations with the rule's name.
+type NamedViolations struct {
+	Name string
+	Violations
+}
+
 // AppHostReport is what one application host received.
 type AppHostReport struct {
 	Host      string  `json:"host"`

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/crawlcluster/crawler/internal/browsertest"
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
 	"github.com/crawlcluster/crawler/pkg/blob"
-	"github.com/crawlcluster/crawler/pkg/browser"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/warc"
@@ -33,12 +31,7 @@ func TestClusterRender(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster crawl with a browser; skipped with -short")
 	}
-	if _, err := browser.Find(""); err != nil {
-		if os.Getenv(browsertest.RequireEnv) == "1" {
-			t.Fatalf("%s=1 but %v", browsertest.RequireEnv, err)
-		}
-		t.Skip(err)
-	}
+	browsertest.Need(t)
 	cfg := synthweb.DefaultConfig()
 	shapes := synthweb.AppShapes()
 	cfg.Hosts, cfg.PagesPerHost, cfg.Apps = len(shapes)+4, 6, len(shapes)
@@ -68,13 +61,9 @@ func TestClusterRender(t *testing.T) {
 	if apps.Coverage != 1 || apps.OrdinaryCoverage != 1 {
 		t.Errorf("coverage: application pages %.3f (%d of %d), ordinary %.3f", apps.Coverage, apps.Fetched, apps.Reachable, apps.OrdinaryCoverage)
 	}
-	for _, v := range []struct {
-		name string
-		v    synthweb.Violations
-	}{{"overlaps", rep.Overlaps}, {"politeness", rep.Politeness}, {"robots", rep.Robots}, {"media", apps.Media},
-		{"repeated documents", apps.RepeatedDocuments}, {"repeated bundles", apps.RepeatedBundles}} {
-		if v.v.Count > 0 {
-			t.Errorf("%s: %d violations: %v", v.name, v.v.Count, v.v.Examples)
+	for _, v := range rep.RenderChecks() {
+		if v.Count > 0 {
+			t.Errorf("%s: %d violations: %v", v.Name, v.Count, v.Examples)
 		}
 	}
 
