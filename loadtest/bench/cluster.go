@@ -785,18 +785,49 @@ func (c *clusterRun) startFrontier(ctx context.Context, broker, dsn string) (str
 	return api, err
 }
 
-// clusterStats is the part of the frontier's GET /api/v1/stats the bench reads.
+// clusterStats is the part of the frontier's GET /api/v1/stats the bench reads:
+// the store's URLs per state, and the consumer groups that exist.
 type clusterStats struct {
 	Store struct {
-		URLs map[string]int64 `json:"urls"`
-	} `json:"store"`
+		URLs map[string]int64
+	}
 	Live struct {
-		Groups map[string]struct {
-			Members int    `json:"members"`
-			State   string `json:"state"`
-			Lag     int64  `json:"lag"`
-		} `json:"groups"`
-	} `json:"live"`
+		Groups map[string]groupStats
+	}
+}
+
+type groupStats struct {
+	Members int
+	State   string
+	Lag     int64
+}
+
+// UnmarshalJSON reads the stats answer (urls.by_state, workers.groups).
+func (s *clusterStats) UnmarshalJSON(b []byte) error {
+	var body struct {
+		URLs struct {
+			ByState map[string]int64 `json:"by_state"`
+		} `json:"urls"`
+		Workers struct {
+			Groups []struct {
+				Name    string `json:"name"`
+				Members int    `json:"members"`
+				State   string `json:"state"`
+				Lag     *int64 `json:"lag"` // null for a group that does not exist
+			} `json:"groups"`
+		} `json:"workers"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil {
+		return err
+	}
+	s.Store.URLs = body.URLs.ByState
+	s.Live.Groups = map[string]groupStats{}
+	for _, g := range body.Workers.Groups {
+		if g.Lag != nil {
+			s.Live.Groups[g.Name] = groupStats{Members: g.Members, State: g.State, Lag: *g.Lag}
+		}
+	}
+	return nil
 }
 
 // idle reports what test/cluster's waitIdle checks: nothing queued in a

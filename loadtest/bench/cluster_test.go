@@ -12,20 +12,20 @@ import (
 
 func TestClusterStatsIdle(t *testing.T) {
 	groups := func(fetchersLag, parsersLag int64) string {
-		return `"live":{"groups":{"` + queue.GroupFetchers + `":{"members":2,"state":"Stable","lag":` + strconv.FormatInt(fetchersLag, 10) +
-			`},"` + queue.GroupParsers + `":{"members":1,"state":"Stable","lag":` + strconv.FormatInt(parsersLag, 10) + `}}}`
+		return `"workers":{"groups":[{"name":"` + queue.GroupFetchers + `","members":2,"state":"Stable","lag":` + strconv.FormatInt(fetchersLag, 10) +
+			`},{"name":"` + queue.GroupParsers + `","members":1,"state":"Stable","lag":` + strconv.FormatInt(parsersLag, 10) + `}]}`
 	}
 	for _, tc := range []struct {
 		name, body string
 		idle       bool
 	}{
-		{"idle", `{"store":{"urls":{"done":40,"queued":0}},` + groups(0, 0) + `}`, true},
-		{"queued", `{"store":{"urls":{"done":40,"queued":1}},` + groups(0, 0) + `}`, false},
-		{"awaiting a parser", `{"store":{"urls":{"fetched":3}},` + groups(0, 0) + `}`, false},
-		{"fetchers lag", `{"store":{"urls":{}},` + groups(5, 0) + `}`, false},
-		{"parsers lag", `{"store":{"urls":{}},` + groups(0, 5) + `}`, false},
-		{"no groups yet", `{"store":{"urls":{}},"live":{"groups":{}}}`, false},
-		{"no live view", `{"store":{"urls":{}}}`, false},
+		{"idle", `{"urls":{"by_state":{"stored":40,"queued":0}},` + groups(0, 0) + `}`, true},
+		{"queued", `{"urls":{"by_state":{"stored":40,"queued":1}},` + groups(0, 0) + `}`, false},
+		{"awaiting a parser", `{"urls":{"by_state":{"fetched":3}},` + groups(0, 0) + `}`, false},
+		{"fetchers lag", `{"urls":{"by_state":{}},` + groups(5, 0) + `}`, false},
+		{"parsers lag", `{"urls":{"by_state":{}},` + groups(0, 5) + `}`, false},
+		{"no groups yet", `{"urls":{"by_state":{}},"workers":{"groups":[{"name":"fetchers","members":0,"state":"Dead","lag":null}]}}`, false},
+		{"no workers", `{"urls":{"by_state":{}}}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var s clusterStats

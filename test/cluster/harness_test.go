@@ -184,18 +184,21 @@ func submitSeeds(t *testing.T, api string, seeds []string) {
 	}
 }
 
-// stats is the part of GET /api/v1/stats the tests read.
+// stats is the part of GET /api/v1/stats the tests read: the store's URLs per
+// state and captures, and the fetchers' and parsers' groups that exist.
 type stats struct {
 	Store struct {
 		URLs     map[string]int64
 		Captures int64
-	} `json:"store"`
+	}
 	Live struct {
-		Groups map[string]struct {
-			Members int   `json:"members"`
-			Lag     int64 `json:"lag"`
-		} `json:"groups"`
-	} `json:"live"`
+		Groups map[string]groupStats
+	}
+}
+
+type groupStats struct {
+	Members int
+	Lag     int64
 }
 
 func getStats(t *testing.T, api string) (stats, error) {
@@ -205,7 +208,32 @@ func getStats(t *testing.T, api string) (stats, error) {
 		return s, err
 	}
 	defer resp.Body.Close()
-	return s, json.NewDecoder(resp.Body).Decode(&s)
+	var body struct {
+		URLs struct {
+			ByState map[string]int64 `json:"by_state"`
+		} `json:"urls"`
+		Storage struct {
+			Captures int64 `json:"captures"`
+		} `json:"storage"`
+		Workers struct {
+			Groups []struct {
+				Name    string `json:"name"`
+				Members int    `json:"members"`
+				Lag     *int64 `json:"lag"` // null for a group that does not exist
+			} `json:"groups"`
+		} `json:"workers"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return s, err
+	}
+	s.Store.URLs, s.Store.Captures = body.URLs.ByState, body.Storage.Captures
+	s.Live.Groups = map[string]groupStats{}
+	for _, g := range body.Workers.Groups {
+		if (g.Name == "fetchers" || g.Name == "parsers") && g.Lag != nil {
+			s.Live.Groups[g.Name] = groupStats{Members: g.Members, Lag: *g.Lag}
+		}
+	}
+	return s, nil
 }
 
 // waitIdle waits until nothing is queued, nothing awaits parsing and both groups
