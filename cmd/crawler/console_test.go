@@ -1,12 +1,14 @@
 package main
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,6 +84,7 @@ func TestConsole(t *testing.T) {
 		t.Errorf("seed %s through the form: %q, want accepted", newSeed, status)
 	}
 	paused := w.Hosts()[0]
+	const grace = 1500 * time.Millisecond // the fetchers' poll and a request in flight
 	var pausedAt, resumedAt time.Time
 	if controls {
 		c.B.Do(t, 30*time.Second,
@@ -93,9 +96,13 @@ func TestConsole(t *testing.T) {
 		b.Screenshot(t, shots, "control")
 		// Paused for longer than the fetchers take to see it (they poll the
 		// control version about once a second) plus a page's fetch.
-		time.Sleep(5 * time.Second)
+		resumeAt := pausedAt.Add(6 * time.Second)
+		time.Sleep(grace)
+		steerThroughConsole(t, c, w, paused)
+		time.Sleep(time.Until(resumeAt))
 		c.B.Do(t, 30*time.Second,
 			chromedp.Evaluate[chromedp.Void](`document.querySelector('#host-result').replaceChildren()`),
+			chromedp.SetValue(chromedp.CSS("#host-name"), paused),
 			chromedp.Click(chromedp.CSS("#host-resume")),
 			chromedp.WaitVisible(chromedp.CSS(`#host-result [data-result]`)),
 		)
@@ -112,7 +119,6 @@ func TestConsole(t *testing.T) {
 	waitIdle(t, w, 2*time.Minute)
 
 	if controls {
-		const grace = 1500 * time.Millisecond // the fetchers' poll and a request in flight
 		var during, after int
 		for _, r := range w.Requests() {
 			if r.Host != paused {
@@ -187,6 +193,87 @@ func TestConsole(t *testing.T) {
 	if _, err := p.wait(t, time.Minute); err != nil {
 		t.Errorf("crawler exited with %v after SIGTERM", err)
 	}
+}
+
+// steerThroughConsole uses the rest of the control page while host paused
+// stands still: its queue exported through the page is the API's, a delay set
+// through the form is in force, and an exclusion pattern is added and deleted.
+func steerThroughConsole(t *testing.T, c *consoletest.Console, w *synthweb.Web, paused string) {
+	t.Helper()
+	clear := chromedp.Evaluate[chromedp.Void](`document.querySelector('#host-result').replaceChildren()`)
+	c.B.Do(t, 30*time.Second, clear,
+		chromedp.SetValue(chromedp.CSS("#host-name"), paused),
+		chromedp.Click(chromedp.CSS("#host-export")),
+		chromedp.WaitVisible(chromedp.CSS(`#host-result [data-result]`)),
+	)
+	shown := browsertest.Eval[string](t, c.B, `(document.querySelector('#host-result [data-exported]') || {dataset: {}}).dataset.exported || document.querySelector('#host-result').textContent`)
+	queue := rawGet(t, c, "/api/v1/hosts/"+url.PathEscape(paused)+"/queue")
+	want := strconv.Itoa(len(strings.Fields(queue)))
+	if shown != want || want == "0" {
+		t.Errorf("queue of paused host %s exported through the console: %q URLs, the API exports %s (want the same, not 0)", paused, shown, want)
+	}
+
+	t.Logf("paused host %s: %s queued URLs exported through the console, %s by the API", paused, shown, want)
+
+	slowed := w.Hosts()[3]
+	c.B.Do(t, 30*time.Second, clear,
+		chromedp.SetValue(chromedp.CSS("#host-name"), slowed),
+		chromedp.SetValue(chromedp.CSS("#host-delay"), "0.5"),
+		chromedp.Click(chromedp.CSS("#host-apply")),
+		chromedp.WaitVisible(chromedp.CSS(`#host-result [data-result]`)),
+	)
+	found := false
+	hosts, _ := consoletest.Lookup(c.Get(t, "/api/v1/control"), "/hosts")
+	for _, h := range asSlice(hosts) {
+		if m, ok := h.(map[string]any); ok && m["host"] == slowed {
+			found = m["delay_seconds"] == 0.5
+		}
+	}
+	if !found {
+		t.Errorf("delay 0.5 s set through the console for %s: not in GET /api/v1/control: %v", slowed, hosts)
+	}
+
+	pattern := "http://" + w.Hosts()[4] + "/never-linked-*"
+	c.B.Do(t, 30*time.Second,
+		chromedp.SetValue(chromedp.CSS("#exclusion-pattern"), pattern),
+		chromedp.Click(chromedp.CSS("#exclusion-add")),
+		chromedp.WaitVisible(chromedp.CSS(`#exclusion-list [data-delete]`)),
+	)
+	if list := browsertest.Eval[string](t, c.B, `document.querySelector('#exclusion-list').textContent`); !strings.Contains(list, pattern) {
+		t.Errorf("exclusion list after adding %s through the console: %.300s", pattern, list)
+	}
+	c.B.Do(t, 30*time.Second,
+		chromedp.Click(chromedp.CSS(`#exclusion-list [data-delete]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#exclusion-list [data-delete]`)),
+	)
+	if n, _ := consoletest.Lookup(c.Get(t, "/api/v1/exclusions"), "/exclusions"); len(asSlice(n)) != 0 {
+		t.Errorf("exclusions after deleting through the console: %v", n)
+	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+// rawGet answers an API path with the token as text, failing t unless 200.
+func rawGet(t *testing.T, c *consoletest.Console, path string) string {
+	t.Helper()
+	req, err := http.NewRequest("GET", c.Base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v %s", path, resp.StatusCode, err, b)
+	}
+	return string(b)
 }
 
 func freeLoopbackAddr(t *testing.T) string {
