@@ -1,6 +1,7 @@
 // Package api is the crawler's REST interface (served by the frontier tier, and by
-// the embedded crawler): seed submission, crawl statistics, URL and host look-ups,
-// health and readiness, and Prometheus metrics.
+// the embedded crawler): seed submission, the operator's crawl statistics, URL and
+// host look-ups, host tables, captures' WARC records, health and readiness, and
+// Prometheus metrics. Bodies are built by the views of types.go, in one JSON style.
 //
 // The routes are described by the OpenAPI document in api/openapi.yaml, which the
 // server also serves at GET /api/v1/openapi.yaml; the tests check every route and

@@ -15,8 +15,8 @@
 // the topics the groups consume (256 for crawl.urls, 32 for crawl.pages). Series of
 // partitions a group no longer consumes or commits are deleted.
 //
-// The exporter also implements api.Cluster, so GET /api/v1/stats can say how many
-// fetchers and parsers are alive.
+// The exporter also implements api.Cluster (Groups), so GET /api/v1/stats can say
+// which fetchers and parsers are alive, their partitions and their lag.
 package lag
 
 import (
