@@ -41,7 +41,8 @@ func TestClusterConsole(t *testing.T) {
 
 	// Public: the overview opens without a token.
 	b.Do(t, 30*time.Second, chromedp.Navigate(c.api+"/#/overview"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-page="overview"] [data-api][data-loaded]`)))
+		chromedp.WaitVisible(chromedp.CSS(`[data-page="overview"] [data-api][data-loaded]`)),
+		chromedp.WaitVisible(chromedp.CSS("#login-open"))) // offered, not required
 
 	// A control action needs the token: the form's 401 brings the login form.
 	b.Allow(regexp.MustCompile(`status of 401 .*/api/v1/frontier/urls`))

@@ -24,6 +24,7 @@
   };
 
   const main = document.getElementById('main');
+  let access = { tokens: false, public: false }; // from config.json
   const loginSection = document.getElementById('login');
   const statusLine = document.getElementById('status');
   let pollTimer = null;
@@ -281,6 +282,7 @@
     loginSection.hidden = false;
     document.getElementById('login-error').textContent = msg || '';
     document.getElementById('logout').hidden = true;
+    document.getElementById('login-open').hidden = true;
     document.getElementById('token').focus();
   }
 
@@ -299,6 +301,10 @@
       if (!(err instanceof AuthError)) document.getElementById('login-error').textContent = err.message;
     });
   });
+
+  // With -console-public the pages open without a token; this button asks
+  // for one before a control action does.
+  document.getElementById('login-open').addEventListener('click', () => showLogin(''));
 
   document.getElementById('logout').addEventListener('click', () => {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -319,7 +325,9 @@
     const [page, ...rest] = hash.split('/');
     const arg = rest.length ? decodeURIComponent(rest.join('/')) : '';
     for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('current', a.dataset.page === (page || 'overview'));
-    if (sessionStorage.getItem(TOKEN_KEY)) document.getElementById('logout').hidden = false;
+    const hasToken = Boolean(sessionStorage.getItem(TOKEN_KEY));
+    document.getElementById('logout').hidden = !hasToken;
+    document.getElementById('login-open').hidden = hasToken || !access.tokens;
     const pages = { overview, hosts: arg ? hostPage : hostsPage, urls: arg ? urlPage : urlsPage, control };
     const fn = pages[page] || overview;
     const view = h('div', { 'data-page': page || 'overview' });
@@ -819,7 +827,6 @@
   // config.json says whether the API needs a token, so that a visitor without
   // one sees the login form rather than a refused call.
   async function start() {
-    let access = { tokens: false, public: false };
     try {
       const r = await fetch('config.json', { cache: 'no-store' });
       if (r.ok) access = await r.json();
