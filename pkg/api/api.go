@@ -534,6 +534,16 @@ func (s *Server) getURL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Robots = decisionOf(entry, n)
+	if rs, ok := s.store.(interface{ Render() store.RenderStore }); ok {
+		d, err := rs.Render().RenderDecisionOf(ctx, store.HashURL(n))
+		switch {
+		case err == nil:
+			v.Render = renderViewOf(d)
+		case !errors.Is(err, store.ErrNotFound):
+			writeError(w, http.StatusInternalServerError, "look up render decision: "+err.Error())
+			return
+		}
+	}
 	if err := s.resolveRefs(ctx, v.Captures); err != nil {
 		writeError(w, http.StatusInternalServerError, "look up captures: "+err.Error())
 		return

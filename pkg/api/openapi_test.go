@@ -119,6 +119,7 @@ func TestOpenAPISchemasMatchStructs(t *testing.T) {
 		{"RecrawlSchedule", scheduleView{}},
 		{"URLLookup", urlView{}},
 		{"URLRecrawl", recrawlView{}},
+		{"RenderDecision", renderView{}},
 		{"Exclusion", exclusionView{}},
 		{"RobotsDecision", robotsDecision{}},
 		{"RobotsRule", ruleView{}},

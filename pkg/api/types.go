@@ -232,6 +232,7 @@ type urlView struct {
 	Recrawl      *recrawlView   `json:"recrawl"`
 	Exclusion    *exclusionView `json:"exclusion"`
 	Robots       robotsDecision `json:"robots"`
+	Render       *renderView    `json:"render"`
 	Captures     []captureView  `json:"captures"`
 	Links        linksView      `json:"links"`
 	Partition    *int32         `json:"partition"`
@@ -590,4 +591,22 @@ func workersOf(groups []lag.Group) []workerGroupView {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// renderView is a URL's render decision (store.RenderDecision).
+type renderView struct {
+	Decision      string    `json:"decision"`
+	Reason        string    `json:"reason"`
+	At            time.Time `json:"at"`
+	Compared      bool      `json:"compared"`
+	Gained        bool      `json:"gained"`
+	LinksHTML     int       `json:"links_html"`
+	LinksRendered int       `json:"links_rendered"`
+	TextHTML      int       `json:"text_html"`
+	TextRendered  int       `json:"text_rendered"`
+}
+
+func renderViewOf(d store.RenderDecision) *renderView {
+	return &renderView{Decision: d.Decision, Reason: d.Reason, At: d.At, Compared: d.Compared, Gained: d.Gained,
+		LinksHTML: d.LinksHTML, LinksRendered: d.LinksRendered, TextHTML: d.TextHTML, TextRendered: d.TextRendered}
 }
