@@ -599,6 +599,9 @@ func (s *Server) resolveRefs(ctx context.Context, cs []captureView) error {
 	return nil
 }
 
+// hostBucket is the width of a host's throughput history points.
+const hostBucket = time.Minute
+
 func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	host := strings.ToLower(r.PathValue("host"))
@@ -647,6 +650,14 @@ func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
 	for _, u := range recent {
 		v.RecentFetches = append(v.RecentFetches, fetchViewOf(u))
 	}
+	now := time.Now()
+	since := now.Add(-time.Hour)
+	act, err := s.store.HostActivity(ctx, host, since, hostBucket)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "host activity: "+err.Error())
+		return
+	}
+	v.Throughput = hostRateOf(act, since, now, hostBucket)
 	writeJSON(w, http.StatusOK, v)
 }
 

@@ -224,6 +224,23 @@ func TestLookups(t *testing.T) {
 	if code != 200 || out["mode"] != "store" || out["urls"].(map[string]any)["queued"] != 1.0 {
 		t.Errorf("stats: %d %v", code, out)
 	}
+	// The host's throughput over the last hour counts the page once fetched.
+	if err := e.DB.UpdateURLs(ctx, []store.URLUpdate{{Hash: store.HashURL(n), State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	_, out = e.do(t, "GET", "/api/v1/hosts/look.example", "", "")
+	thr, _ := out["throughput"].(map[string]any)
+	hist, _ := thr["history"].([]any)
+	if thr["last_hour"] != 1.0 || len(hist) < 60 || len(hist) > 62 {
+		t.Errorf("host throughput: last_hour %v, %d points; want 1 and one point a minute", thr["last_hour"], len(hist))
+	}
+	var sum float64
+	for _, p := range hist {
+		sum += p.(map[string]any)["pages_per_second"].(float64) * 60
+	}
+	if sum < 0.99 || sum > 1.01 {
+		t.Errorf("host throughput history sums to %.3f pages, want 1", sum)
+	}
 	if code, _ := e.do(t, "GET", "/nope", "", ""); code != 404 {
 		t.Errorf("unknown route: %d", code)
 	}

@@ -120,6 +120,7 @@ func TestOpenAPISchemasMatchStructs(t *testing.T) {
 		{"URLLookup", urlView{}},
 		{"URLRecrawl", recrawlView{}},
 		{"RenderDecision", renderView{}},
+		{"HostThroughput", hostRateView{}},
 		{"Exclusion", exclusionView{}},
 		{"RobotsDecision", robotsDecision{}},
 		{"RobotsRule", ruleView{}},

@@ -439,7 +439,32 @@ type hostView struct {
 	Queue         *hostQueueView  `json:"queue"`
 	Patterns      []pattern.Usage `json:"patterns"`
 	RecentFetches []fetchView     `json:"recent_fetches"`
+	Throughput    hostRateView    `json:"throughput"`
 	UpdatedAt     *time.Time      `json:"updated_at"`
+}
+
+// hostRateView is a host's fetches per bucket over the last hour.
+type hostRateView struct {
+	BucketSeconds float64     `json:"bucket_seconds"`
+	LastHour      int64       `json:"last_hour"`
+	History       []ratePoint `json:"history"`
+}
+
+// hostRateOf spreads the store's buckets over every bucket from since to
+// now, the empty ones included, so a chart shows the pauses.
+func hostRateOf(buckets []store.Bucket, since, now time.Time, width time.Duration) hostRateView {
+	v := hostRateView{BucketSeconds: width.Seconds(), History: []ratePoint{}}
+	counts := map[int64]int64{}
+	for _, b := range buckets {
+		counts[b.Start.UnixMilli()] = b.Count
+		v.LastHour += b.Count
+	}
+	w := width.Milliseconds()
+	for t := since.UnixMilli() / w * w; t <= now.UnixMilli(); t += w {
+		// A point is stamped with its interval's end, as the crawl's are.
+		v.History = append(v.History, ratePoint{Time: time.UnixMilli(t + w).UTC(), PagesPerSecond: float64(counts[t]) / width.Seconds()})
+	}
+	return v
 }
 
 type robotsView struct {

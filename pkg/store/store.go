@@ -439,6 +439,17 @@ type Reader interface {
 	// RecentFetches returns up to limit URLs of the host fetched most
 	// recently, newest first.
 	RecentFetches(ctx context.Context, host string, limit int) ([]URL, error)
+	// HostActivity counts the host's URLs by the bucket of width bucket
+	// their last fetch falls in, from since on, oldest first; buckets
+	// without a fetch are left out. A URL fetched again counts at its
+	// latest fetch only.
+	HostActivity(ctx context.Context, host string, since time.Time, bucket time.Duration) ([]Bucket, error)
+}
+
+// Bucket is a count over the time from Start to Start plus the bucket width.
+type Bucket struct {
+	Start time.Time
+	Count int64
 }
 
 // Store is a whole metadata store.

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -39,6 +40,9 @@ const (
 
 	qRecentFetches = `SELECT ` + urlColumns + ` FROM urls
 		WHERE host = $1 AND fetched_at IS NOT NULL ORDER BY fetched_at DESC LIMIT $2`
+
+	qHostActivity = `SELECT floor(extract(epoch FROM fetched_at) * 1000 / $3)::bigint AS b, count(*) FROM urls
+		WHERE host = $1 AND fetched_at >= $2 GROUP BY b ORDER BY b`
 
 	qSegments = `SELECT count(*) FROM warc_segments WHERE captures > 0`
 
@@ -127,6 +131,24 @@ func scanHostListed(row pgx.Row) (store.Host, error) {
 	h, err := scanHost(store.ScanWith(row, &excluded))
 	h.Excluded = excluded
 	return h, err
+}
+
+// HostActivity counts the host's URLs by the bucket of their last fetch.
+func (db *DB) HostActivity(ctx context.Context, host string, since time.Time, bucket time.Duration) ([]store.Bucket, error) {
+	width := max(bucket.Milliseconds(), 1)
+	out := []store.Bucket{}
+	err := db.queryRows(ctx, qHostActivity, []any{host, since, width}, func(rows pgx.Rows) error {
+		var b, n int64
+		if err := rows.Scan(&b, &n); err != nil {
+			return err
+		}
+		out = append(out, store.Bucket{Start: time.UnixMilli(b * width).UTC(), Count: n})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("activity of %s: %w", host, err)
+	}
+	return out, nil
 }
 
 // RecentFetches returns the host's URLs fetched most recently.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
 )
@@ -45,6 +46,9 @@ const (
 		FROM links l LEFT JOIN urls u ON u.hash = l.from_hash WHERE l.to_hash = ?`
 
 	qCapture = `SELECT ` + captureColumns + ` FROM captures WHERE id = ?`
+
+	qHostActivity = `SELECT fetched_at / ?3, count(*) FROM urls INDEXED BY urls_host_fetched
+		WHERE host = ?1 AND fetched_at > 0 AND fetched_at >= ?2 GROUP BY 1 ORDER BY 1`
 
 	qRecentFetches = `SELECT ` + urlColumns + ` FROM urls INDEXED BY urls_host_fetched
 		WHERE host = ? AND fetched_at > 0 ORDER BY fetched_at DESC LIMIT ?`
@@ -212,6 +216,24 @@ func scanHostListed(rows interface{ Scan(...any) error }) (store.Host, error) {
 	h, err := scanHost(store.ScanWith(rows, &excluded))
 	h.Excluded = excluded
 	return h, err
+}
+
+// HostActivity counts the host's URLs by the bucket of their last fetch.
+func (db *DB) HostActivity(ctx context.Context, host string, since time.Time, bucket time.Duration) ([]store.Bucket, error) {
+	width := max(bucket.Milliseconds(), 1)
+	out := []store.Bucket{}
+	err := db.query(ctx, nil, qHostActivity, []any{host, since.UnixMilli(), width}, func(rows *sql.Rows) error {
+		var b, n int64
+		if err := rows.Scan(&b, &n); err != nil {
+			return err
+		}
+		out = append(out, store.Bucket{Start: time.UnixMilli(b * width).UTC(), Count: n})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("activity of %s: %w", host, err)
+	}
+	return out, nil
 }
 
 // RecentFetches returns the host's URLs fetched most recently.

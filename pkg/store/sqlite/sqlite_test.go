@@ -313,6 +313,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"in count", qInCount, 1, "USING COVERING INDEX links_to (to_hash=?)"},
 		{"capture", qCapture, 1, "USING INTEGER PRIMARY KEY"},
 		{"recent fetches", qRecentFetches, 2, "USING INDEX urls_host_fetched (host=? AND fetched_at>?)"},
+		{"host activity", qHostActivity, 3, "USING COVERING INDEX urls_host_fetched (host=? AND fetched_at>?)"},
 		{"segments", qSegments, 0, "warc_segments"},
 		{"blocked hosts", qBlockedHosts, 0, "SCAN hosts USING INDEX hosts_blocked"},
 		{"host list busiest", hostListQueries[store.HostsBusiest], 1, "hosts"},
@@ -322,9 +323,10 @@ func checkPlans(t *testing.T, db *DB) {
 	}
 	// Tables with a row per host or per WARC segment, not per URL, may be read
 	// whole and sorted; so may the in-links of one URL, to count their hosts,
-	// and the blocked hosts' partial index.
+	// and the blocked hosts' partial index, and one host's fetches in a
+	// window, grouped by bucket.
 	small := func(name string) bool {
-		return name == "segments" || name == "in count" || name == "blocked hosts" || strings.HasPrefix(name, "host list ")
+		return name == "segments" || name == "in count" || name == "blocked hosts" || name == "host activity" || strings.HasPrefix(name, "host list ")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

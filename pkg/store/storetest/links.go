@@ -207,4 +207,24 @@ func testHostList(t *testing.T, s store.Store) {
 	if recent, _ := s.RecentFetches(ctx, "busy.example", 1); len(recent) != 1 {
 		t.Errorf("limit 1: %d rows", len(recent))
 	}
+
+	// Activity in 2-minute buckets from t0: /a at t0+1m, /b at t0+3m, /c
+	// never; from t0+2m on only /b.
+	act, err := s.HostActivity(ctx, "busy.example", t0, 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Bucket{{Start: t0, Count: 1}, {Start: t0.Add(2 * time.Minute), Count: 1}}
+	if t0.UnixMilli()%(2*time.Minute).Milliseconds() != 0 {
+		t.Fatalf("t0 %v is not on a bucket boundary: the expectation below assumes it", t0)
+	}
+	if len(act) != len(want) || act[0] != want[0] || act[1] != want[1] {
+		t.Errorf("activity of busy.example: %+v, want %+v", act, want)
+	}
+	if act, _ := s.HostActivity(ctx, "busy.example", t0.Add(2*time.Minute), time.Hour); len(act) != 1 || act[0].Count != 1 {
+		t.Errorf("activity since t0+2m: %+v, want one fetch", act)
+	}
+	if act, err := s.HostActivity(ctx, "none.example", t0, time.Minute); err != nil || len(act) != 0 {
+		t.Errorf("activity of an unknown host: %+v, %v", act, err)
+	}
 }
