@@ -96,6 +96,7 @@ type LiveHost struct {
 	NextAllowed    time.Time
 	Delay, Backoff time.Duration
 	Queued         int
+	ByLevel        []int           // queued per priority level, 0 most urgent
 	Patterns       []pattern.Usage // the host's most used URL patterns
 	Held, Parked   int             // URLs the pattern budgets held back, and of those waiting to be released
 }
@@ -639,7 +640,10 @@ func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
 		// The frontier's state is newer than the last save.
 		delay, backoff, next = live.Delay, live.Backoff, live.NextAllowed
 		v.Partition = &live.Partition
-		v.Queue = &hostQueueView{Queued: live.Queued}
+		v.Queue = &hostQueueView{Queued: live.Queued, ByLevel: live.ByLevel}
+		if v.Queue.ByLevel == nil {
+			v.Queue.ByLevel = []int{}
+		}
 		v.Budget.Held, v.Budget.Parked = &live.Held, &live.Parked
 		if live.Patterns != nil {
 			v.Patterns = live.Patterns

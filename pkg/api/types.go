@@ -494,7 +494,8 @@ type budgetView struct {
 }
 
 type hostQueueView struct {
-	Queued int `json:"queued"`
+	Queued  int   `json:"queued"`
+	ByLevel []int `json:"by_level"`
 }
 
 type fetchView struct {

@@ -79,7 +79,7 @@ func (l *liveStats) LiveHost(host string) (api.LiveHost, bool) {
 	patterns, held, parked := l.fetcher.HostPatterns(host, hostPatterns)
 	return api.LiveHost{
 		Partition: h.Partition, NextAllowed: h.NextAllowed, Delay: h.Delay, Backoff: h.Backoff,
-		Queued: h.Queued, Patterns: patterns, Held: held, Parked: parked,
+		Queued: h.Queued, ByLevel: h.ByLevel, Patterns: patterns, Held: held, Parked: parked,
 	}, true
 }
 

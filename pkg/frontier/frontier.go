@@ -395,6 +395,7 @@ type HostState struct {
 	Delay       time.Duration
 	Backoff     time.Duration
 	Queued      int
+	ByLevel     []int // queued per priority level, 0 most urgent; set by Host only
 }
 
 func (h *host) stateLocked() HostState {
@@ -420,7 +421,12 @@ func (f *Frontier) Host(key string) (HostState, bool) {
 	if !ok {
 		return HostState{}, false
 	}
-	return h.stateLocked(), true
+	st := h.stateLocked()
+	st.ByLevel = make([]int, len(h.levels))
+	for i, q := range h.levels {
+		st.ByLevel[i] = len(q)
+	}
+	return st, true
 }
 
 // Stats is a snapshot of the frontier's size.

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -221,4 +222,19 @@ func TestNextWakesOnPush(t *testing.T) {
 		t.Fatal("Next did not wake on Push")
 	}
 	f.Close()
+}
+
+// Host reports a host's queue per level, for the API's host look-up.
+func TestHostByLevel(t *testing.T) {
+	f := New(Config{Levels: 3})
+	for i, lvl := range []int{0, 2, 2, 1, 2, 9} { // 9 is clamped to the last level
+		f.Push(Item{URL: fmt.Sprint(i), Host: "a", Level: lvl})
+	}
+	st, ok := f.Host("a")
+	if !ok || st.Queued != 6 || len(st.ByLevel) != 3 || st.ByLevel[0] != 1 || st.ByLevel[1] != 1 || st.ByLevel[2] != 4 {
+		t.Fatalf("Host(a) = %+v, %v; want 6 queued as [1 1 4]", st, ok)
+	}
+	if hs := f.Hosts(); len(hs) != 1 || hs[0].ByLevel != nil {
+		t.Errorf("Hosts() counts levels too: %+v", hs)
+	}
 }
