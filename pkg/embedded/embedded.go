@@ -276,7 +276,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		parsers = append(parsers, par)
 	}
 	sub := submit.New(db, admin)
-	live := &liveStats{fetcher: fet, start: start, maxPages: cfg.Fetcher.MaxPages}
+	live := &liveStats{fetcher: fet, start: start, maxPages: cfg.Fetcher.MaxPages, parsers: len(parsers), renders: rend != nil}
 
 	// Seeds go in through the same path as API submissions.
 	if len(seeds) > 0 {

@@ -21,6 +21,8 @@ type liveStats struct {
 	fetcher  *fetcher.Fetcher
 	start    time.Time
 	maxPages int64 // -max-pages, 0 = none
+	parsers  int   // parser tier members in this process
+	renders  bool  // a renderer runs in this process
 
 	mu          sync.Mutex
 	lastAt      time.Time
@@ -41,15 +43,27 @@ func (l *liveStats) LiveStats(context.Context) api.LiveStats {
 	l.mu.Lock()
 	lags := l.lags
 	l.mu.Unlock()
-	// One fetcher and its parsers in this process; their backlog is the lag
-	// of their consumer groups as the last progress check read it.
+	// One fetcher, its parsers and maybe a renderer in this process; their
+	// backlog is the lag of their consumer groups as the last progress check
+	// read it.
+	member := func(id string) lag.Member { return lag.Member{ID: id, ClientID: "crawler"} }
+	parsers := make([]lag.Member, max(l.parsers, 1))
+	for i := range parsers {
+		parsers[i] = member(fmt.Sprintf("parser-%d", i))
+	}
 	workers := []lag.Group{
-		{Name: queue.GroupFetchers, State: "Stable", Members: []lag.Member{{ID: "embedded", ClientID: "crawler"}}},
-		{Name: queue.GroupParsers, State: "Stable", Members: []lag.Member{{ID: "embedded", ClientID: "crawler"}}},
+		{Name: queue.GroupFetchers, State: "Stable", Members: []lag.Member{member("fetcher")}},
+		{Name: queue.GroupParsers, State: "Stable", Members: parsers},
+	}
+	if l.renders {
+		workers = append(workers, lag.Group{Name: queue.GroupRenderers, State: "Stable", Members: []lag.Member{member("renderer")}})
 	}
 	if lags != nil {
 		workers[0].Lag = map[string]int64{queue.TopicURLs: lags[queue.GroupFetchers]}
 		workers[1].Lag = map[string]int64{queue.TopicPages: lags[queue.GroupParsers]}
+		if l.renders {
+			workers[2].Lag = map[string]int64{queue.TopicRender: lags[queue.GroupRenderers]}
+		}
 	}
 	return api.LiveStats{
 		Mode:   "embedded",
