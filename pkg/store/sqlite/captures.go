@@ -277,6 +277,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			return fmt.Errorf("read url states: %w", err)
 		}
 		moves := urlCounts{}
+		var links batchLinks
 
 		for i := range caps {
 			c := &caps[i]
@@ -313,9 +314,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			}
 			counts[3] += c.Length
 			extras.add(c)
-			if err := writeLinks(ctx, db, tx, urlHash, c.OutLinks); err != nil {
-				return fmt.Errorf("links of capture %s: %w", c.FetchID, err)
-			}
+			links.add(urlHash, c.OutLinks)
 			if c.SimHash != 0 && c.RevisitOf == 0 && !db.noBands {
 				if _, err := band.ExecContext(ctx,
 					bandKey(c.SimHash, 0), id, fp, bandKey(c.SimHash, 1), id, fp,
@@ -340,6 +339,9 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 				moves.move(states[urlHash], stored)
 				states[urlHash] = stored
 			}
+		}
+		if err := links.write(ctx, db, tx); err != nil {
+			return err
 		}
 		if err := moves.apply(ctx, db, tx); err != nil {
 			return fmt.Errorf("count url states: %w", err)

@@ -11,19 +11,11 @@ import (
 	"github.com/crawlcluster/crawler/pkg/store"
 )
 
-// linkRows is how many edges one insert statement carries: a page's links go
-// in a few statements instead of one round through the driver each.
-const linkRows = 32
-
-var (
-	qInsertLinks = `INSERT INTO links (from_hash, to_hash) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?), ", linkRows), ", ") + ` ON CONFLICT DO NOTHING`
-	qInsertLink = `INSERT INTO links (from_hash, to_hash) VALUES (?, ?) ON CONFLICT DO NOTHING`
-)
+// linkRows is the most edges one insert statement carries (512 variables);
+// a batch's edges go in statements of 256, 128, ... 1 rows.
+const linkRows = 256
 
 const (
-	qDeleteLinks = `DELETE FROM links WHERE from_hash = ?`
-
 	qAddSegment = `INSERT INTO warc_segments (name, captures, bytes) VALUES (?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET captures = captures + excluded.captures, bytes = bytes + excluded.bytes`
 
@@ -107,46 +99,102 @@ func (x captureExtras) apply(ctx context.Context, db *DB, tx *sql.Tx) error {
 	return nil
 }
 
-// writeLinks replaces the out-links of page from with to (nil: leaves them).
-func writeLinks(ctx context.Context, db *DB, tx *sql.Tx, from int64, to []int64) error {
+// batchLinks collects the out-links of a batch's captures and writes them
+// in a few statements after the captures: per capture, a delete and an
+// insert of each edge was seven or more statement calls a page, which took
+// most of what the link graph cost the crawl.
+type batchLinks struct {
+	pages []int64           // pages whose links are replaced, in order
+	to    map[int64][]int64 // page -> its links (the last capture's, if twice)
+	edges int
+}
+
+// add replaces the out-links of page from with to (nil: leaves them).
+func (b *batchLinks) add(from int64, to []int64) {
 	if to == nil {
-		return nil
+		return
 	}
-	del, err := db.stmt(ctx, tx, qDeleteLinks)
-	if err != nil {
-		return err
+	if b.to == nil {
+		b.to = map[int64][]int64{}
 	}
-	if _, err := del.ExecContext(ctx, from); err != nil {
-		return err
+	if old, ok := b.to[from]; ok {
+		b.edges -= len(old)
+	} else {
+		b.pages = append(b.pages, from)
 	}
-	args := make([]any, 0, 2*linkRows)
-	for len(to) >= linkRows {
-		args = args[:0]
-		for _, h := range to[:linkRows] {
-			args = append(args, from, h)
+	b.to[from] = to
+	b.edges += len(to)
+}
+
+// write deletes the pages' old links and inserts the new ones, in IN-list
+// and multi-row statements of power-of-two sizes (prepared once each).
+func (b *batchLinks) write(ctx context.Context, db *DB, tx *sql.Tx) error {
+	for start := 0; start < len(b.pages); start += chunkSize {
+		chunk := b.pages[start:min(start+chunkSize, len(b.pages))]
+		n := inListLen(len(chunk))
+		args := make([]any, n)
+		for i := range args {
+			args[i] = chunk[min(i, len(chunk)-1)]
 		}
-		st, err := db.stmt(ctx, tx, qInsertLinks)
+		st, err := db.stmt(ctx, tx, deleteLinksQuery(n))
 		if err != nil {
 			return err
 		}
 		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("delete old links: %w", err)
+		}
+	}
+	args := make([]any, 0, 2*linkRows)
+	flush := func(rows int) error {
+		st, err := db.stmt(ctx, tx, insertLinksQuery(rows))
+		if err != nil {
 			return err
 		}
-		to = to[linkRows:]
-	}
-	if len(to) == 0 {
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("insert links: %w", err)
+		}
+		args = args[:0]
 		return nil
 	}
-	st, err := db.stmt(ctx, tx, qInsertLink)
-	if err != nil {
-		return err
-	}
-	for _, h := range to {
-		if _, err := st.ExecContext(ctx, from, h); err != nil {
-			return err
+	left := b.edges
+	rows := linkRowsFor(left)
+	for _, from := range b.pages {
+		for _, to := range b.to[from] {
+			args = append(args, from, to)
+			if len(args) == 2*rows {
+				if err := flush(rows); err != nil {
+					return err
+				}
+				left -= rows
+				rows = linkRowsFor(left)
+			}
 		}
 	}
+	if len(args) > 0 {
+		return fmt.Errorf("insert links: %d edges left over (counted %d)", len(args)/2, b.edges)
+	}
 	return nil
+}
+
+// linkRowsFor is the rows of the next insert when n edges are left: the
+// largest power of two up to linkRows that n fills.
+func linkRowsFor(n int) int {
+	rows := linkRows
+	for rows > n && rows > 1 {
+		rows /= 2
+	}
+	return rows
+}
+
+// insertLinksQuery inserts rows edges; deleteLinksQuery deletes the links of
+// n pages.
+func insertLinksQuery(rows int) string {
+	return `INSERT INTO links (from_hash, to_hash) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?), ", rows), ", ") + ` ON CONFLICT DO NOTHING`
+}
+
+func deleteLinksQuery(n int) string {
+	return `DELETE FROM links WHERE from_hash IN (` + placeholders(n) + `)`
 }
 
 // Links returns a URL's out-links and in-links (up to limit each) and counts,

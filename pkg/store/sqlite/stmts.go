@@ -92,9 +92,12 @@ func (db *DB) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, er
 func txQueries() []string {
 	qs := []string{qInsertURL, qCountPages, qSaveHost, qUpdateURL, qRecordExclusion, qForgetExclusion,
 		qInsertCapture, qInsertBands, qStoreURL, qStoreURLScheduled, qCountCaptures, qAddCounter, qClaimRevisit, qModified,
-		qDeleteLinks, qInsertLinks, qInsertLink, qAddSegment}
+		qAddSegment}
 	for n := 8; n <= chunkSize; n *= 2 {
-		qs = append(qs, strings.Replace(qURLStateReasons, "%s", placeholders(n), 1))
+		qs = append(qs, strings.Replace(qURLStateReasons, "%s", placeholders(n), 1), deleteLinksQuery(n))
+	}
+	for rows := 1; rows <= linkRows; rows *= 2 {
+		qs = append(qs, insertLinksQuery(rows))
 	}
 	return qs
 }
