@@ -49,6 +49,7 @@ func run() int {
 	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultLevel, "gzip level of WARC records, 1 (fastest) to 9 (smallest); the default 3 takes 28% less CPU per record than 6 for 4-8% more bytes on uncompressed HTML")
 	var recrawlPolicy recrawl.Policy
 	recrawlPolicy.RegisterFlags(fs)
+	linkGraph := fs.Bool("link-graph", true, "store the link graph (each stored page's out-links) for the URL look-up's in- and out-links; off saves an index write per link")
 	var renderFlags render.Flags
 	renderFlags.RegisterFlags(fs, render.ModeNever)
 	spool := fs.String("spool", filepath.Join(os.TempDir(), "crawler-parser-spool"), "local folder where WARC segments are written before upload")
@@ -109,7 +110,7 @@ func run() int {
 		// (deploy/helm's renderer.enabled sets -render auto).
 		decider = render.NewDecider(renderPolicy, rs.Render())
 	}
-	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
+	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
 	if err != nil {
 		logger.Error("build parser", "err", err)
 		return 1

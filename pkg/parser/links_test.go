@@ -61,3 +61,23 @@ func TestParserStoresLinkGraph(t *testing.T) {
 	}
 
 }
+
+// With NoLinkGraph the page is stored and its links followed, but no edge is.
+func TestParserWithoutLinkGraph(t *testing.T) {
+	e := testenv.New(t)
+	runParser(t, e, Config{RobotsAgent: "testbot", BatchSize: 50, NoLinkGraph: true})
+	u := "http://n.example/"
+	admit(t, e, u)
+	produce(t, e, page("n1", u, `<html><body><a href="/a">a</a> <a href="/b">b</a></body></html>`, 200))
+	testenv.Eventually(t, 20*time.Second, "1 capture", func() bool { return len(captures(t, e)) == 1 })
+	l, err := e.DB.Links(context.Background(), store.HashURL(u), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.OutCount != 0 || len(l.Out) != 0 {
+		t.Errorf("out-links stored without the link graph: %+v", l)
+	}
+	if c := captures(t, e)[u]; len(c) != 1 || c[0].Links != 2 {
+		t.Errorf("captures %+v, want one counting 2 links (the page was still parsed)", c)
+	}
+}

@@ -103,6 +103,10 @@ type Config struct {
 	// a stop takes seconds even when a store does not answer (DESIGN.md
 	// invariant 9). Default DefaultStopGrace.
 	StopGrace time.Duration
+	// NoLinkGraph stores no out-links with the captures: the URL look-up
+	// then shows no in- or out-links, and the store keeps no edge (which
+	// costs a random index write per link; see README, "Link graph").
+	NoLinkGraph bool
 	// Render decides which pages go to crawl.render to be rendered in a
 	// browser before they are stored; nil renders none.
 	Render *render.Decider
@@ -362,7 +366,9 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 		pd := &pending{page: pg, hash: hashes[i], doc: a.doc, sha: a.sha, hasSHA: a.hasSHA, revisitOfBatch: -1, nearOfBatch: -1}
 		pd.capture = captureOf(pg, pd.hash, a.doc)
-		pd.capture.OutLinks = outLinks(a.doc, &a.out)
+		if !p.cfg.NoLinkGraph {
+			pd.capture.OutLinks = outLinks(a.doc, &a.out)
+		}
 		if pd.hasSHA {
 			pd.capture.ContentSHA256 = pd.sha[:]
 		}
