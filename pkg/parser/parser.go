@@ -104,8 +104,8 @@ type Config struct {
 	// invariant 9). Default DefaultStopGrace.
 	StopGrace time.Duration
 	// NoLinkGraph stores no out-links with the captures: the URL look-up
-	// then shows no in- or out-links, and the store keeps no edge (which
-	// costs a random index write per link; see README, "Link graph").
+	// then shows no in- or out-links, and the store keeps no edge (README,
+	// REST API: what the graph costs).
 	NoLinkGraph bool
 	// Render decides which pages go to crawl.render to be rendered in a
 	// browser before they are stored; nil renders none.

@@ -28,14 +28,30 @@ const (
 	qOutLinks = `SELECT l.to_hash, coalesce(u.url, e.url, ''), coalesce(u.state, '')
 		FROM links l LEFT JOIN urls u ON u.hash = l.to_hash LEFT JOIN exclusions e ON e.hash = l.to_hash
 		WHERE l.from_hash = ? LIMIT ?`
-	qInLinks = `SELECT l.from_hash, coalesce(u.url, ''), coalesce(u.state, '')
-		FROM links l LEFT JOIN urls u ON u.hash = l.from_hash
-		WHERE l.to_hash = ? LIMIT ?`
+	// In-links: the merged index and the edges not merged yet.
+	qInLinks = `WITH src(from_hash) AS (
+			SELECT from_hash FROM links_in WHERE to_hash = ?1
+			UNION SELECT p.from_hash FROM links_pending p WHERE p.to_hash = ?1 AND EXISTS
+				(SELECT 1 FROM links l WHERE l.from_hash = p.from_hash AND l.to_hash = p.to_hash))
+		SELECT s.from_hash, coalesce(u.url, ''), coalesce(u.state, '')
+		FROM src s LEFT JOIN urls u ON u.hash = s.from_hash LIMIT ?2`
 	qOutCount = `SELECT count(*) FROM links WHERE from_hash = ?`
 	// In-links and the distinct hosts they come from (a page's host is that
 	// of its URL row: only stored pages have out-links).
-	qInCount = `SELECT count(*), count(DISTINCT u.host)
-		FROM links l LEFT JOIN urls u ON u.hash = l.from_hash WHERE l.to_hash = ?`
+	qInCount = `WITH src(from_hash) AS (
+			SELECT from_hash FROM links_in WHERE to_hash = ?1
+			UNION SELECT p.from_hash FROM links_pending p WHERE p.to_hash = ?1 AND EXISTS
+				(SELECT 1 FROM links l WHERE l.from_hash = p.from_hash AND l.to_hash = p.to_hash))
+		SELECT count(*), count(DISTINCT u.host) FROM src s LEFT JOIN urls u ON u.hash = s.from_hash`
+
+	// Edges of pages about to be replaced, and the merge of the pending
+	// edges into the in-link index, in key order.
+	qPendingLinks = `SELECT max(rowid) FROM links_pending`
+	qMergeLinks   = `INSERT OR IGNORE INTO links_in (to_hash, from_hash)
+		SELECT p.to_hash, p.from_hash FROM links_pending p
+		WHERE EXISTS (SELECT 1 FROM links l WHERE l.from_hash = p.from_hash AND l.to_hash = p.to_hash)
+		ORDER BY p.to_hash, p.from_hash`
+	qClearPending = `DELETE FROM links_pending`
 
 	qCapture = `SELECT ` + captureColumns + ` FROM captures WHERE id = ?`
 
@@ -127,7 +143,9 @@ func (b *batchLinks) add(from int64, to []int64) {
 }
 
 // write deletes the pages' old links and inserts the new ones, in IN-list
-// and multi-row statements of power-of-two sizes (prepared once each).
+// and multi-row statements of power-of-two sizes (prepared once each), into
+// links and links_pending; once enough edges are pending it merges them into
+// the in-link index.
 func (b *batchLinks) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 	for start := 0; start < len(b.pages); start += chunkSize {
 		chunk := b.pages[start:min(start+chunkSize, len(b.pages))]
@@ -136,22 +154,30 @@ func (b *batchLinks) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 		for i := range args {
 			args[i] = chunk[min(i, len(chunk)-1)]
 		}
-		st, err := db.stmt(ctx, tx, deleteLinksQuery(n))
-		if err != nil {
-			return err
-		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("delete old links: %w", err)
+		// A page stored before has edges in the in-link index: they go
+		// first, found through its out-links. Its pending edges stay until
+		// the merge, which (like the look-ups) takes only those links still
+		// holds: deleting them here was a scan of links_pending per batch.
+		for _, q := range []string{deleteInLinksQuery(n), deleteLinksQuery(n)} {
+			st, err := db.stmt(ctx, tx, q)
+			if err != nil {
+				return err
+			}
+			if _, err := st.ExecContext(ctx, args...); err != nil {
+				return fmt.Errorf("delete old links: %w", err)
+			}
 		}
 	}
 	args := make([]any, 0, 2*linkRows)
 	flush := func(rows int) error {
-		st, err := db.stmt(ctx, tx, insertLinksQuery(rows))
-		if err != nil {
-			return err
-		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("insert links: %w", err)
+		for _, q := range []string{insertLinksQuery(rows), insertPendingQuery(rows)} {
+			st, err := db.stmt(ctx, tx, q)
+			if err != nil {
+				return err
+			}
+			if _, err := st.ExecContext(ctx, args...); err != nil {
+				return fmt.Errorf("insert links: %w", err)
+			}
 		}
 		args = args[:0]
 		return nil
@@ -172,6 +198,32 @@ func (b *batchLinks) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 	}
 	if len(args) > 0 {
 		return fmt.Errorf("insert links: %d edges left over (counted %d)", len(args)/2, b.edges)
+	}
+	if b.edges == 0 {
+		return nil
+	}
+	return mergeLinks(ctx, db, tx, mergeAt)
+}
+
+// mergeAt is how many pending edges make a merge worth it: at 64k edges a
+// merge into an index of a few million edges touches each leaf for several
+// of them, where one edge at a time touched a leaf each.
+const mergeAt = 1 << 16
+
+// mergeLinks moves the pending edges into the in-link index, in key order,
+// when at least threshold of them wait.
+func mergeLinks(ctx context.Context, db *DB, tx *sql.Tx, threshold int64) error {
+	var pending sql.NullInt64 // rowids grow from 1 after each merge empties the table
+	if err := tx.QueryRowContext(ctx, qPendingLinks).Scan(&pending); err != nil {
+		return fmt.Errorf("count pending links: %w", err)
+	}
+	if !pending.Valid || pending.Int64 < threshold {
+		return nil
+	}
+	for _, q := range []string{qMergeLinks, qClearPending} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("merge %d pending links: %w", pending.Int64, err)
+		}
 	}
 	return nil
 }
@@ -195,6 +247,19 @@ func insertLinksQuery(rows int) string {
 
 func deleteLinksQuery(n int) string {
 	return `DELETE FROM links WHERE from_hash IN (` + placeholders(n) + `)`
+}
+
+// insertPendingQuery appends rows edges (given from, to as for links) to
+// links_pending; deleteInLinksQuery takes the edges of n pages out of the
+// in-link index.
+func insertPendingQuery(rows int) string {
+	return `INSERT INTO links_pending (from_hash, to_hash) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?), ", rows), ", ")
+}
+
+func deleteInLinksQuery(n int) string {
+	return `DELETE FROM links_in WHERE (to_hash, from_hash) IN
+		(SELECT to_hash, from_hash FROM links WHERE from_hash IN (` + placeholders(n) + `))`
 }
 
 // Links returns a URL's out-links and in-links (up to limit each) and counts,

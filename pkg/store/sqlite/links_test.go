@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 
@@ -74,4 +75,64 @@ func TestBatchLinks(t *testing.T) {
 	check(5, targets(50, 5))
 	check(2, targets(2, 7))
 	check(3, nil)
+}
+
+// In-links are found while pending and after the merge into the index, and
+// a page's replaced links leave both.
+func TestInLinksMerge(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	target := store.HashURL("http://t.example/")
+	a := storetest.URL(1, "a.example", "/")
+	b := storetest.URL(2, "b.example", "/")
+	if _, err := db.AdmitURLs(ctx, []store.URL{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	ca, cb := storetest.Capture(a, "fa", "a", 0), storetest.Capture(b, "fb", "b", 0)
+	ca.OutLinks, cb.OutLinks = []int64{target}, []int64{target, 42}
+	if err := db.AddCaptures(ctx, []store.Capture{ca, cb}); err != nil {
+		t.Fatal(err)
+	}
+	in := func(when string, want int64, wantHosts int64) {
+		t.Helper()
+		l, err := db.Links(ctx, target, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.InCount != want || int64(len(l.In)) != want || l.InHosts != wantHosts {
+			t.Errorf("%s: %d in-links (%d listed) from %d hosts, want %d from %d", when, l.InCount, len(l.In), l.InHosts, want, wantHosts)
+		}
+	}
+	pending := func() int64 {
+		var n int64
+		if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM links_pending`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	in("pending", 2, 2)
+	if n := pending(); n != 3 {
+		t.Fatalf("%d edges pending, want 3", n)
+	}
+	if err := db.write(ctx, func(tx *sql.Tx) error { return mergeLinks(ctx, db, tx, 1) }); err != nil {
+		t.Fatal(err)
+	}
+	if n := pending(); n != 0 {
+		t.Fatalf("%d edges pending after the merge", n)
+	}
+	in("merged", 2, 2)
+	// a's new copy links elsewhere: its edge leaves the index.
+	ca2 := storetest.Capture(a, "fa2", "a again", 0)
+	ca2.OutLinks = []int64{7}
+	if err := db.AddCaptures(ctx, []store.Capture{ca2}); err != nil {
+		t.Fatal(err)
+	}
+	in("after a's links changed", 1, 1)
+	// b's page is re-parsed before a merge: its pending and indexed edges go.
+	cb2 := storetest.Capture(b, "fb2", "b again", 0)
+	cb2.OutLinks = []int64{}
+	if err := db.AddCaptures(ctx, []store.Capture{cb2}); err != nil {
+		t.Fatal(err)
+	}
+	in("after b's links went", 0, 0)
 }

@@ -94,10 +94,11 @@ func txQueries() []string {
 		qInsertCapture, qInsertBands, qStoreURL, qStoreURLScheduled, qCountCaptures, qAddCounter, qClaimRevisit, qModified,
 		qAddSegment}
 	for n := 8; n <= chunkSize; n *= 2 {
-		qs = append(qs, strings.Replace(qURLStateReasons, "%s", placeholders(n), 1), deleteLinksQuery(n))
+		qs = append(qs, strings.Replace(qURLStateReasons, "%s", placeholders(n), 1), deleteLinksQuery(n),
+			deleteInLinksQuery(n))
 	}
 	for rows := 1; rows <= linkRows; rows *= 2 {
-		qs = append(qs, insertLinksQuery(rows))
+		qs = append(qs, insertLinksQuery(rows), insertPendingQuery(rows))
 	}
 	return qs
 }
