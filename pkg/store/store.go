@@ -452,6 +452,17 @@ type Bucket struct {
 	Count int64
 }
 
+// BucketOf reads one row of a HostActivity query, (bucket number, count),
+// with buckets width milliseconds wide counted from the Unix epoch; both
+// stores' queries answer in that shape.
+func BucketOf(row Row, width int64) (Bucket, error) {
+	var b, n int64
+	if err := row.Scan(&b, &n); err != nil {
+		return Bucket{}, err
+	}
+	return Bucket{Start: time.UnixMilli(b * width).UTC(), Count: n}, nil
+}
+
 // Store is a whole metadata store.
 type Store interface {
 	FrontierStore

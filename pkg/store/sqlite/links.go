@@ -336,12 +336,9 @@ func (db *DB) HostActivity(ctx context.Context, host string, since time.Time, bu
 	width := max(bucket.Milliseconds(), 1)
 	out := []store.Bucket{}
 	err := db.query(ctx, nil, qHostActivity, []any{host, since.UnixMilli(), width}, func(rows *sql.Rows) error {
-		var b, n int64
-		if err := rows.Scan(&b, &n); err != nil {
-			return err
-		}
-		out = append(out, store.Bucket{Start: time.UnixMilli(b * width).UTC(), Count: n})
-		return nil
+		b, err := store.BucketOf(rows, width)
+		out = append(out, b)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("activity of %s: %w", host, err)
