@@ -37,7 +37,7 @@ func (p *Parser) renderStage(ctx context.Context, pg queue.Page, a *analysis) {
 	} else if !d.Forced(pg.Host) {
 		return // nothing in the page to run
 	}
-	dec, err := d.Decide(ctx, pg.Host, sig)
+	dec, err := d.Decide(ctx, pg.Host, render.SectionOf(pg.URL), sig)
 	if err != nil {
 		p.log.Warn("render verdict of host", "host", pg.Host, "err", err)
 	}
@@ -129,7 +129,7 @@ func (p *Parser) recordRenders(ctx context.Context, ds []store.RenderDecision) e
 	}
 	for _, d := range ds {
 		if d.Compared {
-			p.cfg.Render.Learn(d.Host, d.Gained)
+			p.cfg.Render.Learn(d.Host, d.Section, d.Gained)
 		}
 	}
 	return nil
@@ -155,5 +155,6 @@ func (p *Parser) archiveDOM(pd *pending, resp warc.Location) error {
 func decisionOf(d *store.RenderDecision, pg queue.Page, hash int64) store.RenderDecision {
 	out := *d
 	out.URLHash, out.Host, out.URL, out.At = hash, pg.Host, pg.URL, time.Now().UTC()
+	out.Section = render.SectionOf(pg.URL)
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/store"
 )
 
@@ -35,9 +36,15 @@ type Policy struct {
 	// Always and Never are the operator's word for hosts (urlnorm.Authority),
 	// over any evidence.
 	Always, Never []string
-	// MinSamples is how many of a host's pages are rendered and compared
-	// before its verdict holds (default 3).
+	// MinSamples is how many of a host's, or a section's, pages are
+	// rendered and compared before its verdict holds (default 3).
 	MinSamples int
+	// MaxSections bounds the sections of a host tried on pages with
+	// signals once the host's verdict says rendering finds nothing: past
+	// it, the host's verdict holds for its untried sections (default 8).
+	// A site with a folder per item thus costs a few renders, not one per
+	// folder.
+	MaxSections int
 	// VerdictTTL is how long a host's counts are used before the store is
 	// asked again (default 10 s): every parser learns what the others found.
 	VerdictTTL time.Duration
@@ -59,25 +66,42 @@ type Decision struct {
 	Render bool
 	Reason string
 	// Record: the decision is worth a row in the store (a page rendered, or
-	// one with signals that its host's verdict keeps from rendering).
+	// one with signals that a verdict keeps from rendering).
 	Record bool
 }
 
+// SectionOf returns the part of a host a page is in, for the verdicts:
+// the first folder of its path, generalized as pattern.Of does ("/app/",
+// "/docs/", "/{n}/"), or "/" for a page at the top ("/", "/about.html").
+// A site's application and its server-rendered pages usually live in
+// different folders; pages at the top share one section so that a site of
+// top-level pages is learnt as one.
+func SectionOf(normalized string) string {
+	pat, sec := pattern.Of(normalized)
+	if len(pat) > len(sec) && pat[len(sec)] == '/' {
+		return sec + "/"
+	}
+	return "/"
+}
+
 // Decider decides which pages go to the render tier: from the page's
-// signals while its host is being learnt, then from what rendering the
-// host's pages found (store.RenderStore's samples, shared by every parser).
+// signals while its section of the host is being learnt, then from what
+// rendering the section's pages, or the host's, found (store.RenderStore's
+// samples, shared by every parser).
 type Decider struct {
 	pol   Policy
 	store store.RenderStore
 	now   func() time.Time
 
 	mu    sync.Mutex
-	hosts map[string]verdictEntry
+	hosts map[string]*verdictEntry
 }
 
+// verdictEntry is a host's counts as the store last gave them, plus what
+// this decider learnt since.
 type verdictEntry struct {
-	sample store.RenderSample
-	at     time.Time
+	samples store.RenderSamples
+	at      time.Time
 }
 
 // NewDecider returns a decider; rs may be nil with ModeNever or ModeAlways.
@@ -85,10 +109,13 @@ func NewDecider(pol Policy, rs store.RenderStore) *Decider {
 	if pol.MinSamples <= 0 {
 		pol.MinSamples = 3
 	}
+	if pol.MaxSections <= 0 {
+		pol.MaxSections = 8
+	}
 	if pol.VerdictTTL <= 0 {
 		pol.VerdictTTL = 10 * time.Second
 	}
-	return &Decider{pol: pol, store: rs, now: time.Now, hosts: map[string]verdictEntry{}}
+	return &Decider{pol: pol, store: rs, now: time.Now, hosts: map[string]*verdictEntry{}}
 }
 
 // Enabled reports whether any page may be rendered.
@@ -107,8 +134,15 @@ func (d *Decider) Record(ctx context.Context, ds []store.RenderDecision) error {
 	return d.store.RecordRenders(ctx, ds)
 }
 
-// Decide decides for one HTML page of host with these signals.
-func (d *Decider) Decide(ctx context.Context, host string, sig Signals) (Decision, error) {
+// Decide decides for one HTML page of host, in section (SectionOf), with
+// these signals.
+//
+// A section with enough compared pages has its own verdict. Otherwise a
+// host whose verdict is to render renders the page (and so learns the
+// section); a page with signals is rendered to learn its section, unless
+// the host's verdict is not to render and MaxSections of its other
+// sections were tried already; any other page is not rendered.
+func (d *Decider) Decide(ctx context.Context, host, section string, sig Signals) (Decision, error) {
 	switch {
 	case contains(d.pol.Never, host):
 		return Decision{Reason: "operator: never for this host", Record: sig.Strong()}, nil
@@ -119,60 +153,87 @@ func (d *Decider) Decide(ctx context.Context, host string, sig Signals) (Decisio
 	case d.pol.Mode == ModeAlways:
 		return Decision{Render: true, Reason: "mode: always", Record: true}, nil
 	}
-	s, err := d.sample(ctx, host)
-	if err != nil {
-		// Without the host's verdict the signals decide, as while learning.
-		s = store.RenderSample{}
+	hs, sec, tried, err := d.counts(ctx, host, section)
+	// Without the host's counts (err) the signals decide, as while learning.
+	min := d.pol.MinSamples
+	if sec.Compared >= min {
+		return verdict("section "+section, sec, sig), err
 	}
-	if s.Compared >= d.pol.MinSamples {
-		verdict := fmt.Sprintf("host: rendering found more on %d of %d pages", s.Gained, s.Compared)
-		if 2*s.Gained > s.Compared {
-			return Decision{Render: true, Reason: verdict, Record: true}, err
-		}
-		return Decision{Reason: verdict, Record: sig.Strong()}, err
+	hostKnown := hs.Compared >= min
+	if hostKnown && gains(hs) {
+		return verdict("host", hs, sig), err
 	}
-	if sig.Strong() {
-		return Decision{Render: true, Reason: "signals: " + sig.Reason(), Record: true}, err
+	if sig.Strong() && (!hostKnown || sec.Compared > 0 || tried < d.pol.MaxSections) {
+		return Decision{Render: true, Reason: "signals: " + sig.Reason() + "; learning section " + section, Record: true}, err
+	}
+	if hostKnown {
+		return verdict("host", hs, sig), err
 	}
 	return Decision{}, err
 }
 
-// sample returns the host's counts, from the store at most every VerdictTTL.
-func (d *Decider) sample(ctx context.Context, host string) (store.RenderSample, error) {
+// verdict is the decision the counts of a host or a section make.
+func verdict(of string, s store.RenderSample, sig Signals) Decision {
+	reason := fmt.Sprintf("%s: rendering found more on %d of %d pages", of, s.Gained, s.Compared)
+	if gains(s) {
+		return Decision{Render: true, Reason: reason, Record: true}
+	}
+	return Decision{Reason: reason, Record: sig.Strong()}
+}
+
+// gains: rendering found more on most compared pages.
+func gains(s store.RenderSample) bool { return 2*s.Gained > s.Compared }
+
+// counts returns the host's counts, its section's, and how many of its
+// sections have compared pages, from the store at most every VerdictTTL.
+func (d *Decider) counts(ctx context.Context, host, section string) (hs, sec store.RenderSample, tried int, err error) {
 	now := d.now()
 	d.mu.Lock()
 	e, ok := d.hosts[host]
+	fresh := ok && now.Sub(e.at) < d.pol.VerdictTTL
 	d.mu.Unlock()
-	if ok && now.Sub(e.at) < d.pol.VerdictTTL {
-		return e.sample, nil
-	}
-	m, err := d.store.RenderSamples(ctx, []string{host})
-	if err != nil {
-		return e.sample, err
+	if !fresh {
+		var s store.RenderSamples
+		if s, err = d.store.RenderSamples(ctx, host); err == nil {
+			d.mu.Lock()
+			if len(d.hosts) > maxVerdicts {
+				clear(d.hosts) // bounded memory; the store has them all
+			}
+			d.hosts[host] = &verdictEntry{samples: s, at: now}
+			d.mu.Unlock()
+		}
 	}
 	d.mu.Lock()
-	if len(d.hosts) > maxVerdicts {
-		clear(d.hosts) // bounded memory; the store has them all
+	defer d.mu.Unlock()
+	e, ok = d.hosts[host]
+	if !ok {
+		return hs, sec, 0, err
 	}
-	d.hosts[host] = verdictEntry{sample: m[host], at: now}
-	d.mu.Unlock()
-	return m[host], nil
+	return e.samples.Host, e.samples.Sections[section], len(e.samples.Sections), err
 }
 
-// Learn adds a compared page to the host's counts this decider holds, so
-// its next decisions need not wait for VerdictTTL (the store has the row).
-func (d *Decider) Learn(host string, gained bool) {
+// Learn adds a compared page to the counts this decider holds for its host
+// and section, so that its next decisions need not wait for VerdictTTL
+// (the store has the row).
+func (d *Decider) Learn(host, section string, gained bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e, ok := d.hosts[host]
 	if !ok {
 		return
 	}
-	e.sample.Compared++
-	if gained {
-		e.sample.Gained++
+	add := func(s store.RenderSample) store.RenderSample {
+		s.Compared++
+		if gained {
+			s.Gained++
+		}
+		return s
 	}
-	d.hosts[host] = e
+	e.samples.Host = add(e.samples.Host)
+	if e.samples.Sections == nil {
+		e.samples.Sections = map[string]store.RenderSample{}
+	}
+	e.samples.Sections[section] = add(e.samples.Sections[section])
 }
 
 // maxVerdicts bounds the hosts whose counts a decider keeps.
@@ -196,7 +257,7 @@ type Flags struct {
 
 // RegisterFlags registers -render, -render-always and -render-never.
 func (f *Flags) RegisterFlags(fs *flag.FlagSet, defaultMode Mode) {
-	fs.StringVar(&f.Mode, "render", string(defaultMode), "render pages in a headless browser to find the links scripts build: auto (pages with signs of it, then per host where rendering finds more), never, or always (every HTML page)")
+	fs.StringVar(&f.Mode, "render", string(defaultMode), "render pages in a headless browser to find the links scripts build: auto (pages with signs of it, then per host and per section of a host where rendering finds more), never, or always (every HTML page)")
 	fs.StringVar(&f.Always, "render-always", "", "comma-separated hosts whose HTML pages are always rendered, whatever the evidence")
 	fs.StringVar(&f.Never, "render-never", "", "comma-separated hosts never rendered, whatever the evidence")
 }

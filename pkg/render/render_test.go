@@ -114,22 +114,24 @@ func (m *memRender) RecordRenders(_ context.Context, ds []store.RenderDecision) 
 	return nil
 }
 
-func (m *memRender) RenderSamples(_ context.Context, hosts []string) (map[string]store.RenderSample, error) {
+func (m *memRender) RenderSamples(_ context.Context, host string) (store.RenderSamples, error) {
 	m.calls++
-	out := map[string]store.RenderSample{}
-	for _, h := range hosts {
-		var s store.RenderSample
-		for _, d := range m.rows {
-			if d.Host == h && d.Compared {
-				s.Compared++
-				if d.Gained {
-					s.Gained++
-				}
-			}
+	var out store.RenderSamples
+	for _, d := range m.rows {
+		if d.Host != host || !d.Compared {
+			continue
 		}
-		if s.Compared > 0 {
-			out[h] = s
+		if out.Sections == nil {
+			out.Sections = map[string]store.RenderSample{}
 		}
+		s := out.Sections[d.Section]
+		s.Compared++
+		out.Host.Compared++
+		if d.Gained {
+			s.Gained++
+			out.Host.Gained++
+		}
+		out.Sections[d.Section] = s
 	}
 	return out, nil
 }
@@ -153,7 +155,7 @@ func TestDecider(t *testing.T) {
 
 	check := func(host string, sig Signals, render bool, reason string) {
 		t.Helper()
-		dec, err := d.Decide(ctx, host, sig)
+		dec, err := d.Decide(ctx, host, "/", sig)
 		if err != nil || dec.Render != render || !strings.HasPrefix(dec.Reason, reason) {
 			t.Fatalf("%s: %+v, %v; want render=%v reason %q", host, dec, err, render, reason)
 		}
@@ -167,31 +169,113 @@ func TestDecider(t *testing.T) {
 	// Three compared pages of app.test gained: every page of it is
 	// rendered, signals or not, once the cached counts expire.
 	for i := range 3 {
-		_ = d.Record(ctx, []store.RenderDecision{{URLHash: int64(i), Host: "app.test", Compared: true, Gained: true}})
-		d.Learn("app.test", true)
+		_ = d.Record(ctx, []store.RenderDecision{{URLHash: int64(i), Host: "app.test", Section: "/", Compared: true, Gained: true}})
+		d.Learn("app.test", "/", true)
 	}
-	check("app.test", weak, true, "host: rendering found more on 3 of 3")
+	check("app.test", weak, true, "section /: rendering found more on 3 of 3")
 
 	// plain.test's compared pages gained nothing: its pages are not
 	// rendered any more, even with signals (recorded as skipped).
 	for i := range 3 {
-		_ = d.Record(ctx, []store.RenderDecision{{URLHash: int64(10 + i), Host: "plain.test", Compared: true}})
+		_ = d.Record(ctx, []store.RenderDecision{{URLHash: int64(10 + i), Host: "plain.test", Section: "/", Compared: true}})
 	}
 	now = now.Add(time.Minute)
-	dec, _ := d.Decide(ctx, "plain.test", strong)
+	dec, _ := d.Decide(ctx, "plain.test", "/", strong)
 	if dec.Render || !dec.Record || !strings.Contains(dec.Reason, "0 of 3") {
 		t.Fatalf("plain.test: %+v", dec)
 	}
 	// The store is asked once per host per VerdictTTL.
 	before := ms.calls
 	for range 10 {
-		_, _ = d.Decide(ctx, "plain.test", strong)
+		_, _ = d.Decide(ctx, "plain.test", "/", strong)
 	}
 	if ms.calls != before {
 		t.Errorf("%d store calls for cached counts", ms.calls-before)
 	}
 	if never := NewDecider(Policy{Mode: ModeNever}, nil); never.Enabled() {
 		t.Error("mode never is enabled")
+	}
+}
+
+// TestDeciderSections: a host whose application part gains from rendering
+// and whose server-rendered part does not gets a verdict for each part; a
+// new part of a host that renders is rendered to learn it; a host whose
+// pages gain nothing tries at most MaxSections parts on pages with signals.
+func TestDeciderSections(t *testing.T) {
+	ctx := context.Background()
+	strong := Signals{Scripts: 1, NoScriptJS: true, Reasons: []string{"noscript"}}
+	ms := &memRender{rows: map[int64]store.RenderDecision{}}
+	d := NewDecider(Policy{Mode: ModeAuto, MaxSections: 2}, ms)
+	hash := int64(0)
+	compare := func(host, section string, gained bool) {
+		hash++
+		_ = d.Record(ctx, []store.RenderDecision{{URLHash: hash, Host: host, Section: section, Compared: true, Gained: gained}})
+		d.Learn(host, section, gained)
+	}
+	check := func(host, section string, sig Signals, render bool, reason string) {
+		t.Helper()
+		dec, err := d.Decide(ctx, host, section, sig)
+		if err != nil || dec.Render != render || !strings.HasPrefix(dec.Reason, reason) {
+			t.Fatalf("%s %s: %+v, %v; want render=%v reason %q", host, section, dec, err, render, reason)
+		}
+	}
+	// mixed.test: /app/ gains on 4 pages, /docs/ on none of 3. The host
+	// as a whole gains (4 of 7), /docs/ keeps its own verdict.
+	check("mixed.test", "/docs/", strong, true, "signals: noscript; learning section /docs/")
+	for range 4 {
+		compare("mixed.test", "/app/", true)
+	}
+	for range 3 {
+		compare("mixed.test", "/docs/", false)
+	}
+	check("mixed.test", "/app/", Signals{}, true, "section /app/: rendering found more on 4 of 4")
+	dec, _ := d.Decide(ctx, "mixed.test", "/docs/", strong)
+	if dec.Render || !dec.Record || dec.Reason != "section /docs/: rendering found more on 0 of 3 pages" {
+		t.Fatalf("server-rendered section: %+v, want skipped and recorded", dec)
+	}
+	// A part not seen yet of a host that gains is rendered, signals or not.
+	check("mixed.test", "/blog/", Signals{}, true, "host: rendering found more on 4 of 7")
+
+	// plain.test gains nothing: two sections are tried on pages with
+	// signals, a third is not; a tried section goes on being learnt.
+	for _, sec := range []string{"/", "/a/"} {
+		check("plain.test", sec, strong, true, "signals:")
+		for range 3 {
+			compare("plain.test", sec, false)
+		}
+	}
+	check("plain.test", "/b/", strong, false, "host: rendering found more on 0 of 6")
+	check("plain.test", "/a/", strong, false, "section /a/: rendering found more on 0 of 3")
+	// A tried section under its verdict's count is still learnt, even past
+	// MaxSections.
+	hash++
+	_ = d.Record(ctx, []store.RenderDecision{{URLHash: hash, Host: "plain2.test", Section: "/x/", Compared: true}})
+	for _, sec := range []string{"/y/", "/z/"} {
+		for range 3 {
+			compare("plain2.test", sec, false)
+		}
+	}
+	d.hosts = map[string]*verdictEntry{} // read plain2.test from the store
+	check("plain2.test", "/x/", strong, true, "signals:")
+	check("plain2.test", "/w/", strong, false, "host:")
+	check("plain2.test", "/w/", Signals{}, false, "host:")
+}
+
+func TestSectionOf(t *testing.T) {
+	for _, c := range []struct{ url, want string }{
+		{"http://h/", "/"},
+		{"http://h/about.html", "/"},
+		{"http://h/index.php?id=3", "/"},
+		{"http://h/app/", "/app/"},
+		{"http://h/app/users/12", "/app/"},
+		{"http://h/docs/intro.html?x=1", "/docs/"},
+		{"http://h/2024/05/post", "/{n}/"},
+		{"http://h/p/3.html", "/p/"},
+		{"http://h", "/"},
+	} {
+		if got := SectionOf(c.url); got != c.want {
+			t.Errorf("SectionOf(%q) = %q, want %q", c.url, got, c.want)
+		}
 	}
 }
 

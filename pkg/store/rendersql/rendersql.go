@@ -23,15 +23,16 @@ func New(db controlsql.DB) *Store { return &Store{db: db} }
 
 const (
 	qUpsert = `INSERT INTO render_decisions (url_hash, host, url, at, decision, reason, compared, gained,
-			links_html, links_rendered, text_html, text_rendered)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT (url_hash) DO UPDATE SET host = excluded.host, url = excluded.url, at = excluded.at,
+			links_html, links_rendered, text_html, text_rendered, section)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (url_hash) DO UPDATE SET host = excluded.host, section = excluded.section, url = excluded.url, at = excluded.at,
 			decision = excluded.decision, reason = excluded.reason, compared = excluded.compared,
 			gained = excluded.gained, links_html = excluded.links_html, links_rendered = excluded.links_rendered,
 			text_html = excluded.text_html, text_rendered = excluded.text_rendered`
-	qSamples = `SELECT count(*), coalesce(sum(gained), 0) FROM render_decisions WHERE host = $1 AND compared = 1`
-	qOne     = `SELECT url_hash, host, url, at, decision, reason, compared, gained,
-			links_html, links_rendered, text_html, text_rendered FROM render_decisions WHERE url_hash = $1`
+	qSamples = `SELECT section, count(*), coalesce(sum(gained), 0) FROM render_decisions
+		WHERE host = $1 AND compared = 1 GROUP BY section`
+	qOne = `SELECT url_hash, host, url, at, decision, reason, compared, gained,
+			links_html, links_rendered, text_html, text_rendered, section FROM render_decisions WHERE url_hash = $1`
 )
 
 // Queries lists every statement, for a store's query-plan checks.
@@ -45,7 +46,7 @@ func (s *Store) RecordRenders(ctx context.Context, ds []store.RenderDecision) er
 	err := s.db.Write(ctx, func(tx controlsql.Tx) error {
 		for _, d := range ds {
 			if _, err := tx.Exec(ctx, qUpsert, d.URLHash, d.Host, d.URL, d.At.UnixMilli(), d.Decision, d.Reason,
-				flag(d.Compared), flag(d.Gained), d.LinksHTML, d.LinksRendered, d.TextHTML, d.TextRendered); err != nil {
+				flag(d.Compared), flag(d.Gained), d.LinksHTML, d.LinksRendered, d.TextHTML, d.TextRendered, d.Section); err != nil {
 				return err
 			}
 		}
@@ -58,16 +59,26 @@ func (s *Store) RecordRenders(ctx context.Context, ds []store.RenderDecision) er
 }
 
 // RenderSamples implements store.RenderStore.
-func (s *Store) RenderSamples(ctx context.Context, hosts []string) (map[string]store.RenderSample, error) {
-	out := make(map[string]store.RenderSample, len(hosts))
-	for _, h := range hosts {
-		var n, gained int64
-		if err := s.db.Query(ctx, qSamples, []any{h}, func(r controlsql.Row) error { return r.Scan(&n, &gained) }); err != nil {
-			return nil, fmt.Errorf("render samples of %s: %w", h, err)
+func (s *Store) RenderSamples(ctx context.Context, host string) (store.RenderSamples, error) {
+	var out store.RenderSamples
+	err := s.db.Query(ctx, qSamples, []any{host}, func(r controlsql.Row) error {
+		var (
+			section   string
+			n, gained int64
+		)
+		if err := r.Scan(&section, &n, &gained); err != nil {
+			return err
 		}
-		if n > 0 {
-			out[h] = store.RenderSample{Compared: int(n), Gained: int(gained)}
+		if out.Sections == nil {
+			out.Sections = map[string]store.RenderSample{}
 		}
+		out.Sections[section] = store.RenderSample{Compared: int(n), Gained: int(gained)}
+		out.Host.Compared += int(n)
+		out.Host.Gained += int(gained)
+		return nil
+	})
+	if err != nil {
+		return store.RenderSamples{}, fmt.Errorf("render samples of %s: %w", host, err)
 	}
 	return out, nil
 }
@@ -83,7 +94,7 @@ func (s *Store) RenderDecisionOf(ctx context.Context, urlHash int64) (store.Rend
 	err := s.db.Query(ctx, qOne, []any{urlHash}, func(r controlsql.Row) error {
 		found = true
 		return r.Scan(&d.URLHash, &d.Host, &d.URL, &at, &d.Decision, &d.Reason, &compared, &gained,
-			&d.LinksHTML, &d.LinksRendered, &d.TextHTML, &d.TextRendered)
+			&d.LinksHTML, &d.LinksRendered, &d.TextHTML, &d.TextRendered, &d.Section)
 	})
 	if err != nil {
 		return d, fmt.Errorf("render decision of %d: %w", urlHash, err)

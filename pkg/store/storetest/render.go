@@ -17,7 +17,7 @@ func RunRender(t *testing.T, rs store.RenderStore) {
 		t.Fatalf("unknown decision: %v, want ErrNotFound", err)
 	}
 	d := func(hash int64, host, decision string, compared, gained bool) store.RenderDecision {
-		return store.RenderDecision{URLHash: hash, Host: host, URL: "http://" + host + "/", At: t0, Decision: decision,
+		return store.RenderDecision{URLHash: hash, Host: host, Section: "/app/", URL: "http://" + host + "/app/", At: t0, Decision: decision,
 			Reason: "signals: app_root", Compared: compared, Gained: gained, LinksHTML: 1, LinksRendered: 9, TextHTML: 20, TextRendered: 900}
 	}
 	in := []store.RenderDecision{
@@ -26,13 +26,16 @@ func RunRender(t *testing.T, rs store.RenderStore) {
 		d(3, "app.example", store.RenderRendered, true, false),
 		d(4, "app.example", store.RenderFailed, false, false),
 		d(5, "plain.example", store.RenderSkipped, false, false),
+		d(6, "plain.example", store.RenderRendered, true, false),
 	}
+	in[5].Section = "/docs/"
 	if err := rs.RecordRenders(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	got, err := rs.RenderDecisionOf(ctx, 1)
-	if err != nil || got != in[0] {
-		t.Fatalf("round trip: %+v, %v; want %+v", got, err, in[0])
+	for _, want := range []store.RenderDecision{in[0], in[5]} {
+		if got, err := rs.RenderDecisionOf(ctx, want.URLHash); err != nil || got != want {
+			t.Fatalf("round trip: %+v, %v; want %+v", got, err, want)
+		}
 	}
 	// The latest decision of a URL replaces the first.
 	later := d(3, "app.example", store.RenderRendered, true, true)
@@ -43,17 +46,29 @@ func RunRender(t *testing.T, rs store.RenderStore) {
 	if got, err := rs.RenderDecisionOf(ctx, 3); err != nil || got != later {
 		t.Fatalf("upsert: %+v, %v", got, err)
 	}
-	s, err := rs.RenderSamples(ctx, []string{"app.example", "plain.example", "none.example"})
+	// Samples per host and per section: only compared pages count.
+	mixed := d(7, "plain.example", store.RenderRendered, true, true)
+	if err := rs.RecordRenders(ctx, []store.RenderDecision{mixed}); err != nil {
+		t.Fatal(err)
+	}
+	app, err := rs.RenderSamples(ctx, "app.example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (store.RenderSample{Compared: 3, Gained: 3}); s["app.example"] != want {
-		t.Errorf("app.example samples %+v, want %+v", s["app.example"], want)
+	want := store.RenderSample{Compared: 3, Gained: 3}
+	if app.Host != want || len(app.Sections) != 1 || app.Sections["/app/"] != want {
+		t.Errorf("app.example samples %+v, want %+v in all and in /app/", app, want)
 	}
-	if _, ok := s["plain.example"]; ok {
-		t.Errorf("a host with no compared page has samples: %+v", s["plain.example"])
+	plain, err := rs.RenderSamples(ctx, "plain.example")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(s) != 1 {
-		t.Errorf("samples of %d hosts, want 1: %+v", len(s), s)
+	if plain.Host != (store.RenderSample{Compared: 2, Gained: 1}) || len(plain.Sections) != 2 ||
+		plain.Sections["/docs/"] != (store.RenderSample{Compared: 1}) || plain.Sections["/app/"] != (store.RenderSample{Compared: 1, Gained: 1}) {
+		t.Errorf("plain.example samples %+v: want 2 compared, 1 gained, in /docs/ and /app/", plain)
+	}
+	none, err := rs.RenderSamples(ctx, "none.example")
+	if err != nil || none.Host.Compared != 0 || len(none.Sections) != 0 {
+		t.Errorf("a host with no decision has samples %+v, %v", none, err)
 	}
 }
