@@ -22,7 +22,10 @@ import (
 // (robots, politeness, no image, font or video, each bundle once); the
 // ordinary hosts were never rendered; the hung and runaway pages were
 // bounded and recorded; the WARC holds a conversion record per rendered
-// page that warcio.js reads too.
+// page that warcio.js reads too. On the mixed host the verdict is per
+// section: every client-built page is rendered, the server-rendered
+// section, whose pages have the same signals, stops being rendered once
+// learnt.
 func TestRenderApps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crawl with a browser; skipped with -short")
@@ -74,6 +77,10 @@ func TestRenderApps(t *testing.T) {
 	byShape := map[string]map[string]int{} // shape -> decision -> count
 	failed := map[string]string{}
 	reasons := map[string]string{} // URL path -> reason
+	// The mixed host's pages by part: "server" (Web.ServerRenderedPath) or
+	// "client", then decision.
+	mixed := map[string]map[string]int{"server": {}, "client": {}}
+	sectionSkips := map[string]int{} // reason -> server-rendered pages skipped for it
 	err = db.Captures(context.Background(), func(c store.Capture) error {
 		d, err := db.Render().RenderDecisionOf(context.Background(), c.URLHash)
 		if err != nil {
@@ -88,8 +95,18 @@ func TestRenderApps(t *testing.T) {
 			byShape[shape] = map[string]int{}
 		}
 		byShape[shape][d.Decision]++
-		_, path := splitURL(c.URL)
+		host, path := splitURL(c.URL)
 		reasons[path] = d.Reason
+		if shape == synthweb.AppMixed {
+			part := "client"
+			if w.ServerRenderedPath(host, path) {
+				part = "server"
+				if d.Decision == store.RenderSkipped {
+					sectionSkips[d.Reason]++
+				}
+			}
+			mixed[part][d.Decision]++
+		}
 		if d.Decision == store.RenderFailed {
 			failed[c.URL] = d.Reason
 		}
@@ -117,6 +134,7 @@ func TestRenderApps(t *testing.T) {
 	if why := reasons[synthweb.AppHangPage]; !strings.Contains(why, "timed out") {
 		t.Errorf("the page that never settles was recorded as %q", why)
 	}
+	checkMixedSections(t, apps, mixed, sectionSkips)
 
 	// Conversion records: one per rendered page, referring to a response
 	// record, read back by pkg/warc and by warcio.js.
@@ -137,4 +155,41 @@ func TestRenderApps(t *testing.T) {
 		t.Errorf("%d conversion records for %d rendered pages", conversions, rendered)
 	}
 	checkStored(t, w, data)
+}
+
+// checkMixedSections judges the render decisions on the mixed host (by part,
+// then decision): every client-built page rendered; in the server-rendered
+// section, whose pages have the shell's signals but nothing more to show,
+// at least one page skipped on the section's verdict and fewer rendered
+// than the section has pages. How many were rendered before the verdict
+// depends on the renders in flight when it formed: no exact count.
+func checkMixedSections(t *testing.T, apps *synthweb.AppsReport, mixed map[string]map[string]int, skips map[string]int) {
+	t.Helper()
+	var host synthweb.AppHostReport
+	for _, hr := range apps.Hosts {
+		if hr.Shape == synthweb.AppMixed {
+			host = hr
+		}
+	}
+	client := host.Reachable - host.ServerRendered
+	t.Logf("mixed host %s: %d client-built pages, decisions %v; %d server-rendered, decisions %v; skipped because %v",
+		host.Host, client, mixed["client"], host.ServerRendered, mixed["server"], skips)
+	if host.ServerRendered == 0 || client == 0 {
+		t.Fatalf("mixed host: %+v, want both parts", host)
+	}
+	if got := mixed["client"][store.RenderRendered]; got != client {
+		t.Errorf("mixed host: %d of %d client-built pages rendered", got, client)
+	}
+	if got := mixed["server"][store.RenderRendered]; got >= host.ServerRendered {
+		t.Errorf("mixed host: %d of %d server-rendered pages rendered, want fewer", got, host.ServerRendered)
+	}
+	onVerdict := 0
+	for why, n := range skips {
+		if strings.Contains(why, "section") && strings.Contains(why, synthweb.AppGuidePrefix) {
+			onVerdict += n
+		}
+	}
+	if onVerdict == 0 {
+		t.Errorf("mixed host: no server-rendered page skipped on the verdict of section %s: %v", synthweb.AppGuidePrefix, skips)
+	}
 }

@@ -25,9 +25,10 @@ const (
 	AppBlockedAPI = "blocked_api" // as AppFetch, but robots.txt disallows /api/; a few inline links
 	AppHung       = "hung"        // as AppInline, plus AppHangPage and AppHangFetchPage, which never settle
 	AppRunaway    = "runaway"     // as AppInline, plus AppRunawayPage, which allocates without end
+	AppMixed      = "mixed"       // as AppInline, plus pages under AppGuidePrefix rendered on the server
 )
 
-var appShapes = []string{AppInline, AppFetch, AppRouter, AppBlockedAPI, AppHung, AppRunaway}
+var appShapes = []string{AppInline, AppFetch, AppRouter, AppBlockedAPI, AppHung, AppRunaway, AppMixed}
 
 // AppShapes returns the shapes of the application hosts in the order
 // Config.Apps deals them out (before the seeded shuffle).
@@ -41,6 +42,7 @@ const (
 	AppHangPage      = "/app/hang.html"       // AppHung: a setInterval that keeps changing the DOM
 	AppHangFetchPage = "/app/hang-fetch.html" // AppHung: a fetch of AppHangAPIPath
 	AppRunawayPage   = "/app/runaway.html"    // AppRunaway: allocates until something stops it
+	AppGuidePrefix   = "/guide/"              // AppMixed: /guide/N.html, rendered on the server (Web.ServerRenderedPath)
 
 	// On the third-party host (an ordinary one, see Web.AppHosts): a
 	// script every app page loads, and one robots.txt disallows.
@@ -73,6 +75,14 @@ const (
 	// a router's route table small.
 	appTextBytes = 400
 
+	// An AppMixed host has appGuideFactor server-rendered pages per
+	// PagesPerHost: a section large enough that a render tier which
+	// learns it saves most of its renders. Their prose, appGuideTextBytes,
+	// is an article's, far above what a shell's visible text can be
+	// (pkg/render reads under 256 bytes as an empty shell).
+	appGuideFactor    = 3
+	appGuideTextBytes = 1200
+
 	// DefaultAppHang is how long AppHangAPIPath keeps a request waiting.
 	DefaultAppHang = 60 * time.Second
 )
@@ -84,6 +94,8 @@ type appSite struct {
 	reachable []string        // targets a crawler reaches from "/" without breaking robots: MustFetch
 	hidden    map[string]bool // targets only links from a robots-disallowed API lead to
 	notFound  *resource       // AppRouter: the shell, answered 404 on any unknown path
+
+	serverRendered int // AppMixed: the reachable pages under AppGuidePrefix
 }
 
 // appLink and appData are the JSON the bundle builds a page from: inline,
@@ -106,6 +118,9 @@ type appPage struct {
 	data   appData   // everything the bundle can show
 	inline []appLink // AppBlockedAPI: the links in the page itself
 	script string    // extra inline script (the hung and runaway pages)
+	// hydrated: the server already built into #app what the bundle
+	// builds (AppMixed's guide pages).
+	hydrated bool
 }
 
 // isApp reports whether host idx is an application host: the last
@@ -114,9 +129,9 @@ type appPage struct {
 func (c Config) isApp(idx int) bool { return idx >= c.Hosts-c.Apps }
 
 // planApps deals the shapes out to the application hosts: a seeded order
-// of all six, repeated, so that any six consecutive app hosts have every
-// shape. It also picks the third-party host: the first ordinary host with
-// a plain robots.txt, which then disallows /track/.
+// of all seven, repeated, so that any seven consecutive app hosts have
+// every shape. It also picks the third-party host: the first ordinary
+// host with a plain robots.txt, which then disallows /track/.
 func (w *Web) planApps() {
 	if w.cfg.Apps == 0 {
 		return
@@ -173,6 +188,21 @@ func (w *Web) ThirdPartyHost() string {
 	}
 	return w.widget.key
 }
+
+// ServerRenderedPath reports whether path is one of the pages of an AppMixed
+// host that are rendered on the server: a shell's markers, and in the HTML
+// already every link and all the text the bundle shows. A render tier
+// gains nothing there, and should learn that per section.
+func (w *Web) ServerRenderedPath(hostKey, path string) bool {
+	for _, h := range w.hosts {
+		if h.key == hostKey {
+			return h.app != nil && h.app.shape == AppMixed && isGuide(path) && h.static[path] != nil
+		}
+	}
+	return false
+}
+
+func isGuide(target string) bool { return strings.HasPrefix(target, AppGuidePrefix) }
 
 // buildApp renders an application host: its shells, bundle, API answers
 // and static assets, and records which pages a crawler can reach.
@@ -248,11 +278,19 @@ func (h *host) buildApp() {
 	}
 	for _, t := range a.reachable {
 		h.mustFetch(t)
+		if byTarget[t].hydrated {
+			a.serverRendered++
+		}
 	}
 }
 
 // appPages draws the host's documents: "/", /p/N.html and the shape's
 // special pages, with the links the scripts build on each.
+//
+// AppMixed's guide pages link the next guide page, Fanout-1 random ones
+// and "/", never a /p/ page: from the first one, linked only by the home
+// page's script, every guide page is reachable through HTML links, and no
+// /p/ page is.
 func (h *host) appPages() []appPage {
 	cfg := h.web.cfg
 	shape := h.app.shape
@@ -262,15 +300,18 @@ func (h *host) appPages() []appPage {
 		return appLink{Href: fmt.Sprintf("/p/%d.html", i), Text: fmt.Sprintf("Page %d", i)}
 	}
 	home := appLink{Href: "/", Text: "Home"}
+	guideLink := func(i int) appLink {
+		return appLink{Href: fmt.Sprintf("%s%d.html", AppGuidePrefix, i), Text: fmt.Sprintf("Guide %d", i)}
+	}
 	randoms := func(ls []appLink) []appLink {
 		for range cfg.Fanout - 1 {
 			ls = append(ls, pageLink(rng.IntN(n)))
 		}
 		return ls
 	}
-	text := func(target string) (string, string) {
+	text := func(target string, n int) (string, string) {
 		g := newTextGen(h.vocab, pathRNG(cfg.Seed, h.idx, target))
-		return g.title(), strings.Join(g.paragraphs(appTextBytes), " ")
+		return g.title(), strings.Join(g.paragraphs(n), " ")
 	}
 	// On AppBlockedAPI the inline links make a chain through the first
 	// half of the pages; the rest are only in the API's answers.
@@ -278,7 +319,7 @@ func (h *host) appPages() []appPage {
 
 	var pages []appPage
 	add := func(target, id string, links, inline []appLink, script string) {
-		title, prose := text(target)
+		title, prose := text(target, appTextBytes)
 		p := appPage{target: target, id: id, data: appData{Title: title, Text: prose, Links: links}, script: script}
 		if shape == AppBlockedAPI {
 			p.inline = inline
@@ -291,6 +332,8 @@ func (h *host) appPages() []appPage {
 		homeLinks = append(homeLinks, appLink{Href: AppHangPage, Text: "Live ticker"}, appLink{Href: AppHangFetchPage, Text: "Live feed"})
 	case AppRunaway:
 		homeLinks = append(homeLinks, appLink{Href: AppRunawayPage, Text: "Gallery"})
+	case AppMixed:
+		homeLinks = append(homeLinks, guideLink(0))
 	}
 	add("/", "home", homeLinks, []appLink{pageLink(0)}, "")
 	for i := range n {
@@ -310,16 +353,36 @@ func (h *host) appPages() []appPage {
 		add(AppHangFetchPage, "hang-fetch", []appLink{home}, nil, hangFetchJS)
 	case AppRunaway:
 		add(AppRunawayPage, "runaway", []appLink{home}, nil, runawayJS)
+	case AppMixed:
+		g := appGuideFactor * n
+		for i := range g {
+			links := []appLink{home}
+			if i+1 < g {
+				links = append(links, guideLink(i+1))
+			}
+			for range cfg.Fanout - 1 {
+				links = append(links, guideLink(rng.IntN(g)))
+			}
+			target := guideLink(i).Href
+			title, prose := text(target, appGuideTextBytes)
+			pages = append(pages, appPage{target: target, id: "guide-" + strconv.Itoa(i),
+				data: appData{Title: title, Text: prose, Links: links}, hydrated: true})
+		}
 	}
 	return pages
 }
 
 // appShell renders the HTML of an app page: nothing a crawler can follow,
-// little visible text, the data the bundle needs.
+// little visible text, the data the bundle needs. A hydrated page has the
+// same markers (the bundle, #app, the <noscript> plea, the data), but #app
+// and <title> hold already what the bundle would put there.
 func (h *host) appShell(name string, p *appPage) []byte {
 	shape := h.app.shape
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>")
+	if p.hydrated {
+		name = p.data.Title
+	}
 	b.WriteString(html.EscapeString(name))
 	b.WriteString("</title>\n<script src=\"" + AppBundlePath + "\" defer></script>\n")
 	if wh := h.web.widget; wh != nil {
@@ -330,11 +393,15 @@ func (h *host) appShell(name string, p *appPage) []byte {
 	if shape != AppRouter { // a router's shell is the same on every path
 		b.WriteString(" data-page=\"" + html.EscapeString(p.id) + "\"")
 	}
-	b.WriteString("></div>\n<noscript><p>Please enable JavaScript to use this site.</p></noscript>\n")
+	b.WriteString(">")
+	if p.hydrated {
+		writeHydrated(&b, p.data)
+	}
+	b.WriteString("</div>\n<noscript><p>Please enable JavaScript to use this site.</p></noscript>\n")
 	b.WriteString("<img src=\"" + appLogoPath + "\" alt=\"\" width=\"16\" height=\"16\">\n")
 	b.WriteString("<video src=\"" + appVideoPath + "\" preload=\"auto\" muted width=\"16\" height=\"16\"></video>\n")
 	switch shape {
-	case AppInline, AppHung, AppRunaway:
+	case AppInline, AppHung, AppRunaway, AppMixed:
 		writeInlineData(&b, p.data)
 	case AppBlockedAPI:
 		d := p.data
@@ -354,6 +421,17 @@ func writeInlineData(b *bytes.Buffer, d appData) {
 	b.WriteString("<script type=\"application/json\" id=\"app-data\">")
 	b.Write(mustJSON(d))
 	b.WriteString("</script>\n")
+}
+
+// writeHydrated writes the elements the bundle's show() builds from d, in
+// the same order and without whitespace between them, so that the DOM
+// after the bundle ran has the same links and text as the HTML.
+func writeHydrated(b *bytes.Buffer, d appData) {
+	fmt.Fprintf(b, "<h1>%s</h1><p>%s</p><ul>", html.EscapeString(d.Title), html.EscapeString(d.Text))
+	for _, l := range d.Links {
+		fmt.Fprintf(b, "<li><a href=\"%s\">%s</a></li>", html.EscapeString(l.Href), html.EscapeString(l.Text))
+	}
+	b.WriteString("</ul>")
 }
 
 func mustJSON(v any) []byte {
@@ -613,6 +691,9 @@ type AppHostReport struct {
 	Fetched   int     `json:"fetched"`
 	Coverage  float64 `json:"coverage"`
 	Hidden    int     `json:"hidden"` // pages only the robots-disallowed API links to (AppBlockedAPI)
+	// ServerRendered: of Reachable, the pages rendered on the server
+	// (AppMixed, Web.ServerRenderedPath), where rendering finds nothing more.
+	ServerRendered int `json:"server_rendered"`
 
 	Requests          int `json:"requests"`  // all, robots.txt included
 	Documents         int `json:"documents"` // requests of its pages (Kind "page"), repeats included
@@ -630,10 +711,12 @@ type appWorld struct {
 	shape     string
 	reachable []string        // resource ids
 	hidden    map[string]bool // resource ids
+
+	serverRendered int
 }
 
 func (h *host) appWorld() appWorld {
-	aw := appWorld{host: h.key, shape: h.app.shape, hidden: map[string]bool{}}
+	aw := appWorld{host: h.key, shape: h.app.shape, hidden: map[string]bool{}, serverRendered: h.app.serverRendered}
 	for _, t := range h.app.reachable {
 		aw.reachable = append(aw.reachable, h.key+t)
 	}
@@ -652,7 +735,8 @@ func (a *auditor) apps(reqs []Request, wd world) {
 	ar.Hosts = make([]AppHostReport, len(wd.apps))
 	for i, aw := range wd.apps {
 		hr := &ar.Hosts[i]
-		*hr = AppHostReport{Host: aw.host, Shape: aw.shape, Reachable: len(aw.reachable), Hidden: len(aw.hidden), Coverage: 1}
+		*hr = AppHostReport{Host: aw.host, Shape: aw.shape, Reachable: len(aw.reachable), Hidden: len(aw.hidden),
+			ServerRendered: aw.serverRendered, Coverage: 1}
 		byHost[aw.host] = hr
 		ar.Shapes[aw.shape] = append(ar.Shapes[aw.shape], aw.host)
 		for _, id := range aw.reachable {
@@ -768,6 +852,7 @@ func (ar *AppsReport) string(b *strings.Builder) {
 			sum.Reachable += hr.Reachable
 			sum.Fetched += hr.Fetched
 			sum.Hidden += hr.Hidden
+			sum.ServerRendered += hr.ServerRendered
 			sum.Requests += hr.Requests
 			sum.Documents += hr.Documents
 			sum.BundleRequests += hr.BundleRequests
@@ -782,8 +867,8 @@ func (ar *AppsReport) string(b *strings.Builder) {
 		if sum.Reachable > 0 {
 			cov = float64(sum.Fetched) / float64(sum.Reachable)
 		}
-		fmt.Fprintf(b, "    - %-11s %5.1f%% (%d of %d, %d hidden), %d requests: %d documents, %d bundle, %d api, %d hung, %d media\n",
-			s+":", 100*cov, sum.Fetched, sum.Reachable, sum.Hidden,
+		fmt.Fprintf(b, "    - %-11s %5.1f%% (%d of %d, %d hidden, %d server-rendered), %d requests: %d documents, %d bundle, %d api, %d hung, %d media\n",
+			s+":", 100*cov, sum.Fetched, sum.Reachable, sum.Hidden, sum.ServerRendered,
 			sum.Requests, sum.Documents, sum.BundleRequests, sum.APIRequests, sum.HungRequests, sum.MediaRequests)
 	}
 }

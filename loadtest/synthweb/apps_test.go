@@ -15,14 +15,15 @@ import (
 
 	"github.com/crawlcluster/crawler/internal/browsertest"
 	"github.com/crawlcluster/crawler/pkg/parse"
+	"github.com/crawlcluster/crawler/pkg/render"
 )
 
 // appsConfig is a web of two ordinary hosts (the second serves the
 // third-party scripts) and one application host of each shape.
 func appsConfig() Config {
 	cfg := DefaultConfig()
-	cfg.Hosts = 8
-	cfg.Apps = 6
+	cfg.Apps = len(appShapes)
+	cfg.Hosts = 2 + cfg.Apps
 	cfg.PagesPerHost = 6
 	cfg.Fanout = 3
 	cfg.Seed = 3
@@ -92,13 +93,14 @@ func TestAppShapes(t *testing.T) {
 		mustNot[id] = true
 	}
 	shapes := appHostsByShape(t, w)
-	if got := len(w.AppHosts()); got != 6 {
-		t.Errorf("AppHosts has %d hosts, want 6", got)
+	if got := len(w.AppHosts()); got != len(appShapes) {
+		t.Errorf("AppHosts has %d hosts, want %d", got, len(appShapes))
 	}
 	for _, shape := range appShapes {
 		h := shapes[shape]
 		t.Run(shape, func(t *testing.T) {
 			pages := h.appPages()
+			htmlLinks := map[string][]string{} // target -> the targets its HTML links
 			bundle := get(t, c, h.base+AppBundlePath)
 			if bundle.status != 200 || !strings.Contains(bundle.header.Get("Cache-Control"), "max-age") || bundle.header.Get("ETag") == "" ||
 				!strings.HasPrefix(bundle.header.Get("Content-Type"), "text/javascript") {
@@ -123,8 +125,18 @@ func TestAppShapes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(doc.Links) != 0 || len(doc.Text) > 20 {
+				for _, l := range doc.Links {
+					htmlLinks[p.target] = append(htmlLinks[p.target], strings.TrimPrefix(l.URL, h.base))
+				}
+				if p.hydrated {
+					checkHydrated(t, p, a.body, doc, htmlLinks[p.target])
+				} else if len(doc.Links) != 0 || len(doc.Text) > 20 {
 					t.Errorf("%s: the HTML has links %v and text %q", p.target, doc.Links, doc.Text)
+				}
+				// Every page, the server-rendered ones included, has
+				// the signals that make a render tier try it.
+				if sig := render.Read([]byte(a.body), doc); !sig.Strong() {
+					t.Errorf("%s: signals %+v are not strong", p.target, sig)
 				}
 				for _, want := range []string{`<div id="app"`, "<noscript><p>Please enable JavaScript", `<script src="` + AppBundlePath + `" defer>`, `<img src="`} {
 					if !strings.Contains(a.body, want) {
@@ -136,7 +148,7 @@ func TestAppShapes(t *testing.T) {
 				}
 				inline, hasInline := inlineData(t, a.body)
 				switch shape {
-				case AppInline, AppHung, AppRunaway:
+				case AppInline, AppHung, AppRunaway, AppMixed:
 					if !hasInline || !slices.Equal(inline.Links, p.data.Links) || inline.Text != p.data.Text {
 						t.Errorf("%s: inline data %+v, want %+v", p.target, inline, p.data)
 					}
@@ -199,6 +211,13 @@ func TestAppShapes(t *testing.T) {
 				if b := get(t, c, h.base+AppRunawayPage).body; !mustFetch[h.key+AppRunawayPage] || !strings.Contains(b, "new Array(") {
 					t.Errorf("%s: no allocation loop, or not in MustFetch", AppRunawayPage)
 				}
+			case AppMixed:
+				checkMixedParts(t, w, h, pages, htmlLinks)
+			}
+			for _, p := range pages {
+				if got, want := w.ServerRenderedPath(h.key, p.target), shape == AppMixed && p.hydrated; got != want {
+					t.Errorf("%s: ServerRenderedPath %v, want %v", p.target, got, want)
+				}
 			}
 		})
 	}
@@ -217,6 +236,69 @@ func TestAppShapes(t *testing.T) {
 	}
 	if a := get(t, c, "http://"+tp+WidgetPath); a.status != 200 {
 		t.Errorf("widget: %d", a.status)
+	}
+}
+
+// checkHydrated checks a server-rendered page: the <title> and the HTML's
+// #app hold the page's title, all its prose and every link the bundle
+// builds, in order; enough text that it is no empty shell.
+func checkHydrated(t *testing.T, p appPage, body string, doc *parse.Document, links []string) {
+	t.Helper()
+	var want []string
+	for _, l := range p.data.Links {
+		want = append(want, l.Href)
+	}
+	if !slices.Equal(links, want) {
+		t.Errorf("%s: HTML links %v, want the bundle's %v", p.target, links, want)
+	}
+	if doc.Title != p.data.Title || !strings.Contains(doc.Text, p.data.Title) || !strings.Contains(doc.Text, p.data.Text) {
+		t.Errorf("%s: title %q and text %q, want %q and %q", p.target, doc.Title, short(doc.Text), p.data.Title, short(p.data.Text))
+	}
+	if sig := render.Read([]byte(body), doc); sig.LittleText || !sig.NoScriptJS || !slices.Contains(sig.Reasons, "noscript") {
+		t.Errorf("%s: signals %+v, want much text and the <noscript> plea", p.target, sig)
+	}
+}
+
+// checkMixedParts checks the two parts of an AppMixed host: the home page's
+// script links into both; from the first guide page every guide page is
+// reachable through HTML links, and no /p/ page is.
+func checkMixedParts(t *testing.T, w *Web, h *host, pages []appPage, htmlLinks map[string][]string) {
+	t.Helper()
+	guides := 0
+	for _, p := range pages {
+		if p.hydrated != isGuide(p.target) {
+			t.Errorf("%s: hydrated %v", p.target, p.hydrated)
+		}
+		if p.hydrated {
+			guides++
+		}
+	}
+	n := w.cfg.PagesPerHost
+	if guides != appGuideFactor*n || h.app.serverRendered != guides || len(h.app.reachable) != 1+n+guides {
+		t.Errorf("%d guide pages, %d server-rendered reachable, %d reachable; want %d guide pages of %d",
+			guides, h.app.serverRendered, len(h.app.reachable), appGuideFactor*n, 1+n+appGuideFactor*n)
+	}
+	first := AppGuidePrefix + "0.html"
+	if !slices.ContainsFunc(pages[0].data.Links, func(l appLink) bool { return l.Href == first }) ||
+		!slices.ContainsFunc(pages[0].data.Links, func(l appLink) bool { return l.Href == "/p/0.html" }) {
+		t.Errorf("the home page's script links %v, want %s and /p/0.html", pages[0].data.Links, first)
+	}
+	seen := map[string]bool{first: true}
+	queue := []string{first}
+	for len(queue) > 0 {
+		t := queue[0]
+		queue = queue[1:]
+		for _, l := range htmlLinks[t] {
+			if !seen[l] {
+				seen[l] = true
+				queue = append(queue, l)
+			}
+		}
+	}
+	for _, p := range pages {
+		if seen[p.target] != (p.hydrated || p.target == "/") {
+			t.Errorf("%s: reached through HTML links from %s: %v", p.target, first, seen[p.target])
+		}
 	}
 }
 
@@ -286,14 +368,14 @@ func TestAppsConfig(t *testing.T) {
 	// With every other feature: the app hosts have no traps, hubs or
 	// changing pages, which would give an HTML crawler links into them.
 	all := featuresConfig()
-	all.Hosts, all.Apps, all.Traps, all.Change.Enabled = 14, 6, true, true
+	all.Hosts, all.Apps, all.Traps, all.Change.Enabled = 8+len(appShapes), len(appShapes), true, true
 	w = startWeb(t, all)
 	for _, h := range w.hosts[8:] {
 		if h.app == nil || len(h.traps) != 0 || h.live != nil || h.sitemap {
 			t.Errorf("host %d: app %v, %d traps, live %v, sitemap %v", h.idx, h.app != nil, len(h.traps), h.live != nil, h.sitemap)
 		}
 	}
-	if len(w.AppHosts()) != 6 || w.ThirdPartyHost() != w.hosts[6].key {
+	if len(w.AppHosts()) != len(appShapes) || w.ThirdPartyHost() != w.hosts[6].key {
 		t.Errorf("apps %v, third party %q, want %s", w.AppHosts(), w.ThirdPartyHost(), w.hosts[6].key)
 	}
 }
@@ -347,7 +429,7 @@ func TestAuditAppRequests(t *testing.T) {
 	w := startWeb(t, appsConfig())
 	c := rawClient()
 	shapes := appHostsByShape(t, w)
-	inline, blocked := shapes[AppInline], shapes[AppBlockedAPI]
+	inline, blocked, mixed := shapes[AppInline], shapes[AppBlockedAPI], shapes[AppMixed]
 	tp := "http://" + w.ThirdPartyHost()
 	var hiddenPage string
 	for p := range blocked.app.hidden {
@@ -361,6 +443,7 @@ func TestAuditAppRequests(t *testing.T) {
 		blocked.base + "/", blocked.base + AppAPIPath + "?id=home", // disallowed
 		blocked.base + hiddenPage,
 		tp + WidgetPath,
+		mixed.base + "/robots.txt", mixed.base + AppGuidePrefix + "2.html",
 	} {
 		get(t, c, u)
 	}
@@ -395,7 +478,7 @@ func TestAuditAppRequests(t *testing.T) {
 		{"forbidden", rep.Forbidden.Count, 1},
 		{"hidden fetched", ar.HiddenFetched, 1},
 		{"third party", ar.ThirdParty, 1},
-		{"app pages fetched", ar.Fetched, 2},
+		{"app pages fetched", ar.Fetched, 3},
 		{"ordinary fetched", ar.OrdinaryFetched, 0},
 	}
 	for _, c := range checks {
@@ -413,6 +496,14 @@ func TestAuditAppRequests(t *testing.T) {
 			if hr.Fetched != 1 || hr.Hidden == 0 || hr.Reachable+hr.Hidden != 7 || hr.APIRequests != 1 || hr.HiddenFetched != 1 {
 				t.Errorf("blocked host: %+v", hr)
 			}
+		case mixed.key:
+			if hr.Fetched != 1 || hr.Reachable != 1+6+appGuideFactor*6 || hr.ServerRendered != appGuideFactor*6 || hr.Documents != 1 {
+				t.Errorf("mixed host: %+v", hr)
+			}
+		default:
+			if hr.ServerRendered != 0 {
+				t.Errorf("%s host with server-rendered pages: %+v", hr.Shape, hr)
+			}
 		}
 	}
 	if rep.OK() || !strings.Contains(rep.String(), "  media:       1\n") || !strings.Contains(rep.String(), "blocked_api") {
@@ -422,8 +513,8 @@ func TestAuditAppRequests(t *testing.T) {
 	// Politeness counts sub-resources: with a delay none of the requests
 	// after a host's first kept, every one of them breaks it.
 	slow := w.Audit(AuditConfig{MaxRetries: 1, DefaultDelay: time.Hour, MaxExamples: 20})
-	if slow.Politeness.Count != 9 || !strings.Contains(strings.Join(slow.Politeness.Examples, "\n"), AppBundlePath) {
-		t.Errorf("politeness with a delay of an hour: %d, want 9: %v", slow.Politeness.Count, slow.Politeness.Examples)
+	if slow.Politeness.Count != 10 || !strings.Contains(strings.Join(slow.Politeness.Examples, "\n"), AppBundlePath) {
+		t.Errorf("politeness with a delay of an hour: %d, want 10: %v", slow.Politeness.Count, slow.Politeness.Examples)
 	}
 
 	// Without application hosts the report has none.
@@ -440,7 +531,8 @@ func TestHTMLCrawlerMissesAppPages(t *testing.T) {
 		t.Skip("crawls for several seconds")
 	}
 	cfg := featuresConfig()
-	cfg.Hosts, cfg.Apps = 13, 6 // the six special hosts, a plain one (the third party) and the apps
+	cfg.Apps = len(appShapes)
+	cfg.Hosts = 7 + cfg.Apps // the six special hosts, a plain one (the third party) and the apps
 	w := startWeb(t, cfg)
 	acfg := AuditConfig{DefaultDelay: 30 * time.Millisecond, MinDelay: 10 * time.Millisecond, MaxDelay: 150 * time.Millisecond, MaxRetries: 1}
 	newPoliteCrawler(t, w, acfg).crawl(w.Seeds())
@@ -462,6 +554,38 @@ func TestHTMLCrawlerMissesAppPages(t *testing.T) {
 			t.Errorf("%s: %d", c.name, c.v.Count)
 		}
 	}
+}
+
+// checkHydratedDOM compares, as the render tier does, the DOM the bundle
+// built on a server-rendered page with the page's HTML: the same anchors
+// (the DOM has one link more, the stylesheet the bundle inserts), no new
+// text but the third-party widget's line, no gain.
+func checkHydratedDOM(t *testing.T, b *browsertest.Browser, url string) {
+	t.Helper()
+	served := get(t, rawClient(), url)
+	dom := browsertest.Eval[string](t, b, `document.documentElement.outerHTML`)
+	htmlDoc, err1 := parse.Parse([]byte(served.body), served.header.Get("Content-Type"), url, nil, parse.Options{})
+	domDoc, err2 := parse.Parse([]byte(dom), "text/html; charset=utf-8", url, nil, parse.Options{})
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	anchors := func(d *parse.Document) (out []string) {
+		for _, l := range d.Links {
+			if l.Tag == "a" {
+				out = append(out, l.URL)
+			}
+		}
+		return out
+	}
+	if a, b := anchors(htmlDoc), anchors(domDoc); len(a) == 0 || !slices.Equal(a, b) {
+		t.Errorf("%s: anchors in the HTML %v, in the DOM %v", url, a, b)
+	}
+	cmp := render.Compare(htmlDoc, domDoc)
+	extra, ok := strings.CutPrefix(domDoc.Text, htmlDoc.Text)
+	if cmp.Gained || !ok || len(extra) > len(" Shared with the synthetic widget.") {
+		t.Errorf("%s: rendering found more: %+v; text beyond the HTML's: %q (%v)", url, cmp, extra, ok)
+	}
+	t.Logf("%s: %+v", url, cmp)
 }
 
 // poll waits until expr is true in the page.
@@ -496,11 +620,15 @@ func TestAppPagesInBrowser(t *testing.T) {
 		t.Run(shape, func(t *testing.T) {
 			ran++
 			for _, p := range h.appPages() {
-				if p.target != "/" && p.target != "/p/1.html" && !strings.HasPrefix(p.target, "/app/") {
+				if p.target != "/" && p.target != "/p/1.html" && p.target != AppGuidePrefix+"1.html" && !strings.HasPrefix(p.target, "/app/") {
 					continue
 				}
 				url := h.base + p.target
-				b.Do(t, 30*time.Second, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("#app ul a")))
+				// The bundle decorates, then builds #app, in one task: once
+				// the banner is in, #app is the bundle's (a hydrated #app
+				// has links before).
+				b.Do(t, 30*time.Second, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("#app ul a")),
+					chromedp.WaitReady(chromedp.CSS(`img[src="`+appBannerPath+`"]`)))
 				want := p.data.Links
 				if shape == AppBlockedAPI { // no robots.txt in a browser: the API's links come after the inline ones
 					want = append(slices.Clone(p.inline), want...)
@@ -518,6 +646,9 @@ func TestAppPagesInBrowser(t *testing.T) {
 				text := browsertest.Eval[string](t, b, `new Promise((ok) => setTimeout(() => ok(document.body.innerText), 50))`)
 				if !strings.Contains(text, p.data.Title) || !strings.Contains(text, p.data.Text[:40]) {
 					t.Errorf("%s: the page shows %q, not its title and text", p.target, short(text))
+				}
+				if p.hydrated {
+					checkHydratedDOM(t, b, url)
 				}
 				switch p.target {
 				case AppHangPage:
