@@ -64,7 +64,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&c.Traps, prefix+"traps", c.Traps, "add trap instances of every class (calendars, pagination, facets, soft 404s, session ids) to every host, and hubs of near-duplicate index pages to some")
 	fs.StringVar(&c.Agent, prefix+"agent", c.Agent, "robots product token of the crawler under test")
 	fs.Int64Var(&c.Seed, prefix+"seed", c.Seed, "seed of the link graph and the texts")
-	fs.IntVar(&c.Apps, prefix+"apps", c.Apps, "make the last N hosts application hosts, whose links only scripts build (shapes: inline JSON, fetched JSON, client-side router, robots-blocked API, hung script, runaway memory)")
+	fs.IntVar(&c.Apps, prefix+"apps", c.Apps, "make the last N hosts application hosts, whose links only scripts build (shapes: inline JSON, fetched JSON, client-side router, robots-blocked API, hung script, runaway memory, an application part beside a server-rendered one)")
 	fs.DurationVar(&c.AppHang, prefix+"app-hang", c.AppHang, "how long the hung application host's API keeps a request waiting (0: "+DefaultAppHang.String()+")")
 	c.Change.RegisterFlags(fs, prefix)
 }

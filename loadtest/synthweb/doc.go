@@ -186,7 +186,7 @@
 // (the first ones keep their special cases, indexes and graphs; ordinary
 // pages never link into an application host, so an HTML-only crawler
 // reaches nothing there but the seeded home page). Each has one shape,
-// dealt from a seeded order of the six so that any six consecutive
+// dealt from a seeded order of the seven so that any seven consecutive
 // application hosts have all of them ([Web.AppHosts] names them).
 //
 // Every document ("/", /p/N.html for N < PagesPerHost, and a shape's
@@ -221,6 +221,11 @@
 //   - runaway: as inline, and "/" also links [AppRunawayPage], which once
 //     built allocates 8 arrays of 2^17 references every task, without
 //     end, until the browser's memory limit stops it.
+//   - mixed: as inline on "/" and /p/N.html, plus a server-rendered part,
+//     [AppGuidePrefix]N.html (3 x PagesPerHost pages): the same shell
+//     markers, but #app already holds the title, the prose and the <a>
+//     links the bundle would build, so rendering finds nothing more. It
+//     tests verdicts per part of a host ([Web.ServerRenderedPath]).
 //
 // Each page's links go to the next page and Fanout-1 random ones on the
 // host. Sub-resources are logged with their own Kind ([KindBundle],
