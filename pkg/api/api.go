@@ -651,8 +651,8 @@ func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Delay = delayOf(delay, backoff, known || fetching, entry)
 	v.NextAllowedAt = timeOrNil(next)
-	for _, u := range recent {
-		v.RecentFetches = append(v.RecentFetches, fetchViewOf(u))
+	for _, f := range recent {
+		v.RecentFetches = append(v.RecentFetches, fetchViewOf(f))
 	}
 	now := time.Now()
 	since := now.Add(-time.Hour)

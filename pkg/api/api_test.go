@@ -225,10 +225,14 @@ func TestLookups(t *testing.T) {
 		t.Errorf("stats: %d %v", code, out)
 	}
 	// The host's throughput over the last hour counts the page once fetched.
-	if err := e.DB.UpdateURLs(ctx, []store.URLUpdate{{Hash: store.HashURL(n), State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: time.Now()}}); err != nil {
+	fetched := time.Now().UTC().Truncate(time.Millisecond)
+	if err := e.DB.UpdateURLs(ctx, []store.URLUpdate{{Hash: store.HashURL(n), State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: fetched}}); err != nil {
 		t.Fatal(err)
 	}
 	_, out = e.do(t, "GET", "/api/v1/hosts/look.example", "", "")
+	if rf, _ := out["recent_fetches"].([]any); len(rf) != 1 || rf[0].(map[string]any)["duration_seconds"] != nil {
+		t.Errorf("recent fetches before the page is parsed: %v, want one with duration_seconds null", out["recent_fetches"])
+	}
 	thr, _ := out["throughput"].(map[string]any)
 	hist, _ := thr["history"].([]any)
 	if thr["last_hour"] != 1.0 || len(hist) < 60 || len(hist) > 62 {
@@ -240,6 +244,19 @@ func TestLookups(t *testing.T) {
 	}
 	if sum < 0.99 || sum > 1.01 {
 		t.Errorf("host throughput history sums to %.3f pages, want 1", sum)
+	}
+	// Once its capture is stored, the fetch has the capture's duration.
+	if err := e.DB.AddCaptures(ctx, []store.Capture{{FetchID: "f1", URLHash: store.HashURL(n), URL: n, FetchedAt: fetched,
+		Duration: 1234 * time.Millisecond, Status: 200}}); err != nil {
+		t.Fatal(err)
+	}
+	_, out = e.do(t, "GET", "/api/v1/hosts/look.example", "", "")
+	if rf, _ := out["recent_fetches"].([]any); len(rf) != 1 || rf[0].(map[string]any)["duration_seconds"] != 1.234 {
+		t.Errorf("recent fetches: %v, want one with duration_seconds 1.234", out["recent_fetches"])
+	}
+	_, out = e.do(t, "GET", "/api/v1/urls?url="+n, "", "")
+	if cs, _ := out["captures"].([]any); len(cs) != 1 || cs[0].(map[string]any)["duration_seconds"] != 1.234 {
+		t.Errorf("url look-up captures: %v, want one with duration_seconds 1.234", out["captures"])
 	}
 	if code, _ := e.do(t, "GET", "/nope", "", ""); code != 404 {
 		t.Errorf("unknown route: %d", code)

@@ -32,6 +32,15 @@ func timeOrNil(t time.Time) *time.Time {
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
+// secondsOrNil is nil for a zero duration, the store's "unknown".
+func secondsOrNil(d time.Duration) *float64 {
+	if d == 0 {
+		return nil
+	}
+	s := d.Seconds()
+	return &s
+}
+
 func hashString(h int64) string { return strconv.FormatInt(h, 10) }
 
 // statsView is GET /api/v1/stats.
@@ -289,6 +298,7 @@ type captureView struct {
 	ID              int64       `json:"id"`
 	FetchID         string      `json:"fetch_id"`
 	FetchedAt       *time.Time  `json:"fetched_at"`
+	DurationSeconds *float64    `json:"duration_seconds"` // request to end of body; null when unknown
 	Status          int         `json:"status"`
 	ContentType     string      `json:"content_type"`
 	Length          int64       `json:"length"`
@@ -341,7 +351,7 @@ func changedOf(change string) *bool {
 
 func captureOf(c store.Capture) captureView {
 	v := captureView{
-		ID: c.ID, FetchID: c.FetchID, FetchedAt: timeOrNil(c.FetchedAt), Status: c.Status,
+		ID: c.ID, FetchID: c.FetchID, FetchedAt: timeOrNil(c.FetchedAt), DurationSeconds: secondsOrNil(c.Duration), Status: c.Status,
 		ContentType: c.ContentType, Length: c.Length, Truncated: c.Truncated, PayloadDigest: c.PayloadDigest,
 		Change: c.Change, Changed: changedOf(c.Change), Title: c.Title, Description: c.Description,
 		Language: c.Language, Canonical: c.Canonical, NoIndex: c.NoIndex, Links: c.Links, ETag: c.ETag, LastModified: c.LastModified,
@@ -499,12 +509,13 @@ type hostQueueView struct {
 }
 
 type fetchView struct {
-	URL       string     `json:"url"`
-	State     string     `json:"state"`
-	Reason    string     `json:"reason,omitempty"`
-	Status    int        `json:"status"`
-	Attempts  int        `json:"attempts"`
-	FetchedAt *time.Time `json:"fetched_at"`
+	URL             string     `json:"url"`
+	State           string     `json:"state"`
+	Reason          string     `json:"reason,omitempty"`
+	Status          int        `json:"status"`
+	Attempts        int        `json:"attempts"`
+	FetchedAt       *time.Time `json:"fetched_at"`
+	DurationSeconds *float64   `json:"duration_seconds"` // null when no capture of the fetch holds it
 }
 
 // decodeRobots decodes a stored robots.txt entry; nil when absent or unreadable.
@@ -564,8 +575,10 @@ func delayOf(d, backoff time.Duration, known bool, e *robots.Entry) delayView {
 	return v
 }
 
-func fetchViewOf(u store.URL) fetchView {
-	return fetchView{URL: u.URL, State: string(u.State), Reason: u.Reason, Status: u.Status, Attempts: u.Attempts, FetchedAt: timeOrNil(u.FetchedAt)}
+func fetchViewOf(f store.Fetch) fetchView {
+	u := f.URL
+	return fetchView{URL: u.URL, State: string(u.State), Reason: u.Reason, Status: u.Status, Attempts: u.Attempts,
+		FetchedAt: timeOrNil(u.FetchedAt), DurationSeconds: secondsOrNil(f.Duration)}
 }
 
 // hostListView is GET /api/v1/hosts.

@@ -565,7 +565,8 @@ func (p *Parser) sitemap(pg queue.Page, out *pageOut) {
 
 func captureOf(pg queue.Page, hash int64, doc *parse.Document) store.Capture {
 	c := store.Capture{
-		FetchID: pg.FetchID, URLHash: hash, URL: pg.URL, FetchedAt: pg.FetchedAt, Status: pg.Status,
+		FetchID: pg.FetchID, URLHash: hash, URL: pg.URL, FetchedAt: pg.FetchedAt,
+		Duration: time.Duration(pg.DurationMS) * time.Millisecond, Status: pg.Status,
 		ContentType: pg.ContentType, Length: int64(len(pg.Body)), Truncated: pg.Truncated,
 		ETag: pg.ETag, LastModified: pg.LastModified,
 	}

@@ -110,7 +110,7 @@ func TestParserStoresArchivesAndDiscovers(t *testing.T) {
 	urls := []string{"http://a.example/", "http://a.example/copy1", "http://a.example/copy2", "http://a.example/near", "http://a.example/old", "http://a.example/noindex", "http://a.example/sitemap.xml"}
 	admit(t, e, urls...)
 	produce(t, e,
-		page("f1", urls[0], home, 200),
+		page("f1", urls[0], home, 200, func(p *queue.Page) { p.DurationMS = 123 }),
 		page("f2", urls[1], copyBody, 200),
 		page("f3", urls[2], copyBody, 200),
 		page("f4", urls[3], nearBody, 200),
@@ -146,6 +146,9 @@ func TestParserStoresArchivesAndDiscovers(t *testing.T) {
 	}
 	if caps[urls[0]][0].Title != "Home" {
 		t.Errorf("title = %q", caps[urls[0]][0].Title)
+	}
+	if d := caps[urls[0]][0].Duration; d != 123*time.Millisecond {
+		t.Errorf("duration = %v, want the fetch's 123ms", d)
 	}
 	// Exact duplicate: whichever copy was stored first is the original; the other
 	// is a revisit record pointing at it (they may sit on different partitions).

@@ -167,6 +167,7 @@ type Capture struct {
 	URLHash       int64
 	URL           string
 	FetchedAt     time.Time
+	Duration      time.Duration // from the request to the end of the body (queue.Page.DurationMS); 0 = unknown
 	Status        int
 	ContentType   string
 	Length        int64  // bytes of the decoded body
@@ -437,13 +438,31 @@ type Reader interface {
 	// read), with Excluded set.
 	HostList(ctx context.Context, order HostOrder, limit int) ([]Host, error)
 	// RecentFetches returns up to limit URLs of the host fetched most
-	// recently, newest first.
-	RecentFetches(ctx context.Context, host string, limit int) ([]URL, error)
+	// recently, newest first, each with its last fetch's duration.
+	RecentFetches(ctx context.Context, host string, limit int) ([]Fetch, error)
 	// HostActivity counts the host's URLs by the bucket of width bucket
 	// their last fetch falls in, from since on, oldest first; buckets
 	// without a fetch are left out. A URL fetched again counts at its
 	// latest fetch only.
 	HostActivity(ctx context.Context, host string, since time.Time, bucket time.Duration) ([]Bucket, error)
+}
+
+// Fetch is a URL as its last fetch left it.
+type Fetch struct {
+	URL
+	// Duration is that fetch's, read from its capture; 0 when unknown: no
+	// capture has it (a failed fetch, or one not parsed yet) or the capture
+	// predates durations.
+	Duration time.Duration
+}
+
+// FetchOf reads one row of a RecentFetches query: the URL's columns, read by
+// scanURL, then the duration in milliseconds of the capture of its last fetch
+// (0 when none); both stores' queries answer in that shape.
+func FetchOf(row Row, scanURL func(Row) (URL, error)) (Fetch, error) {
+	var ms int64
+	u, err := scanURL(ScanWith(row, &ms))
+	return Fetch{URL: u, Duration: time.Duration(ms) * time.Millisecond}, err
 }
 
 // Bucket is a count over the time from Start to Start plus the bucket width.

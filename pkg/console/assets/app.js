@@ -192,11 +192,14 @@
   function table(rows, path, cell) {
     const cols = [];
     for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k)) cols.push(k);
+    // A column aligns as numbers when any row has one: unknown ones (null) too.
+    const nums = new Set(cols.filter((c) => rows.some((r) => typeof r[c] === 'number')));
+    const numeric = (c) => (nums.has(c) ? 'num' : null);
     return h('table', null,
-      h('thead', null, h('tr', null, cols.map((c) => h('th', { class: typeof rows[0][c] === 'number' ? 'num' : null }, label(c))))),
+      h('thead', null, h('tr', null, cols.map((c) => h('th', { class: numeric(c) }, label(c))))),
       h('tbody', null, rows.map((r, i) => h('tr', null, cols.map((c) => {
         const custom = cell && cell(c, r[c], r, i);
-        return h('td', { class: typeof r[c] === 'number' ? 'num' : null },
+        return h('td', { class: numeric(c) },
           custom !== undefined ? custom : value(r[c], sub(sub(path, i), c)));
       })))));
   }
@@ -536,7 +539,11 @@
       if (key === 'throughput' && isObj(v) && Array.isArray(v.history)) {
         content = [h('div', { class: 'chart' }, lineChart(historyPoints(v.history, Date.now()), 'pages/s')), kv(v, P(key), ['history'])];
       } else if ((key === 'recent_fetches' || key === 'fetches') && Array.isArray(v) && v.every(isObj)) {
-        content = table(v, P(key), (c, x) => (c === 'url' && typeof x === 'string' ? urlLink(x) : undefined));
+        content = table(v.map(withDuration), P(key), (c, x) => {
+          if (c === 'url' && typeof x === 'string') return urlLink(x);
+          if (c === 'duration') return fetchDuration(x);
+          return undefined;
+        });
       } else {
         content = value(v, P(key));
       }
@@ -545,6 +552,22 @@
     const rest = Object.fromEntries(Object.entries(d).filter(([k]) => !done.has(k)));
     if (Object.keys(rest).length) cards.unshift(card('State', kv(rest, '')));
     return cards;
+  }
+
+  // withDuration renames a row's duration_seconds to duration, keeping its
+  // place among the columns: the table heads it "Duration", as each cell
+  // (fetchDuration) writes its own unit.
+  function withDuration(row) {
+    if (!('duration_seconds' in row)) return row;
+    return Object.fromEntries(Object.entries(row).map(([k, v]) => [k === 'duration_seconds' ? 'duration' : k, v]));
+  }
+
+  // fetchDuration shows a fetch's time as "123 ms" or "1.2 s", unknown as a
+  // dash. The text is derived, so it carries no data-path: the exact seconds
+  // are its title.
+  function fetchDuration(sec) {
+    if (typeof sec !== 'number') return h('span', { class: 'muted' }, '—');
+    return h('span', { title: sec + ' s' }, fmtSeconds(sec));
   }
 
   // ---- URLs --------------------------------------------------------------------
@@ -610,14 +633,15 @@
     }));
   }
 
-  const CAPTURE_COLS = ['id', 'fetched_at', 'status', 'content_type', 'length', 'payload_digest', 'change', 'changed',
+  const CAPTURE_COLS = ['id', 'fetched_at', 'duration_seconds', 'status', 'content_type', 'length', 'payload_digest', 'change', 'changed',
     'revisit_of', 'near_duplicate_of', 'title', 'warc'];
 
   // captureTable shows a capture per row, its WARC record a download.
   function captureTable(caps) {
-    const rows = caps.map((c) => Object.fromEntries(CAPTURE_COLS.filter((k) => k in c).map((k) => [k, c[k]])));
+    const rows = caps.map((c) => withDuration(Object.fromEntries(CAPTURE_COLS.filter((k) => k in c).map((k) => [k, c[k]]))));
     return table(rows, P('captures'), (c, v) => {
       if (c === 'warc') return isObj(v) && v.href ? warcButton(v.href, v.length) : value(v, null);
+      if (c === 'duration') return fetchDuration(v);
       if ((c === 'revisit_of' || c === 'near_duplicate_of') && isObj(v)) return v.url ? urlLink(v.url) : 'capture ' + v.id;
       return undefined;
     });

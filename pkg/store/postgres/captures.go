@@ -104,12 +104,12 @@ func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.
 func scanCapture(row pgx.Row) (store.Capture, error) {
 	var c store.Capture
 	var fetched pgtype.Timestamptz
-	var simhash int64
+	var simhash, duration int64
 	err := row.Scan(&c.ID, &c.FetchID, &c.URLHash, &c.URL, &fetched, &c.Status, &c.ContentType, &c.Length,
 		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
 		&c.ContentSHA256, &simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
-		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change)
-	c.FetchedAt, c.SimHash = fromTimestamp(fetched), uint64(simhash)
+		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, &duration)
+	c.FetchedAt, c.SimHash, c.Duration = fromTimestamp(fetched), uint64(simhash), time.Duration(duration)*time.Millisecond
 	return c, err
 }
 
@@ -265,6 +265,7 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		etags      = make([]string, n)
 		lastMods   = make([]string, n)
 		changes    = make([]string, n)
+		durations  = make([]int64, n)
 		schedules  = newRecrawlArrays(n)
 	)
 	for i, c := range caps {
@@ -283,14 +284,14 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		}
 		revisitOf[i], nearDupOf[i], titles[i], descs[i] = c.RevisitOf, c.NearDupOf, c.Title, c.Description
 		languages[i], canonicals[i], noindex[i], links[i] = c.Language, c.Canonical, c.NoIndex, int32(c.Links)
-		etags[i], lastMods[i], changes[i] = c.ETag, c.LastModified, c.Change
+		etags[i], lastMods[i], changes[i], durations[i] = c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds()
 		if c.Schedule != nil {
 			schedules.set(i, *c.Schedule)
 		}
 	}
 	return append([]any{fetchIDs, urlHashes, addrs, fetched, statuses, types, lengths, truncated, warcFiles, offsets,
 		warcLens, recordIDs, payloads, digests, simhashes, revisitOf, nearDupOf, titles, descs, languages,
-		canonicals, noindex, links, etags, lastMods, changes}, schedules.args()...), nil
+		canonicals, noindex, links, etags, lastMods, changes, durations}, schedules.args()...), nil
 }
 
 // recrawlArrays are the schedule parameters of qAddCaptures: whether each

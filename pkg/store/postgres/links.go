@@ -38,7 +38,11 @@ const (
 
 	qCapture = `SELECT ` + captureColumns + ` FROM captures WHERE id = $1`
 
-	qRecentFetches = `SELECT ` + urlColumns + ` FROM urls
+	// With the duration of the capture of each URL's last fetch, if any: a
+	// failed fetch leaves an older capture, which says nothing of it.
+	qRecentFetches = `SELECT ` + urlColumns + `, coalesce((SELECT c.duration_ms FROM captures c
+			WHERE c.url_hash = urls.hash AND c.fetched_at = urls.fetched_at ORDER BY c.id DESC LIMIT 1), 0)
+		FROM urls
 		WHERE host = $1 AND fetched_at IS NOT NULL ORDER BY fetched_at DESC LIMIT $2`
 
 	qHostActivity = `SELECT floor(extract(epoch FROM fetched_at) * 1000 / $3)::bigint AS b, count(*) FROM urls
@@ -149,11 +153,11 @@ func (db *DB) HostActivity(ctx context.Context, host string, since time.Time, bu
 }
 
 // RecentFetches returns the host's URLs fetched most recently.
-func (db *DB) RecentFetches(ctx context.Context, host string, limit int) ([]store.URL, error) {
-	out := []store.URL{}
+func (db *DB) RecentFetches(ctx context.Context, host string, limit int) ([]store.Fetch, error) {
+	out := []store.Fetch{}
 	err := db.queryRows(ctx, qRecentFetches, []any{host, limit}, func(rows pgx.Rows) error {
-		u, err := scanURL(rows)
-		out = append(out, u)
+		f, err := store.FetchOf(rows, func(r store.Row) (store.URL, error) { return scanURL(r) })
+		out = append(out, f)
 		return err
 	})
 	if err != nil {

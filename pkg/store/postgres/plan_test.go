@@ -189,7 +189,7 @@ func TestQueryPlans(t *testing.T) {
 		{"link counts", qLinkCounts, []any{known[0]}, []string{"links_pkey", "links_to"}},
 		{"delete links", qDeleteLinks, []any{hashes[:100]}, []string{"links_pkey"}},
 		{"capture", qCapture, []any{int64(5000)}, []string{"captures_pkey"}},
-		{"recent fetches", qRecentFetches, []any{"h1.example", 20}, []string{"urls_host_fetched"}},
+		{"recent fetches", qRecentFetches, []any{"h1.example", 20}, []string{"urls_host_fetched", "captures_url"}},
 		{"host activity", qHostActivity, []any{"h1.example", time.Unix(0, 0), int64(60000)}, []string{"urls_host_fetched"}},
 		{"blocked hosts", qBlockedHosts, nil, []string{"hosts_blocked"}},
 		// Not here: the host tables (hostListQueries) and the segment count

@@ -17,7 +17,7 @@ const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff
 const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
 	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
 	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified,
-	change`
+	change, duration_ms`
 
 // Frontier.
 const (
@@ -192,7 +192,7 @@ const (
 		WHERE (band, key) IN ((0, $1::integer), (1, $2::integer), (2, $3::integer), (3, $4::integer))`
 
 	// qAddCaptures returns the ID and ordinal of every capture it inserted.
-	// Parameters: one array per column, fetch_id to change, then whether the
+	// Parameters: one array per column, fetch_id to duration_ms, then whether the
 	// capture carries a schedule and one array per column of recrawlColumns.
 	//
 	// IDs are drawn in batch order (nextval in a select list runs after its ORDER
@@ -209,13 +209,13 @@ const (
 				$6::text[], $7::bigint[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[],
 				$13::text[], $14::bytea[], $15::bigint[], $16::bigint[], $17::bigint[], $18::text[],
 				$19::text[], $20::text[], $21::text[], $22::boolean[], $23::integer[], $24::text[],
-				$25::text[], $26::text[],
-				$27::boolean[], $28::timestamptz[], $29::integer[], $30::integer[], $31::bigint[], $32::bigint[],
-				$33::timestamptz[], $34::timestamptz[], $35::integer[], $36::integer[], $37::double precision[])
+				$25::text[], $26::text[], $27::bigint[],
+				$28::boolean[], $29::timestamptz[], $30::integer[], $31::integer[], $32::bigint[], $33::bigint[],
+				$34::timestamptz[], $35::timestamptz[], $36::integer[], $37::integer[], $38::double precision[])
 				WITH ORDINALITY AS t (fetch_id, url_hash, url, fetched_at, status, content_type, length,
 					truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 					content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-					canonical, noindex, links, etag, last_modified, change,
+					canonical, noindex, links, etag, last_modified, change, duration_ms,
 					scheduled, next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms,
 					last_change_at, visited_at, misses, streak, change_rate, ord)
 		),
@@ -229,11 +229,11 @@ const (
 			INSERT INTO captures (id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
 				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified, change)
+				canonical, noindex, links, etag, last_modified, change, duration_ms)
 			SELECT id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
 				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified, change
+				canonical, noindex, links, etag, last_modified, change, duration_ms
 			FROM numbered ORDER BY fetch_id
 			ON CONFLICT (fetch_id) DO NOTHING
 			RETURNING id

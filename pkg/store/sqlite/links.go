@@ -58,7 +58,11 @@ const (
 	qHostActivity = `SELECT fetched_at / ?3, count(*) FROM urls INDEXED BY urls_host_fetched
 		WHERE host = ?1 AND fetched_at > 0 AND fetched_at >= ?2 GROUP BY 1 ORDER BY 1`
 
-	qRecentFetches = `SELECT ` + urlColumns + ` FROM urls INDEXED BY urls_host_fetched
+	// With the duration of the capture of each URL's last fetch, if any: a
+	// failed fetch leaves an older capture, which says nothing of it.
+	qRecentFetches = `SELECT ` + urlColumns + `, coalesce((SELECT c.duration_ms FROM captures c
+			WHERE c.url_hash = urls.hash AND c.fetched_at = urls.fetched_at ORDER BY c.id DESC LIMIT 1), 0)
+		FROM urls INDEXED BY urls_host_fetched
 		WHERE host = ? AND fetched_at > 0 ORDER BY fetched_at DESC LIMIT ?`
 )
 
@@ -347,11 +351,11 @@ func (db *DB) HostActivity(ctx context.Context, host string, since time.Time, bu
 }
 
 // RecentFetches returns the host's URLs fetched most recently.
-func (db *DB) RecentFetches(ctx context.Context, host string, limit int) ([]store.URL, error) {
-	out := []store.URL{}
+func (db *DB) RecentFetches(ctx context.Context, host string, limit int) ([]store.Fetch, error) {
+	out := []store.Fetch{}
 	err := db.query(ctx, nil, qRecentFetches, []any{host, limit}, func(rows *sql.Rows) error {
-		u, err := scanURL(rows)
-		out = append(out, u)
+		f, err := store.FetchOf(rows, func(r store.Row) (store.URL, error) { return scanURL(r) })
+		out = append(out, f)
 		return err
 	})
 	if err != nil {

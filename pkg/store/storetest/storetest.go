@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"NearDuplicate", testNearDuplicate},
 		{"Stats", testStats},
 		{"URLInfo", testURLInfo},
+		{"RecentFetchDurations", testRecentFetchDurations},
 		{"EmptyInputs", testEmptyInputs},
 		{"CanceledContext", testCanceledContext},
 		{"Concurrent", testConcurrent},
@@ -103,6 +104,7 @@ func Capture(u store.URL, id, body string, simhash uint64) store.Capture {
 		URLHash:       u.Hash,
 		URL:           u.URL,
 		FetchedAt:     t0.Add(time.Minute),
+		Duration:      250 * time.Millisecond,
 		Status:        200,
 		ContentType:   "text/html",
 		Length:        int64(len(body)),
@@ -642,7 +644,7 @@ func testAddCaptures(t *testing.T, s store.Store) {
 
 	ca := Capture(a, "fetch-a", "body a", 0xDEADBEEF00000001)
 	cb := Capture(b, "fetch-b", "body b", 0)
-	cb.NoIndex, cb.Truncated, cb.ContentSHA256 = true, "length", nil
+	cb.NoIndex, cb.Truncated, cb.ContentSHA256, cb.Duration = true, "length", nil, 0
 	batch := []store.Capture{ca, cb, ca} // the repeat inside one batch is skipped
 	addCaptures(t, s, batch)
 	if batch[0].ID == 0 || batch[1].ID == 0 || batch[0].ID == batch[1].ID {
@@ -868,7 +870,7 @@ func testURLInfo(t *testing.T, s store.Store) {
 	admit(t, s, u)
 	first := Capture(u, "f1", "v1", 0)
 	second := Capture(u, "f2", "v2", 0)
-	second.FetchedAt = first.FetchedAt.Add(24 * time.Hour)
+	second.FetchedAt, second.Duration = first.FetchedAt.Add(24*time.Hour), 1500*time.Millisecond
 	addCaptures(t, s, []store.Capture{first})
 	addCaptures(t, s, []store.Capture{second})
 
@@ -883,10 +885,51 @@ func testURLInfo(t *testing.T, s store.Store) {
 		t.Errorf("URLInfo.Exclusion = %+v, want nil", info.Exclusion)
 	}
 	if len(info.Captures) != 2 || info.Captures[0].FetchID != "f2" || info.Captures[1].FetchID != "f1" {
-		t.Errorf("URLInfo.Captures = %+v, want f2 then f1 (newest first)", info.Captures)
+		t.Fatalf("URLInfo.Captures = %+v, want f2 then f1 (newest first)", info.Captures)
+	}
+	if d0, d1 := info.Captures[0].Duration, info.Captures[1].Duration; d0 != second.Duration || d1 != first.Duration {
+		t.Errorf("URLInfo.Captures durations = %v, %v, want %v, %v", d0, d1, second.Duration, first.Duration)
 	}
 	if !info.URL.FetchedAt.Equal(second.FetchedAt) {
 		t.Errorf("URL FetchedAt = %v, want the newest capture's %v", info.URL.FetchedAt, second.FetchedAt)
+	}
+}
+
+// testRecentFetchDurations: a recent fetch has the duration of the capture
+// of that fetch, and none when its fetch left no capture, even if an earlier
+// fetch of the URL did.
+func testRecentFetchDurations(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	stored, refailed, unparsed := URL(3, "d.example", "/stored"), URL(3, "d.example", "/refailed"), URL(3, "d.example", "/unparsed")
+	admit(t, s, stored, refailed, unparsed)
+	first := Capture(stored, "f-stored", "s", 0) // fetched at t0+1m
+	old := Capture(refailed, "f-old", "o", 0)
+	old.FetchedAt, old.Duration = t0, 900*time.Millisecond
+	old.Schedule = &store.Recrawl{NextFetchAt: t0.Add(time.Hour), FetchCount: 1, LastVisitAt: t0, LastChangeAt: t0}
+	addCaptures(t, s, []store.Capture{first, old})
+	// The revisit of /refailed fails; /unparsed is fetched but not stored yet.
+	if claimed, err := s.ClaimRevisits(ctx, []store.Claim{{Hash: refailed.Hash, Due: t0.Add(time.Hour)}}); err != nil || !claimed[0] {
+		t.Fatalf("ClaimRevisits = %v, %v", claimed, err)
+	}
+	update(t, s,
+		store.URLUpdate{Hash: refailed.Hash, State: store.StateFailed, Reason: "fetch_timeout", Attempts: 1, FetchedAt: t0.Add(2 * time.Hour)},
+		store.URLUpdate{Hash: unparsed.Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: t0.Add(3 * time.Hour)},
+	)
+	recent, err := s.RecentFetches(ctx, "d.example", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		url      string
+		duration time.Duration
+	}{{unparsed.URL, 0}, {refailed.URL, 0}, {stored.URL, first.Duration}}
+	if len(recent) != len(want) {
+		t.Fatalf("recent fetches: %+v, want 3", recent)
+	}
+	for i, w := range want {
+		if got := recent[i]; got.URL.URL != w.url || got.Duration != w.duration {
+			t.Errorf("recent fetch %d: %s took %v, want %s with %v", i, got.URL.URL, got.Duration, w.url, w.duration)
+		}
 	}
 }
 
