@@ -382,7 +382,7 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 		ContentType: resp.Header.Get("Content-Type"), Location: resp.Location,
 		XRobotsTag: resp.Header.Values("X-Robots-Tag"), ETag: resp.Header.Get("ETag"),
 		LastModified: resp.Header.Get("Last-Modified"), Truncated: resp.TruncReason,
-		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: resp.Duration.Milliseconds(),
+		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: ceilMS(resp.Duration),
 		CrawlID: it.CrawlID, RawRequest: resp.RawRequest, RawResponse: resp.RawResponse, Body: resp.Body,
 		DupHops: it.DupHops, ParentPattern: it.ParentPattern, ParentSection: it.ParentSection,
 	}
@@ -464,4 +464,10 @@ func robotsOutcome(status int, err error) string {
 	default:
 		return statusClass(status)
 	}
+}
+
+// ceilMS is d in milliseconds, rounded up: a fetch that took 0.3 ms on a
+// near server took some time, and 0 means unknown to the store.
+func ceilMS(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }

@@ -133,7 +133,7 @@ type Page struct {
 	Truncated    string    `json:"truncated,omitempty"` // truncation reason
 	IP           string    `json:"ip,omitempty"`
 	FetchedAt    time.Time `json:"fetched_at"`
-	DurationMS   int64     `json:"duration_ms"`
+	DurationMS   int64     `json:"duration_ms"` // rounded up: 0 only when unknown
 	CrawlID      string    `json:"crawl_id,omitempty"`
 	// What admission knew of the URL's ancestry (queue.URL.DupHops and the
 	// keys of its parent's pattern and section), for the page's verdict.
