@@ -200,12 +200,12 @@ func TestLookups(t *testing.T) {
 	}
 	// A page the render tier rendered shows the decision and what rendering found.
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	if err := e.DB.Render().RecordRenders(ctx, []store.RenderDecision{{URLHash: store.HashURL(n), Host: "look.example", URL: n, At: at,
+	if err := e.DB.Render().RecordRenders(ctx, []store.RenderDecision{{URLHash: store.HashURL(n), Host: "look.example", Section: "/", URL: n, At: at,
 		Decision: store.RenderRendered, Reason: "signals: app_root#app", Compared: true, Gained: true, LinksHTML: 1, LinksRendered: 7}}); err != nil {
 		t.Fatal(err)
 	}
 	_, out = e.do(t, "GET", "/api/v1/urls?url="+n, "", "")
-	if r, _ := out["render"].(map[string]any); r["decision"] != "rendered" || r["reason"] != "signals: app_root#app" || r["links_rendered"] != 7.0 || r["at"] != "2026-11-26T12:00:00Z" {
+	if r, _ := out["render"].(map[string]any); r["decision"] != "rendered" || r["reason"] != "signals: app_root#app" || r["section"] != "/" || r["links_rendered"] != 7.0 || r["at"] != "2026-11-26T12:00:00Z" {
 		t.Errorf("render decision %v", out["render"])
 	}
 	if code, _ := e.do(t, "GET", "/api/v1/urls?url=http://nowhere.example/", "", ""); code != 404 {

@@ -636,6 +636,7 @@ func workersOf(groups []lag.Group) []workerGroupView {
 type renderView struct {
 	Decision      string    `json:"decision"`
 	Reason        string    `json:"reason"`
+	Section       string    `json:"section"`
 	At            time.Time `json:"at"`
 	Compared      bool      `json:"compared"`
 	Gained        bool      `json:"gained"`
@@ -646,6 +647,6 @@ type renderView struct {
 }
 
 func renderViewOf(d store.RenderDecision) *renderView {
-	return &renderView{Decision: d.Decision, Reason: d.Reason, At: d.At, Compared: d.Compared, Gained: d.Gained,
+	return &renderView{Decision: d.Decision, Reason: d.Reason, Section: d.Section, At: d.At, Compared: d.Compared, Gained: d.Gained,
 		LinksHTML: d.LinksHTML, LinksRendered: d.LinksRendered, TextHTML: d.TextHTML, TextRendered: d.TextRendered}
 }
