@@ -199,8 +199,9 @@ func TestConsole(t *testing.T) {
 }
 
 // steerThroughConsole uses the rest of the control page while host paused
-// stands still: its queue exported through the page is the API's, a delay set
-// through the form is in force, and an exclusion pattern is added and deleted.
+// stands still: its queue exported through the page is the API's, a delay and
+// a render mode set through the form are in force, and an exclusion pattern is
+// added and deleted.
 func steerThroughConsole(t *testing.T, c *consoletest.Console, w *synthweb.Web, paused string) {
 	t.Helper()
 	clear := chromedp.Evaluate[chromedp.Void](`document.querySelector('#host-result').replaceChildren()`)
@@ -222,6 +223,7 @@ func steerThroughConsole(t *testing.T, c *consoletest.Console, w *synthweb.Web, 
 	c.B.Do(t, 30*time.Second, clear,
 		chromedp.SetValue(chromedp.CSS("#host-name"), slowed),
 		chromedp.SetValue(chromedp.CSS("#host-delay"), "0.5"),
+		chromedp.SetValue(chromedp.CSS("#host-render"), "never"),
 		chromedp.Click(chromedp.CSS("#host-apply")),
 		chromedp.WaitVisible(chromedp.CSS(`#host-result [data-result]`)),
 	)
@@ -229,11 +231,11 @@ func steerThroughConsole(t *testing.T, c *consoletest.Console, w *synthweb.Web, 
 	hosts, _ := consoletest.Lookup(c.Get(t, "/api/v1/control"), "/hosts")
 	for _, h := range asSlice(hosts) {
 		if m, ok := h.(map[string]any); ok && m["host"] == slowed {
-			found = m["delay_seconds"] == 0.5
+			found = m["delay_seconds"] == 0.5 && m["render"] == "never"
 		}
 	}
 	if !found {
-		t.Errorf("delay 0.5 s set through the console for %s: not in GET /api/v1/control: %v", slowed, hosts)
+		t.Errorf("delay 0.5 s and render mode never set through the console for %s: not in GET /api/v1/control: %v", slowed, hosts)
 	}
 
 	pattern := "http://" + w.Hosts()[4] + "/never-linked-*"

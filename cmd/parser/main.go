@@ -109,6 +109,9 @@ func run() int {
 		// Pages go to crawl.render only where a renderer tier consumes it
 		// (deploy/helm's renderer.enabled sets -render auto).
 		decider = render.NewDecider(renderPolicy, rs.Render())
+		if c, ok := st.(store.Controller); ok && decider.Enabled() {
+			go decider.Watch(ctx, c.Control(), logger) // the console's render mode of a host
+		}
 	}
 	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
 	if err != nil {

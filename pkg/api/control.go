@@ -109,6 +109,7 @@ type hostControl struct {
 	Paused       bool       `json:"paused"`
 	DelaySeconds *float64   `json:"delay_seconds"`
 	PageBudget   *int64     `json:"page_budget"`
+	Render       *string    `json:"render"` // "always" or "never"; null = by evidence
 	UpdatedAt    *time.Time `json:"updated_at,omitempty"`
 }
 
@@ -120,6 +121,9 @@ func hostControlOf(h store.HostControl) hostControl {
 	}
 	if b, ok := control.Budget(h); ok {
 		out.PageBudget = &b
+	}
+	if h.Render != "" {
+		out.Render = &h.Render
 	}
 	return out
 }
@@ -270,7 +274,7 @@ const (
 	maxPageBudget   = math.MaxInt32
 )
 
-// patchHost sets or clears a host's delay and page budget: a field left out
+// patchHost sets or clears a host's delay, page budget and render mode: a field left out
 // stays as it is, null clears the override.
 func (s *Server) patchHost(w http.ResponseWriter, r *http.Request) {
 	cs, ok := s.controlStore(w)
@@ -291,11 +295,12 @@ func (s *Server) patchHost(w http.ResponseWriter, r *http.Request) {
 	}
 	a.Target = host
 	if err := json.Unmarshal(body, &req); err != nil || req == nil {
-		s.refuse(w, r, cs, a, http.StatusBadRequest, "invalid JSON: want an object with delay_seconds and/or page_budget")
+		s.refuse(w, r, cs, a, http.StatusBadRequest, "invalid JSON: want an object with delay_seconds, page_budget and/or render")
 		return
 	}
 	var delay *float64
 	var budget *int64
+	var mode *string
 	for k, v := range req {
 		var err error
 		switch k {
@@ -303,6 +308,8 @@ func (s *Server) patchHost(w http.ResponseWriter, r *http.Request) {
 			err = json.Unmarshal(v, &delay)
 		case "page_budget":
 			err = json.Unmarshal(v, &budget)
+		case "render":
+			err = json.Unmarshal(v, &mode)
 		default:
 			err = errors.New("unknown field")
 		}
@@ -313,9 +320,13 @@ func (s *Server) patchHost(w http.ResponseWriter, r *http.Request) {
 	}
 	_, setDelay := req["delay_seconds"]
 	_, setBudget := req["page_budget"]
+	_, setRender := req["render"]
 	switch {
-	case !setDelay && !setBudget:
-		s.refuse(w, r, cs, a, http.StatusBadRequest, "nothing to change: give delay_seconds and/or page_budget")
+	case !setDelay && !setBudget && !setRender:
+		s.refuse(w, r, cs, a, http.StatusBadRequest, "nothing to change: give delay_seconds, page_budget and/or render")
+		return
+	case mode != nil && *mode != store.RenderAlways && *mode != store.RenderNever && *mode != "auto":
+		s.refuse(w, r, cs, a, http.StatusBadRequest, fmt.Sprintf("render %q: want always, never, or auto (or null) for by evidence", *mode))
 		return
 	case delay != nil && (*delay < 0 || *delay > maxDelaySeconds || math.IsNaN(*delay)):
 		s.refuse(w, r, cs, a, http.StatusBadRequest, fmt.Sprintf("delay_seconds %v: want 0 to %d", *delay, maxDelaySeconds))
@@ -351,6 +362,14 @@ func (s *Server) patchHost(w http.ResponseWriter, r *http.Request) {
 			if budget != nil {
 				h.PageBudget = *budget
 				did[len(did)-1] = fmt.Sprintf("page budget set to %d", *budget)
+			}
+		}
+		if setRender {
+			h.Render = ""
+			did = append(did, "render mode by evidence")
+			if mode != nil && *mode != "auto" {
+				h.Render = *mode
+				did[len(did)-1] = "render mode " + *mode
 			}
 		}
 		return strings.Join(did, "; ")

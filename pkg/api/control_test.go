@@ -72,7 +72,18 @@ func TestControlActions(t *testing.T) {
 	if code != http.StatusOK || out["page_budget"] != nil || out["delay_seconds"] != 3.5 {
 		t.Fatalf("clearing the budget: %d %v", code, out)
 	}
-	for _, body := range []string{`{}`, `{"delay_seconds": -1}`, `{"page_budget": 1.5}`, `{"speed": 3}`, `[1]`, `nope`} {
+	code, out = e.do(t, "PATCH", "/api/v1/hosts/r.example", tok, `{"render": "always"}`)
+	if code != http.StatusOK || out["render"] != "always" || out["delay_seconds"] != 3.5 {
+		t.Fatalf("render mode: %d %v", code, out)
+	}
+	if c, _ := cs.Controls(ctx); len(c.Hosts) != 1 || c.Hosts[0].Render != store.RenderAlways {
+		t.Fatalf("stored render mode %+v", c.Hosts)
+	}
+	code, out = e.do(t, "PATCH", "/api/v1/hosts/r.example", tok, `{"render": "auto"}`)
+	if code != http.StatusOK || out["render"] != nil {
+		t.Fatalf("render mode back to the evidence: %d %v", code, out)
+	}
+	for _, body := range []string{`{}`, `{"delay_seconds": -1}`, `{"page_budget": 1.5}`, `{"speed": 3}`, `[1]`, `nope`, `{"render": "sometimes"}`, `{"render": 1}`} {
 		if code, out := e.do(t, "PATCH", "/api/v1/hosts/r.example", tok, body); code != http.StatusBadRequest {
 			t.Errorf("PATCH %s: %d %v, want 400", body, code, out)
 		}
@@ -132,7 +143,7 @@ func TestControlActions(t *testing.T) {
 	// Newest first: 3 pauses/resumes, host pause, refused delay, patch,
 	// budget clear, 6 refused patches, 3 adds (one refused), delete, refused delete.
 	want := "exclusion.delete:404 exclusion.delete:200 exclusion.add:201 exclusion.add:400 exclusion.add:201 " +
-		strings.Repeat("host.update:400 ", 6) + "host.update:200 host.update:200 host.update:409 host.pause:200 " +
+		strings.Repeat("host.update:400 ", 8) + "host.update:200 host.update:200 host.update:200 host.update:200 host.update:409 host.pause:200 " +
 		"crawl.resume:200 crawl.pause:200 crawl.pause:200"
 	if got := strings.Join(actions, " "); got != want {
 		t.Errorf("audit log\n got %s\nwant %s", got, want)

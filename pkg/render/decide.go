@@ -4,10 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/store"
 )
@@ -95,6 +98,10 @@ type Decider struct {
 
 	mu    sync.Mutex
 	hosts map[string]*verdictEntry
+
+	// modes are the operator's render modes of hosts from the console
+	// (store.HostControl.Render), as Watch last read them.
+	modes atomic.Pointer[map[string]string]
 }
 
 // verdictEntry is a host's counts as the store last gave them, plus what
@@ -126,7 +133,50 @@ func (d *Decider) Enabled() bool {
 // Forced reports whether the operator's word decides for the host, or the
 // mode for every page, whatever the page holds.
 func (d *Decider) Forced(host string) bool {
-	return d.pol.Mode == ModeAlways || contains(d.pol.Always, host) || contains(d.pol.Never, host)
+	return d.pol.Mode == ModeAlways || contains(d.pol.Always, host) || contains(d.pol.Never, host) || d.hostMode(host) != ""
+}
+
+// hostMode is the render mode an operator set for host in the console, or "".
+func (d *Decider) hostMode(host string) string {
+	if m := d.modes.Load(); m != nil {
+		return (*m)[host]
+	}
+	return ""
+}
+
+// Watch follows the operator's host controls (the console's render mode of
+// a host, store.HostControl.Render) until ctx ends, polling their version
+// every control.PollInterval as the fetchers do. A mode set there is the
+// operator's latest word and wins over -render-always and -render-never.
+func (d *Decider) Watch(ctx context.Context, src control.Source, log *slog.Logger) {
+	w := control.NewWatcher(src)
+	t := time.NewTicker(control.PollInterval)
+	defer t.Stop()
+	failing := false
+	for {
+		_, cur, changed, err := w.Poll(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			log.Warn("read the operator's host controls; render modes stay as they were", "err", err)
+			failing = true
+		case err == nil:
+			failing = false
+		}
+		if changed {
+			modes := map[string]string{}
+			cur.Hosts(func(h store.HostControl) {
+				if h.Render != "" {
+					modes[h.Host] = h.Render
+				}
+			})
+			d.modes.Store(&modes)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Record writes decisions to the store.
@@ -143,7 +193,11 @@ func (d *Decider) Record(ctx context.Context, ds []store.RenderDecision) error {
 // the host's verdict is not to render and MaxSections of its other
 // sections were tried already; any other page is not rendered.
 func (d *Decider) Decide(ctx context.Context, host, section string, sig Signals) (Decision, error) {
-	switch {
+	switch mode := d.hostMode(host); {
+	case mode == store.RenderNever:
+		return Decision{Reason: "operator (console): never for this host", Record: sig.Strong()}, nil
+	case mode == store.RenderAlways:
+		return Decision{Render: true, Reason: "operator (console): always for this host", Record: true}, nil
 	case contains(d.pol.Never, host):
 		return Decision{Reason: "operator: never for this host", Record: sig.Strong()}, nil
 	case contains(d.pol.Always, host):

@@ -2,8 +2,11 @@ package render
 
 import (
 	"context"
+	"log/slog"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -289,4 +292,69 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("inconsistent signals %+v", s)
 		}
 	})
+}
+
+// controlSource is a control.Source in memory.
+type controlSource struct {
+	mu sync.Mutex
+	c  store.Controls
+}
+
+func (s *controlSource) ControlVersion(context.Context) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c.Version, nil
+}
+
+func (s *controlSource) Controls(context.Context) (store.Controls, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return store.Controls{Version: s.c.Version, Hosts: slices.Clone(s.c.Hosts)}, nil
+}
+
+func (s *controlSource) set(hosts ...store.HostControl) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.c.Version++
+	s.c.Hosts = hosts
+}
+
+// TestDeciderWatch: a render mode an operator sets for a host in the
+// console decides for the host's pages within a poll, over the flags and
+// the evidence, and its reset gives the host back to them.
+func TestDeciderWatch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	strong := Signals{Scripts: 1, NoScriptJS: true, Reasons: []string{"noscript"}}
+	d := NewDecider(Policy{Mode: ModeAuto, Always: []string{"flag.test"}}, &memRender{rows: map[int64]store.RenderDecision{}})
+	src := &controlSource{}
+	host := func(name, mode string) store.HostControl {
+		return store.HostControl{Host: name, Delay: store.NoOverride, PageBudget: store.NoOverride, Render: mode}
+	}
+	src.set(host("app.test", store.RenderNever), host("flag.test", store.RenderNever), host("plain.test", store.RenderAlways))
+	go d.Watch(ctx, src, slog.New(slog.DiscardHandler))
+	waitFor := func(host string, sig Signals, render bool, reason string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			dec, err := d.Decide(ctx, host, "/", sig)
+			if err == nil && dec.Render == render && strings.HasPrefix(dec.Reason, reason) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %+v, %v; want render=%v reason %q", host, dec, err, render, reason)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("app.test", strong, false, "operator (console): never")
+	waitFor("flag.test", strong, false, "operator (console): never")
+	waitFor("plain.test", Signals{}, true, "operator (console): always")
+	if !d.Forced("plain.test") || d.Forced("other.test") {
+		t.Errorf("forced: plain.test %v, other.test %v", d.Forced("plain.test"), d.Forced("other.test"))
+	}
+	src.set(host("plain.test", store.RenderNever))
+	waitFor("plain.test", strong, false, "operator (console): never")
+	waitFor("app.test", strong, true, "signals: noscript")
+	waitFor("flag.test", Signals{}, true, "operator: always")
 }

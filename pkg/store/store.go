@@ -510,8 +510,18 @@ type HostControl struct {
 	Paused     bool
 	Delay      time.Duration // replaces the host's delay, never below its robots.txt Crawl-delay; negative = none
 	PageBudget int64         // replaces the per-host page budget; negative = none
-	UpdatedAt  time.Time
+	// Render is the operator's render mode for the host, over the page
+	// signals and the verdicts (pkg/render): RenderAlways, RenderNever or
+	// "" (by evidence).
+	Render    string
+	UpdatedAt time.Time
 }
+
+// HostControl.Render values.
+const (
+	RenderAlways = "always"
+	RenderNever  = "never"
+)
 
 // NoOverride marks HostControl.Delay and PageBudget as not set.
 const NoOverride = -1

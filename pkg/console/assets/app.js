@@ -742,6 +742,9 @@
     const hostOut = h('div', { class: 'result', id: 'host-result' });
     const delayIn = h('input', { name: 'delay_seconds', id: 'host-delay', type: 'number', step: 'any', min: 0, placeholder: 'seconds' });
     const budgetIn = h('input', { name: 'page_budget', id: 'host-budget', type: 'number', min: 0, placeholder: 'pages' });
+    // The render mode: '' leaves it as it is, auto gives the host back to the evidence.
+    const renderIn = h('select', { name: 'render', id: 'host-render' }, h('option', { value: '' }, 'unchanged'),
+      h('option', { value: 'auto' }, 'by evidence'), h('option', { value: 'always' }, 'always'), h('option', { value: 'never' }, 'never'));
     const hostName = () => {
       const v = hostIn.value.trim().toLowerCase();
       if (!v) throw new Error('give a host');
@@ -759,11 +762,13 @@
             const body = {};
             if (delayIn.value !== '') body.delay_seconds = parseFloat(delayIn.value);
             if (budgetIn.value !== '') body.page_budget = parseInt(budgetIn.value, 10);
-            if (Object.keys(body).length === 0) throw new Error('give a delay or a page budget');
+            if (renderIn.value !== '') body.render = renderIn.value;
+            if (Object.keys(body).length === 0) throw new Error('give a delay, a page budget or a render mode');
             return api(CONTROL.host(hostName()), { method: 'PATCH', json: body });
           }, refresh),
         },
       }, h('label', null, 'Delay (s), never below robots Crawl-delay', delayIn), h('label', null, 'Page budget', budgetIn),
+      h('label', null, 'Render in the browser', renderIn),
       h('button', { type: 'submit', id: 'host-apply' }, 'Apply')),
       hostOut)));
 

@@ -47,16 +47,16 @@ func New(db DB) *Store { return &Store{db: db} }
 const (
 	qVersion  = `SELECT version FROM crawl_control WHERE id = 1`
 	qCrawl    = `SELECT version, paused, paused_at FROM crawl_control WHERE id = 1`
-	qHosts    = `SELECT host, paused, delay_ms, page_budget, updated_at FROM host_controls ORDER BY host`
+	qHosts    = `SELECT host, paused, delay_ms, page_budget, render, updated_at FROM host_controls ORDER BY host`
 	qPatterns = `SELECT id, pattern, syntax, host, created_at, created_by, excluded FROM exclusion_patterns ORDER BY id`
 	qPause    = `UPDATE crawl_control SET paused = $1, paused_at = $2, version = version + 1
 		WHERE id = 1 AND paused <> $1`
 	qBump       = `UPDATE crawl_control SET version = version + 1 WHERE id = 1`
 	qDeleteHost = `DELETE FROM host_controls WHERE host = $1`
-	qUpsertHost = `INSERT INTO host_controls (host, paused, delay_ms, page_budget, updated_at)
-		VALUES ($1, $2, $3, $4, $5)
+	qUpsertHost = `INSERT INTO host_controls (host, paused, delay_ms, page_budget, render, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (host) DO UPDATE SET paused = excluded.paused, delay_ms = excluded.delay_ms,
-			page_budget = excluded.page_budget, updated_at = excluded.updated_at`
+			page_budget = excluded.page_budget, render = excluded.render, updated_at = excluded.updated_at`
 	qAddPattern = `INSERT INTO exclusion_patterns (pattern, syntax, host, created_at, created_by)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id`
 	qDeletePattern = `DELETE FROM exclusion_patterns WHERE id = $1`
@@ -97,7 +97,7 @@ func (s *Store) Controls(ctx context.Context) (store.Controls, error) {
 	err = s.db.Query(ctx, qHosts, nil, func(r Row) error {
 		var h store.HostControl
 		var delay, updated int64
-		if err := r.Scan(&h.Host, &h.Paused, &delay, &h.PageBudget, &updated); err != nil {
+		if err := r.Scan(&h.Host, &h.Paused, &delay, &h.PageBudget, &h.Render, &updated); err != nil {
 			return err
 		}
 		h.Delay = store.NoOverride
@@ -152,14 +152,14 @@ func (s *Store) SetCrawlPaused(ctx context.Context, paused bool, a store.AuditEn
 func (s *Store) SetHostControl(ctx context.Context, hc store.HostControl, a store.AuditEntry) error {
 	err := s.db.Write(ctx, func(tx Tx) error {
 		var err error
-		if !hc.Paused && hc.Delay < 0 && hc.PageBudget < 0 {
+		if !hc.Paused && hc.Delay < 0 && hc.PageBudget < 0 && hc.Render == "" {
 			_, err = tx.Exec(ctx, qDeleteHost, hc.Host)
 		} else {
 			delay := int64(store.NoOverride)
 			if hc.Delay >= 0 {
 				delay = hc.Delay.Milliseconds()
 			}
-			_, err = tx.Exec(ctx, qUpsertHost, hc.Host, hc.Paused, delay, max(hc.PageBudget, store.NoOverride), millis(hc.UpdatedAt))
+			_, err = tx.Exec(ctx, qUpsertHost, hc.Host, hc.Paused, delay, max(hc.PageBudget, store.NoOverride), hc.Render, millis(hc.UpdatedAt))
 		}
 		if err != nil {
 			return err

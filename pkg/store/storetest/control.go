@@ -53,7 +53,7 @@ func Control(t *testing.T, cs store.ControlStore) {
 		t.Fatalf("paused %t at %v", c.Paused, c.PausedAt)
 	}
 
-	hc := store.HostControl{Host: "a.example", Paused: true, Delay: 1500 * time.Millisecond, PageBudget: 40, UpdatedAt: t0}
+	hc := store.HostControl{Host: "a.example", Paused: true, Delay: 1500 * time.Millisecond, PageBudget: 40, Render: store.RenderNever, UpdatedAt: t0}
 	if err := cs.SetHostControl(ctx, hc, who("host.update", "a.example")); err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +70,21 @@ func Control(t *testing.T, cs store.ControlStore) {
 	}
 	if c := controls(); len(c.Hosts) != 1 {
 		t.Fatalf("hosts after resume %+v", c.Hosts)
+	}
+	// A render mode alone is an override.
+	rendered := store.HostControl{Host: "c.example", Delay: store.NoOverride, PageBudget: store.NoOverride, Render: store.RenderAlways, UpdatedAt: t0}
+	if err := cs.SetHostControl(ctx, rendered, who("host.update", "c.example")); err != nil {
+		t.Fatal(err)
+	}
+	if c := controls(); len(c.Hosts) != 2 || c.Hosts[1] != rendered {
+		t.Fatalf("hosts with a render mode %+v", c.Hosts)
+	}
+	rendered.Render = ""
+	if err := cs.SetHostControl(ctx, rendered, who("host.update", "c.example")); err != nil {
+		t.Fatal(err)
+	}
+	if c := controls(); len(c.Hosts) != 1 {
+		t.Fatalf("hosts after the render mode's reset %+v", c.Hosts)
 	}
 
 	p, err := cs.AddExclusionPattern(ctx, store.ExclusionPattern{Pattern: "*/cal/*", Syntax: "glob", CreatedAt: t0, CreatedBy: "token:abc"}, who("exclusion.add", ""))
@@ -105,7 +120,7 @@ func Control(t *testing.T, cs store.ControlStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantActions := []string{"host.update", "exclusion.delete", "exclusion.add", "exclusion.add", "host.resume", "host.pause", "host.update", "pause", "pause"}
+	wantActions := []string{"host.update", "exclusion.delete", "exclusion.add", "exclusion.add", "host.update", "host.update", "host.resume", "host.pause", "host.update", "pause", "pause"}
 	if len(log) != len(wantActions) {
 		t.Fatalf("%d audit entries, want %d: %+v", len(log), len(wantActions), log)
 	}
@@ -117,7 +132,7 @@ func Control(t *testing.T, cs store.ControlStore) {
 			t.Errorf("entry %d: id %d not below %d: not newest first", i, a.ID, log[i-1].ID)
 		}
 	}
-	if a := log[6]; a.Actor != "token:abc" || a.Target != "a.example" || a.Params != `{"x":1}` || a.Result != "done" || a.Status != 200 || !a.At.Equal(t0) {
+	if a := log[8]; a.Actor != "token:abc" || a.Target != "a.example" || a.Params != `{"x":1}` || a.Result != "done" || a.Status != 200 || !a.At.Equal(t0) {
 		t.Errorf("entry read back as %+v", a)
 	}
 	if a := log[3]; a.Target == "" {
