@@ -63,12 +63,12 @@ func run() int {
 		return 2
 	}
 	gc.apply(os.LookupEnv)
-	tokens, err := api.LoadTokens(*tokensFile)
+	tokens, names, err := api.LoadTokens(*tokensFile)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
 		return 2
 	}
-	cfg.API.Tokens = tokens
+	cfg.API.Tokens, cfg.API.TokenNames = tokens, names
 	cfg.APIOptions = append(cfg.APIOptions, api.WithConsole(console.Handler(console.Access{Tokens: len(tokens) > 0, Public: cfg.API.Public})))
 	log := cfg.Logger(os.Stderr)
 	if *cpuProfile != "" {

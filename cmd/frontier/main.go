@@ -60,7 +60,7 @@ func run() int {
 		return 2
 	}
 	logger := log.Logger(os.Stderr).With("component", "frontier")
-	tokens, err := api.LoadTokens(*tokensFile)
+	tokens, names, err := api.LoadTokens(*tokensFile)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "frontier: %v\n", err)
 		return 2
@@ -103,7 +103,7 @@ func run() int {
 		defer bs.Close()
 		records = bs
 	}
-	srv := api.New(api.Config{Tokens: tokens, MaxSeeds: *maxSeeds, Public: *consolePublic}, submit.New(st, cl), st, view, reg, logger.With("component", "api"),
+	srv := api.New(api.Config{Tokens: tokens, TokenNames: names, MaxSeeds: *maxSeeds, Public: *consolePublic}, submit.New(st, cl), st, view, reg, logger.With("component", "api"),
 		api.WithCluster(exporter), api.WithRecords(records), api.WithConsole(console.Handler(console.Access{Tokens: len(tokens) > 0, Public: *consolePublic})))
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

@@ -134,7 +134,10 @@ func WithConsole(h http.Handler) Option { return func(s *Server) { s.console = h
 
 // Config configures the server.
 type Config struct {
-	Tokens       []string // bearer tokens; none = no auth (embedded mode on loopback)
+	Tokens []string // bearer tokens; none = no auth (embedded mode on loopback)
+	// TokenNames names some tokens (token -> name, from LoadTokens) for the
+	// audit log; a token without a name is logged as a short hash of it.
+	TokenNames   map[string]string
 	MaxSeeds     int
 	MaxBodyBytes int64
 	// Public answers GET routes without a token even when tokens are set, so that
@@ -157,9 +160,10 @@ type Server struct {
 	stop    context.CancelFunc
 	stopped sync.WaitGroup
 	// SHA-256 of each token
-	tokenSums [][sha256.Size]byte
-	log       *slog.Logger
-	ready     atomic.Bool
+	tokenSums  [][sha256.Size]byte
+	tokenNames []string // of tokenSums' tokens, "" when unnamed
+	log        *slog.Logger
+	ready      atomic.Bool
 }
 
 // New returns a server; call SetReady once the components run. live, gather and
@@ -176,6 +180,7 @@ func New(cfg Config, sub Submitter, st store.Reader, live Live, gather prometheu
 	s := &Server{cfg: cfg, sub: sub, store: st, live: live, gather: gather, log: log}
 	for _, t := range cfg.Tokens {
 		s.tokenSums = append(s.tokenSums, sha256.Sum256([]byte(t)))
+		s.tokenNames = append(s.tokenNames, cfg.TokenNames[t])
 	}
 	for _, o := range opts {
 		o(s)

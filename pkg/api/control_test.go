@@ -165,6 +165,24 @@ func tokenHash(tok string) string {
 	return strings.TrimPrefix(s.actor(r), "token:")
 }
 
+// TestAuditNames: the audit log names the actor by its token's name when
+// the token file gave one, by a hash of the token otherwise.
+func TestAuditNames(t *testing.T) {
+	e := newEnv(t, Config{Tokens: []string{"s3cret", "other"}, TokenNames: map[string]string{"s3cret": "ops team"}})
+	for _, tok := range []string{"s3cret", "other"} {
+		if code, out := e.do(t, "POST", "/api/v1/hosts/a.example/pause", tok, ""); code != http.StatusOK {
+			t.Fatalf("pause: %d %v", code, out)
+		}
+	}
+	log, err := e.DB.Control().AuditLog(context.Background(), 0, 10)
+	if err != nil || len(log) != 2 {
+		t.Fatalf("audit log %+v, %v", log, err)
+	}
+	if log[1].Actor != "ops team" || log[0].Actor != "token:"+tokenHash("other") {
+		t.Errorf("actors %q, %q; want \"ops team\" and a hash of the unnamed token", log[1].Actor, log[0].Actor)
+	}
+}
+
 func TestHostQueueExport(t *testing.T) {
 	e := newEnv(t, Config{})
 	ctx := context.Background()
