@@ -21,6 +21,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/fetcher"
 	"github.com/crawlcluster/crawler/pkg/ops"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
 )
 
 const uses = backend.Broker | backend.DB | backend.Cache
@@ -38,6 +39,7 @@ func run() int {
 	cfg.RegisterFlags(fs)
 	log.RegisterFlags(fs)
 	listen := fs.String("listen", ":9101", "address for /metrics, /-/healthy and /-/ready (empty = off)")
+	reportEvery := fs.Duration("frontier-report-interval", store.FrontierReportInterval, fmt.Sprintf("how often the fetcher writes a snapshot of its frontier to the store, which the frontier tier's stats sum; at most %v (the API ignores reports older than %v)", store.FrontierReportInterval, store.FrontierReportFresh))
 	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
 		return code
@@ -46,7 +48,11 @@ func run() int {
 		version.Print(os.Stdout, "fetcher")
 		return 0
 	}
-	if err := errors.Join(be.Validate(uses), cfg.Validate()); err != nil {
+	var reportErr error
+	if *reportEvery <= 0 || *reportEvery > store.FrontierReportInterval {
+		reportErr = fmt.Errorf("frontier-report-interval %v: want above 0 and at most %v", *reportEvery, store.FrontierReportInterval)
+	}
+	if err := errors.Join(be.Validate(uses), cfg.Validate(), reportErr); err != nil {
 		fmt.Fprintf(os.Stderr, "fetcher: %v\n", err)
 		return 2
 	}
@@ -67,7 +73,12 @@ func run() int {
 		return 1
 	}
 	defer shared.Close()
-	f, err := fetcher.New(cfg, st, queue.ClientOptions(brokers.Seeds, logger), reg, logger, fetcher.WithCache(shared), fetcher.WithServerSlots(shared))
+	opts := []fetcher.Option{fetcher.WithCache(shared), fetcher.WithServerSlots(shared)}
+	// The frontier tier's stats sum the fetchers' frontiers from the store.
+	if fl, ok := st.(store.Fleet); ok {
+		opts = append(opts, fetcher.WithFrontierReports(fl.Fleet(), *reportEvery))
+	}
+	f, err := fetcher.New(cfg, st, queue.ClientOptions(brokers.Seeds, logger), reg, logger, opts...)
 	if err != nil {
 		logger.Error("build fetcher", "err", err)
 		return 1

@@ -460,13 +460,13 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 		up := ls.Uptime.Seconds()
 		out.UptimeSeconds = &up
 		out.Throughput = s.rate.view()
-		if f := ls.Frontier; f != nil {
-			out.Hosts.Active, out.Hosts.Waiting, out.Hosts.BackingOff = &f.Active, &f.Waiting, &f.BackingOff
-			out.Queue.InFrontier, out.Queue.InFlight, out.Queue.ByLevel = &f.Queued, &f.InFlight, f.QueuedByLevel
-		}
+		out.setFrontier(ls.Frontier)
 		if ls.Workers != nil {
 			out.Workers.Groups = workersOf(ls.Workers)
 		}
+	}
+	if ls.Frontier == nil {
+		s.fleetFrontier(ctx, now, &out)
 	}
 	if s.cluster != nil {
 		// The store's numbers are worth answering with even when Kafka is not.
@@ -482,6 +482,66 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 	}
 	out.EstimatedFinish = estimate(now, urls.Queued, ls, out.Throughput)
 	writeJSON(w, http.StatusOK, out)
+}
+
+// setFrontier fills the numbers only a frontier knows; nil leaves them null.
+func (v *statsView) setFrontier(f *FrontierStats) {
+	if f == nil {
+		return
+	}
+	v.Hosts.Active, v.Hosts.Waiting, v.Hosts.BackingOff = &f.Active, &f.Waiting, &f.BackingOff
+	v.Queue.InFrontier, v.Queue.InFlight, v.Queue.ByLevel = &f.Queued, &f.InFlight, f.QueuedByLevel
+}
+
+// fleetFrontier fills the frontier's numbers from the cluster fetchers'
+// reports (store.FleetStore) when this process holds no frontier: the sum
+// of each live fetcher's latest, up to store.FrontierReportInterval old.
+// Reports older than store.FrontierReportFresh, or marked gone, are of
+// fetchers that died or left. A store that keeps no reports leaves
+// reporting_fetchers null too; one that keeps none fresh says 0.
+func (s *Server) fleetFrontier(ctx context.Context, now time.Time, out *statsView) {
+	fl, ok := s.store.(store.Fleet)
+	if !ok {
+		return
+	}
+	reports, err := fl.Fleet().FrontierReports(ctx, now.Add(-store.FrontierReportFresh))
+	if err != nil {
+		s.log.Warn("read frontier reports for stats", "err", err)
+		return
+	}
+	f, n := sumReports(reports)
+	out.Hosts.ReportingFetchers = &n
+	out.setFrontier(f)
+}
+
+// sumReports adds up the reports not marked gone; nil when there is none.
+func sumReports(reports []store.FrontierReport) (*FrontierStats, int64) {
+	var (
+		f FrontierStats
+		n int64
+	)
+	for _, r := range reports {
+		if r.Gone {
+			continue
+		}
+		n++
+		f.Queued += r.Queued
+		f.InFlight += r.InFlight
+		f.Active += r.Active
+		f.Waiting += r.Waiting
+		f.BackingOff += r.BackingOff
+		// Fetchers may run with different -levels.
+		for len(f.QueuedByLevel) < len(r.ByLevel) {
+			f.QueuedByLevel = append(f.QueuedByLevel, 0)
+		}
+		for i, q := range r.ByLevel {
+			f.QueuedByLevel[i] += q
+		}
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	return &f, n
 }
 
 // estimate is the time to finish at the current rate: what is queued, or what

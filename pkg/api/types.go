@@ -100,6 +100,9 @@ type hostCountsView struct {
 	BackingOff *int64 `json:"backing_off"`
 	Blocked    int64  `json:"blocked"`
 	Paused     int64  `json:"paused"`
+	// Cluster fetchers whose reports the frontier numbers sum; null when
+	// they come from this process's own frontier or the store keeps none.
+	ReportingFetchers *int64 `json:"reporting_fetchers"`
 }
 
 type errorCountsView struct {

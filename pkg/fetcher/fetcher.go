@@ -273,6 +273,9 @@ type Fetcher struct {
 	control      *control.Watcher   // an operator's controls (control.go); nil when the store keeps none
 	controlStore store.ControlStore // where control's state is read
 	patternHits  map[int64]int64    // URLs each exclusion pattern excluded, not yet counted in the store
+
+	fleet       store.FleetStore // where the frontier is reported (fleet.go); nil: not reported
+	reportEvery time.Duration
 }
 
 // hostInfo is what the fetcher knows about an owned host besides its queue.
@@ -525,6 +528,7 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	}
 	go f.recrawlLoop(workCtx)
 	go f.controlLoop(workCtx)
+	reported := f.startReports(ctx)
 	saveCtx, stopSave := context.WithCancel(context.WithoutCancel(ctx))
 	saved := make(chan struct{})
 	go func() {
@@ -570,6 +574,10 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	if cerr := f.kafka.CommitUncommittedOffsets(finalCtx); cerr != nil {
 		f.log.Warn("commit offsets on shutdown", "err", cerr)
 	}
+	// Within what is left of the save deadline: if none is, the report ages
+	// out of the API's sums (store.FrontierReportFresh) instead.
+	<-reported
+	f.reportFrontier(finalCtx, true)
 	f.leaveGroup()
 	f.client.Close()
 	f.log.Info("fetcher stopped", "took", time.Since(began).Round(time.Millisecond), "fetched", f.fetched.Load())

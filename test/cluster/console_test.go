@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"encoding/json"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -21,7 +23,8 @@ import (
 // through the form sends the page to the login form, and once logged in the
 // seeds go through. Once the crawl is idle, the numbers of each page must be
 // the API's, the workers card must show both fetchers, and the page's console
-// must stay free of errors. Screenshots go to test-artifacts/console-cluster/.
+// must stay free of errors. Mid-crawl, the stats' frontier numbers must be the
+// fetchers' reports, not null. Screenshots go to test-artifacts/console-cluster/.
 func TestClusterConsole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster crawl in a browser; skipped with -short")
@@ -34,8 +37,10 @@ func TestClusterConsole(t *testing.T) {
 
 	w := startWeb(t, 6, 20, false)
 	c := newCluster(t)
-	c.startFetcher("fetcher-1")
-	c.startFetcher("fetcher-2")
+	// Reports every 500 ms rather than 5 s, so that some fall within this
+	// short crawl.
+	c.startFetcher("fetcher-1", "-frontier-report-interval", "500ms")
+	c.startFetcher("fetcher-2", "-frontier-report-interval", "500ms")
 	c.startParser("parser-1")
 	con := &consoletest.Console{B: b, Base: c.api}
 
@@ -71,6 +76,7 @@ func TestClusterConsole(t *testing.T) {
 		t.Fatalf("%d of %d seeds accepted through the console", got, len(w.Seeds()))
 	}
 	b.Screenshot(t, shots, "control")
+	waitFrontierReported(t, c.api, 2, time.Minute)
 
 	webQuiet(t, w, 3*time.Minute)
 	con.Open(t, "#/overview", `[data-page="overview"] [data-api][data-loaded]`)
@@ -120,4 +126,49 @@ func webQuiet(t *testing.T, w *synthweb.Web, limit time.Duration) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("the crawl still requests pages after %v", limit)
+}
+
+// waitFrontierReported waits until GET /api/v1/stats shows the frontier
+// numbers the fetchers report while they crawl: fetchers reporting, hosts
+// active and waiting and the queue in the frontiers not null, and URLs in the
+// frontiers or in flight. A crawl that ends first fails it.
+func waitFrontierReported(t *testing.T, api string, fetchers int, limit time.Duration) {
+	t.Helper()
+	type frontier struct {
+		Hosts struct {
+			Active            *int64 `json:"active"`
+			Waiting           *int64 `json:"waiting"`
+			ReportingFetchers *int64 `json:"reporting_fetchers"`
+		} `json:"hosts"`
+		Queue struct {
+			InFrontier *int64 `json:"in_frontier"`
+			InFlight   *int64 `json:"in_flight"`
+		} `json:"queue"`
+	}
+	var last frontier
+	read := func() error {
+		resp, err := http.Get(api + "/api/v1/stats")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		last = frontier{}
+		return json.NewDecoder(resp.Body).Decode(&last)
+	}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if err := read(); err != nil {
+			t.Fatalf("stats: %v", err)
+		}
+		h, q := last.Hosts, last.Queue
+		if h.ReportingFetchers != nil && *h.ReportingFetchers == int64(fetchers) && h.Active != nil && h.Waiting != nil &&
+			q.InFrontier != nil && q.InFlight != nil && *q.InFrontier+*q.InFlight > 0 {
+			t.Logf("mid-crawl: %d fetchers report %d hosts active, %d waiting, %d URLs in the frontiers, %d in flight",
+				*h.ReportingFetchers, *h.Active, *h.Waiting, *q.InFrontier, *q.InFlight)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	got, _ := json.Marshal(last)
+	t.Fatalf("no stats with %d fetchers' frontier reports and URLs in them within %v; last %s", fetchers, limit, got)
 }
