@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/crawlcluster/crawler/internal/modroot"
 )
 
 // RequireEnv makes a missing browser a failure instead of a skip.
@@ -236,7 +238,7 @@ func ArtifactsDir(t testing.TB, sub string) string {
 	t.Helper()
 	root := os.Getenv(ArtifactsEnv)
 	if root == "" {
-		mod, err := moduleRoot()
+		mod, err := modroot.Find()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,21 +249,4 @@ func ArtifactsDir(t testing.TB, sub string) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working folder")
-		}
-		dir = parent
-	}
 }

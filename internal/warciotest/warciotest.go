@@ -11,12 +11,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/crawlcluster/crawler/internal/modroot"
 )
 
 // EnvRequire names the environment variable that makes a missing warcio.js a
@@ -54,7 +55,7 @@ func Find(t testing.TB) (node, script string) {
 		}
 		t.Skipf("skipping the warcio.js check: %s (set %s=1 to make this a failure)", why, EnvRequire)
 	}
-	root, err := repoRoot()
+	root, err := modroot.Find()
 	if err != nil {
 		unavailable(err.Error())
 	}
@@ -87,23 +88,4 @@ func Check(t testing.TB, path string) Summary {
 		t.Fatalf("warcio-check output: %v\n%s", err, stdout.String())
 	}
 	return sum
-}
-
-// repoRoot walks up from the test's working directory (the package folder) to
-// the folder holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -26,10 +26,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/crawlcluster/crawler/internal/modroot"
 	"github.com/crawlcluster/crawler/loadtest/bench"
 )
 
@@ -69,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if o.Root == "" {
-		root, err := findRoot()
+		root, err := modroot.Find()
 		if err != nil {
 			fmt.Fprintf(stderr, "bench: %v (pass -root)\n", err)
 			return 2
@@ -115,23 +115,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-// findRoot returns the nearest directory from the working directory up that
-// holds go.mod.
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
