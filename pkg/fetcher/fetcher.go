@@ -243,6 +243,12 @@ type Fetcher struct {
 	seen    *seen.Filter
 	metrics *metrics
 
+	// saveMu serializes saveState: a save that finds no update pending must
+	// not return while another save still writes the updates it took, or a
+	// partition loaded after it (settleResults) reads a URL fetched a moment
+	// ago as still queued and fetches it again.
+	saveMu sync.Mutex
+
 	mu        sync.Mutex
 	hosts     map[string]*hostInfo // robots and bookkeeping of owned hosts
 	owned     map[int32]bool
@@ -634,8 +640,12 @@ func (f *Fetcher) saveLoop(ctx context.Context) {
 	}
 }
 
-// saveState writes pending URL updates and the given hosts' state.
+// saveState writes pending URL updates and the given hosts' state. When it
+// returns, every update queued before it was called is in the store (or
+// kept for the next save if the store refused it).
 func (f *Fetcher) saveState(ctx context.Context, states []frontier.HostState) error {
+	f.saveMu.Lock()
+	defer f.saveMu.Unlock()
 	f.mu.Lock()
 	updates := f.updates
 	f.updates = nil
