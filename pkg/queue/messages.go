@@ -159,7 +159,7 @@ const (
 
 // Render is a page's trip through the render tier.
 type Render struct {
-	Reason string `json:"reason"` // why it was sent: the signals or the host's verdict
+	Reason string `json:"reason"` // why it was sent: the signals, or the verdict of its section or host
 	// Sample marks a page rendered to learn whether its host needs it: the
 	// parser compares what rendering found with what the HTML had.
 	Sample     bool      `json:"sample,omitempty"`
