@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +26,8 @@ import (
 // page that warcio.js reads too. On the mixed host the verdict is per
 // section: every client-built page is rendered, the server-rendered
 // section, whose pages have the same signals, stops being rendered once
-// learnt.
+// learnt. An ordinary host an operator set to "always" before the run has
+// every page rendered.
 func TestRenderApps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crawl with a browser; skipped with -short")
@@ -37,6 +39,11 @@ func TestRenderApps(t *testing.T) {
 	cfg.AppHang = 8 * time.Second
 	w, seeds := startWeb(t, cfg)
 	data := filepath.Join(t.TempDir(), "data")
+	// An operator set an ordinary host to "always" (console, PATCH
+	// /api/v1/hosts/{host}) before this run: its pages, which have no
+	// script, are rendered all the same, from the first.
+	forced := w.Hosts()[2]
+	setRenderMode(t, data, forced, store.RenderAlways)
 	start := time.Now()
 	runCrawler(t, crawlArgs(data, seeds, "-render", "auto", "-render-timeout", "6s", "-render-heap-mib", "64", "-render-tabs", "2"))
 	took := time.Since(start)
@@ -81,12 +88,20 @@ func TestRenderApps(t *testing.T) {
 	// "client", then decision.
 	mixed := map[string]map[string]int{"server": {}, "client": {}}
 	sectionSkips := map[string]int{} // reason -> server-rendered pages skipped for it
+	forcedRendered := 0
 	err = db.Captures(context.Background(), func(c store.Capture) error {
 		d, err := db.Render().RenderDecisionOf(context.Background(), c.URLHash)
 		if err != nil {
 			return nil
 		}
 		shape := shapeOf(c.URL)
+		if h, _ := splitURL(c.URL); h == forced {
+			if d.Decision != store.RenderRendered || !strings.HasPrefix(d.Reason, "operator (console): always") {
+				t.Errorf("page %s of the host set to always: %+v", c.URL, d)
+			}
+			forcedRendered++
+			return nil
+		}
 		if shape == "" {
 			t.Errorf("ordinary page %s has a render decision: %+v", c.URL, d)
 			return nil
@@ -147,7 +162,11 @@ func TestRenderApps(t *testing.T) {
 			t.Errorf("warcio.js: digest mismatches in %s: %s %s", seg, sum.BlockDigestMismatches, sum.PayloadDigestMismatches)
 		}
 	}
-	rendered := 0
+	t.Logf("host %s set to always: %d pages rendered", forced, forcedRendered)
+	if forcedRendered == 0 {
+		t.Errorf("no page of %s, set to always before the crawl, was rendered", forced)
+	}
+	rendered := forcedRendered
 	for _, m := range byShape {
 		rendered += m[store.RenderRendered]
 	}
@@ -191,5 +210,25 @@ func checkMixedSections(t *testing.T, apps *synthweb.AppsReport, mixed map[strin
 	}
 	if onVerdict == 0 {
 		t.Errorf("mixed host: no server-rendered page skipped on the verdict of section %s: %v", synthweb.AppGuidePrefix, skips)
+	}
+}
+
+// setRenderMode stores an operator's render mode for host in the crawl's
+// store at data, as the console does, before the crawler opens it.
+func setRenderMode(t *testing.T, data, host, mode string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(data, "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Now()
+	hc := store.HostControl{Host: host, Delay: store.NoOverride, PageBudget: store.NoOverride, Render: mode, UpdatedAt: now}
+	if err := db.Control().SetHostControl(ctx, hc, store.AuditEntry{At: now, Actor: "test", Action: "host.update", Target: host}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -110,7 +110,7 @@ func run() int {
 		// (deploy/helm's renderer.enabled sets -render auto).
 		decider = render.NewDecider(renderPolicy, rs.Render())
 		if c, ok := st.(store.Controller); ok && decider.Enabled() {
-			go decider.Watch(ctx, c.Control(), logger) // the console's render mode of a host
+			decider.Watch(ctx, c.Control(), logger) // the console's render mode of a host
 		}
 	}
 	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)

@@ -54,7 +54,7 @@ func startRenderer(ctx context.Context, cfg Config, db *sqlite.DB, kopts []kgo.O
 	if err != nil {
 		return nil, nil, err
 	}
-	go decider.Watch(ctx, db.Control(), log) // the console's render mode of a host
+	decider.Watch(ctx, db.Control(), log) // the console's render mode of a host
 	log.Info("rendering on: the browser starts at the first page that needs it", "mode", pol.Mode, "browser", path, "tabs", cfg.Renderer.Tabs)
 	return r, decider, nil
 }

@@ -148,35 +148,47 @@ func (d *Decider) hostMode(host string) string {
 // a host, store.HostControl.Render) until ctx ends, polling their version
 // every control.PollInterval as the fetchers do. A mode set there is the
 // operator's latest word and wins over -render-always and -render-never.
+// The first read is done before Watch returns, so that a crawl started
+// after a mode was set never decides a page without it; the polls go on in
+// a goroutine.
 func (d *Decider) Watch(ctx context.Context, src control.Source, log *slog.Logger) {
 	w := control.NewWatcher(src)
-	t := time.NewTicker(control.PollInterval)
-	defer t.Stop()
-	failing := false
-	for {
-		_, cur, changed, err := w.Poll(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil && !failing:
+	failing := d.poll(ctx, w, log, false)
+	go func() {
+		t := time.NewTicker(control.PollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			failing = d.poll(ctx, w, log, failing)
+		}
+	}()
+}
+
+// poll reads the controls when their version moved and takes the hosts'
+// render modes; it logs the first of a run of failures and reports whether
+// this one failed.
+func (d *Decider) poll(ctx context.Context, w *control.Watcher, log *slog.Logger, failing bool) bool {
+	_, cur, changed, err := w.Poll(ctx)
+	if err != nil {
+		if ctx.Err() == nil && !failing {
 			log.Warn("read the operator's host controls; render modes stay as they were", "err", err)
-			failing = true
-		case err == nil:
-			failing = false
 		}
-		if changed {
-			modes := map[string]string{}
-			cur.Hosts(func(h store.HostControl) {
-				if h.Render != "" {
-					modes[h.Host] = h.Render
-				}
-			})
-			d.modes.Store(&modes)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+		return true
 	}
+	if changed {
+		modes := map[string]string{}
+		cur.Hosts(func(h store.HostControl) {
+			if h.Render != "" {
+				modes[h.Host] = h.Render
+			}
+		})
+		d.modes.Store(&modes)
+	}
+	return false
 }
 
 // Record writes decisions to the store.

@@ -320,8 +320,9 @@ func (s *controlSource) set(hosts ...store.HostControl) {
 }
 
 // TestDeciderWatch: a render mode an operator sets for a host in the
-// console decides for the host's pages within a poll, over the flags and
-// the evidence, and its reset gives the host back to them.
+// console decides for the host's pages from Watch's return (set before) or
+// within a poll (set after), over the flags and the evidence, and its reset
+// gives the host back to them.
 func TestDeciderWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -332,7 +333,7 @@ func TestDeciderWatch(t *testing.T) {
 		return store.HostControl{Host: name, Delay: store.NoOverride, PageBudget: store.NoOverride, Render: mode}
 	}
 	src.set(host("app.test", store.RenderNever), host("flag.test", store.RenderNever), host("plain.test", store.RenderAlways))
-	go d.Watch(ctx, src, slog.New(slog.DiscardHandler))
+	d.Watch(ctx, src, slog.New(slog.DiscardHandler))
 	waitFor := func(host string, sig Signals, render bool, reason string) {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
@@ -347,7 +348,11 @@ func TestDeciderWatch(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	waitFor("app.test", strong, false, "operator (console): never")
+	// The modes set before Watch hold from its return: no page is decided
+	// without them.
+	if dec, _ := d.Decide(ctx, "app.test", "/", strong); dec.Render || !strings.HasPrefix(dec.Reason, "operator (console): never") {
+		t.Fatalf("app.test right after Watch: %+v", dec)
+	}
 	waitFor("flag.test", strong, false, "operator (console): never")
 	waitFor("plain.test", Signals{}, true, "operator (console): always")
 	if !d.Forced("plain.test") || d.Forced("other.test") {
