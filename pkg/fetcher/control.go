@@ -54,12 +54,13 @@ func (f *Fetcher) controlLoop(ctx context.Context) {
 	for {
 		old, cur, changed, err := f.control.Poll(ctx)
 		switch {
-		case err != nil && !changed && ctx.Err() == nil:
-			if !failing {
+		case err != nil && !changed:
+			// Not read (the store failed, or the stop cancelled ctx).
+			if !failing && ctx.Err() == nil {
 				f.log.Warn("read operator controls; keeping the last ones read", "version", old.Version, "err", err)
 			}
 			failing = true
-		case err != nil:
+		case err != nil: // read, but a stored pattern does not compile
 			f.log.Error("operator controls: exclusion pattern left out", "err", err)
 		default:
 			failing = false

@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -257,5 +258,40 @@ func TestControlsDelayNeverBelowCrawlDelay(t *testing.T) {
 		if gap := starts[i].Sub(ends[i-1]); gap < 490*time.Millisecond {
 			t.Errorf("request %d came %v after the previous one: the 100 ms override went below the 500 ms Crawl-delay", i, gap.Round(time.Millisecond))
 		}
+	}
+}
+
+// levelCounter counts the records of each level a logger writes.
+type levelCounter struct {
+	mu     sync.Mutex
+	counts map[slog.Level]int
+}
+
+func (c *levelCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (c *levelCounter) Handle(_ context.Context, r slog.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counts[r.Level]++
+	return nil
+}
+func (c *levelCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *levelCounter) WithGroup(string) slog.Handler      { return c }
+
+// TestControlLoopQuietOnStop: the stop cancels the poll of the control
+// version; that is not an operator's pattern left out, and logs no error
+// (make demo printed one at every stop).
+func TestControlLoopQuietOnStop(t *testing.T) {
+	e := testenv.New(t)
+	f, err := New(testConfig(), e.DB, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &levelCounter{counts: map[slog.Level]int{}}
+	f.log = slog.New(logs)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f.controlLoop(ctx) // returns at once: ctx is done
+	if logs.counts[slog.LevelError] != 0 || logs.counts[slog.LevelWarn] != 0 {
+		t.Errorf("a cancelled poll logged %v", logs.counts)
 	}
 }
