@@ -126,3 +126,66 @@ func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestParkedHandedBackAtStop: URLs a pattern budget holds back when the
+// fetcher stops are handed back to crawl.urls; the next fetcher decides
+// them again (here with a budget that admits them): fetched once, their
+// exclusions forgotten. Before, a stop lost them for good.
+func TestParkedHandedBackAtStop(t *testing.T) {
+	e := testenv.New(t)
+	var mu sync.Mutex
+	requested := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requested[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/robots.txt" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html><body>page</body></html>"))
+	}))
+	defer srv.Close()
+	base := strings.ToLower(srv.URL)
+	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
+	info := func(u string) store.URLInfo {
+		i, _ := e.DB.URLInfo(context.Background(), u)
+		return i
+	}
+
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 2, ChainBudget: 1, MaxDupHops: 2}
+	_, stop := startFetcher(t, e, cfg)
+	var recs []*kgo.Record
+	recs = append(recs, urlRecord(t, queue.URL{URL: srv.URL + "/", Seed: true}, part))
+	for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
+		recs = append(recs, urlRecord(t, queue.URL{URL: srv.URL + p, Parent: srv.URL + "/"}, part))
+	}
+	if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "two of the pattern held", func() bool {
+		a, b := info(base+"/cal/3.html"), info(base+"/cal/4.html")
+		return a.URL == nil && a.Exclusion != nil && b.URL == nil && b.Exclusion != nil
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg.Patterns.Budget = 10
+	_, stop2 := startFetcher(t, e, cfg)
+	defer stop2()
+	testenv.Eventually(t, 20*time.Second, "the held URLs fetched by the next fetcher", func() bool {
+		a, b := info(base+"/cal/3.html"), info(base+"/cal/4.html")
+		return a.URL != nil && a.URL.State == store.StateFetched && a.Exclusion == nil &&
+			b.URL != nil && b.URL.State == store.StateFetched && b.Exclusion == nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
+		if requested[p] != 1 {
+			t.Errorf("%s requested %d times, want once", p, requested[p])
+		}
+	}
+}

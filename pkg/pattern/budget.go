@@ -367,6 +367,21 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, d Decision)) {
 	}
 }
 
+// EachParked calls fn once for each URL still parked. A fetcher that stops
+// hands them back to the queue: this bookkeeping is memory, and a URL held
+// back when it goes would otherwise stay excluded for good.
+func (h *Host[T]) EachParked(fn func(item T)) {
+	done := make(map[int64]bool, len(h.inPark))
+	for _, list := range h.parked {
+		for _, pu := range list {
+			if h.inPark[pu.hash] && !done[pu.hash] {
+				done[pu.hash] = true
+				fn(pu.item)
+			}
+		}
+	}
+}
+
 // Parked returns how many URLs wait to be released.
 func (h *Host[T]) Parked() int { return len(h.inPark) }
 

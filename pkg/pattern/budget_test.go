@@ -400,3 +400,33 @@ func TestOverflowReleases(t *testing.T) {
 		t.Errorf("fetched %d of %d (parked %d)", len(s.fetched), 1+pages, s.host.Parked())
 	}
 }
+
+// TestEachParked: every URL still parked is handed out once, whichever
+// budget holds it; unparked and released ones are not.
+func TestEachParked(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Budget = 2
+	h := NewHost[int]()
+	var parked []int
+	for i := range 10 {
+		c := Candidate{Pattern: "/cal/{n}", Section: "/cal"}
+		if d := h.Admit(cfg, c); !d.Admit {
+			h.Park(cfg, d, int64(i), c, i)
+			parked = append(parked, i)
+		}
+	}
+	if len(parked) == 0 {
+		t.Fatal("nothing parked with a budget of 2")
+	}
+	h.Unpark(int64(parked[0])) // admitted another way
+	got := map[int]int{}
+	h.EachParked(func(i int) { got[i]++ })
+	if len(got) != len(parked)-1 || got[parked[0]] != 0 {
+		t.Errorf("handed out %v, want each of %v but the first once", got, parked)
+	}
+	for i, n := range got {
+		if n != 1 {
+			t.Errorf("URL %d handed out %d times", i, n)
+		}
+	}
+}

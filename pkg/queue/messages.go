@@ -61,6 +61,9 @@ type URL struct {
 	// Revisit marks a planned visit of a stored URL, emitted by the recrawl
 	// scheduler of the partition's owner.
 	Revisit *Revisit `json:"revisit,omitempty"`
+	// Held marks a URL a URL-pattern budget held back (recorded as excluded)
+	// that a stopping fetcher handed back: admitted now, its exclusion goes.
+	Held bool `json:"held,omitempty"`
 }
 
 // Revisit is what a revisit record carries: the visit it was planned as (the
