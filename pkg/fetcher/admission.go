@@ -587,7 +587,7 @@ func truncate(s string, n int) string {
 }
 
 // handBackParked sends the URLs the pattern budgets hold back to crawl.urls
-// again when the fetcher stops: they are parked in memory only, recorded as
+// again when the fetcher stops with work left: they are parked in memory only, recorded as
 // excluded, and their pages are stored, so nothing would find them again.
 // Whoever next owns their hosts (this fetcher after a restart, another
 // member) decides them anew: admitted (their exclusion forgotten) or held

@@ -156,6 +156,9 @@ func TestParkedHandedBackAtStop(t *testing.T) {
 
 	cfg := testConfig()
 	cfg.Patterns = pattern.Config{Budget: 2, ChainBudget: 1, MaxDupHops: 2}
+	// A delay long enough that the stop comes with URLs still queued: a
+	// fetcher that stops idle (the crawl finished) hands nothing back.
+	cfg.DefaultDelay = time.Second
 	_, stop := startFetcher(t, e, cfg)
 	var recs []*kgo.Record
 	recs = append(recs, urlRecord(t, queue.URL{URL: srv.URL + "/", Seed: true}, part))
@@ -174,6 +177,7 @@ func TestParkedHandedBackAtStop(t *testing.T) {
 	}
 
 	cfg.Patterns.Budget = 10
+	cfg.DefaultDelay = testConfig().DefaultDelay
 	_, stop2 := startFetcher(t, e, cfg)
 	defer stop2()
 	testenv.Eventually(t, 20*time.Second, "the held URLs fetched by the next fetcher", func() bool {

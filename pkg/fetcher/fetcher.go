@@ -566,8 +566,12 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	// A result the broker has not acknowledged in time leaves its URL queued:
 	// the next run fetches it again, inside the in-flight window of invariant 4.
 	flushCtx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), stopFlushTimeout)
-	if n := f.handBackParked(flushCtx); n > 0 {
-		f.log.Info("URLs held back by pattern budgets handed back to crawl.urls", "urls", n)
+	// A stop with work left hands back what the budgets hold; one with none
+	// (the crawl finished) leaves it excluded: every budget had its verdicts.
+	if !f.fr.Idle() {
+		if n := f.handBackParked(flushCtx); n > 0 {
+			f.log.Info("URLs held back by pattern budgets handed back to crawl.urls", "urls", n)
+		}
 	}
 	if ferr := f.kafka.Flush(flushCtx); ferr != nil {
 		f.log.Warn("flush fetch results on shutdown", "err", ferr)
