@@ -2,10 +2,7 @@ package fetcher
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,20 +22,7 @@ import (
 // chain stays held; the fetch results carry the ancestry.
 func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 	e := testenv.New(t)
-	var mu sync.Mutex
-	requested := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		requested[r.URL.Path]++
-		mu.Unlock()
-		if r.URL.Path == "/robots.txt" {
-			w.WriteHeader(http.StatusNotFound)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html")
-		w.Write([]byte("<html><body>page</body></html>"))
-	}))
-	defer srv.Close()
+	srv, requested := pageServer(t)
 	base := strings.ToLower(srv.URL)
 	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
 
@@ -100,16 +84,14 @@ func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 	if !held(base+"/w/x/a/b/", pattern.ReasonDuplicateChain) {
 		t.Errorf("the duplicate chain was released by another pattern's verdict: %+v", info(base+"/w/x/a/b/"))
 	}
-	mu.Lock()
-	if n := requested["/w/x/a/b/"]; n != 0 {
+	if n := requested("/w/x/a/b/"); n != 0 {
 		t.Errorf("held chain link requested %d times", n)
 	}
 	for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
-		if requested[p] != 1 {
-			t.Errorf("%s requested %d times, want once", p, requested[p])
+		if n := requested(p); n != 1 {
+			t.Errorf("%s requested %d times, want once", p, n)
 		}
 	}
-	mu.Unlock()
 	if st, _ := e.DB.Stats(context.Background()); st.Excluded[pattern.ReasonPatternBudget] != 0 {
 		t.Errorf("released URLs still counted as held: %v", st.Excluded)
 	}
@@ -133,20 +115,7 @@ func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 // exclusions forgotten. Before, a stop lost them for good.
 func TestParkedHandedBackAtStop(t *testing.T) {
 	e := testenv.New(t)
-	var mu sync.Mutex
-	requested := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		requested[r.URL.Path]++
-		mu.Unlock()
-		if r.URL.Path == "/robots.txt" {
-			w.WriteHeader(http.StatusNotFound)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html")
-		w.Write([]byte("<html><body>page</body></html>"))
-	}))
-	defer srv.Close()
+	srv, requested := pageServer(t)
 	base := strings.ToLower(srv.URL)
 	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
 	info := func(u string) store.URLInfo {
@@ -185,11 +154,9 @@ func TestParkedHandedBackAtStop(t *testing.T) {
 		return a.URL != nil && a.URL.State == store.StateFetched && a.Exclusion == nil &&
 			b.URL != nil && b.URL.State == store.StateFetched && b.Exclusion == nil
 	})
-	mu.Lock()
-	defer mu.Unlock()
 	for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
-		if requested[p] != 1 {
-			t.Errorf("%s requested %d times, want once", p, requested[p])
+		if n := requested(p); n != 1 {
+			t.Errorf("%s requested %d times, want once", p, n)
 		}
 	}
 }
