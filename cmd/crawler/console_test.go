@@ -148,6 +148,7 @@ func TestConsole(t *testing.T) {
 	}
 
 	// Idle: every number must be the API's.
+	c.WaitRatesSettled(t, 30*time.Second)
 	c.Open(t, "#/overview", `[data-page="overview"] [data-api][data-loaded]`)
 	c.Refreshed(t)
 	n := c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1})

@@ -79,6 +79,7 @@ func TestClusterConsole(t *testing.T) {
 	waitFrontierReported(t, c.api, 2, time.Minute)
 
 	webQuiet(t, w, 3*time.Minute)
+	con.WaitRatesSettled(t, 30*time.Second)
 	con.Open(t, "#/overview", `[data-page="overview"] [data-api][data-loaded]`)
 	con.Refreshed(t)
 	n := con.CheckNumbers(t, consoletest.Tolerance{Float: 0.1})

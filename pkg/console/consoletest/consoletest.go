@@ -76,6 +76,26 @@ func (c *Console) Refreshed(t testing.TB) {
 	})`)
 }
 
+// WaitRatesSettled waits, up to limit, until the API's current throughput is
+// 0: the crawl's last pages have left the rate window, so the rates stop
+// moving between the page's refresh and the API's answer. An idle web alone is
+// not enough: the current rate is over the last 10 s and decays after the last
+// page (CI saw the page show 1.70 pages/s and the API 0.89 a moment later).
+func (c *Console) WaitRatesSettled(t testing.TB, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		v, ok := Lookup(c.Get(t, "/api/v1/stats"), "/throughput/current")
+		if ok && v == float64(0) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the current throughput is still %v after %v with the crawl idle", v, limit)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
 // Shown is one number on the page.
 type Shown struct {
 	API  string `json:"api"`
