@@ -586,21 +586,22 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// handBackParked sends the URLs the pattern budgets hold back to crawl.urls
-// again when the fetcher stops with work left: they are parked in memory only, recorded as
+// handBackParked sends the URLs the pattern budgets hold back on hosts (every
+// host when hosts is nil) to crawl.urls again, when the fetcher stops or gives
+// partitions up with work left: they are parked in memory only, recorded as
 // excluded, and their pages are stored, so nothing would find them again.
 // Whoever next owns their hosts (this fetcher after a restart, another
-// member) decides them anew: admitted (their exclusion forgotten) or held
-// back again. Before, a stop lost them (TestStopAndResume, 2 of 25 runs
-// under load: a page held at the stop was never fetched).
-func (f *Fetcher) handBackParked(ctx context.Context) int {
+// member after a rebalance) decides them anew: admitted (their exclusion
+// forgotten) or held back again. Before, a stop lost them (TestStopAndResume,
+// 2 of 25 runs under load: a page held at the stop was never fetched), and so
+// did a rebalance (TestParkedHandedBackOnRevoke). The caller flushes.
+func (f *Fetcher) handBackParked(ctx context.Context, hosts []string) int {
 	var recs []*kgo.Record
-	f.mu.Lock()
-	for host, hi := range f.hosts {
-		if hi.patterns == nil {
-			continue
+	add := func(host string, hi *hostInfo) {
+		if hi == nil || hi.patterns == nil {
+			return
 		}
-		hi.patterns.EachParked(func(c candidate) {
+		hi.patterns.TakeParked(func(c candidate) {
 			r := c.row
 			v, err := queue.EncodeURL(queue.URL{URL: r.URL, Depth: r.Depth, Parent: r.Parent, CrawlID: r.CrawlID,
 				DiscoveredAt: r.DiscoveredAt, DupHops: r.DupHops, Held: true})
@@ -610,9 +611,18 @@ func (f *Fetcher) handBackParked(ctx context.Context) int {
 			recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(host), Value: v, Partition: queue.PartitionOf(host)})
 		})
 	}
+	f.mu.Lock()
+	if hosts == nil {
+		for host, hi := range f.hosts {
+			add(host, hi)
+		}
+	}
+	for _, host := range hosts {
+		add(host, f.hosts[host])
+	}
 	f.mu.Unlock()
 	for _, r := range recs {
-		f.kafka.Produce(ctx, r, nil) // the stop's flush waits for them
+		f.kafka.Produce(ctx, r, nil)
 	}
 	return len(recs)
 }

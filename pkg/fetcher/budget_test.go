@@ -160,3 +160,94 @@ func TestParkedHandedBackAtStop(t *testing.T) {
 		}
 	}
 }
+
+// TestParkedHandedBackOnRevoke: when a rebalance moves a partition to another
+// fetcher mid-crawl, the URLs the pattern budgets held back on its hosts go
+// with it (crawl.urls, marked held) and the new owner, whose budgets admit
+// them, fetches them while the first fetcher runs on. Before, they stayed in
+// the first fetcher's memory, excluded for good.
+func TestParkedHandedBackOnRevoke(t *testing.T) {
+	e := testenv.New(t)
+	info := func(u string) store.URLInfo {
+		i, _ := e.DB.URLInfo(context.Background(), u)
+		return i
+	}
+	type site struct {
+		base      string
+		part      int32
+		requested func(string) int
+	}
+	// Enough hosts (on distinct partitions) that the rebalance surely moves
+	// some: it moves about half of the first fetcher's partitions.
+	var sites []site
+	parts := map[int32]bool{}
+	for len(sites) < 12 {
+		srv, requested := pageServer(t)
+		part := queue.PartitionOf(urlnorm.Authority(srv.URL))
+		if parts[part] {
+			continue
+		}
+		parts[part] = true
+		sites = append(sites, site{strings.ToLower(srv.URL), part, requested})
+	}
+
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 2, ChainBudget: 1, MaxDupHops: 2}
+	cfg.DefaultDelay = 2 * time.Second // work left on every host when the rebalance comes
+	_, stopA := startFetcher(t, e, cfg)
+	defer stopA()
+	var recs []*kgo.Record
+	for _, s := range sites {
+		recs = append(recs, urlRecord(t, queue.URL{URL: s.base + "/", Seed: true}, s.part))
+		for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
+			recs = append(recs, urlRecord(t, queue.URL{URL: s.base + p, Parent: s.base + "/"}, s.part))
+		}
+	}
+	if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "two of each host's pattern held", func() bool {
+		for _, s := range sites {
+			if a, b := info(s.base+"/cal/3.html"), info(s.base+"/cal/4.html"); a.Exclusion == nil || b.Exclusion == nil {
+				return false
+			}
+		}
+		return true
+	})
+
+	cfgB := cfg
+	cfgB.Patterns.Budget = 10
+	cfgB.DefaultDelay = testConfig().DefaultDelay
+	fB, stopB := startFetcher(t, e, cfgB)
+	defer stopB()
+	var moved []site
+	testenv.Eventually(t, 30*time.Second, "the second fetcher owns some of the hosts", func() bool {
+		fB.mu.Lock()
+		defer fB.mu.Unlock()
+		moved = moved[:0]
+		for _, s := range sites {
+			if fB.owned[s.part] {
+				moved = append(moved, s)
+			}
+		}
+		return len(moved) > 0 && len(fB.owned) >= queue.Partitions/2
+	})
+	t.Logf("%d of %d hosts moved to the second fetcher", len(moved), len(sites))
+	testenv.Eventually(t, 30*time.Second, "the held URLs of the moved hosts fetched by their new owner", func() bool {
+		for _, s := range moved {
+			for _, p := range []string{"/cal/3.html", "/cal/4.html"} {
+				if i := info(s.base + p); i.URL == nil || i.URL.State != store.StateFetched || i.Exclusion != nil {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	for _, s := range moved {
+		for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
+			if n := s.requested(p); n > 1 {
+				t.Errorf("%s%s requested %d times, want at most once", s.base, p, n)
+			}
+		}
+	}
+}

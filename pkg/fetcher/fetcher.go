@@ -569,7 +569,7 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	// A stop with work left hands back what the budgets hold; one with none
 	// (the crawl finished) leaves it excluded: every budget had its verdicts.
 	if !f.fr.Idle() {
-		if n := f.handBackParked(flushCtx); n > 0 {
+		if n := f.handBackParked(flushCtx, nil); n > 0 {
 			f.log.Info("URLs held back by pattern budgets handed back to crawl.urls", "urls", n)
 		}
 	}

@@ -171,6 +171,10 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
 			f.log.Error("save host state on revoke", "partitions", len(unsaved), "of", len(parts), "first_partition", unsaved[0], "err", saveErr)
 		}
 	}()
+	// As at a stop: with work left, the URLs the pattern budgets hold back on
+	// these hosts go back to crawl.urls for the next owner to decide; a
+	// fetcher that has finished its work had every verdict.
+	busy := !f.fr.Idle()
 	for _, p := range parts {
 		// Not owned from here: the control loop must not bring back a host
 		// of it into the frontier once RemovePartition has taken them out.
@@ -182,6 +186,17 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
 		cancel()
 		if err != nil {
 			f.log.Warn("release partition: in-flight requests did not finish", "partition", p, "err", err)
+		}
+		if busy && len(states) > 0 {
+			// The frontier keeps every host it was given until now, so states
+			// name every host of p that can have URLs parked.
+			hosts := make([]string, len(states))
+			for i, s := range states {
+				hosts[i] = s.Host
+			}
+			if n := f.handBackParked(ctx, hosts); n > 0 {
+				f.log.Info("URLs held back by pattern budgets handed back with their partition", "partition", p, "urls", n)
+			}
 		}
 		f.mu.Lock()
 		delete(f.owned, p)

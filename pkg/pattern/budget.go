@@ -367,19 +367,21 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, d Decision)) {
 	}
 }
 
-// EachParked calls fn once for each URL still parked. A fetcher that stops
-// hands them back to the queue: this bookkeeping is memory, and a URL held
-// back when it goes would otherwise stay excluded for good.
-func (h *Host[T]) EachParked(fn func(item T)) {
-	done := make(map[int64]bool, len(h.inPark))
+// TakeParked calls fn once for each URL still parked and forgets them. A
+// fetcher that stops, or gives a host's partition up, hands them back to the
+// queue: this bookkeeping is memory, and a URL held back when it goes would
+// otherwise stay excluded for good. Taken once, they are not handed out twice
+// (a stop's hand-back and the revoke of leaving the group both ask).
+func (h *Host[T]) TakeParked(fn func(item T)) {
 	for _, list := range h.parked {
 		for _, pu := range list {
-			if h.inPark[pu.hash] && !done[pu.hash] {
-				done[pu.hash] = true
+			if h.inPark[pu.hash] {
+				delete(h.inPark, pu.hash)
 				fn(pu.item)
 			}
 		}
 	}
+	h.parked = nil
 }
 
 // Parked returns how many URLs wait to be released.

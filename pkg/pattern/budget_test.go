@@ -401,9 +401,9 @@ func TestOverflowReleases(t *testing.T) {
 	}
 }
 
-// TestEachParked: every URL still parked is handed out once, whichever
+// TestTakeParked: every URL still parked is handed out once, whichever
 // budget holds it; unparked and released ones are not.
-func TestEachParked(t *testing.T) {
+func TestTakeParked(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Budget = 2
 	h := NewHost[int]()
@@ -420,10 +420,14 @@ func TestEachParked(t *testing.T) {
 	}
 	h.Unpark(int64(parked[0])) // admitted another way
 	got := map[int]int{}
-	h.EachParked(func(i int) { got[i]++ })
+	h.TakeParked(func(i int) { got[i]++ })
 	if len(got) != len(parked)-1 || got[parked[0]] != 0 {
 		t.Errorf("handed out %v, want each of %v but the first once", got, parked)
 	}
+	if h.Parked() != 0 {
+		t.Errorf("%d still parked after they were taken", h.Parked())
+	}
+	h.TakeParked(func(i int) { got[i]++ })
 	for i, n := range got {
 		if n != 1 {
 			t.Errorf("URL %d handed out %d times", i, n)
