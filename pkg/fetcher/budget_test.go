@@ -251,3 +251,68 @@ func TestParkedHandedBackOnRevoke(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldReloadedAfterKill: a fetcher killed with URLs held by a pattern
+// budget leaves only the store behind (its queued URLs, the held ones as
+// exclusions) and no hand-back. The next owner of the partition sends the
+// held URLs of hosts that still have URLs queued to be decided again, and
+// fetches them when its budgets admit them; a host with nothing queued has
+// finished, and its held URLs stay excluded.
+func TestHeldReloadedAfterKill(t *testing.T) {
+	if pattern.ReasonPatternBudget != store.ReasonPatternBudget {
+		t.Fatalf("the pattern budgets hold with reason %q, the store finds held URLs by %q", pattern.ReasonPatternBudget, store.ReasonPatternBudget)
+	}
+	e := testenv.New(t)
+	ctx := context.Background()
+	busy, busyHits := pageServer(t)
+	done, doneHits := pageServer(t)
+	var rows []store.URL
+	var held []store.Exclusion
+	for _, s := range []string{busy.URL, done.URL} {
+		base, host := strings.ToLower(s), urlnorm.Authority(s)
+		part := queue.PartitionOf(host)
+		if s == busy.URL {
+			u := base + "/cal/1.html"
+			rows = append(rows, store.URL{Hash: store.HashURL(u), Partition: part, URL: u, Host: host, Depth: 1,
+				Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()})
+		}
+		for _, p := range []string{"/cal/3.html", "/cal/4.html"} {
+			held = append(held, store.Exclusion{URL: base + p, Host: host, Reason: pattern.ReasonPatternBudget, Parent: base + "/", Depth: 1})
+		}
+	}
+	if _, err := e.DB.AdmitURLs(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DB.RecordExclusions(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 10, ChainBudget: 1, MaxDupHops: 2}
+	_, stop := startFetcher(t, e, cfg)
+	defer stop()
+	base := strings.ToLower(busy.URL)
+	testenv.Eventually(t, 20*time.Second, "the held URLs of the host with work left fetched", func() bool {
+		for _, p := range []string{"/cal/1.html", "/cal/3.html", "/cal/4.html"} {
+			i, _ := e.DB.URLInfo(ctx, base+p)
+			if i.URL == nil || i.URL.State != store.StateFetched || i.Exclusion != nil {
+				return false
+			}
+		}
+		return true
+	})
+	for _, p := range []string{"/cal/1.html", "/cal/3.html", "/cal/4.html"} {
+		if n := busyHits(p); n != 1 {
+			t.Errorf("%s%s requested %d times, want once", base, p, n)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the finished host's would have come by now
+	for _, p := range []string{"/cal/3.html", "/cal/4.html"} {
+		if n := doneHits(p); n != 0 {
+			t.Errorf("%s of the finished host requested %d times, want never", p, n)
+		}
+		if i, _ := e.DB.URLInfo(ctx, strings.ToLower(done.URL)+p); i.Exclusion == nil {
+			t.Errorf("%s of the finished host is no longer excluded: %+v", p, i)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -126,6 +127,10 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 	if err != nil {
 		return 0, 0, err
 	}
+	held, err := f.heldRecords(ctx, p, queued)
+	if err != nil {
+		return 0, 0, err
+	}
 	for _, u := range queued {
 		f.mu.Lock()
 		hi := f.hostOf(u.Host)
@@ -141,7 +146,54 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 			f.fr.Push(itemOf(u, false))
 		}
 	}
+	for _, r := range held {
+		f.kafka.Produce(ctx, r, f.logHeldProduce)
+	}
+	if len(held) > 0 {
+		f.log.Info("URLs held back by pattern budgets sent to be decided again", "partition", p, "urls", len(held))
+	}
 	return len(rows), len(queued), nil
+}
+
+// heldRecords returns, as held crawl.urls records, the URLs the pattern
+// budgets hold back on the hosts of p that still have URLs queued: the
+// parked URLs of a previous owner, whose budgets lived in its memory. The
+// store's exclusions are their durable record, so this covers an owner that
+// was killed as well as one that handed them back (handBackParked; a URL
+// decided twice is admitted once: the second finds it seen or parked). A
+// host with nothing queued has finished, and its held URLs had their
+// verdicts.
+func (f *Fetcher) heldRecords(ctx context.Context, p int32, queued []store.URL) ([]*kgo.Record, error) {
+	if !f.cfg.Patterns.Enabled() || len(queued) == 0 {
+		return nil, nil
+	}
+	busy := map[string]bool{}
+	var hosts []string
+	for _, u := range queued {
+		if !busy[u.Host] {
+			busy[u.Host] = true
+			hosts = append(hosts, u.Host)
+		}
+	}
+	held, err := f.store.HeldURLs(ctx, hosts, f.cfg.Patterns.MaxParked)
+	if err != nil {
+		return nil, fmt.Errorf("held urls of partition %d: %w", p, err)
+	}
+	recs := make([]*kgo.Record, 0, len(held))
+	for _, e := range held {
+		v, err := queue.EncodeURL(queue.URL{URL: e.URL, Depth: e.Depth, Parent: e.Parent, CrawlID: e.CrawlID, Held: true})
+		if err != nil {
+			continue // recorded from a URL that no longer encodes: it stays excluded
+		}
+		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(e.Host), Value: v, Partition: p})
+	}
+	return recs, nil
+}
+
+func (f *Fetcher) logHeldProduce(r *kgo.Record, err error) {
+	if err != nil {
+		f.log.Warn("send a held URL to be decided again; it stays excluded", "partition", r.Partition, "err", err)
+	}
 }
 
 // revoked hands partitions back: their hosts stop being scheduled, requests in

@@ -263,7 +263,16 @@ type FrontierStore interface {
 	// back for a while (a trap budget) and admitted after all. Unknown hashes
 	// are ignored.
 	ForgetExclusions(ctx context.Context, hashes []int64) error
+	// HeldURLs returns the URLs a pattern budget holds back (exclusions with
+	// reason ReasonPatternBudget) on each of hosts, at most perHost of each,
+	// host by host, first held first.
+	HeldURLs(ctx context.Context, hosts []string, perHost int) ([]Exclusion, error)
 }
+
+// ReasonPatternBudget is the exclusion reason of a URL a pattern budget holds
+// back (pattern.ReasonPatternBudget): such a URL may be admitted later, and
+// HeldURLs finds them by it.
+const ReasonPatternBudget = "trap_pattern_budget"
 
 // CaptureStore is what a parser needs.
 type CaptureStore interface {

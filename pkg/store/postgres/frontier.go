@@ -494,3 +494,22 @@ func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {
 	}
 	return nil
 }
+
+// HeldURLs returns the URLs a pattern budget holds back on hosts, at most
+// perHost of each, first held first.
+func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]store.Exclusion, error) {
+	if len(hosts) == 0 || perHost <= 0 {
+		return nil, nil
+	}
+	held, err := queryAll(ctx, db, qHeldURLs, []any{hosts, perHost}, func(rows pgx.Rows) (store.Exclusion, error) {
+		var e store.Exclusion
+		var at pgtype.Timestamptz
+		err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at)
+		e.At = fromTimestamp(at)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("held urls of %d hosts: %w", len(hosts), err)
+	}
+	return held, nil
+}

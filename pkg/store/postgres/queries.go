@@ -114,6 +114,15 @@ const (
 
 	// Parameters: one array per column, hash to count; hashes are distinct.
 	qForgetExclusions = `DELETE FROM exclusions WHERE hash = ANY($1)`
+
+	// The reason is a literal, not a parameter: only then can a generic plan
+	// use the partial index exclusions_held.
+	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at FROM (
+			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at,
+				row_number() OVER (PARTITION BY host ORDER BY first_at, hash) AS n
+			FROM exclusions
+			WHERE reason = 'trap_pattern_budget' AND host = ANY($1)
+		) e WHERE n <= $2 ORDER BY host, n`
 	qRecordExclusions = `INSERT INTO exclusions AS e
 			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],

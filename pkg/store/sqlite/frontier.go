@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -471,4 +472,31 @@ func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {
 		return fmt.Errorf("forget %d exclusions: %w", len(hashes), err)
 	}
 	return nil
+}
+
+// HeldURLs returns the URLs a pattern budget holds back on hosts, at most
+// perHost of each, first held first.
+func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]store.Exclusion, error) {
+	if len(hosts) == 0 || perHost <= 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(hosts)
+	if err != nil {
+		return nil, fmt.Errorf("held urls: %w", err)
+	}
+	var held []store.Exclusion
+	err = db.query(ctx, nil, qHeldURLs, []any{string(list), perHost}, func(rows *sql.Rows) error {
+		var e store.Exclusion
+		var at int64
+		if err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at); err != nil {
+			return err
+		}
+		e.At = fromMillis(at)
+		held = append(held, e)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("held urls of %d hosts: %w", len(hosts), err)
+	}
+	return held, nil
 }

@@ -73,6 +73,15 @@ const (
 			last_at = max(last_at, excluded.last_at)`
 	qForgetExclusion = `DELETE FROM exclusions WHERE hash = ?`
 
+	// The reason is a literal, not a parameter: only then can SQLite use the
+	// partial index exclusions_held.
+	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at FROM (
+			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at,
+				row_number() OVER (PARTITION BY host ORDER BY first_at, hash) AS n
+			FROM exclusions
+			WHERE reason = 'trap_pattern_budget' AND host IN (SELECT value FROM json_each(?))
+		) WHERE n <= ? ORDER BY host, n`
+
 	qDueURLs = `SELECT ` + urlColumns + ` FROM urls INDEXED BY urls_due
 		WHERE partition = ? AND next_fetch_at > 0 AND state IN ('stored', 'failed')
 		ORDER BY next_fetch_at LIMIT ?`

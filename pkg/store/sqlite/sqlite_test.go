@@ -304,6 +304,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"store url", qStoreURL, 8, "USING INTEGER PRIMARY KEY"},
 		{"url", qURL, 1, "USING INTEGER PRIMARY KEY"},
 		{"exclusion", qExclusion, 1, "USING INTEGER PRIMARY KEY"},
+		{"held urls", qHeldURLs, 2, "USING INDEX exclusions_held"},
 		{"url captures", qURLCaptures, 1, "USING INDEX captures_url"},
 		{"host", qHost, 1, "USING INDEX sqlite_autoindex_hosts_1"},
 		{"captures page", qCaptures, 2, "USING INTEGER PRIMARY KEY"},
@@ -324,9 +325,11 @@ func checkPlans(t *testing.T, db *DB) {
 	// Tables with a row per host or per WARC segment, not per URL, may be read
 	// whole and sorted; so may the in-links of one URL, to count their hosts
 	// (with the pending edges, fewer than mergeAt), the blocked hosts' partial
-	// index, and one host's fetches in a window, grouped by bucket.
+	// index, one host's fetches in a window, grouped by bucket, and the held
+	// URLs, found through exclusions_held and numbered per host (the scans are
+	// of the host list and of at most perHost rows a host).
 	small := func(name string) bool {
-		return name == "segments" || name == "in count" || name == "in links" || name == "blocked hosts" || name == "host activity" || strings.HasPrefix(name, "host list ")
+		return name == "segments" || name == "held urls" || name == "in count" || name == "in links" || name == "blocked hosts" || name == "host activity" || strings.HasPrefix(name, "host list ")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Hosts", testHosts},
 		{"UpdateURLs", testUpdateURLs},
 		{"RecordExclusions", testRecordExclusions},
+		{"HeldURLs", testHeldURLs},
 		{"StoredFetchesAndURLStates", testStoredFetchesAndStates},
 		{"AddCaptures", testAddCaptures},
 		{"ContentOwner", testContentOwner},
@@ -600,6 +601,48 @@ func testRecordExclusions(t *testing.T, s store.Store) {
 	}
 	if want := map[string]int64{"scope": 1}; !mapsEqual(stats(t, s).Excluded, want) {
 		t.Errorf("Stats.Excluded after ForgetExclusions = %v, want %v", stats(t, s).Excluded, want)
+	}
+}
+
+// testHeldURLs: the URLs held by a pattern budget, per host, first held
+// first, at most perHost of each; other reasons and other hosts are not.
+func testHeldURLs(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	var ex []store.Exclusion
+	held := func(host string, i int) store.Exclusion {
+		u := fmt.Sprintf("https://%s/cal/%d", host, i)
+		return store.Exclusion{URL: u, Hash: store.HashURL(u), Host: host, Reason: store.ReasonPatternBudget,
+			Parent: "https://" + host + "/", Depth: 2, CrawlID: "c1", At: t0.Add(time.Duration(10-i) * time.Minute)}
+	}
+	for i := range 4 {
+		ex = append(ex, held("a.example", i), held("b.example", i), held("c.example", i))
+	}
+	ex = append(ex, store.Exclusion{URL: "https://a.example/other", Host: "a.example", Reason: "trap_duplicate_chain", At: t0})
+	if err := s.RecordExclusions(ctx, ex); err != nil {
+		t.Fatalf("RecordExclusions: %v", err)
+	}
+	got, err := s.HeldURLs(ctx, []string{"a.example", "b.example", "none.example"}, 3)
+	if err != nil {
+		t.Fatalf("HeldURLs: %v", err)
+	}
+	var want []store.Exclusion
+	for _, h := range []string{"a.example", "b.example"} {
+		for i := 3; i >= 1; i-- { // first held first: /cal/3 was held earliest
+			want = append(want, held(h, i))
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("HeldURLs = %d URLs %v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.URL != w.URL || g.Hash != w.Hash || g.Host != w.Host || g.Reason != w.Reason || g.Parent != w.Parent ||
+			g.Depth != w.Depth || g.CrawlID != w.CrawlID || !g.At.Equal(w.At) {
+			t.Errorf("HeldURLs[%d] = %+v, want %+v", i, g, w)
+		}
+	}
+	if none, err := s.HeldURLs(ctx, nil, 3); err != nil || len(none) != 0 {
+		t.Errorf("HeldURLs of no hosts = %v, %v", none, err)
 	}
 }
 
