@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -13,8 +14,15 @@ import (
 // BenchmarkRender renders a small page whose links a script builds from a
 // JSON fetch, Tabs at a time, and reports what a render costs: CPU of the
 // browser's processes and of this one per page (pages/s/core is its inverse),
-// and the most memory the browser held per tab.
+// and the most memory the browser held per tab; without and with a
+// screenshot of each page.
 func BenchmarkRender(b *testing.B) {
+	for _, shot := range []bool{false, true} {
+		b.Run("screenshot="+strconv.FormatBool(shot), func(b *testing.B) { benchRender(b, shot) })
+	}
+}
+
+func benchRender(b *testing.B, screenshot bool) {
 	const tabs = 2
 	page := `<!doctype html><html><head><script src="/app.js"></script></head><body><div id="app"></div></body></html>`
 	files := map[string]Response{
@@ -36,7 +44,7 @@ fetch('/links.json').then(r => r.json()).then(links => {
 		}
 		return Response{Status: 404}, nil
 	}
-	p := newPool(b, Config{Tabs: tabs, Settle: 100 * time.Millisecond, RestartAfter: 1 << 30})
+	p := newPool(b, Config{Tabs: tabs, Settle: 100 * time.Millisecond, RestartAfter: 1 << 30, Screenshot: screenshot})
 	doc := Document{URL: "http://127.0.0.1:1/page", Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte(page)}
 	// One page first, so that the browser's start is not counted.
 	if _, err := p.Render(context.Background(), doc, load); err != nil {
@@ -46,6 +54,7 @@ fetch('/links.json').then(r => r.json()).then(links => {
 	_, browserStart := p.usage()
 	selfStart := selfCPU()
 	start := time.Now()
+	var shotBytes atomic.Int64
 	b.ResetTimer()
 	b.SetParallelism(tabs)
 	b.RunParallel(func(pb *testing.PB) {
@@ -59,6 +68,11 @@ fetch('/links.json').then(r => r.json()).then(links => {
 				b.Errorf("links missing: %.200s", res.DOM)
 				return
 			}
+			if (res.Screenshot != nil) != screenshot {
+				b.Errorf("screenshot of %d bytes (dropped %q) with Screenshot %v", len(res.Screenshot), res.ScreenshotDropped, screenshot)
+				return
+			}
+			shotBytes.Add(int64(len(res.Screenshot)))
 		}
 	})
 	b.StopTimer()
@@ -87,6 +101,9 @@ fetch('/links.json').then(r => r.json()).then(links => {
 		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/page")
 	}
 	b.ReportMetric(float64(b.N)/wall.Seconds(), "pages/s")
+	if screenshot {
+		b.ReportMetric(float64(shotBytes.Load())/float64(b.N), "screenshot-B/page")
+	}
 	b.ReportMetric(float64(st.PeakRSSPerTab)/(1<<20), "peak-MiB/tab")
 	b.ReportMetric(float64(st.PeakRSS)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(st.IdleRSS)/(1<<20), "idle-MiB")

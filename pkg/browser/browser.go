@@ -84,7 +84,12 @@ type Config struct {
 	// made (default os.TempDir()); each browser process gets a new one,
 	// removed when the process ends.
 	ProfileDir string
-	Log        *slog.Logger
+	// Screenshot asks for one image of the viewport after the DOM snapshot,
+	// in the page's time: a page that timed out, or whose image fails or
+	// is over ScreenshotMaxBytes (default 1 MiB), is rendered without one.
+	Screenshot         bool
+	ScreenshotMaxBytes int
+	Log                *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -108,6 +113,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Hang <= 0 {
 		c.Hang = 2 * time.Second
+	}
+	if c.ScreenshotMaxBytes <= 0 {
+		c.ScreenshotMaxBytes = 1 << 20
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -154,9 +162,15 @@ type Result struct {
 	FinalURL string        // location.href then (a client-side router may change it)
 	Requests int           // sub-resource requests passed to the Loader
 	Blocked  int           // refused without asking it (images, fonts, over MaxRequests, navigations...)
-	Elapsed  time.Duration // from the tab's creation to the snapshot
+	Elapsed  time.Duration // from the tab's creation to the snapshot (the screenshot included)
 	TimedOut bool          // not settled within PageTimeout: the DOM is what it was then
 	Retried  bool          // the first attempt crashed or hung, this is the second
+	// Screenshot is the viewport's image when Config.Screenshot asked for
+	// one, ScreenshotType its media type. ScreenshotDropped says why there
+	// is none although one was asked for: timed_out, too_large or failed.
+	Screenshot        []byte
+	ScreenshotType    string
+	ScreenshotDropped string
 }
 
 // Stats is what a Pool has done so far.
@@ -170,6 +184,8 @@ type Stats struct {
 	Crashed  int64 // attempts that ended with a crash
 	Hung     int64 // attempts that ended hung
 	Restarts int64 // browser processes started after the first
+	// Screenshots taken, and asked for but dropped (Result.ScreenshotDropped).
+	Screenshots, ScreenshotsDropped int64
 	// RSS is the memory of the browser's processes at the last sample: the
 	// sum of their proportional set sizes, where a shared page counts once
 	// in all (VmRSS where /proc has no smaps_rollup). PeakRSS is the most

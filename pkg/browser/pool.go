@@ -124,6 +124,11 @@ func (p *Pool) Render(ctx context.Context, doc Document, load Loader) (Result, e
 	if res.TimedOut {
 		p.stats.TimedOut++
 	}
+	if res.Screenshot != nil {
+		p.stats.Screenshots++
+	} else if res.ScreenshotDropped != "" {
+		p.stats.ScreenshotsDropped++
+	}
 	return res, nil
 }
 

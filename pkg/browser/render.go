@@ -220,14 +220,49 @@ func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Docum
 		}
 		return Result{}, false, tb.failure(ctx, bctx, fmt.Errorf("DOM snapshot: %w", err))
 	}
-	return Result{
+	res = Result{
 		DOM:      dom,
 		FinalURL: finalURL,
 		Requests: int(tb.requests.Load()),
 		Blocked:  int(tb.blocked.Load()),
-		Elapsed:  time.Since(start),
 		TimedOut: timedOut,
-	}, false, nil
+	}
+	if cfg.Screenshot {
+		res.Screenshot, res.ScreenshotDropped = tb.screenshot(wctx, deadline, timedOut)
+		if res.Screenshot != nil {
+			res.ScreenshotType = screenshotType
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res, false, nil
+}
+
+// screenshotType is the format of screenshots. PNG: with images off, a
+// rendered page is text on flat colour, which PNG keeps sharp and small;
+// JPEG at quality 80 blurs the text and saved 3% on the test page.
+const screenshotType = "image/png"
+
+// screenshot takes an image of the viewport before deadline, the page's
+// own: it is an extra, and a page that used its time has none. What goes
+// wrong drops the image, never the render; dropped says why.
+func (tb *tab) screenshot(ctx context.Context, deadline time.Time, timedOut bool) (img []byte, dropped string) {
+	if timedOut || !time.Now().Before(deadline) {
+		return nil, "timed_out"
+	}
+	sctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	res, err := cdp.Call(sctx, tb.t, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
+	switch {
+	case err != nil && sctx.Err() != nil:
+		return nil, "timed_out"
+	case err != nil:
+		tb.cfg.Log.Info("screenshot failed, page kept without it", "url", tb.doc.URL, "err", err)
+		return nil, "failed"
+	case len(res.Data) > tb.cfg.ScreenshotMaxBytes:
+		tb.cfg.Log.Info("screenshot over the bound, page kept without it", "url", tb.doc.URL, "bytes", len(res.Data), "max", tb.cfg.ScreenshotMaxBytes)
+		return nil, "too_large"
+	}
+	return res.Data, ""
 }
 
 // failure classifies err: the caller's cancellation, a crashed renderer or

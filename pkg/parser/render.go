@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -135,8 +136,8 @@ func (p *Parser) recordRenders(ctx context.Context, ds []store.RenderDecision) e
 	return nil
 }
 
-// archiveDOM writes a rendered page's DOM as a conversion record referring
-// to the page's response record.
+// archiveDOM writes a rendered page's DOM, and its screenshot when it has
+// one, as conversion records referring to the page's response record.
 func (p *Parser) archiveDOM(pd *pending, resp warc.Location) error {
 	pg := pd.page
 	date := pg.FetchedAt
@@ -147,7 +148,23 @@ func (p *Parser) archiveDOM(pd *pending, resp warc.Location) error {
 		return fmt.Errorf("write rendered DOM of %s: %w", pg.URL, err)
 	}
 	p.metrics.warcRecords.WithLabelValues("conversion").Inc()
+	if len(pg.Screenshot) == 0 {
+		return nil
+	}
+	if _, err := p.archive.WriteRecord(warc.ConversionRecord(pg.URL, date, resp.RecordID, screenshotType(pg), pg.Screenshot)); err != nil {
+		return fmt.Errorf("write screenshot of %s: %w", pg.URL, err)
+	}
+	p.metrics.warcRecords.WithLabelValues("screenshot").Inc()
 	return nil
+}
+
+// screenshotType is the media type of a page's screenshot: the renderer's
+// word, else what the bytes look like, so that a reader can show it.
+func screenshotType(pg queue.Page) string {
+	if pg.Render != nil && pg.Render.ScreenshotType != "" {
+		return pg.Render.ScreenshotType
+	}
+	return http.DetectContentType(pg.Screenshot)
 }
 
 // decisionOf completes a page's render decision with what only the batch

@@ -21,6 +21,9 @@ const (
 	pageVersionBodyInRaw byte = 2
 	// pageVersionRendered: a fifth section holds the rendered DOM.
 	pageVersionRendered byte = 3
+	// pageVersionScreenshot: a sixth section, after the DOM's, holds the
+	// rendered page's screenshot.
+	pageVersionScreenshot byte = 4
 )
 
 // ErrPoison marks a record that cannot be decoded; it goes to the dead-letter topic.
@@ -152,6 +155,7 @@ type Page struct {
 	RawResponse []byte `json:"-"` // as received, for the WARC response record
 	Body        []byte `json:"-"` // content-decoded
 	DOM         []byte `json:"-"` // the rendered document (Render.Outcome "rendered")
+	Screenshot  []byte `json:"-"` // the rendered page's viewport, of Render.ScreenshotType
 }
 
 // Render outcomes.
@@ -174,13 +178,17 @@ type Render struct {
 	Blocked    int       `json:"blocked,omitempty"`  // sub-resources refused (type, robots, scope, bound)
 	RenderedAt time.Time `json:"rendered_at,omitzero"`
 	DurationMS int64     `json:"duration_ms,omitempty"`
+	// ScreenshotType is the media type of Page.Screenshot, when the render
+	// tier took one (-render-screenshots).
+	ScreenshotType string `json:"screenshot_type,omitempty"`
 }
 
 // EncodePage lays a page out as version, then length-prefixed sections: JSON
 // metadata, raw request, raw response, decoded body. Bodies stay raw bytes (no
 // base64). Most bodies arrive without a content encoding and are the tail of
 // the raw response; those records (version 2) carry only the body's length,
-// which halves what the broker stores and compresses per page.
+// which halves what the broker stores and compresses per page. A rendered
+// page adds its DOM (version 3), and its screenshot after it (version 4).
 func EncodePage(p Page) ([]byte, error) {
 	meta, err := json.Marshal(p)
 	if err != nil {
@@ -188,12 +196,14 @@ func EncodePage(p Page) ([]byte, error) {
 	}
 	version, body := pageVersion, p.Body
 	switch {
+	case len(p.Screenshot) > 0:
+		version = pageVersionScreenshot
 	case len(p.DOM) > 0:
 		version = pageVersionRendered
 	case len(p.Body) > 0 && bytes.HasSuffix(p.RawResponse, p.Body):
 		version, body = pageVersionBodyInRaw, nil
 	}
-	n := 1 + 5*4 + len(meta) + len(p.RawRequest) + len(p.RawResponse) + len(body) + len(p.DOM)
+	n := 1 + 6*4 + len(meta) + len(p.RawRequest) + len(p.RawResponse) + len(body) + len(p.DOM) + len(p.Screenshot)
 	out := make([]byte, 1, n)
 	out[0] = version
 	for _, sec := range [][]byte{meta, p.RawRequest, p.RawResponse} {
@@ -205,9 +215,16 @@ func EncodePage(p Page) ([]byte, error) {
 	}
 	out = binary.BigEndian.AppendUint32(out, uint32(len(body)))
 	out = append(out, body...)
-	if version == pageVersionRendered {
-		out = binary.BigEndian.AppendUint32(out, uint32(len(p.DOM)))
-		out = append(out, p.DOM...)
+	var extra [][]byte
+	switch version {
+	case pageVersionRendered:
+		extra = [][]byte{p.DOM}
+	case pageVersionScreenshot:
+		extra = [][]byte{p.DOM, p.Screenshot}
+	}
+	for _, sec := range extra {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(sec)))
+		out = append(out, sec...)
 	}
 	return out, nil
 }
@@ -215,15 +232,12 @@ func EncodePage(p Page) ([]byte, error) {
 // DecodePage parses a crawl.pages record value. The byte slices alias v.
 func DecodePage(v []byte) (Page, error) {
 	var p Page
-	if len(v) == 0 || (v[0] != pageVersion && v[0] != pageVersionBodyInRaw && v[0] != pageVersionRendered) {
+	n := pageSections(v)
+	if n == 0 {
 		return p, fmt.Errorf("%w: crawl.pages schema version %v", ErrPoison, firstByte(v))
 	}
 	rest := v[1:]
-	var secs [5][]byte
-	n := 4
-	if v[0] == pageVersionRendered {
-		n = 5
-	}
+	var secs [6][]byte
 	for i := range secs[:n] {
 		if len(rest) < 4 {
 			return p, fmt.Errorf("%w: crawl.pages section %d: short header", ErrPoison, i)
@@ -252,8 +266,25 @@ func DecodePage(v []byte) (Page, error) {
 	if p.URL == "" || p.FetchID == "" {
 		return p, fmt.Errorf("%w: crawl.pages record without url or fetch_id", ErrPoison)
 	}
-	p.RawRequest, p.RawResponse, p.Body, p.DOM = secs[1], secs[2], secs[3], secs[4]
+	p.RawRequest, p.RawResponse, p.Body, p.DOM, p.Screenshot = secs[1], secs[2], secs[3], secs[4], secs[5]
 	return p, nil
+}
+
+// pageSections is how many sections a crawl.pages record of v's version
+// has; 0 for a version it does not know.
+func pageSections(v []byte) int {
+	if len(v) == 0 {
+		return 0
+	}
+	switch v[0] {
+	case pageVersion, pageVersionBodyInRaw:
+		return 4
+	case pageVersionRendered:
+		return 5
+	case pageVersionScreenshot:
+		return 6
+	}
+	return 0
 }
 
 // Dead-letter record headers.

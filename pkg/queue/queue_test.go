@@ -2,6 +2,7 @@ package queue
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 	"time"
@@ -76,17 +77,7 @@ func TestPageRoundTrip(t *testing.T) {
 			p := Page{FetchID: "f1", URL: "http://a.example/", Host: "a.example", Kind: KindPage, Status: 200,
 				XRobotsTag: []string{"noindex"}, FetchedAt: time.Unix(1700000000, 0).UTC(),
 				RawRequest: []byte("GET / HTTP/1.1\r\n\r\n"), RawResponse: tc.raw, Body: tc.body}
-			v, err := EncodePage(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v[0] != tc.wantVersion {
-				t.Errorf("version %d, want %d", v[0], tc.wantVersion)
-			}
-			got, err := DecodePage(v)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, got := roundTrip(t, p, tc.wantVersion)
 			if got.URL != p.URL || got.FetchID != p.FetchID || !bytes.Equal(got.RawRequest, p.RawRequest) ||
 				!bytes.Equal(got.RawResponse, p.RawResponse) || !bytes.Equal(got.Body, p.Body) || got.XRobotsTag[0] != "noindex" {
 				t.Errorf("round trip: got %+v", got)
@@ -95,32 +86,67 @@ func TestPageRoundTrip(t *testing.T) {
 	}
 }
 
-// A rendered page keeps its body whole beside the DOM, and its render record.
-func TestRenderedPageRoundTrip(t *testing.T) {
-	raw := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<div id=app></div>")
-	in := Page{FetchID: "f1", URL: "http://a/x", Status: 200, RawResponse: raw, Body: raw[len(raw)-18:],
-		DOM:    []byte("<html><body><div id=app><a href=/y>y</a></div></body></html>"),
-		Render: &Render{Reason: "signals: app_root", Outcome: RenderRendered, Requests: 2, RenderedAt: time.Unix(100, 0).UTC()}}
-	v, err := EncodePage(in)
+// roundTrip encodes p, which must take version, and decodes it back.
+func roundTrip(t *testing.T, p Page, version byte) ([]byte, Page) {
+	t.Helper()
+	v, err := EncodePage(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v[0] != pageVersionRendered {
-		t.Fatalf("version %d, want %d", v[0], pageVersionRendered)
+	if v[0] != version {
+		t.Fatalf("version %d, want %d", v[0], version)
 	}
 	out, err := DecodePage(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(out.Body, in.Body) || !bytes.Equal(out.DOM, in.DOM) || !bytes.Equal(out.RawResponse, raw) {
-		t.Fatalf("sections: body %q dom %q", out.Body, out.DOM)
-	}
-	if out.Render == nil || *out.Render != *in.Render {
-		t.Fatalf("render %+v, want %+v", out.Render, in.Render)
-	}
-	// A truncated DOM section is poison, not a short page.
-	if _, err := DecodePage(v[:len(v)-3]); !errors.Is(err, ErrPoison) {
-		t.Fatalf("truncated: %v", err)
+	return v, out
+}
+
+// A rendered page keeps its body whole beside the DOM, its render record and
+// its screenshot when it has one; a cut record, or a garbled length of its
+// last section, is poison, never a shorter page.
+func TestRenderedPageRoundTrip(t *testing.T) {
+	raw := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<div id=app></div>")
+	for _, tc := range []struct {
+		name        string
+		shot        []byte
+		shotType    string
+		wantVersion byte
+	}{
+		{"DOM", nil, "", pageVersionRendered},
+		{"DOM and screenshot", []byte("\x89PNG\r\n\x1a\n not really, but bytes all the same"), "image/png", pageVersionScreenshot},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Page{FetchID: "f1", URL: "http://a/x", Status: 200, RawRequest: []byte("GET /x HTTP/1.1\r\n\r\n"), RawResponse: raw, Body: raw[len(raw)-18:],
+				DOM: []byte("<html><body><div id=app><a href=/y>y</a></div></body></html>"), Screenshot: tc.shot,
+				Render: &Render{Reason: "signals: app_root", Outcome: RenderRendered, Requests: 2, RenderedAt: time.Unix(100, 0).UTC(), ScreenshotType: tc.shotType}}
+			v, out := roundTrip(t, in, tc.wantVersion)
+			if !bytes.Equal(out.Body, in.Body) || !bytes.Equal(out.DOM, in.DOM) || !bytes.Equal(out.Screenshot, in.Screenshot) ||
+				!bytes.Equal(out.RawResponse, raw) || !bytes.Equal(out.RawRequest, in.RawRequest) {
+				t.Fatalf("sections: body %q dom %q screenshot %q", out.Body, out.DOM, out.Screenshot)
+			}
+			if out.Render == nil || *out.Render != *in.Render {
+				t.Fatalf("render %+v, want %+v", out.Render, in.Render)
+			}
+			for cut := 1; cut < len(v); cut++ {
+				if _, err := DecodePage(v[:cut]); !errors.Is(err, ErrPoison) {
+					t.Fatalf("cut to %d of %d bytes: %v, want ErrPoison", cut, len(v), err)
+				}
+			}
+			last := in.DOM
+			if tc.shot != nil {
+				last = tc.shot
+			}
+			at := len(v) - len(last) - 4
+			for _, d := range []int{1, -1} {
+				g := bytes.Clone(v)
+				binary.BigEndian.PutUint32(g[at:], uint32(len(last)+d))
+				if _, err := DecodePage(g); !errors.Is(err, ErrPoison) {
+					t.Errorf("last section's length off by %d: %v, want ErrPoison", d, err)
+				}
+			}
+		})
 	}
 }
 
@@ -137,11 +163,14 @@ func TestDecodeRejectsPoison(t *testing.T) {
 		"page truncated": good[:len(good)-1],
 		// Version 2: a body longer than the raw response it is the tail of.
 		"body beyond raw": {pageVersionBodyInRaw, 0, 0, 0, 2, '{', '}', 0, 0, 0, 0, 0, 0, 0, 1, 'x', 0, 0, 0, 2},
+		// Version 4 has six sections: five are short of it.
+		"screenshot missing": {pageVersionScreenshot, 0, 0, 0, 2, '{', '}', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+		"screenshot length":  {pageVersionScreenshot, 0, 0, 0, 2, '{', '}', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff},
 	}
 	for name, v := range cases {
 		t.Run(name, func(t *testing.T) {
 			var err error
-			if len(v) > 0 && (v[0] == pageVersion || v[0] == pageVersionBodyInRaw) && name != "version" {
+			if len(v) > 0 && (v[0] == pageVersion || v[0] == pageVersionBodyInRaw || v[0] == pageVersionScreenshot) && name != "version" {
 				_, err = DecodePage(v)
 			} else {
 				_, err = DecodeURL(v)
@@ -185,6 +214,9 @@ func FuzzDecodePage(f *testing.F) {
 	f.Add(v)
 	v, _ = EncodePage(Page{FetchID: "f", URL: "http://a/", RawResponse: []byte("HTTP/1.1 200 OK\r\n\r\nx"), Body: []byte("x"), DOM: []byte("<p>y")})
 	f.Add(v)
+	v, _ = EncodePage(Page{FetchID: "f", URL: "http://a/", RawResponse: []byte("HTTP/1.1 200 OK\r\n\r\nx"), Body: []byte("x"), DOM: []byte("<p>y"),
+		Screenshot: []byte("png"), Render: &Render{ScreenshotType: "image/png"}})
+	f.Add(v)
 	f.Fuzz(func(t *testing.T, v []byte) {
 		p, err := DecodePage(v)
 		if err != nil {
@@ -198,7 +230,7 @@ func FuzzDecodePage(f *testing.F) {
 			t.Fatal(err)
 		}
 		p2, err := DecodePage(v2)
-		if err != nil || p2.URL != p.URL || !bytes.Equal(p2.Body, p.Body) || !bytes.Equal(p2.RawResponse, p.RawResponse) || !bytes.Equal(p2.DOM, p.DOM) {
+		if err != nil || p2.URL != p.URL || !bytes.Equal(p2.Body, p.Body) || !bytes.Equal(p2.RawResponse, p.RawResponse) || !bytes.Equal(p2.DOM, p.DOM) || !bytes.Equal(p2.Screenshot, p.Screenshot) {
 			t.Fatalf("round trip failed: %v", err)
 		}
 	})

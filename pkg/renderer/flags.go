@@ -18,6 +18,7 @@ type Flags struct {
 	MaxRequests  int
 	RestartAfter int
 	CacheMiB     int64
+	Screenshots  bool
 }
 
 // RegisterFlags registers the browser's and the renderer's flags.
@@ -28,6 +29,7 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.HeapMiB, "render-heap-mib", 256, "JavaScript heap limit of each page, in MiB: a page that needs more is stopped and recorded as failed (crashed)")
 	fs.IntVar(&f.MaxRequests, "render-max-requests", 100, "sub-resource requests per page; more are refused")
 	fs.IntVar(&f.RestartAfter, "render-restart-after", 1000, "pages per browser process before it is replaced")
+	fs.BoolVar(&f.Screenshots, "render-screenshots", false, "take a screenshot of each rendered page's viewport (PNG, at most 1 MiB) and archive it beside the DOM as a WARC conversion record")
 	fs.Int64Var(&f.CacheMiB, "render-cache-mib", 64, "sub-resource answers kept in memory, in MiB (a site's bundle is served from there, else read back from the WARC)")
 }
 
@@ -56,5 +58,5 @@ func (f *Flags) Validate() error {
 // browser found at path.
 func (f *Flags) BrowserConfig(path string) browser.Config {
 	return browser.Config{Path: path, Tabs: f.Tabs, PageTimeout: f.PageTimeout, HeapMiB: f.HeapMiB,
-		MaxRequests: f.MaxRequests, RestartAfter: f.RestartAfter}
+		MaxRequests: f.MaxRequests, RestartAfter: f.RestartAfter, Screenshot: f.Screenshots}
 }

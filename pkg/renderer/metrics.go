@@ -9,8 +9,10 @@ import (
 type metrics struct {
 	pages     *prometheus.CounterVec
 	resources *prometheus.CounterVec
-	seconds   prometheus.Histogram
-	busy      prometheus.Gauge
+	// screenshots counts only when -render-screenshots asks for them.
+	screenshots *prometheus.CounterVec
+	seconds     prometheus.Histogram
+	busy        prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, stats func() browser.Stats) *metrics {
@@ -22,6 +24,10 @@ func newMetrics(reg prometheus.Registerer, stats func() browser.Stats) *metrics 
 		resources: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_render_subresources_total",
 			Help: "Sub-resource requests of rendered pages answered through the crawl, by result (served, cached, robots, refused, timeout, error).",
+		}, []string{"result"}),
+		screenshots: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_render_screenshots_total",
+			Help: "Screenshots of rendered pages (-render-screenshots), by result (taken, or dropped: timed_out, too_large, failed).",
 		}, []string{"result"}),
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "crawler_render_seconds",
@@ -36,7 +42,7 @@ func newMetrics(reg prometheus.Registerer, stats func() browser.Stats) *metrics 
 	if reg == nil {
 		return m
 	}
-	reg.MustRegister(m.pages, m.resources, m.seconds, m.busy)
+	reg.MustRegister(m.pages, m.resources, m.screenshots, m.seconds, m.busy)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "crawler_render_browser_rss_bytes",
 		Help: "Resident memory of the browser's processes at the last sample.",

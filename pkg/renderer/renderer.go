@@ -239,11 +239,23 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 	pg.DOM = []byte(res.DOM)
 	pg.Render.Outcome, pg.Render.TimedOut, pg.Render.FinalURL = queue.RenderRendered, res.TimedOut, res.FinalURL
 	pg.Render.Requests, pg.Render.Blocked = res.Requests, res.Blocked
+	pg.Screenshot, pg.Render.ScreenshotType = res.Screenshot, res.ScreenshotType
+	r.countScreenshot(res)
 	outcome := "rendered"
 	if res.TimedOut {
 		outcome = "rendered_timed_out"
 	}
 	r.metrics.pages.WithLabelValues(outcome).Inc()
+}
+
+// countScreenshot records whether a page asked for a screenshot got one.
+func (r *Renderer) countScreenshot(res browser.Result) {
+	switch {
+	case res.Screenshot != nil:
+		r.metrics.screenshots.WithLabelValues("taken").Inc()
+	case res.ScreenshotDropped != "":
+		r.metrics.screenshots.WithLabelValues(res.ScreenshotDropped).Inc()
+	}
 }
 
 // attempt renders a page once and counts its sub-resource waits the render's
