@@ -31,7 +31,7 @@ func newMetrics(reg prometheus.Registerer, stats func() browser.Stats) *metrics 
 		}, []string{"result"}),
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "crawler_render_seconds",
-			Help:    "Time to render one page, from taking a tab to the DOM snapshot, sub-resource waits included.",
+			Help:    "Time to render one page, from taking a tab to the DOM snapshot (and the screenshot, when taken), sub-resource waits included.",
 			Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30},
 		}),
 		busy: prometheus.NewGauge(prometheus.GaugeOpts{
