@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"image"
+	_ "image/png" // screenshots
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +27,8 @@ import (
 // (robots, politeness, no image, font or video, each bundle once); the
 // ordinary hosts were never rendered; the hung and runaway pages were
 // bounded and recorded; the WARC holds a conversion record per rendered
-// page that warcio.js reads too. On the mixed host the verdict is per
+// page, and one per screenshot (-render-screenshots), that warcio.js reads
+// too. On the mixed host the verdict is per
 // section: every client-built page is rendered, the server-rendered
 // section, whose pages have the same signals, stops being rendered once
 // learnt. An ordinary host an operator set to "always" before the run has
@@ -45,7 +50,8 @@ func TestRenderApps(t *testing.T) {
 	forced := w.Hosts()[2]
 	setRenderMode(t, data, forced, store.RenderAlways)
 	start := time.Now()
-	runCrawler(t, crawlArgs(data, seeds, "-render", "auto", "-render-timeout", "6s", "-render-heap-mib", "64", "-render-tabs", "2"))
+	runCrawler(t, crawlArgs(data, seeds, "-render", "auto", "-render-timeout", "6s", "-render-heap-mib", "64", "-render-tabs", "2",
+		"-render-screenshots"))
 	took := time.Since(start)
 
 	rep := w.Audit(auditConfig())
@@ -151,7 +157,8 @@ func TestRenderApps(t *testing.T) {
 	}
 	checkMixedSections(t, apps, mixed, sectionSkips)
 
-	// Conversion records: one per rendered page, referring to a response
+	// Conversion records: the DOM of each rendered page and, with
+	// -render-screenshots, its screenshot, each referring to a response
 	// record, read back by pkg/warc and by warcio.js.
 	segs, _ := filepath.Glob(filepath.Join(data, "warc", "*.warc.gz"))
 	conversions := 0
@@ -162,6 +169,7 @@ func TestRenderApps(t *testing.T) {
 			t.Errorf("warcio.js: digest mismatches in %s: %s %s", seg, sum.BlockDigestMismatches, sum.PayloadDigestMismatches)
 		}
 	}
+	doms, shots := readConversions(t, segs)
 	t.Logf("host %s set to always: %d pages rendered", forced, forcedRendered)
 	if forcedRendered == 0 {
 		t.Errorf("no page of %s, set to always before the crawl, was rendered", forced)
@@ -170,10 +178,58 @@ func TestRenderApps(t *testing.T) {
 	for _, m := range byShape {
 		rendered += m[store.RenderRendered]
 	}
-	if conversions != rendered {
-		t.Errorf("%d conversion records for %d rendered pages", conversions, rendered)
+	t.Logf("%d rendered pages: %d DOM and %d screenshot conversion records", rendered, doms, shots)
+	if doms != rendered || conversions != doms+shots {
+		t.Errorf("%d DOM conversion records (warcio.js: %d conversion records, %d of them screenshots) for %d rendered pages", doms, conversions, shots, rendered)
+	}
+	// A page that timed out, or whose capture failed, has none; most have one.
+	if shots == 0 || shots > rendered {
+		t.Errorf("%d screenshots for %d rendered pages with -render-screenshots", shots, rendered)
 	}
 	checkStored(t, w, data)
+}
+
+// readConversions counts the conversion records of the segments: rendered
+// DOMs (text/html) and screenshots, each an image that decodes. Each must
+// refer to the record it was derived from.
+func readConversions(t *testing.T, segs []string) (doms, shots int) {
+	t.Helper()
+	for _, seg := range segs {
+		f, err := os.Open(seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := warc.NewReader(f)
+		for {
+			rec, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("read %s: %v", seg, err)
+			}
+			if rec.Type() != warc.TypeConversion {
+				continue
+			}
+			target := rec.Header.Get(warc.FieldTargetURI)
+			if rec.Header.Get(warc.FieldRefersTo) == "" {
+				t.Errorf("conversion record of %s refers to nothing", target)
+			}
+			switch ct := rec.Header.Get(warc.FieldContentType); {
+			case strings.HasPrefix(ct, "text/html"):
+				doms++
+			case strings.HasPrefix(ct, "image/"):
+				shots++
+				if _, _, err := image.DecodeConfig(bytes.NewReader(rec.Block)); err != nil {
+					t.Errorf("screenshot of %s (%s, %d bytes) does not decode: %v", target, ct, len(rec.Block), err)
+				}
+			default:
+				t.Errorf("conversion record of %s with content type %q", target, ct)
+			}
+		}
+		f.Close()
+	}
+	return doms, shots
 }
 
 // checkMixedSections judges the render decisions on the mixed host (by part,
