@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -254,8 +255,9 @@ func TestKillAndResume(t *testing.T) {
 		t.Fatal("crawler did not get a third of the way in 2 minutes")
 	}
 	_ = cmd.Wait()
-	atKill := countPages(w)
-	t.Logf("killed after %d page requests", atKill)
+	before := w.Requests()
+	t.Logf("killed after %d page requests", countPages(w))
+	lost := lostAtKill(t, data, before)
 
 	runCrawler(t, crawlArgs(data, seeds))
 	rep := w.Audit(auditConfig())
@@ -268,16 +270,60 @@ func TestKillAndResume(t *testing.T) {
 			t.Errorf("%s: %d violations: %v", c.name, c.v.Count, c.v.Examples)
 		}
 	}
-	// The killed process can have had at most one request per worker in flight,
-	// plus results produced but not yet marked fetched.
-	t.Logf("duplicate fetches across the kill: %d", rep.Duplicates.Count)
-	if rep.Duplicates.Count > 64 {
-		t.Errorf("duplicate fetches %d exceed the in-flight window", rep.Duplicates.Count)
+	// Re-fetches are allowed only within the killed process's in-flight
+	// window: pages it requested whose results it had not stored when it was
+	// killed (requests in flight, results on their way to the parser or in
+	// its batch). How many there are depends on the machine's load (CI saw
+	// 67 under -race), so the window is measured, not guessed: every page
+	// fetched again must be one the store did not have at the kill.
+	again := 0
+	for _, r := range w.Requests()[len(before):] {
+		if r.Kind != "page" || !requestedOK(before, r.Resource) {
+			continue
+		}
+		again++
+		if !lost[r.Resource] {
+			t.Errorf("%s fetched again after the kill, but the store had it when the crawler was killed", r.Resource)
+		}
 	}
+	t.Logf("duplicate fetches across the kill: %d (audit: %d); %d pages requested but not stored at the kill", again, rep.Duplicates.Count, len(lost))
 	if rep.Coverage != 1 {
 		t.Errorf("coverage %.3f after resume, want 1", rep.Coverage)
 	}
 	checkStored(t, w, data)
+}
+
+// lostAtKill returns the pages a killed crawler requested with a 200 but
+// had not stored (by Request.Resource): its in-flight window.
+func lostAtKill(t *testing.T, data string, reqs []synthweb.Request) map[string]bool {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(data, "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lost := map[string]bool{}
+	for _, r := range reqs {
+		if r.Kind != "page" || r.Status != http.StatusOK {
+			continue
+		}
+		info, err := db.URLInfo(ctx, "http://"+r.Resource)
+		if err != nil || info.URL == nil || info.URL.State != store.StateStored {
+			lost[r.Resource] = true
+		}
+	}
+	return lost
+}
+
+// requestedOK reports whether reqs hold a 200 for resource.
+func requestedOK(reqs []synthweb.Request, resource string) bool {
+	for _, r := range reqs {
+		if r.Resource == resource && r.Status == http.StatusOK {
+			return true
+		}
+	}
+	return false
 }
 
 func countPages(w *synthweb.Web) int {
