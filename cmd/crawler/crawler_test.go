@@ -109,15 +109,12 @@ func runCrawler(t *testing.T, args []string) {
 func checkStored(t *testing.T, w *synthweb.Web, data string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(data, "crawl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openStore(t, data)
 	defer db.Close()
 	perURL := map[int64]int{}
 	resources := map[string]bool{}
 	var records int
-	err = db.Captures(ctx, func(c store.Capture) error {
+	err := db.Captures(ctx, func(c store.Capture) error {
 		perURL[c.URLHash]++
 		if perURL[c.URLHash] == 2 {
 			t.Errorf("%s stored twice", c.URL)
@@ -298,10 +295,7 @@ func TestKillAndResume(t *testing.T) {
 func lostAtKill(t *testing.T, data string, reqs []synthweb.Request) map[string]bool {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(data, "crawl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openStore(t, data)
 	defer db.Close()
 	lost := map[string]bool{}
 	for _, r := range reqs {
@@ -314,6 +308,18 @@ func lostAtKill(t *testing.T, data string, reqs []synthweb.Request) map[string]b
 		}
 	}
 	return lost
+}
+
+// openStore opens the crawl's store for a check between runs; the caller
+// closes it before the next run opens the folder (openData leaves it open
+// to the test's end).
+func openStore(t *testing.T, data string) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(data, "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 // requestedOK reports whether reqs hold a 200 for resource.

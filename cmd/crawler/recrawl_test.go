@@ -106,10 +106,7 @@ func TestRecrawlChangingWeb(t *testing.T) {
 // openData opens the crawl's store; the test closes it.
 func openData(t *testing.T, data string) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(data, "crawl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openStore(t, data)
 	t.Cleanup(func() { db.Close() })
 	return db
 }
