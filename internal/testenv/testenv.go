@@ -70,6 +70,15 @@ func (e *Env) Options() []kgo.Opt { return queue.ClientOptions(e.Addrs, e.Log) }
 // arrived or the timeout passes.
 func (e *Env) Consume(t testing.TB, topic string, want int, timeout time.Duration) []*kgo.Record {
 	t.Helper()
+	return e.ConsumeUntil(t, topic, timeout, func(recs []*kgo.Record) bool { return len(recs) >= want })
+}
+
+// ConsumeUntil reads every record of topic from the start until done holds for
+// the records read so far or the timeout passes. Tests that look for particular
+// records use it rather than a count, which other records on the topic (content
+// verdicts, say) would satisfy first.
+func (e *Env) ConsumeUntil(t testing.TB, topic string, timeout time.Duration, done func([]*kgo.Record) bool) []*kgo.Record {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Addrs...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
@@ -78,7 +87,7 @@ func (e *Env) Consume(t testing.TB, topic string, want int, timeout time.Duratio
 	}
 	defer cl.Close()
 	var out []*kgo.Record
-	for len(out) < want && ctx.Err() == nil {
+	for !done(out) && ctx.Err() == nil {
 		fs := cl.PollFetches(ctx)
 		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
 	}
