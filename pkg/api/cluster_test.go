@@ -45,13 +45,16 @@ func TestStatsCluster(t *testing.T) {
 		}
 		return nil
 	}
-	testenv.Eventually(t, 20*time.Second, "stats to show one fetcher", func() bool {
+	// The member is listed from its join, but its partitions only once the
+	// group is Stable: in CompletingRebalance (until the leader's SyncGroup)
+	// the broker describes it with no assignment.
+	testenv.Eventually(t, 20*time.Second, "stats to show one fetcher in a stable group", func() bool {
 		code, out := e.do(t, "GET", "/api/v1/stats", "", "")
 		if code != http.StatusOK {
 			t.Fatalf("stats: %d %v", code, out)
 		}
 		f, p := group(out, queue.GroupFetchers), group(out, queue.GroupParsers)
-		return f != nil && p != nil && f["members"] == 1.0 && p["members"] == 0.0
+		return f != nil && p != nil && f["members"] == 1.0 && f["state"] == "Stable" && p["members"] == 0.0
 	})
 	_, out := e.do(t, "GET", "/api/v1/stats", "", "")
 	f := group(out, queue.GroupFetchers)
