@@ -15,18 +15,25 @@ import (
 func TestTrimDeletesOnlyCommittedRecords(t *testing.T) {
 	e := testenv.New(t)
 	ctx := context.Background()
-	produce(t, e, 10)
+	produce(t, e, queue.TopicPages, 10)
+	produce(t, e, queue.TopicURLs, 10)
 	adm := kadm.NewClient(e.Kafka)
 	commit(t, adm, 6)
 	if err := trimTopic(ctx, adm, queue.GroupParsers, queue.TopicPages); err != nil {
 		t.Fatal(err)
 	}
-	if got := startOffset(t, adm); got != 5 {
+	if got := startOffset(t, adm, queue.TopicPages); got != 5 {
 		t.Errorf("log start offset %d, want 5: records before the last committed one deleted, the rest kept", got)
 	}
-	// A group with no commits deletes nothing.
-	if err := trimTopic(ctx, adm, queue.GroupFetchers, queue.TopicURLs); err != nil {
-		t.Fatal(err)
+	// A group with no commits deletes nothing, and one group's commits on
+	// another topic do not trim this one.
+	for _, group := range []string{queue.GroupFetchers, queue.GroupParsers} {
+		if err := trimTopic(ctx, adm, group, queue.TopicURLs); err != nil {
+			t.Fatal(err)
+		}
+		if got := startOffset(t, adm, queue.TopicURLs); got != 0 {
+			t.Errorf("%s start offset %d after trimming it by %s, which committed none of it: want 0", queue.TopicURLs, got, group)
+		}
 	}
 }
 
@@ -35,7 +42,7 @@ func TestTrimDeletesOnlyCommittedRecords(t *testing.T) {
 func TestTrimKeepsTheActiveSegment(t *testing.T) {
 	e := testenv.New(t)
 	ctx := context.Background()
-	produce(t, e, 10)
+	produce(t, e, queue.TopicPages, 10)
 	dir := filepath.Join(e.Dir, "kafka", "partitions", queue.TopicPages+"-3")
 	before := segmentFiles(t, dir)
 	if len(before) == 0 {
@@ -46,7 +53,7 @@ func TestTrimKeepsTheActiveSegment(t *testing.T) {
 	if err := trimTopic(ctx, adm, queue.GroupParsers, queue.TopicPages); err != nil {
 		t.Fatal(err)
 	}
-	if got := startOffset(t, adm); got != 9 {
+	if got := startOffset(t, adm, queue.TopicPages); got != 9 {
 		t.Errorf("log start offset %d, want 9", got)
 	}
 	after := segmentFiles(t, dir)
@@ -55,11 +62,11 @@ func TestTrimKeepsTheActiveSegment(t *testing.T) {
 	}
 }
 
-func produce(t *testing.T, e *testenv.Env, n int) {
+func produce(t *testing.T, e *testenv.Env, topic string, n int) {
 	t.Helper()
 	var recs []*kgo.Record
 	for range n {
-		recs = append(recs, &kgo.Record{Topic: queue.TopicPages, Partition: 3, Value: []byte("x")})
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: 3, Value: []byte("x")})
 	}
 	if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -75,13 +82,13 @@ func commit(t *testing.T, adm *kadm.Client, at int64) {
 	}
 }
 
-func startOffset(t *testing.T, adm *kadm.Client) int64 {
+func startOffset(t *testing.T, adm *kadm.Client, topic string) int64 {
 	t.Helper()
-	starts, err := adm.ListStartOffsets(context.Background(), queue.TopicPages)
+	starts, err := adm.ListStartOffsets(context.Background(), topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, ok := starts.Lookup(queue.TopicPages, 3)
+	o, ok := starts.Lookup(topic, 3)
 	if !ok {
 		t.Fatal("no start offset for partition 3")
 	}
