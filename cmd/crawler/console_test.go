@@ -84,7 +84,6 @@ func TestConsole(t *testing.T) {
 		t.Errorf("seed %s through the form: %q, want accepted", newSeed, status)
 	}
 	paused := w.Hosts()[0]
-	const grace = 1500 * time.Millisecond // the fetchers' poll and a request in flight
 	var pausedAt, resumedAt time.Time
 	if controls {
 		c.B.Do(t, 30*time.Second,
@@ -92,12 +91,15 @@ func TestConsole(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#host-pause")),
 			chromedp.WaitVisible(chromedp.CSS(`#host-result [data-result]`)),
 		)
-		pausedAt = time.Now()
+		shown := time.Now()
+		// The window starts when the fetcher has the pause (it polls the
+		// controls about once a second, later under load), a request it
+		// had leased already aside (controlGrace).
+		pausedAt = applied(t, "the host's pause", hostsPaused(t, c.Base, 1))
+		t.Logf("the fetcher had the pause %v after the page showed it", pausedAt.Sub(shown).Round(time.Millisecond))
 		b.Screenshot(t, shots, "control")
-		// Paused for longer than the fetchers take to see it (they poll the
-		// control version about once a second) plus a page's fetch.
 		resumeAt := pausedAt.Add(6 * time.Second)
-		time.Sleep(grace)
+		time.Sleep(controlGrace)
 		steerThroughConsole(t, c, w, paused)
 		time.Sleep(time.Until(resumeAt))
 		// The window ends when the resume is sent, not when the page shows its
@@ -128,7 +130,7 @@ func TestConsole(t *testing.T) {
 				continue
 			}
 			switch {
-			case r.Start.After(pausedAt.Add(grace)) && r.Start.Before(resumedAt):
+			case r.Start.After(pausedAt.Add(controlGrace)) && r.Start.Before(resumedAt):
 				during++
 				t.Errorf("request to paused host %s at +%v after the pause: %s", paused, r.Start.Sub(pausedAt).Round(time.Millisecond), r.Target)
 			case r.Start.After(resumedAt):

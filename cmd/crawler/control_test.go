@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,10 +21,57 @@ import (
 	"github.com/crawlcluster/crawler/pkg/store"
 )
 
-// controlGrace is how long after an action the crawl may still act as
-// before: the fetchers poll the control version about once a second, and a
-// request in flight finishes.
+// controlGrace is how long after the fetcher has taken an action (seen on
+// /metrics or the API, see applied) the crawl may still act as before: a
+// request it had leased already starts. The windows start from there, not
+// from the call: the fetcher polls the control version about once a second,
+// and on a loaded machine its poll comes later than that.
 const controlGrace = 1500 * time.Millisecond
+
+// applied polls cond until the crawl has taken an operator's action and
+// returns when it saw it. 30 s is far beyond a poll a second: not seeing it
+// by then is a failure of the controls.
+func applied(t *testing.T, what string, cond func() bool) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the crawl did not take %s in 30 s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Now()
+}
+
+// metric reads the unlabelled sample name from the crawler's /metrics; -1
+// when it is not there.
+func metric(t *testing.T, base, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("/metrics: %q", line)
+			}
+			return f
+		}
+	}
+	return -1
+}
+
+// hostsPaused returns a condition: the crawler's frontier has n hosts paused.
+func hostsPaused(t *testing.T, base string, n float64) func() bool {
+	return func() bool { return metric(t, base, "crawler_frontier_hosts_paused") == n }
+}
 
 // operator calls the API of a running crawler as an operator would.
 type operator struct {
@@ -111,22 +159,34 @@ func TestControlRunningCrawl(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	called := time.Now()
 	op.must(t, "POST", "/api/v1/hosts/"+paused+"/pause", "")
-	pausedAt := time.Now()
 	odd := `^http://` + regexp.QuoteMeta(trimmed) + `/p/\d*[13579]\.html$`
 	body, _ := json.Marshal(map[string]string{"pattern": odd, "syntax": "regexp", "host": trimmed})
 	excl := op.must(t, "POST", "/api/v1/exclusions", string(body))
-	excludedAt := time.Now()
 	const slowDelay = 800 * time.Millisecond
 	op.must(t, "PATCH", "/api/v1/hosts/"+slowed, fmt.Sprintf(`{"delay_seconds": %g}`, slowDelay.Seconds()))
-	slowedAt := time.Now()
 	if code, out := op.call(t, "PATCH", "/api/v1/hosts/"+slowed, `{"delay_seconds": -1}`); code != http.StatusBadRequest {
 		t.Errorf("a negative delay: %d %v, want 400", code, out)
 	}
+	// Each window starts when the fetcher has the action.
+	pausedAt := applied(t, "the host's pause", hostsPaused(t, op.base, 1))
+	excludedAt := applied(t, "the exclusion pattern", func() bool {
+		_, ok := p.find(`msg="exclusion pattern applied to queued URLs"`)
+		return ok
+	})
+	slowedAt := applied(t, "the delay override", func() bool {
+		d, _ := op.must(t, "GET", "/api/v1/hosts/"+slowed, "")["delay"].(map[string]any)
+		return d["seconds"] == slowDelay.Seconds()
+	})
+	t.Logf("the fetcher had the host's pause, the exclusion and the delay %v, %v and %v after the first call",
+		pausedAt.Sub(called).Round(time.Millisecond), excludedAt.Sub(called).Round(time.Millisecond), slowedAt.Sub(called).Round(time.Millisecond))
 	time.Sleep(3 * time.Second)
 
+	crawlPauseCalled := time.Now()
 	op.must(t, "POST", "/api/v1/control/pause", "")
-	crawlPausedAt := time.Now()
+	crawlPausedAt := applied(t, "the crawl's pause", func() bool { return metric(t, op.base, "crawler_fetcher_paused") == 1 })
+	t.Logf("the fetcher had the crawl's pause %v after the call", crawlPausedAt.Sub(crawlPauseCalled).Round(time.Millisecond))
 	time.Sleep(3 * time.Second)
 	// A resume's window ends when it is sent: a fetcher may see it before
 	// the call returns.
@@ -205,7 +265,7 @@ func TestControlRunningCrawl(t *testing.T) {
 	gaps := 0
 	for i := 1; i < len(starts); i++ {
 		gap := starts[i].Start.Sub(starts[i-1].End)
-		if starts[i-1].End.Before(crawlPausedAt) && starts[i].Start.After(crawlResumedAt) {
+		if starts[i-1].End.Before(crawlPauseCalled) && starts[i].Start.After(crawlResumedAt) {
 			continue // the crawl's pause lengthened this one
 		}
 		gaps++
