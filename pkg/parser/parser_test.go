@@ -340,10 +340,14 @@ func TestKnownLinksStayHome(t *testing.T) {
 	admit(t, e, "http://a.example/", "http://a.example/known.html")
 	body := `<html><body><p>` + lorem(50, 3) + `</p><a href="/known.html">k</a> <a href="/new.html">n</a></body></html>`
 	produce(t, e, page("f1", "http://a.example/", body, 200))
-	// The links are produced right after the capture is stored; Consume then
-	// waits up to 3 s for a second record that must not come.
-	testenv.Eventually(t, 10*time.Second, "capture", func() bool { return len(captures(t, e)) == 1 })
-	recs := e.Consume(t, queue.TopicURLs, 2, 3*time.Second)
+	// The links are produced after the capture is stored, under load maybe
+	// seconds after: wait for the new one, then give a second record that
+	// must not come 3 s more.
+	testenv.Eventually(t, 20*time.Second, "capture", func() bool { return len(captures(t, e)) == 1 })
+	recs := e.ConsumeUntil(t, queue.TopicURLs, 20*time.Second, func(recs []*kgo.Record) bool {
+		return countURLs(t, recs, "http://a.example/new.html") > 0
+	})
+	recs = e.Consume(t, queue.TopicURLs, len(recs)+1, 3*time.Second)
 	var got []string
 	for _, r := range recs {
 		u, err := queue.DecodeURL(r.Value)
@@ -375,8 +379,10 @@ func TestDuplicateAncestry(t *testing.T) {
 		}),
 		page("f3", "http://a.example/lone.html", `<html><body><p>`+lorem(300, 12)+`</p><a href="/known.html">k</a></body></html>`, 200),
 	)
-	// Four records are due; Consume waits 3 s for a fifth that must not come.
-	testenv.Eventually(t, 10*time.Second, "captures", func() bool { return len(captures(t, e)) == 3 })
+	// Four records are due, however the pages fell into batches; once they
+	// are in, Consume waits 3 s for a fifth that must not come.
+	testenv.Eventually(t, 20*time.Second, "captures", func() bool { return len(captures(t, e)) == 3 })
+	e.Consume(t, queue.TopicURLs, 4, 20*time.Second)
 	recs := e.Consume(t, queue.TopicURLs, 5, 3*time.Second)
 	if len(recs) != 4 {
 		t.Errorf("%d records on crawl.urls, want 4", len(recs))
