@@ -87,7 +87,7 @@ func TestControlsPauseAndExclude(t *testing.T) {
 	if err := cs.SetHostControl(ctx, store.HostControl{Host: host, Paused: true, Delay: store.NoOverride, PageBudget: store.NoOverride}, who); err != nil {
 		t.Fatal(err)
 	}
-	_, stop := startFetcher(t, e, testConfig())
+	f, stop := startFetcher(t, e, testConfig())
 	defer stop()
 	recs := seedRecords(t, srv.URL, "/keep/1", "/keep/2", "/x/1", "/x/2")
 	if err := e.Kafka.ProduceSync(ctx, recs...).FirstErr(); err != nil {
@@ -100,7 +100,7 @@ func TestControlsPauseAndExclude(t *testing.T) {
 		}
 		return info.URL.State, info.URL.Reason
 	}
-	testenv.Eventually(t, 10*time.Second, "seeds admitted", func() bool {
+	testenv.Eventually(t, 20*time.Second, "seeds admitted", func() bool {
 		s, _ := state(base + "/x/2")
 		return s == store.StateQueued
 	})
@@ -112,7 +112,7 @@ func TestControlsPauseAndExclude(t *testing.T) {
 	if _, err := cs.AddExclusionPattern(ctx, store.ExclusionPattern{Pattern: base + "/x/*", Syntax: control.SyntaxGlob}, who); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 10*time.Second, "queued URLs excluded by the pattern", func() bool {
+	testenv.Eventually(t, 20*time.Second, "queued URLs excluded by the pattern", func() bool {
 		s1, r1 := state(base + "/x/1")
 		s2, _ := state(base + "/x/2")
 		return s1 == store.StateExcluded && r1 == control.ReasonPattern && s2 == store.StateExcluded
@@ -120,7 +120,7 @@ func TestControlsPauseAndExclude(t *testing.T) {
 	if err := cs.SetHostControl(ctx, store.HostControl{Host: host, Delay: store.NoOverride, PageBudget: store.NoOverride}, who); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 10*time.Second, "resumed host crawled", func() bool {
+	testenv.Eventually(t, 20*time.Second, "resumed host crawled", func() bool {
 		s1, _ := state(base + "/keep/1")
 		s2, _ := state(base + "/keep/2")
 		return s1 == store.StateFetched && s2 == store.StateFetched
@@ -129,7 +129,7 @@ func TestControlsPauseAndExclude(t *testing.T) {
 	if err := e.Kafka.ProduceSync(ctx, seedRecords(t, srv.URL, "/x/3", "/keep/3")...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 10*time.Second, "new URLs admitted or refused", func() bool {
+	testenv.Eventually(t, 20*time.Second, "new URLs admitted or refused", func() bool {
 		s, _ := state(base + "/keep/3")
 		return s == store.StateFetched
 	})
@@ -140,20 +140,26 @@ func TestControlsPauseAndExclude(t *testing.T) {
 	if log.has("/x/") {
 		t.Fatalf("an excluded URL was requested: %v", log.paths)
 	}
-	testenv.Eventually(t, 5*time.Second, "pattern count", func() bool {
+	testenv.Eventually(t, 20*time.Second, "pattern count", func() bool {
 		c, err := cs.Controls(ctx)
 		return err == nil && len(c.Patterns) == 1 && c.Patterns[0].Excluded == 3
 	})
 
-	// The whole crawl paused: nothing is sent until it resumes.
+	// The whole crawl paused: nothing is sent until it resumes. The window
+	// opens when the fetcher has read the pause (a poll under load can come
+	// late) and lasts past the admission of a new URL by more than a poll.
 	if _, err := cs.SetCrawlPaused(ctx, true, who); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(control.PollInterval + 300*time.Millisecond)
+	testenv.Eventually(t, 20*time.Second, "the pause read by the fetcher", f.crawlPaused)
 	before := log.count()
 	if err := e.Kafka.ProduceSync(ctx, seedRecords(t, srv.URL, "/keep/4")...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	testenv.Eventually(t, 20*time.Second, "/keep/4 admitted", func() bool {
+		s, _ := state(base + "/keep/4")
+		return s != ""
+	})
 	time.Sleep(control.PollInterval + 500*time.Millisecond)
 	if n := log.count(); n != before {
 		t.Fatalf("%d requests while the crawl was paused", n-before)
@@ -161,7 +167,7 @@ func TestControlsPauseAndExclude(t *testing.T) {
 	if _, err := cs.SetCrawlPaused(ctx, false, who); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 10*time.Second, "crawl resumed", func() bool {
+	testenv.Eventually(t, 20*time.Second, "crawl resumed", func() bool {
 		s, _ := state(base + "/keep/4")
 		return s == store.StateFetched
 	})

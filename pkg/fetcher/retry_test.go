@@ -28,7 +28,12 @@ func TestRetriesCountAcrossRestart(t *testing.T) {
 			w.Write([]byte("User-agent: *\nAllow: /\n"))
 			return
 		}
-		requests.Add(1)
+		if requests.Add(1) == 1 {
+			// Backs the host off for 3 s, not the 1 s of a bare failure:
+			// time enough, under load, for the test to see the attempt
+			// recorded and stop the fetcher before the retry.
+			w.Header().Set("Retry-After", "3")
+		}
 		http.Error(w, "down", http.StatusInternalServerError)
 	}))
 	defer srv.Close()
@@ -48,8 +53,7 @@ func TestRetriesCountAcrossRestart(t *testing.T) {
 	if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: u, Seed: true}, queue.PartitionOf(host))).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	// A failure backs the host off for a second: the stop comes before the
-	// retry.
+	// The stop comes before the retry.
 	testenv.Eventually(t, 20*time.Second, "the first failed attempt recorded in the store", func() bool {
 		return attempts() == 1
 	})
@@ -62,7 +66,7 @@ func TestRetriesCountAcrossRestart(t *testing.T) {
 
 	_, stop2 := startFetcher(t, e, cfg)
 	// The last answer, a 500 too, goes to the parsers to be stored.
-	testenv.Eventually(t, 30*time.Second, "the URL done with its retries", func() bool {
+	testenv.Eventually(t, 60*time.Second, "the URL done with its retries", func() bool {
 		return urlState(t, e, u) == store.StateFetched
 	})
 	if err := stop2(); err != nil {
