@@ -74,6 +74,7 @@ func TestContract(t *testing.T) {
 
 			t.Run("TTL", func(t *testing.T) {
 				const ttl = 150 * time.Millisecond
+				set := time.Now()
 				if err := c.Set(ctx, "short", []byte("v"), ttl); err != nil {
 					t.Fatal(err)
 				}
@@ -83,7 +84,8 @@ func TestContract(t *testing.T) {
 				if err := c.Set(ctx, "long", []byte("v"), time.Hour); err != nil {
 					t.Fatal(err)
 				}
-				if _, ok, _ := c.Get(ctx, "short"); !ok {
+				// A loaded machine may take the whole TTL between the calls.
+				if _, ok, _ := c.Get(ctx, "short"); !ok && time.Since(set) < ttl {
 					t.Fatal("value gone before its TTL")
 				}
 				time.Sleep(ttl + 150*time.Millisecond)

@@ -24,7 +24,11 @@ func TestSlots(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatalf("first slot: %v, %v", ok, err)
 			}
-			if ok, _, _ := c.AcquireSlot(ctx, key, "b", 2, 0, 300*time.Millisecond); !ok {
+			// b holds its slot for a second: long enough, on a loaded
+			// machine too, for the checks that need it held.
+			const bHold = time.Second
+			bAt := time.Now()
+			if ok, _, _ := c.AcquireSlot(ctx, key, "b", 2, 0, bHold); !ok {
 				t.Fatal("second slot of 2 refused")
 			}
 			ok, retry, err := c.AcquireSlot(ctx, key, "c", 2, 0, time.Minute)
@@ -40,7 +44,7 @@ func TestSlots(t *testing.T) {
 			if ok, _, _ := c.AcquireSlot(ctx, key, "d", 2, 0, time.Minute); ok {
 				t.Fatal("third holder")
 			}
-			time.Sleep(400 * time.Millisecond) // b's hold runs out: b died
+			time.Sleep(time.Until(bAt.Add(bHold + 100*time.Millisecond))) // b's hold runs out: b died
 			if ok, _, _ := c.AcquireSlot(ctx, key, "d", 2, 0, time.Minute); !ok {
 				t.Error("the slot of a holder that never released did not come back after its hold")
 			}
