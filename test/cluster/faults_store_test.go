@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,8 +83,7 @@ func TestFaultPostgresOutage(t *testing.T) {
 	t.Logf("PostgreSQL cut off (blackhole) at %d pages", countPages(w))
 	// A store write that finished before the cut may still commit its
 	// offsets; nothing written after it can.
-	time.Sleep(3 * time.Second)
-	frozen := f.offsets()
+	frozen := f.settledOffsets(cut, 3*time.Second)
 	atFreeze := countPages(w)
 	// A stop during the partition is as prompt as any (invariant 9), and
 	// the parser that replaces it waits for the store.
@@ -101,8 +101,7 @@ func TestFaultPostgresOutage(t *testing.T) {
 	pg.Crash()
 	crashed := time.Now()
 	t.Logf("PostgreSQL crashed at %d pages (%d since the partition healed)", countPages(w), countPages(w)-healed)
-	time.Sleep(time.Second)
-	frozen = f.offsets()
+	frozen = f.settledOffsets(crashed, time.Second)
 	// A fetcher leaves while the store is down: the other one is handed
 	// its partitions and cannot load them yet.
 	f.requirePromptStop(c.fetchers[1])
@@ -150,9 +149,9 @@ func TestFaultS3Errors(t *testing.T) {
 
 	waitPages(t, w, total/5, time.Minute)
 	hp.Set(faultproxy.Faults{Match: faultproxy.Uploads, FailShare: 1})
+	failing := time.Now()
 	t.Logf("every upload fails from %d pages", countPages(w))
-	time.Sleep(2 * time.Second) // an upload that went through before may still commit
-	frozen := f.offsets()
+	frozen := f.settledOffsets(failing, 2*time.Second) // an upload that went through before may still commit
 	time.Sleep(8 * time.Second)
 	f.requireFrozen("while every upload failed", frozen)
 
@@ -295,6 +294,28 @@ func (s *storeFault) offsets() map[string]map[string]map[int32]int64 {
 		})
 	}
 	return out
+}
+
+// settledOffsets returns both groups' committed offsets once they have
+// stood still for a second, no sooner than least after the fault began at
+// since: a write that finished before the fault may still commit its
+// offsets, the later the more loaded the machine. Offsets that go on moving
+// are returned as they are, for requireFrozen to report.
+func (s *storeFault) settledOffsets(since time.Time, least time.Duration) map[string]map[string]map[int32]int64 {
+	s.t.Helper()
+	time.Sleep(least - time.Since(since))
+	prev := s.offsets()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		cur := s.offsets()
+		if reflect.DeepEqual(cur, prev) {
+			s.t.Logf("committed offsets still %v after the fault", time.Since(since).Round(100*time.Millisecond))
+			return cur
+		}
+		prev = cur
+	}
+	s.t.Logf("committed offsets still moving %v after the fault", time.Since(since).Round(100*time.Millisecond))
+	return prev
 }
 
 // requireFrozen fails the test for every committed offset that moved since
