@@ -224,8 +224,10 @@ func TestRetryAfter(t *testing.T) {
 func TestMembershipConfirmedByHeartbeats(t *testing.T) {
 	e := testenv.New(t)
 	cfg := testConfig()
-	cfg.SessionTimeout = 6 * time.Second
-	cfg.FenceAfter = time.Second
+	// Heartbeats every 2/3 s (a third of the window): a loaded machine
+	// delays one by less than the 1 1/3 s left.
+	cfg.SessionTimeout = 10 * time.Second
+	cfg.FenceAfter = 2 * time.Second
 	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +235,14 @@ func TestMembershipConfirmedByHeartbeats(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	deadline := time.Now().Add(4 * time.Second)
+	// From the first assignment on, which confirms the membership: before
+	// it the fetcher has nothing to fetch, however long joining takes.
+	testenv.Eventually(t, 30*time.Second, "partitions assigned", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.owned) > 0
+	})
+	deadline := time.Now().Add(4 * cfg.FenceAfter)
 	for time.Now().Before(deadline) {
 		if !f.member.confirmed(time.Now()) {
 			t.Fatalf("member fenced while the broker answers heartbeats")

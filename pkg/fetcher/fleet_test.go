@@ -82,11 +82,11 @@ func TestFrontierReportedWhileRunningAndGoneAfterStop(t *testing.T) {
 		return rs[0]
 	}
 	var first time.Time
-	testenv.Eventually(t, 10*time.Second, "a first report", func() bool {
+	testenv.Eventually(t, 30*time.Second, "a first report", func() bool {
 		first = latest().At
 		return !first.IsZero()
 	})
-	testenv.Eventually(t, 10*time.Second, "a later report", func() bool { return latest().At.After(first) })
+	testenv.Eventually(t, 30*time.Second, "a later report", func() bool { return latest().At.After(first) })
 	if r := latest(); r.Gone || r.Member == "" || len(r.ByLevel) != admitLevels(cfg.Admit) {
 		t.Errorf("while running: %+v; want a named report, not gone, one queue per level", r)
 	}

@@ -181,7 +181,7 @@ func TestPartitionBackWithUnacknowledgedResults(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, h.release)
 	h.f.assigned(ctx, h.f.kafka, parts)
 
-	testenv.Eventually(t, 10*time.Second, "the URL marked fetched", func() bool { return h.state(site.URL+"/page") == store.StateFetched })
+	testenv.Eventually(t, 30*time.Second, "the URL marked fetched", func() bool { return h.state(site.URL+"/page") == store.StateFetched })
 	time.Sleep(500 * time.Millisecond) // many times the host's delay: a queued copy would be fetched by now
 	if n := site.count("/page"); n != 1 {
 		t.Errorf("the page was requested %d times, want once", n)
