@@ -38,9 +38,13 @@ func TestClusterConsole(t *testing.T) {
 	w := startWeb(t, 6, 20, false)
 	c := newCluster(t)
 	// Reports every 500 ms rather than 5 s, so that some fall within this
-	// short crawl.
-	c.startFetcher("fetcher-1", "-frontier-report-interval", "500ms")
-	c.startFetcher("fetcher-2", "-frontier-report-interval", "500ms")
+	// short crawl, and 300 ms between requests to a host, so that it lasts
+	// 6 s at least: at the default 40 ms an idle machine crawled the web
+	// before both fetchers reported URLs in their frontiers (a loaded one
+	// caught them with 1 URL left).
+	fetcherFlags := []string{"-frontier-report-interval", "500ms", "-default-delay", "300ms"}
+	c.startFetcher("fetcher-1", fetcherFlags...)
+	c.startFetcher("fetcher-2", fetcherFlags...)
 	c.startParser("parser-1")
 	con := &consoletest.Console{B: b, Base: c.api}
 
@@ -156,7 +160,8 @@ func waitFrontierReported(t *testing.T, api string, fetchers int, limit time.Dur
 		last = frontier{}
 		return json.NewDecoder(resp.Body).Decode(&last)
 	}
-	deadline := time.Now().Add(limit)
+	start := time.Now()
+	deadline := start.Add(limit)
 	for time.Now().Before(deadline) {
 		if err := read(); err != nil {
 			t.Fatalf("stats: %v", err)
@@ -164,8 +169,8 @@ func waitFrontierReported(t *testing.T, api string, fetchers int, limit time.Dur
 		h, q := last.Hosts, last.Queue
 		if h.ReportingFetchers != nil && *h.ReportingFetchers == int64(fetchers) && h.Active != nil && h.Waiting != nil &&
 			q.InFrontier != nil && q.InFlight != nil && *q.InFrontier+*q.InFlight > 0 {
-			t.Logf("mid-crawl: %d fetchers report %d hosts active, %d waiting, %d URLs in the frontiers, %d in flight",
-				*h.ReportingFetchers, *h.Active, *h.Waiting, *q.InFrontier, *q.InFlight)
+			t.Logf("mid-crawl, %v after the seeds: %d fetchers report %d hosts active, %d waiting, %d URLs in the frontiers, %d in flight",
+				time.Since(start).Round(time.Millisecond), *h.ReportingFetchers, *h.Active, *h.Waiting, *q.InFrontier, *q.InFlight)
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
