@@ -52,7 +52,9 @@ func (c *Console) Open(t testing.TB, route string, wait ...string) {
 	t.Helper()
 	actions := []chromedp.Action[chromedp.Void]{
 		// The same route again is a reload of the page: no hashchange comes.
-		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash === %[1]q ? window.dispatchEvent(new HashChangeEvent("hashchange")) : (location.hash = %[1]q)`, route)),
+		// A new hash draws its page in a later task, so the page shown is
+		// emptied first: the waits below cannot match what it showed before.
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById("main").replaceChildren(); location.hash === %[1]q ? window.dispatchEvent(new HashChangeEvent("hashchange")) : (location.hash = %[1]q)`, route)),
 	}
 	for _, sel := range wait {
 		actions = append(actions, chromedp.WaitVisible(chromedp.CSS(sel)))
