@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
-	"github.com/crawlcluster/crawler/pkg/store"
 )
 
 // TestServerPoliteness crawls 40 host names served on one loopback address
@@ -68,7 +67,9 @@ func TestServerPoliteness(t *testing.T) {
 			}
 			ac.IPDelay = ipDelay
 			if limited {
-				late := stampLateness(t, w, data)
+				db := openStore(t, data)
+				late := testenv.StampLateness(t, w, db)
+				db.Close()
 				t.Logf("server stamps up to %v after the crawler started the request", late.Round(time.Millisecond))
 				ac.Tolerance = max(ac.Tolerance, late)
 			}
@@ -85,32 +86,4 @@ func TestServerPoliteness(t *testing.T) {
 			}
 		})
 	}
-}
-
-// stampLateness returns the longest time from the crawler's start of a
-// request (a capture's FetchedAt) to the server's stamp of it.
-func stampLateness(t *testing.T, w *synthweb.Web, data string) time.Duration {
-	t.Helper()
-	db := openStore(t, data)
-	defer db.Close()
-	started := map[string]time.Time{}
-	err := db.Captures(context.Background(), func(c store.Capture) error {
-		started[c.URL] = c.FetchedAt
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var late time.Duration
-	n := 0
-	for _, r := range w.Requests() {
-		if at, ok := started["http://"+r.Host+r.Target]; ok {
-			late = max(late, r.Start.Sub(at))
-			n++
-		}
-	}
-	if n == 0 {
-		t.Fatal("no request of the web matches a capture: cannot measure the server's stamps")
-	}
-	return late
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/crawlcluster/crawler/internal/pgtest"
 	"github.com/crawlcluster/crawler/internal/redistest"
 	"github.com/crawlcluster/crawler/internal/s3test"
+	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
 	"github.com/crawlcluster/crawler/pkg/blob"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -321,7 +322,7 @@ func TestClusterServerPoliteness(t *testing.T) {
 	rep := w.Audit(ac)
 	requireClean(t, rep, 0)
 	st, _ := c.openStores()
-	late := stampLateness(t, w, st)
+	late := testenv.StampLateness(t, w, st)
 	t.Logf("the server stamped requests up to %v after the fetchers started them", late.Round(time.Millisecond))
 	ac.IPDelay, ac.Tolerance = ipDelay, max(ac.Tolerance, late)
 	interval := w.Audit(ac).IPInterval
@@ -332,30 +333,4 @@ func TestClusterServerPoliteness(t *testing.T) {
 	if rep.MaxPerIP != 2 {
 		t.Errorf("at most %d requests in flight to the server; the limit of 2 should be reached", rep.MaxPerIP)
 	}
-}
-
-// stampLateness returns the longest time from a fetcher's start of a
-// request (its capture's FetchedAt) to the server's stamp of it.
-func stampLateness(t *testing.T, w *synthweb.Web, st store.Store) time.Duration {
-	t.Helper()
-	started := map[string]time.Time{}
-	err := st.Captures(context.Background(), func(c store.Capture) error {
-		started[c.URL] = c.FetchedAt
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var late time.Duration
-	n := 0
-	for _, r := range w.Requests() {
-		if at, ok := started["http://"+r.Host+r.Target]; ok {
-			late = max(late, r.Start.Sub(at))
-			n++
-		}
-	}
-	if n == 0 {
-		t.Fatal("no request of the web matches a capture: cannot measure the server's stamps")
-	}
-	return late
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
 	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -156,7 +157,7 @@ func TestClusterControls(t *testing.T) {
 	// The server stamps a request when its handler runs, late on a loaded
 	// machine: a request sent before the window may be stamped inside it.
 	st, _ := c.openStores()
-	late := stampLateness(t, w, st)
+	late := testenv.StampLateness(t, w, st)
 	from := applied.Add(controlGrace + late)
 	t.Logf("the server stamped requests up to %v after the fetchers started them", late.Round(time.Millisecond))
 	var during, after int

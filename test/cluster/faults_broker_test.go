@@ -15,6 +15,7 @@ import (
 	"github.com/crawlcluster/crawler/cmd/broker/brokertest"
 	"github.com/crawlcluster/crawler/internal/pgtest"
 	"github.com/crawlcluster/crawler/internal/s3test"
+	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
 )
 
@@ -86,7 +87,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 	// request it started just before reaches the server's log later, by
 	// how late the server stamps requests in this run (at least 1 s).
 	st, _ := c.openStores()
-	late := stampLateness(t, w, st)
+	late := testenv.StampLateness(t, w, st)
 	slack := max(time.Second, late)
 	t.Logf("the server stamped requests up to %v after the fetchers started them", late.Round(time.Millisecond))
 	for i, down := range downs {

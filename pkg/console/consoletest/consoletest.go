@@ -234,6 +234,27 @@ func Lookup(v any, path string) (any, bool) {
 	return v, true
 }
 
+// CheckHosts opens the hosts page, waits until its four lists have loaded
+// (they load in parallel), and checks every number on it against the API, as
+// CheckNumbers does. A crawl that ran shows some: none fails the test.
+func (c *Console) CheckHosts(t testing.TB, tol Tolerance) int {
+	t.Helper()
+	c.Open(t, "#/hosts", `[data-page="hosts"] table`)
+	browsertest.Eval[bool](t, c.B, `new Promise((resolve, reject) => {
+		const start = Date.now();
+		const iv = setInterval(() => {
+			const boxes = Array.from(document.querySelectorAll('[data-page="hosts"] [data-api]'));
+			if (boxes.length === 4 && boxes.every((el) => el.childElementCount > 0)) { clearInterval(iv); resolve(true); }
+			else if (Date.now() - start > 15000) { clearInterval(iv); reject(new Error('the host lists did not all load in 15 s')); }
+		}, 50);
+	})`)
+	listed := c.CheckNumbers(t, tol)
+	if listed == 0 {
+		t.Error("the hosts page shows no number from the API after a crawl")
+	}
+	return listed
+}
+
 // Serves reports whether the server's OpenAPI document has a route, so that a
 // test of a feature still being built can say it did not run instead of failing.
 func (c *Console) Serves(t testing.TB, route string) bool {
