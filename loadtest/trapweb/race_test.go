@@ -1,0 +1,5 @@
+//go:build race
+
+package trapweb
+
+const raceEnabled = true
