@@ -55,6 +55,7 @@ func TestTrapsBounded(t *testing.T) {
 			t.Logf("crawled in %v", time.Since(start).Round(time.Second))
 			if rep.Coverage != 1 {
 				t.Errorf("coverage %.4f, want 1 (missing %d)", rep.Coverage, rep.MustFetch-rep.Fetched)
+				logMissing(t, data, rep.Missing.Examples)
 			}
 			if rep.TrapInstances == 0 {
 				t.Fatal("no trap instance was entered: the web has no traps?")
@@ -76,4 +77,26 @@ func TestTrapsBounded(t *testing.T) {
 func tail(out []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// logMissing logs what the crawl's store knows of the must-fetch pages the
+// audit found missing ("HOST:PORT/path never requested"): held, and why.
+func logMissing(t *testing.T, data string, examples []string) {
+	t.Helper()
+	db := openStore(t, data)
+	defer db.Close()
+	for _, ex := range examples {
+		id, _, _ := strings.Cut(ex, " ")
+		info, err := db.URLInfo(context.Background(), "http://"+id)
+		switch {
+		case err != nil:
+			t.Logf("missing %s: %v", id, err)
+		case info.Exclusion != nil:
+			t.Logf("missing %s: held (%s), found on %s", id, info.Exclusion.Reason, info.Exclusion.Parent)
+		case info.URL != nil:
+			t.Logf("missing %s: stored in state %s (%s)", id, info.URL.State, info.URL.Reason)
+		default:
+			t.Logf("missing %s: unknown to the store", id)
+		}
+	}
 }

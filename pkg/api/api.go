@@ -96,9 +96,10 @@ type LiveHost struct {
 	NextAllowed    time.Time
 	Delay, Backoff time.Duration
 	Queued         int
-	ByLevel        []int           // queued per priority level, 0 most urgent
-	Patterns       []pattern.Usage // the host's most used URL patterns
-	Held, Parked   int             // URLs the pattern budgets held back, and of those waiting to be released
+	ByLevel        []int               // queued per priority level, 0 most urgent
+	Patterns       []pattern.Usage     // the host's busiest URL spaces and families
+	Rewrites       []pattern.RuleUsage // duplicate-producing rewrites learned on the host
+	Held, Parked   int                 // URLs the pattern budgets held back, and of those waiting to be released
 }
 
 // Cluster reports on the cluster's consumer groups: in cluster mode the frontier
@@ -695,7 +696,7 @@ func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
 	v := hostView{
 		Host: host, Known: known, Fetching: fetching, Robots: robotsViewOf(entry),
 		Errors: h.Errors, Excluded: h.Excluded, Budget: budgetView{Admitted: int64(h.Pages)},
-		Patterns: []pattern.Usage{}, RecentFetches: []fetchView{}, UpdatedAt: timeOrNil(h.UpdatedAt),
+		Patterns: []pattern.Usage{}, Rewrites: []pattern.RuleUsage{}, RecentFetches: []fetchView{}, UpdatedAt: timeOrNil(h.UpdatedAt),
 	}
 	delay, backoff, next := h.Delay, h.Backoff, h.NextAllowed
 	if known {
@@ -712,6 +713,9 @@ func (s *Server) getHost(w http.ResponseWriter, r *http.Request) {
 		v.Budget.Held, v.Budget.Parked = &live.Held, &live.Parked
 		if live.Patterns != nil {
 			v.Patterns = live.Patterns
+		}
+		if live.Rewrites != nil {
+			v.Rewrites = live.Rewrites
 		}
 	}
 	v.Delay = delayOf(delay, backoff, known || fetching, entry)

@@ -439,21 +439,22 @@ func urlViewOf(normalized string, info store.URLInfo) urlView {
 
 // hostView is GET /api/v1/hosts/{host}.
 type hostView struct {
-	Host          string          `json:"host"`
-	Known         bool            `json:"known"` // the store has a row for it
-	Fetching      bool            `json:"fetching"`
-	Partition     *int32          `json:"partition"`
-	Robots        *robotsView     `json:"robots"`
-	Delay         delayView       `json:"delay"`
-	NextAllowedAt *time.Time      `json:"next_allowed_at"`
-	Budget        budgetView      `json:"budget"`
-	Errors        int             `json:"errors"`
-	Excluded      int64           `json:"excluded"`
-	Queue         *hostQueueView  `json:"queue"`
-	Patterns      []pattern.Usage `json:"patterns"`
-	RecentFetches []fetchView     `json:"recent_fetches"`
-	Throughput    hostRateView    `json:"throughput"`
-	UpdatedAt     *time.Time      `json:"updated_at"`
+	Host          string              `json:"host"`
+	Known         bool                `json:"known"` // the store has a row for it
+	Fetching      bool                `json:"fetching"`
+	Partition     *int32              `json:"partition"`
+	Robots        *robotsView         `json:"robots"`
+	Delay         delayView           `json:"delay"`
+	NextAllowedAt *time.Time          `json:"next_allowed_at"`
+	Budget        budgetView          `json:"budget"`
+	Errors        int                 `json:"errors"`
+	Excluded      int64               `json:"excluded"`
+	Queue         *hostQueueView      `json:"queue"`
+	Patterns      []pattern.Usage     `json:"patterns"`
+	Rewrites      []pattern.RuleUsage `json:"rewrites"`
+	RecentFetches []fetchView         `json:"recent_fetches"`
+	Throughput    hostRateView        `json:"throughput"`
+	UpdatedAt     *time.Time          `json:"updated_at"`
 }
 
 // hostRateView is a host's fetches per bucket over the last hour.

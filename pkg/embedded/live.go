@@ -90,10 +90,10 @@ func (l *liveStats) LiveHost(host string) (api.LiveHost, bool) {
 	if !ok {
 		return api.LiveHost{}, false
 	}
-	patterns, held, parked := l.fetcher.HostPatterns(host, hostPatterns)
+	patterns, rules, held, parked := l.fetcher.HostPatterns(host, hostPatterns)
 	return api.LiveHost{
 		Partition: h.Partition, NextAllowed: h.NextAllowed, Delay: h.Delay, Backoff: h.Backoff,
-		Queued: h.Queued, ByLevel: h.ByLevel, Patterns: patterns, Held: held, Parked: parked,
+		Queued: h.Queued, ByLevel: h.ByLevel, Patterns: patterns, Rewrites: rules, Held: held, Parked: parked,
 	}, true
 }
 

@@ -271,8 +271,13 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			byHash[hash] = -1
 			continue
 		}
-		if kind == store.KindPage {
-			f.describe(&c, norm, u.Parent, host)
+		if kind == store.KindPage && f.cfg.Patterns.Enabled() {
+			if hi.patterns == nil {
+				hi.patterns = pattern.NewHost[candidate]()
+			}
+			c.pat = hi.patterns.Describe(f.cfg.Patterns, pattern.Found{URL: norm, Parent: u.Parent, Listed: u.Seed || u.Listed || u.Priority > 0,
+				ParentHops: u.ParentHops, ParentOrigin: pattern.Key(u.ParentOrigin), ParentDuplicate: u.DupHops > 0, Others: u.Referrers})
+			c.row.Hops, c.row.Origin, c.row.ParentSpace = c.pat.Hops, uint64(c.pat.Origin), uint64(c.pat.ParentSpace)
 		}
 		byHash[hash] = len(cands)
 		cands = append(cands, c)
@@ -331,9 +336,12 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	// The pattern budgets decide on new URLs only: a link to a known page
 	// spends nothing.
 	f.mu.Lock()
-	fresh, excluded = f.budget(fresh, excluded, grown, now)
+	fresh, excluded, overflowed := f.budget(fresh, excluded, grown, now)
 	fresh, excluded = f.capHosts(controls, fresh, excluded, now)
 	f.mu.Unlock()
+	if len(overflowed) > 0 {
+		defer f.reloadOverflow(ctx, overflowed)
+	}
 
 	if len(excluded) > 0 {
 		if err := f.store.RecordExclusions(ctx, excluded); err != nil {
@@ -405,25 +413,6 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	return nil
 }
 
-// describe fills a page candidate's pattern keys: its own pattern and section,
-// and, for the content verdict of its page later, those of the page that
-// linked it when that page is on the same host.
-func (f *Fetcher) describe(c *candidate, norm, parent, host string) {
-	c.pat.Pattern, c.pat.Section = pattern.Of(norm)
-	c.pat.DupHops = c.row.DupHops
-	if parent == "" || urlnorm.Authority(parent) != host {
-		if c.pat.DupHops > 0 {
-			// A chain that crossed hosts: its section is the other host's.
-			_, ps := pattern.Of(parent)
-			c.pat.ChainSection = pattern.KeyOf(ps)
-		}
-		return
-	}
-	pp, ps := pattern.Of(parent)
-	c.row.ParentPattern, c.row.ParentSection = uint64(pattern.KeyOf(pp)), uint64(pattern.KeyOf(ps))
-	c.pat.ChainSection = pattern.Key(c.row.ParentSection)
-}
-
 // observeVerdicts feeds the poll's content verdicts to their hosts' pattern
 // budgets and returns the hosts whose budgets may release parked URLs. f.mu
 // is held.
@@ -445,9 +434,8 @@ func (f *Fetcher) observeVerdicts(decoded []decodedURL) map[string]bool {
 		if hi.patterns == nil {
 			hi.patterns = pattern.NewHost[candidate]()
 		}
-		p, s := pattern.Of(v.URL)
-		hi.patterns.Observe(f.cfg.Patterns, pattern.Verdict{Pattern: p, Section: s,
-			ParentPattern: pattern.Key(v.ParentPattern), ParentSection: pattern.Key(v.ParentSection), Duplicate: v.Duplicate, DupHops: v.DupHops})
+		hi.patterns.Observe(f.cfg.Patterns, pattern.Verdict{URL: v.URL, Hash: store.HashURL(v.URL),
+			Grounded: v.Hops == 0, Origin: pattern.Key(v.Origin), ParentSpace: pattern.Key(v.ParentSpace), Duplicate: v.Duplicate})
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
 		if hi.patterns.Parked() > 0 {
 			if grown == nil {
@@ -471,13 +459,14 @@ func verdictLabel(dup bool) string {
 // parked and recorded as exclusions with the reason. URLs parked earlier that
 // the grown hosts' budgets now admit join the admitted. Seeds and sitemaps
 // pass untouched. f.mu is held.
-func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown map[string]bool, now time.Time) ([]candidate, []store.Exclusion) {
+func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown map[string]bool, now time.Time) ([]candidate, []store.Exclusion, []string) {
 	cfg := f.cfg.Patterns
 	if !cfg.Enabled() {
-		return fresh, excluded
+		return fresh, excluded, nil
 	}
 	levels := admitLevels(f.cfg.Admit)
 	admitted := fresh[:0]
+	var overflowed []string
 	for _, c := range fresh {
 		if c.seed || c.row.Kind != store.KindPage {
 			admitted = append(admitted, c)
@@ -487,15 +476,22 @@ func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown ma
 		if hi.patterns == nil {
 			hi.patterns = pattern.NewHost[candidate]()
 		}
-		d := hi.patterns.Admit(cfg, c.pat)
+		if grown == nil {
+			grown = map[string]bool{}
+		}
+		grown[c.row.Host] = true // evidence admitted may release held URLs
+		d := hi.patterns.Admit(cfg, c.row.Hash, c.pat)
 		if d.Admit {
 			// Held before and found again with credentials its budgets admit:
 			// no longer parked, and its exclusion goes once it is stored.
 			c.released = hi.patterns.Unpark(c.row.Hash) || c.released
-			admitted = append(admitted, c.shifted(d.Shift, levels))
+			admitted = append(admitted, c.shifted(d, levels))
 			continue
 		}
 		hi.patterns.Park(cfg, d, c.row.Hash, c.pat, c)
+		if d.Rule != "" {
+			f.log.Debug("held by a learned rewrite", "url", c.row.URL, "rule", d.Rule)
+		}
 		excluded = append(excluded, store.Exclusion{Hash: c.row.Hash, URL: c.row.URL, Host: c.row.Host, Reason: d.Reason,
 			Parent: c.row.Parent, Depth: c.row.Depth, CrawlID: c.row.CrawlID, At: now})
 	}
@@ -506,32 +502,45 @@ func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown ma
 		}
 		hi.patterns.Release(cfg, func(c candidate, d pattern.Decision) {
 			c.released = true
-			admitted = append(admitted, c.shifted(d.Shift, levels))
+			if d.Corroborated {
+				c.pat.Grounded, c.pat.Hops, c.pat.Origin = true, 0, 0
+				c.row.Hops, c.row.Origin = 0, 0
+			}
+			admitted = append(admitted, c.shifted(d, levels))
 		})
+		if hi.patterns.Overflowed(cfg) {
+			overflowed = append(overflowed, host)
+		}
 	}
-	return admitted, excluded
+	return admitted, excluded, overflowed
 }
 
-// shifted returns c with its level lowered by shift, within levels; an
-// operator's priority stands.
-func (c candidate) shifted(shift, levels int) candidate {
-	if !c.operator {
-		c.row.Level = min(c.level+shift, levels-1)
+// shifted returns c at the level its admission gives it: a URL its own
+// family generated, or one of a family that generated more than it earned,
+// goes last in its host's queue, after every other URL (which keep the
+// levels above); an operator's priority stands.
+func (c candidate) shifted(d pattern.Decision, levels int) candidate {
+	switch {
+	case c.operator:
+	case d.Last:
+		c.row.Level = levels - 1
+	default:
+		c.row.Level = min(c.level, max(levels-2, 0))
 	}
 	return c
 }
 
-// HostPatterns returns a host's n most admitted URL patterns with their budget
-// and use, how many of its URLs the budgets have held back and how many of
-// those wait parked for their budget to grow.
-func (f *Fetcher) HostPatterns(host string, n int) (top []pattern.Usage, held, parked int) {
+// HostPatterns returns a host's n busiest URL spaces and families with their
+// budget and use, its learned rewrites, how many of its URLs the budgets
+// have held back and how many of those wait parked for their budget to grow.
+func (f *Fetcher) HostPatterns(host string, n int) (top []pattern.Usage, rules []pattern.RuleUsage, held, parked int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	hi := f.hosts[host]
 	if hi == nil || hi.patterns == nil {
-		return nil, 0, 0
+		return nil, nil, 0, 0
 	}
-	return hi.patterns.Top(f.cfg.Patterns, n), hi.patterns.Held(), hi.patterns.Parked()
+	return hi.patterns.Top(f.cfg.Patterns, n), hi.patterns.Rules(), hi.patterns.Held(), hi.patterns.Parked()
 }
 
 // unbudget takes back the budget of candidates the store did not insert
@@ -544,7 +553,7 @@ func (f *Fetcher) unbudget(fresh []candidate, inserted []bool) {
 			continue
 		}
 		if hi := f.hosts[c.row.Host]; hi != nil && hi.patterns != nil {
-			hi.patterns.Unadmit(cfg, c.pat)
+			hi.patterns.Unadmit(cfg, c.row.Hash, c.pat)
 		}
 	}
 }
@@ -575,7 +584,7 @@ func itemOf(u store.URL, fromRobots bool) frontier.Item {
 		URL: u.URL, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,
 		Kind: kind, Redirects: u.Redirects, Attempts: u.Attempts, ETag: u.ETag,
 		LastModified: u.LastModified, FromRobots: fromRobots, CrawlID: u.CrawlID,
-		DupHops: u.DupHops, ParentPattern: u.ParentPattern, ParentSection: u.ParentSection,
+		DupHops: u.DupHops, Hops: u.Hops, Origin: u.Origin, ParentSpace: u.ParentSpace,
 	}
 }
 

@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +16,11 @@ import (
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
-// TestPatternBudgetsHoldAndRelease: new URLs past their pattern's budget, and
-// links at the end of a long duplicate chain, are held back with their reason
-// and not requested; a distinct verdict on a page of the pattern releases
-// what the pattern holds (admitted, fetched, the exclusion forgotten); the
-// chain stays held; the fetch results carry the ancestry.
+// TestPatternBudgetsHoldAndRelease: URLs a family generated (found on a page
+// of the same family) past its budget are held back with their reason and
+// not requested; URLs of the family found from outside it (evidence) grow the
+// budget and release what it holds (admitted, fetched, the exclusion
+// forgotten); the fetch results carry how each URL was admitted.
 func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 	e := testenv.New(t)
 	srv, requested := pageServer(t)
@@ -27,7 +28,7 @@ func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
 
 	cfg := testConfig()
-	cfg.Patterns = pattern.Config{Budget: 2, ChainBudget: 1, MaxDupHops: 2}
+	cfg.Patterns = pattern.Config{Budget: 1, EvidenceWeight: 1}
 	_, stop := startFetcher(t, e, cfg)
 	defer func() {
 		if err := stop(); err != nil {
@@ -49,45 +50,47 @@ func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 		i, _ := e.DB.URLInfo(context.Background(), u)
 		return i
 	}
+	// /cal/1.html is found from "/" (evidence: budget 1 + 1); the rest on
+	// /cal/1.html itself (generated).
 	produce(
 		queue.URL{URL: srv.URL + "/", Seed: true},
 		queue.URL{URL: srv.URL + "/cal/1.html", Parent: srv.URL + "/"},
-		queue.URL{URL: srv.URL + "/cal/2.html", Parent: srv.URL + "/"},
-		queue.URL{URL: srv.URL + "/cal/3.html", Parent: srv.URL + "/"},
-		queue.URL{URL: srv.URL + "/cal/4.html", Parent: srv.URL + "/"},
-		queue.URL{URL: srv.URL + "/w/x/a/b/", Parent: srv.URL + "/w/x/a/", DupHops: 3},
+		queue.URL{URL: srv.URL + "/cal/2.html", Parent: base + "/cal/1.html"},
+		queue.URL{URL: srv.URL + "/cal/3.html", Parent: base + "/cal/1.html"},
+		queue.URL{URL: srv.URL + "/cal/4.html", Parent: base + "/cal/1.html"},
+		queue.URL{URL: srv.URL + "/cal/5.html", Parent: base + "/cal/1.html"},
 	)
 	held := func(u, reason string) bool {
 		i := info(u)
 		return i.URL == nil && i.Exclusion != nil && i.Exclusion.Reason == reason
 	}
-	testenv.Eventually(t, 20*time.Second, "two of the pattern fetched, two held, the chain held", func() bool {
-		return info(base+"/cal/2.html").URL != nil && info(base+"/cal/2.html").URL.State == store.StateFetched &&
-			held(base+"/cal/3.html", pattern.ReasonPatternBudget) && held(base+"/cal/4.html", pattern.ReasonPatternBudget) &&
-			held(base+"/w/x/a/b/", pattern.ReasonDuplicateChain)
+	testenv.Eventually(t, 20*time.Second, "two generated URLs fetched, two held", func() bool {
+		return info(base+"/cal/3.html").URL != nil && info(base+"/cal/3.html").URL.State == store.StateFetched &&
+			held(base+"/cal/4.html", pattern.ReasonPatternBudget) && held(base+"/cal/5.html", pattern.ReasonPatternBudget)
 	})
 	st, err := e.DB.Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Excluded[pattern.ReasonPatternBudget] != 2 || st.Excluded[pattern.ReasonDuplicateChain] != 1 {
-		t.Errorf("stats count held URLs %v, want 2 and 1", st.Excluded)
+	if st.Excluded[pattern.ReasonPatternBudget] != 2 {
+		t.Errorf("stats count held URLs %v, want 2", st.Excluded)
+	}
+	if n := requested("/cal/4.html") + requested("/cal/5.html"); n != 0 {
+		t.Errorf("held URLs requested %d times", n)
 	}
 
-	// The first page of the pattern was distinct: its budget grows by two.
-	produce(queue.URL{URL: base + "/cal/1.html", Kind: queue.KindVerdict, Verdict: &queue.Verdict{URL: base + "/cal/1.html"}})
-	testenv.Eventually(t, 20*time.Second, "held URLs of the pattern released and fetched", func() bool {
-		a, b := info(base+"/cal/3.html"), info(base+"/cal/4.html")
+	// Two more URLs of the family found from outside it: evidence that it is
+	// part of the site, which releases the two held.
+	produce(
+		queue.URL{URL: srv.URL + "/cal/7.html", Parent: base + "/"},
+		queue.URL{URL: srv.URL + "/cal/8.html", Parent: base + "/"},
+	)
+	testenv.Eventually(t, 20*time.Second, "held URLs of the family released and fetched", func() bool {
+		a, b := info(base+"/cal/4.html"), info(base+"/cal/5.html")
 		return a.URL != nil && a.URL.State == store.StateFetched && a.Exclusion == nil &&
 			b.URL != nil && b.URL.State == store.StateFetched && b.Exclusion == nil
 	})
-	if !held(base+"/w/x/a/b/", pattern.ReasonDuplicateChain) {
-		t.Errorf("the duplicate chain was released by another pattern's verdict: %+v", info(base+"/w/x/a/b/"))
-	}
-	if n := requested("/w/x/a/b/"); n != 0 {
-		t.Errorf("held chain link requested %d times", n)
-	}
-	for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
+	for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html", "/cal/5.html"} {
 		if n := requested(p); n != 1 {
 			t.Errorf("%s requested %d times, want once", p, n)
 		}
@@ -96,15 +99,23 @@ func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 		t.Errorf("released URLs still counted as held: %v", st.Excluded)
 	}
 
-	// A fetch result carries what the parser needs for its verdict.
-	for _, r := range e.Consume(t, queue.TopicPages, 5, 10*time.Second) {
+	// A fetch result carries what the parser needs for its verdict and for
+	// the links found on the page.
+	calSpace, _ := pattern.Of(base + "/cal/2.html")
+	for _, r := range e.Consume(t, queue.TopicPages, 6, 10*time.Second) {
 		p, err := queue.DecodePage(r.Value)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pp, ps := pattern.Of(base + "/")
-		if strings.Contains(p.URL, "/cal/") && (p.ParentPattern != uint64(pattern.KeyOf(pp)) || p.ParentSection != uint64(pattern.KeyOf(ps))) {
-			t.Errorf("%s: parent keys %d/%d, want those of /", p.URL, p.ParentPattern, p.ParentSection)
+		switch p.URL {
+		case base + "/cal/1.html":
+			if p.Hops != 0 {
+				t.Errorf("%s: hops %d, want 0 (grounded)", p.URL, p.Hops)
+			}
+		case base + "/cal/2.html":
+			if p.Hops != 1 || p.Origin != uint64(pattern.KeyOf(pattern.Family(calSpace))) {
+				t.Errorf("%s: hops %d origin %d, want 1 and the key of %s", p.URL, p.Hops, p.Origin, pattern.Family(calSpace))
+			}
 		}
 	}
 }
@@ -124,7 +135,7 @@ func TestParkedHandedBackAtStop(t *testing.T) {
 	}
 
 	cfg := testConfig()
-	cfg.Patterns = pattern.Config{Budget: 2, ChainBudget: 1, MaxDupHops: 2}
+	cfg.Patterns = pattern.Config{Budget: 1}
 	// A delay long enough that the stop comes with URLs still queued: a
 	// fetcher that stops idle (the crawl finished) hands nothing back.
 	cfg.DefaultDelay = time.Second
@@ -132,7 +143,7 @@ func TestParkedHandedBackAtStop(t *testing.T) {
 	var recs []*kgo.Record
 	recs = append(recs, urlRecord(t, queue.URL{URL: srv.URL + "/", Seed: true}, part))
 	for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
-		recs = append(recs, urlRecord(t, queue.URL{URL: srv.URL + p, Parent: srv.URL + "/"}, part))
+		recs = append(recs, urlRecord(t, queue.URL{URL: srv.URL + p, Parent: calParent(base, p)}, part))
 	}
 	if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -192,7 +203,7 @@ func TestParkedHandedBackOnRevoke(t *testing.T) {
 	}
 
 	cfg := testConfig()
-	cfg.Patterns = pattern.Config{Budget: 2, ChainBudget: 1, MaxDupHops: 2}
+	cfg.Patterns = pattern.Config{Budget: 1}
 	cfg.DefaultDelay = 2 * time.Second // work left on every host when the rebalance comes
 	_, stopA := startFetcher(t, e, cfg)
 	defer stopA()
@@ -200,7 +211,7 @@ func TestParkedHandedBackOnRevoke(t *testing.T) {
 	for _, s := range sites {
 		recs = append(recs, urlRecord(t, queue.URL{URL: s.base + "/", Seed: true}, s.part))
 		for _, p := range []string{"/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html"} {
-			recs = append(recs, urlRecord(t, queue.URL{URL: s.base + p, Parent: s.base + "/"}, s.part))
+			recs = append(recs, urlRecord(t, queue.URL{URL: s.base + p, Parent: calParent(s.base, p)}, s.part))
 		}
 	}
 	if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
@@ -259,8 +270,10 @@ func TestParkedHandedBackOnRevoke(t *testing.T) {
 // fetches them when its budgets admit them; a host with nothing queued has
 // finished, and its held URLs stay excluded.
 func TestHeldReloadedAfterKill(t *testing.T) {
-	if pattern.ReasonPatternBudget != store.ReasonPatternBudget {
-		t.Fatalf("the pattern budgets hold with reason %q, the store finds held URLs by %q", pattern.ReasonPatternBudget, store.ReasonPatternBudget)
+	for _, r := range []string{pattern.ReasonPatternBudget, pattern.ReasonDuplicateSpace, pattern.ReasonRewrite} {
+		if !slices.Contains(store.HeldReasons, r) {
+			t.Fatalf("the budgets hold with reason %q, the store finds held URLs by %q", r, store.HeldReasons)
+		}
 	}
 	e := testenv.New(t)
 	ctx := context.Background()
@@ -288,7 +301,7 @@ func TestHeldReloadedAfterKill(t *testing.T) {
 	}
 
 	cfg := testConfig()
-	cfg.Patterns = pattern.Config{Budget: 10, ChainBudget: 1, MaxDupHops: 2}
+	cfg.Patterns = pattern.Config{Budget: 10}
 	_, stop := startFetcher(t, e, cfg)
 	defer stop()
 	base := strings.ToLower(busy.URL)
@@ -315,4 +328,14 @@ func TestHeldReloadedAfterKill(t *testing.T) {
 			t.Errorf("%s of the finished host is no longer excluded: %+v", p, i)
 		}
 	}
+}
+
+// calParent is where the tests' calendar pages are found: the first from
+// "/", the others on the first (generated by their family, so that a
+// budget of 1 admits /cal/2.html and holds /cal/3.html and /cal/4.html).
+func calParent(base, p string) string {
+	if p == "/cal/1.html" {
+		return base + "/"
+	}
+	return base + "/cal/1.html"
 }

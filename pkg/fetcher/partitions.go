@@ -175,9 +175,19 @@ func (f *Fetcher) heldRecords(ctx context.Context, p int32, queued []store.URL) 
 			hosts = append(hosts, u.Host)
 		}
 	}
-	held, err := f.store.HeldURLs(ctx, hosts, f.cfg.Patterns.MaxParked)
+	recs, err := f.heldOf(ctx, hosts)
 	if err != nil {
 		return nil, fmt.Errorf("held urls of partition %d: %w", p, err)
+	}
+	return recs, nil
+}
+
+// heldOf returns, as held crawl.urls records, the oldest URLs the budgets
+// hold on hosts according to the store, up to the parking bound per host.
+func (f *Fetcher) heldOf(ctx context.Context, hosts []string) ([]*kgo.Record, error) {
+	held, err := f.store.HeldURLs(ctx, hosts, f.cfg.Patterns.MaxParked)
+	if err != nil {
+		return nil, err
 	}
 	recs := make([]*kgo.Record, 0, len(held))
 	for _, e := range held {
@@ -185,9 +195,24 @@ func (f *Fetcher) heldRecords(ctx context.Context, p int32, queued []store.URL) 
 		if err != nil {
 			continue // recorded from a URL that no longer encodes: it stays excluded
 		}
-		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(e.Host), Value: v, Partition: p})
+		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(e.Host), Value: v, Partition: queue.PartitionOf(e.Host)})
 	}
 	return recs, nil
+}
+
+// reloadOverflow sends the URLs held on hosts past the parking bound (only
+// in the store) to be decided again, now that their hosts' parking has
+// room: nothing held is written off, however many a host holds.
+func (f *Fetcher) reloadOverflow(ctx context.Context, hosts []string) {
+	recs, err := f.heldOf(ctx, hosts)
+	if err != nil {
+		f.log.Warn("reload held urls past the parking bound; they stay held until the next reload", "hosts", len(hosts), "err", err)
+		return
+	}
+	for _, r := range recs {
+		f.kafka.Produce(ctx, r, f.logHeldProduce)
+	}
+	f.log.Debug("held URLs past the parking bound sent to be decided again", "hosts", len(hosts), "urls", len(recs))
 }
 
 func (f *Fetcher) logHeldProduce(r *kgo.Record, err error) {

@@ -384,7 +384,7 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 		LastModified: resp.Header.Get("Last-Modified"), Truncated: resp.TruncReason,
 		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: ceilMS(resp.Duration),
 		CrawlID: it.CrawlID, RawRequest: resp.RawRequest, RawResponse: resp.RawResponse, Body: resp.Body,
-		DupHops: it.DupHops, ParentPattern: it.ParentPattern, ParentSection: it.ParentSection,
+		DupHops: it.DupHops, Hops: it.Hops, Origin: it.Origin, ParentSpace: it.ParentSpace,
 	}
 	v, err := queue.EncodePage(p)
 	if err != nil {

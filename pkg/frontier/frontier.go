@@ -50,9 +50,12 @@ type Item struct {
 	CrawlID      string // operator's crawl id, carried to the capture
 	// Ancestry for the page's content verdict: duplicate pages in a row that
 	// led here, and the pattern keys of the page that linked it.
-	DupHops                      int
-	ParentPattern, ParentSection uint64
-	Revisit                      bool // a planned revisit of a stored URL
+	DupHops int
+	Hops    int    // generated-chain hops it was admitted with (pattern.Candidate)
+	Origin  uint64 // the family charged for it
+	// ParentSpace is the space of the same-host page it was found on.
+	ParentSpace uint64
+	Revisit     bool // a planned revisit of a stored URL
 }
 
 // Config sets the politeness schedule. Zero values take the defaults noted.

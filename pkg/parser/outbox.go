@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
@@ -24,17 +25,20 @@ type pageOut struct {
 	hops     int                  // the page's own duplicate hops
 }
 
-func (o *pageOut) add(raw string, from queue.Page, depth, redirects int, kind string, fromRobots bool) {
+// add reports whether the URL became a candidate.
+func (o *pageOut) add(raw string, from queue.Page, depth, redirects int, kind string, fromRobots bool) bool {
 	norm, err := o.p.norm.Normalize(raw)
 	if err != nil {
 		o.exclude(raw, from, urlnorm.Reason(err))
-		return
+		return false
 	}
 	if redirects > maxRedirects {
 		o.exclude(norm, from, ReasonMaxRedirects)
-		return
+		return false
 	}
-	o.cands = append(o.cands, queue.URL{URL: norm, Depth: depth, Kind: kind, Redirects: redirects, Parent: from.URL, FromRobots: fromRobots, CrawlID: from.CrawlID, DiscoveredAt: time.Now()})
+	o.cands = append(o.cands, queue.URL{URL: norm, Depth: depth, Kind: kind, Redirects: redirects, Parent: from.URL, FromRobots: fromRobots, CrawlID: from.CrawlID, DiscoveredAt: time.Now(),
+		ParentHops: from.Hops, ParentOrigin: from.Origin})
+	return true
 }
 
 func (o *pageOut) exclude(u string, from queue.Page, reason string) {
@@ -76,9 +80,16 @@ func (o *outbox) merge(po *pageOut, v *queue.Verdict) {
 			c.DupHops = po.hops + 1
 		}
 		if j, ok := o.seen[c.URL]; ok {
-			if c.DupHops < o.cands[j].DupHops {
-				o.cands[j].DupHops, o.cands[j].Parent = c.DupHops, c.Parent
+			// Keep the better evidence of the two sightings: the shorter
+			// duplicate chain, then the page admitted with fewer hops of
+			// generation (a grounded one first).
+			if c.Parent != o.cands[j].Parent && c.Parent != "" && !pattern.Neighbours(c.URL, c.Parent) {
+				o.cands[j].Referrers++
 			}
+			if b := &o.cands[j]; c.DupHops < b.DupHops || c.DupHops == b.DupHops && c.ParentHops < b.ParentHops {
+				b.DupHops, b.Parent, b.ParentHops, b.ParentOrigin = c.DupHops, c.Parent, c.ParentHops, c.ParentOrigin
+			}
+			o.cands[j].Listed = o.cands[j].Listed || c.Listed
 			continue
 		}
 		o.seen[c.URL] = len(o.cands)

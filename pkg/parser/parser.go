@@ -442,7 +442,7 @@ func (pd *pending) verdict() *queue.Verdict {
 	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 400 || pd.revisit() {
 		return nil
 	}
-	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), ParentPattern: pg.ParentPattern, ParentSection: pg.ParentSection, DupHops: pg.DupHops}
+	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
 }
 
 // analysis is what the parallel stage learns about one page.
@@ -559,7 +559,9 @@ func (p *Parser) sitemap(pg queue.Page, out *pageOut) {
 				out.mods = append(out.mods, store.Modification{Hash: store.HashURL(norm), LastMod: e.LastMod})
 			}
 		}
-		out.add(e.Loc, pg, pg.Depth+1, 0, kind, pg.FromRobots && kind == queue.KindSitemap)
+		if out.add(e.Loc, pg, pg.Depth+1, 0, kind, pg.FromRobots && kind == queue.KindSitemap) {
+			out.cands[len(out.cands)-1].Listed = true
+		}
 	}
 }
 

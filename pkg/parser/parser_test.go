@@ -375,7 +375,7 @@ func TestDuplicateAncestry(t *testing.T) {
 	produce(t, e,
 		page("f1", "http://a.example/", `<html><body><p>`+text+`</p><a href="/a1.html">a</a> <a href="http://b.example/x">b</a></body></html>`, 200),
 		page("f2", "http://a.example/near.html", `<html><body><p>`+near+`</p><a href="/b1.html">b</a></body></html>`, 200, func(p *queue.Page) {
-			p.DupHops, p.ParentPattern, p.ParentSection = 1, 7, 8
+			p.DupHops, p.Hops, p.Origin = 1, 7, 8
 		}),
 		page("f3", "http://a.example/lone.html", `<html><body><p>`+lorem(300, 12)+`</p><a href="/known.html">k</a></body></html>`, 200),
 	)
@@ -416,12 +416,15 @@ func TestDuplicateAncestry(t *testing.T) {
 	if u := got["http://a.example/b1.html"]; u.DupHops != 2 {
 		t.Errorf("link of a near duplicate reached through 1 hop: %d hops, want 2", u.DupHops)
 	}
+	if u := got["http://a.example/b1.html"]; u.ParentHops != 7 || u.ParentOrigin != 8 {
+		t.Errorf("link of a page admitted with 7 hops from origin 8 carries %d and %d", u.ParentHops, u.ParentOrigin)
+	}
 	if u := got["http://b.example/x"]; u.Verdict != nil {
 		t.Errorf("verdict rides on another host's URL: %+v", u)
 	}
 	want := map[string]queue.Verdict{
 		"http://a.example/":          {URL: "http://a.example/"},
-		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, ParentPattern: 7, ParentSection: 8, DupHops: 1},
+		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, Hops: 7, Origin: 8, DupHops: 1},
 		"http://a.example/lone.html": {URL: "http://a.example/lone.html"},
 	}
 	for u, w := range want {

@@ -4,54 +4,70 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Reasons recorded for URLs held back, stable for the exclusion log.
 const (
-	ReasonPatternBudget  = "trap_pattern_budget"
-	ReasonDuplicateChain = "trap_duplicate_chain"
+	// ReasonPatternBudget: a URL its own space generated (found on a page of
+	// its family, or down such a chain) past what the family has earned.
+	ReasonPatternBudget = "trap_pattern_budget"
+	// ReasonDuplicateSpace: a generated URL of a space whose generated
+	// pages came back duplicates, or whose first ones are still unjudged.
+	ReasonDuplicateSpace = "trap_duplicate_space"
+	// ReasonRewrite: a URL a learned duplicate-producing rewrite maps onto
+	// another (or one such rewrite still being judged).
+	ReasonRewrite = "dust_rewrite"
 )
 
 // Defaults of the flags (DefaultConfig), and of the memory bounds when zero.
 const (
-	DefaultBudget      = 5
-	DefaultChainBudget = 1
-	DefaultMaxDupHops  = 3
-	DefaultMaxPatterns = 256
+	DefaultBudget         = 4
+	DefaultEvidenceWeight = 3
+	DefaultShare          = 0.1
+	DefaultProbe          = 2
+	DefaultYieldShare     = 4.0
+	DefaultReferrers      = 3
+	// YieldGrowth is what a family earns for each distinct page its
+	// generated pages led to outside itself (up to the yield share).
+	YieldGrowth        = 2
+	DefaultMaxPatterns = 4096
 	DefaultMaxParked   = 1024
+	// rewriteProbeEvery: one URL in so many that an active rewrite matches
+	// is fetched all the same, so a rule that went wrong is found out.
+	rewriteProbeEvery = 25
+	maxRuleWatch      = 4096 // URLs whose verdict judges a rewrite, per host
 )
 
-// Growth and Shrink are what one page's verdict does to the budget of its
-// pattern (and of the duplicate-chain section that admitted it): a distinct
-// page earns Growth admissions, a duplicate takes Shrink away. A pattern keeps
-// growing while fewer than two thirds of its pages are duplicates.
-const (
-	Growth = 2
-	Shrink = 1
-)
-
-// Config holds the trap budgets. Zero or negative Budget, ChainBudget or
-// MaxDupHops turns that bound off (operators switch each off with its flag);
-// DefaultConfig has them on.
+// Config holds the trap budgets. Zero or negative Budget turns the
+// generated-URL budgets off, zero or negative Probe the duplicate and rewrite
+// probes; DefaultConfig has them on.
 type Config struct {
-	Budget      int // first admissions per URL pattern and host
-	ChainBudget int // first admissions of links with duplicate ancestry per section and host
-	MaxDupHops  int // consecutive duplicate pages after which a chain is cut
-	MaxPatterns int // patterns (and sections) tracked per host; later ones share one entry
-	MaxParked   int // URLs parked per host; more are only recorded
+	Budget         int     // generated URLs first admitted per family of a host
+	EvidenceWeight int     // more per URL of the family found from outside it
+	Share          float64 // more per real page of the host found from outside
+	Probe          int     // generated URLs of a space, or matches of a rewrite, admitted before their verdicts are in
+	Referrers      int     // distinct fetched pages linking a held URL that admit it as evidence
+	YieldShare     float64 // what a family's yield may earn, per real page of the host found from outside it
+	MaxPatterns    int     // spaces tracked per host; past it, idle ones are forgotten
+	MaxParked      int     // held URLs kept in memory per host; the store keeps the rest
 }
 
 // DefaultConfig returns the budgets the flags default to.
 func DefaultConfig() Config {
-	return Config{Budget: DefaultBudget, ChainBudget: DefaultChainBudget, MaxDupHops: DefaultMaxDupHops}.WithDefaults()
+	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers}.WithDefaults()
 }
 
 // RegisterFlags registers the budgets under prefix.
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
-	fs.IntVar(&c.Budget, prefix+"pattern-budget", DefaultBudget, "URLs first admitted per URL pattern of a host; each distinct page of the pattern earns 2 more, each duplicate takes 1 away (0 or negative = no pattern budgets)")
-	fs.IntVar(&c.ChainBudget, prefix+"dup-chain-budget", DefaultChainBudget, "links found on duplicate pages first admitted per site section; each distinct page such links lead to earns 2 more (0 or negative = no limit)")
-	fs.IntVar(&c.MaxDupHops, prefix+"max-dup-hops", DefaultMaxDupHops, "consecutive duplicate pages after which links are held unless their section has shown that its duplicates lead to distinct pages (0 or negative = no limit)")
+	fs.IntVar(&c.Budget, prefix+"pattern-budget", DefaultBudget, "URLs a URL family of a host may generate from its own pages before it has earned more (0 or negative = no budgets on generated URLs)")
+	fs.IntVar(&c.EvidenceWeight, prefix+"pattern-evidence", DefaultEvidenceWeight, "generated URLs a family earns for each of its URLs found from outside it: another family's page, another host, a sitemap, a seed")
+	fs.Float64Var(&c.Share, prefix+"pattern-share", DefaultShare, "generated URLs every family of a host earns per page of the host found from outside its family and fetched distinct")
+	fs.Float64Var(&c.YieldShare, prefix+"pattern-yield", DefaultYieldShare, "what a family earns by yield (2 per distinct page outside itself that its generated pages led to) is capped at this many per real page of the host found from outside the family: an index of near-duplicate pages listing real articles is followed, an endless one stops (0 = yield earns nothing)")
+	fs.IntVar(&c.Referrers, prefix+"pattern-referrers", DefaultReferrers, "a held URL linked from this many distinct fetched pages is admitted as evidence: a site's pages link each other, a generated space's URLs are each found on the one page that made them up (0 or negative = off)")
+	fs.IntVar(&c.Probe, prefix+"dup-probe", DefaultProbe, "generated URLs of one space (and matches of one suspected duplicate-producing rewrite) fetched before the verdicts on them are in; a space or rewrite whose probes come back duplicates is held (0 or negative = off)")
 }
 
 // Validate reports settings the budgets cannot honour.
@@ -63,12 +79,15 @@ func (c *Config) Validate() error {
 	if c.MaxParked < 0 {
 		errs = append(errs, fmt.Errorf("max parked %d: must not be negative", c.MaxParked))
 	}
+	if c.EvidenceWeight < 0 || c.Share < 0 || c.YieldShare < 0 {
+		errs = append(errs, fmt.Errorf("pattern evidence %d, share %g and yield %g: must not be negative", c.EvidenceWeight, c.Share, c.YieldShare))
+	}
 	return errors.Join(errs...)
 }
 
 // Enabled reports whether any bound is on: with none, admission skips the
 // bookkeeping and verdicts are ignored.
-func (c Config) Enabled() bool { return c.Budget > 0 || c.ChainBudget > 0 || c.MaxDupHops > 0 }
+func (c Config) Enabled() bool { return c.Budget > 0 || c.Probe > 0 }
 
 // WithDefaults fills the zero memory bounds.
 func (c Config) WithDefaults() Config {
@@ -81,11 +100,10 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Key identifies a pattern or a section of a host in a few bytes, so a
-// queued URL can carry its parent's without carrying strings.
+// Key identifies a space, a family or a rewrite of a host in a few bytes.
 type Key uint64
 
-// KeyOf returns the key of a pattern or section (FNV-1a).
+// KeyOf returns the key of a pattern or family (FNV-1a).
 func KeyOf(s string) Key {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {
@@ -95,83 +113,172 @@ func KeyOf(s string) Key {
 	return Key(h)
 }
 
-// overflow is the shared entry of the patterns and sections of a host past
-// MaxPatterns: memory per host stays bounded whatever a site generates.
-var overflow = KeyOf("*")
-
-// Candidate is a URL about to be admitted.
+// Candidate is a URL about to be admitted, with how it was found.
 type Candidate struct {
-	Pattern, Section string // Of the URL
-	// ChainSection is the section of the duplicate page the URL was found on;
-	// it is only read when DupHops > 0.
-	ChainSection Key
-	DupHops      int // consecutive duplicate pages that led here
+	URL    string // normalized
+	Parent string // the page it was found on, "" for seeds and the operator's
+	// Others is how many other pages, not its neighbours, linked it in
+	// the same sighting (one parser batch): referrers beside Parent.
+	Others int
+	Space  string // the URL's space on its host (Host.Describe)
+	// ParentSpace is the space of the page it was found on, when that is
+	// on the same host: what a space's pages lead to is part of what it
+	// earns.
+	ParentSpace Key
+	// Grounded: found from outside its family, on a page that was itself
+	// grounded (another family of the host, another host, a sitemap, a
+	// seed, the operator). Such a URL is evidence that its family is part
+	// of the site; anything else was generated by a family's own pages.
+	Grounded bool
+	// Origin is the family charged for a URL that is not grounded: the
+	// family whose own pages generated the chain that led here.
+	Origin Key
+	Hops   int // pages of generated chains that led here (0 when grounded)
 }
 
 // Decision is the outcome of Host.Admit.
 type Decision struct {
 	Admit  bool
-	Reason string // ReasonPatternBudget or ReasonDuplicateChain when held
-	Shift  int    // priority levels to lower an admitted URL by
-	key    parkKey
+	Reason string // one of the Reason constants when held
+	Rule   string // the rewrite, when Reason is ReasonRewrite
+	// Last: serve it after its host's other URLs. A generated URL, or one
+	// of a family that has generated more than it earned: the host's real
+	// pages come first.
+	Last bool
+	// Corroborated: a held URL released because enough distinct pages link
+	// it; it is admitted as grounded (0 hops, no origin).
+	Corroborated bool
+	key          parkKey
 }
 
 // Verdict is what the parser found a fetched page to be.
 type Verdict struct {
-	Pattern, Section string // Of the page's URL
-	// ParentPattern and ParentSection are those of the page the URL was found
-	// on (zero for seeds and sitemap entries): what a pattern's and a
-	// section's links lead to decides how far their duplicates are followed.
-	ParentPattern, ParentSection Key
-	Duplicate                    bool // exact or near duplicate of an earlier page
-	DupHops                      int  // duplicate pages in a row that led to the page
+	URL      string
+	Hash     int64 // of URL, as Park was given it
+	Grounded bool  // the page was admitted grounded
+	Origin   Key
+	// ParentSpace is the space of the same-host page the page was found
+	// on (0: another host, a seed).
+	ParentSpace Key
+	Duplicate   bool // exact or near duplicate of an earlier page
 }
 
-// stats is what one pattern or section of a host has shown.
-type stats struct {
-	name          string
-	admitted      int // URLs admitted (patterns)
-	distinct, dup int // verdicts of its own pages
-	// What the links of its pages led to.
-	leadDistinct, leadDup int
-	chainAdmitted         int // links found on its duplicate pages admitted (sections)
+// space is what one space (pattern with its query keys) or one family
+// (path pattern) of a host has shown; a pattern without a query is both.
+type space struct {
+	name string
+	// As a space: verdicts, and generated URLs admitted.
+	distinct, dup       int
+	genDistinct, genDup int // verdicts of generated pages
+	genAdmitted         int
+	lead                int // distinct pages outside its family its pages led to
+	// As a family: URLs found from outside it, the grounded real pages it
+	// has, generated URLs charged to it, and the distinct pages outside
+	// itself that those led to.
+	evidence, real, charged, yield int
+	// As a family: all its pages' verdicts, and the distinct pages outside
+	// it that they led to.
+	famDup, famDistinct, famLead int
 }
 
-// allowance is how many URLs of a pattern may be admitted: its first budget,
-// more for each page of it that came back distinct or led to a distinct page,
-// less for each duplicate. Its first link is always admitted.
-func (p *stats) allowance(budget int) int {
-	return max(1, budget+Growth*(p.distinct+p.leadDistinct)-Shrink*(p.dup+p.leadDup))
+// copying reports whether a family's pages came back duplicates three times
+// as often as distinct, or as pages they led to, three or more: what it
+// generates is held, however its own grounded pages are linked.
+func (s *space) copying() bool {
+	return s.famDup >= 3 && s.famDup >= 3*(s.famDistinct+s.famLead)
 }
 
-// chainAllowance is how many links found on a section's duplicate pages may
-// be admitted: more as its links lead to distinct pages, fewer as they lead to
-// duplicates and as the section answers more duplicates than distinct pages
-// (past its first duplicate, so a fresh section gets one probe).
-func (s *stats) chainAllowance(budget int) int {
-	return budget + Growth*s.leadDistinct - Shrink*s.leadDup - Shrink*max(0, s.dup-s.distinct-1)
-}
+// genPending is how many generated URLs of the space wait for a verdict.
+func (s *space) genPending() int { return s.genAdmitted - s.genDistinct - s.genDup }
 
-// proven reports whether a section's links have led to more distinct pages
-// than duplicates: a template-heavy index, not a trap.
-func (s *stats) proven() bool { return s.leadDistinct > s.leadDup }
+// duplicating reports whether the space's generated pages came back mostly
+// duplicates: two or more, and at least twice the distinct pages they were
+// or led to (an index of near-duplicate pages that lists real articles is
+// not duplicating).
+func (s *space) duplicating() bool { return s.genDup >= 2 && s.genDup >= 2*(s.genDistinct+s.lead) }
 
-// parkKey names the budget that holds a parked URL.
+// parkKind names the budget that holds a parked URL.
+type parkKind uint8
+
+const (
+	parkFamily  parkKind = iota // the family's generated-URL budget
+	parkSpace                   // the space's probes and duplicates
+	parkRewrite                 // a rewrite
+)
+
 type parkKey struct {
-	chain bool // the section's duplicate-chain budget, else the pattern budget
-	key   Key
+	kind parkKind
+	key  Key
 }
 
-// Host is the pattern bookkeeping of one host, with the URLs it holds back
-// (of any type T). It is not safe for concurrent use.
+// Host is the admission bookkeeping of one host, with the URLs it holds
+// back (of any type T). It is not safe for concurrent use.
 type Host[T any] struct {
-	patterns map[Key]*stats
-	sections map[Key]*stats
+	spaces   map[Key]*space
+	real     int // grounded pages of the host fetched distinct
+	rules    map[Rewrite]*ruleStats
+	watch    map[int64]Rewrite // URL hash -> the rewrite its verdict judges
 	parked   map[parkKey][]parkedURL[T]
-	inPark   map[int64]bool
+	inPark   map[int64]*referrers
 	grown    map[parkKey]bool // budgets that earned admissions since the last Release
 	held     int              // URLs held back so far (parked or not)
+	overflow int              // held URLs past MaxParked, only in the store
+	// noEvictBelow: the last eviction scan found nothing idle; the next
+	// waits until the table reaches this size.
+	noEvictBelow int
+	slots        map[string]*slot // path positions by prefix (fold.go)
+	corroborated int              // held URLs admitted for their referrers
 }
+
+// Corroborated returns how many held URLs were admitted because enough
+// distinct pages link them.
+func (h *Host[T]) Corroborated() int { return h.corroborated }
+
+// referrers are the distinct pages a held URL was found on, up to the
+// number that corroborates it.
+type referrers struct {
+	pages []uint64
+}
+
+// Neighbours reports whether two URLs are made from one another: the same
+// path with other parameters (a facet and its refinements, the pages of a
+// listing, a sort order), or one path segment apart (a page and its print
+// view). A space that generates URLs links each of them from its
+// neighbours, which are no evidence that the site points to it. (A site
+// that addresses its pages by a parameter alone, /index.php?title=X, gets
+// no corroboration from its own links either: it needs evidence.)
+func Neighbours(u, parent string) bool {
+	ub, _, _ := strings.Cut(u, "?")
+	pb, _, _ := strings.Cut(parent, "?")
+	if ub == pb {
+		return true
+	}
+	// A longer file name is no neighbour: documentation names its sections
+	// after their chapters ("bki-commands.html" under "bki.html").
+	d, down := deriveRewrite(u, parent)
+	p, up := deriveRewrite(parent, u)
+	return down && d.Suffix == "" || up && p.Suffix == ""
+}
+
+// add counts the pages a sighting of the URL came from.
+func (r *referrers) add(c Candidate) {
+	if c.Parent == "" || Neighbours(c.URL, c.Parent) {
+		return
+	}
+	p := uint64(KeyOf(c.Parent))
+	if slices.Contains(r.pages, p) {
+		return
+	}
+	r.pages = append(r.pages, p)
+	for i := range min(c.Others, 8) {
+		// Pages of the same batch, known only by number: distinct from
+		// each other, and as good as distinct from earlier ones.
+		r.pages = append(r.pages, p^uint64(i+1)*0x9e3779b97f4a7c15)
+	}
+}
+
+// corroborated reports whether n distinct pages link the URL.
+func (r *referrers) corroborated(n int) bool { return n > 0 && len(r.pages) >= n }
 
 type parkedURL[T any] struct {
 	hash int64
@@ -181,114 +288,198 @@ type parkedURL[T any] struct {
 
 // NewHost returns empty bookkeeping.
 func NewHost[T any]() *Host[T] {
-	return &Host[T]{patterns: map[Key]*stats{}, sections: map[Key]*stats{}}
+	return &Host[T]{spaces: map[Key]*space{}}
 }
 
-// entry returns the stats of key in m, creating them (or, past max entries,
-// sharing the overflow entry), and the key they are kept under: parking and
-// growth use it, so URLs held by the shared entry are released by its growth.
-// name is "" when only the key is known.
-func entry(m map[Key]*stats, max int, key Key, name string) (*stats, Key) {
-	e := m[key]
-	if e == nil {
-		if len(m) >= max {
-			key, name = overflow, "*"
-			if e = m[key]; e != nil {
-				return e, key
+// entry returns the stats of a space or family, creating them. Past
+// MaxPatterns it first forgets some entries that hold nothing back and
+// charged nothing (one-URL literal patterns, mostly), so memory stays
+// bounded without lumping new spaces together.
+func (h *Host[T]) entry(cfg Config, name string) (*space, Key) {
+	k := KeyOf(name)
+	if e := h.spaces[k]; e != nil {
+		return e, k
+	}
+	if len(h.spaces) >= cfg.MaxPatterns {
+		if h.evict(len(h.spaces)/8) == 0 {
+			// Nothing idle to forget: the URL shares the entry of its
+			// pattern with the last path segment folded, so memory stays
+			// bounded (by the number of such folds) without one shared
+			// overflow entry for everything.
+			name = foldLast(name)
+			k = KeyOf(name)
+			if e := h.spaces[k]; e != nil {
+				return e, k
 			}
 		}
-		e = &stats{name: name}
-		m[key] = e
-	} else if e.name == "" {
-		e.name = name
 	}
-	return e, key
+	e := &space{name: name}
+	h.spaces[k] = e
+	return e, k
+}
+
+// evict forgets up to n entries whose loss changes no decision much: no
+// generated URL charged or admitted, nothing parked. It returns how many it
+// forgot; a scan that finds none is not repeated until the table has grown
+// by an eighth, so a full table of busy entries costs no scan per URL.
+func (h *Host[T]) evict(n int) int {
+	if len(h.spaces) < h.noEvictBelow {
+		return 0
+	}
+	forgot := 0
+	for k, e := range h.spaces {
+		if forgot >= n {
+			break
+		}
+		if e.charged == 0 && e.genAdmitted == 0 && len(h.parked[parkKey{parkFamily, k}]) == 0 && len(h.parked[parkKey{parkSpace, k}]) == 0 {
+			delete(h.spaces, k)
+			forgot++
+		}
+	}
+	if forgot == 0 {
+		h.noEvictBelow = len(h.spaces) + len(h.spaces)/8 + 1
+	}
+	return forgot
+}
+
+// foldLast returns a pattern with its last path segment replaced by {*},
+// its query keys kept.
+func foldLast(p string) string {
+	path, query, hasQuery := strings.Cut(p, "?")
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		path = path[:i+1] + "{*}"
+	}
+	if hasQuery {
+		return path + "?" + query
+	}
+	return path
+}
+
+// allowance is how many generated URLs a family may have admitted: its first
+// budget, more for each of its URLs found from outside it, more for what its
+// generated pages led to outside itself (bounded by the host's other real
+// pages: an endless space that yields stops at a multiple of the site), and
+// a share of the host's real pages found from outside it.
+func (h *Host[T]) allowance(cfg Config, f *space) int {
+	others := float64(h.real - f.real)
+	return cfg.Budget + cfg.EvidenceWeight*f.evidence + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + int(cfg.Share*others)
 }
 
 // Admit decides on a candidate and, when it is admitted, counts it against
 // its budgets. A caller that then finds the URL already known takes the
 // admission back with Unadmit.
-func (h *Host[T]) Admit(cfg Config, c Candidate) Decision {
-	p, pk := entry(h.patterns, cfg.MaxPatterns, KeyOf(c.Pattern), c.Pattern)
-	if cfg.Budget > 0 && p.admitted >= p.allowance(cfg.Budget) {
-		return Decision{Reason: ReasonPatternBudget, key: parkKey{key: pk}}
+func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
+	if d, ok := h.rewrite(cfg, hash, c); ok {
+		return d
 	}
-	if c.DupHops > 0 {
-		chain, ck := entry(h.sections, cfg.MaxPatterns, c.ChainSection, "")
-		held := Decision{Reason: ReasonDuplicateChain, key: parkKey{chain: true, key: ck}}
-		if cfg.MaxDupHops > 0 && c.DupHops > cfg.MaxDupHops && !chain.proven() {
-			return held
+	d := h.admit(cfg, c)
+	if !d.Admit {
+		h.unwatch(hash)
+	}
+	return d
+}
+
+func (h *Host[T]) admit(cfg Config, c Candidate) Decision {
+	sp, sk := h.entry(cfg, c.Space)
+	fam, _ := h.entry(cfg, Family(c.Space))
+	if c.Grounded {
+		// Whatever its pages turned out to be: the letters of an index
+		// are near-duplicates of each other, and each is linked from it.
+		fam.evidence++
+		h.grow(parkKey{parkFamily, KeyOf(Family(c.Space))})
+		return Decision{Admit: true, Last: cfg.Budget > 0 && fam.charged >= h.allowance(cfg, fam)}
+	}
+	if cfg.Probe > 0 {
+		if fam.copying() {
+			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, KeyOf(Family(c.Space))}}
 		}
-		if cfg.ChainBudget > 0 && chain.chainAdmitted >= chain.chainAllowance(cfg.ChainBudget) {
-			return held
+		if sp.duplicating() {
+			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
 		}
-		chain.chainAdmitted++
+		if sp.genPending() >= cfg.Probe+sp.genDistinct {
+			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
+		}
 	}
-	shift := min(c.DupHops, 2)
-	if cfg.Budget > 0 && p.admitted >= cfg.Budget {
-		shift++ // a long run inside one pattern goes after novel ones
+	origin := h.spaces[c.Origin]
+	if origin == nil {
+		origin = fam
+		c.Origin = KeyOf(Family(c.Space))
 	}
-	if s := h.sections[KeyOf(c.Section)]; s != nil && s.dup > s.distinct {
-		shift++ // a section that has mostly answered duplicates
+	if cfg.Budget > 0 && origin.charged >= h.allowance(cfg, origin) {
+		return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, c.Origin}}
 	}
-	p.admitted++
-	return Decision{Admit: true, Shift: shift}
+	origin.charged++
+	sp.genAdmitted++
+	return Decision{Admit: true, Last: true}
 }
 
 // Unadmit takes back an admission of c that did not happen (the URL was known).
-func (h *Host[T]) Unadmit(cfg Config, c Candidate) {
-	if p, _ := entry(h.patterns, cfg.MaxPatterns, KeyOf(c.Pattern), c.Pattern); p.admitted > 0 {
-		p.admitted--
-	}
-	if c.DupHops > 0 {
-		if s, _ := entry(h.sections, cfg.MaxPatterns, c.ChainSection, ""); s.chainAdmitted > 0 {
-			s.chainAdmitted--
-		}
-	}
-}
-
-// Observe counts a fetched page's verdict. A distinct page earns budget for
-// its pattern, for its parent's pattern and for the duplicate chains of its
-// parent's section; the URLs those budgets hold come back from the next
-// Release.
-func (h *Host[T]) Observe(cfg Config, v Verdict) {
-	p, pk := entry(h.patterns, cfg.MaxPatterns, KeyOf(v.Pattern), v.Pattern)
-	s, _ := entry(h.sections, cfg.MaxPatterns, KeyOf(v.Section), v.Section)
-	var pp, ps *stats
-	var ppk, psk Key
-	if v.ParentPattern != 0 {
-		pp, ppk = entry(h.patterns, cfg.MaxPatterns, v.ParentPattern, "")
-	}
-	if v.ParentSection != 0 {
-		ps, psk = entry(h.sections, cfg.MaxPatterns, v.ParentSection, "")
-	}
-	if v.Duplicate {
-		// A duplicate counts against its pattern when the pattern generated it
-		// (found on a page of the same pattern, or down a duplicate chain); a
-		// sibling of a distinct page, such as the letters of an index, only
-		// fails to earn.
-		if v.DupHops > 0 || v.ParentPattern == KeyOf(v.Pattern) {
-			p.dup++
-		}
-		s.dup++
-		if pp != nil {
-			pp.leadDup++
-		}
-		if ps != nil {
-			ps.leadDup++
+func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
+	h.unwatch(hash)
+	if c.Grounded {
+		if f := h.spaces[KeyOf(Family(c.Space))]; f != nil && f.evidence > 0 {
+			f.evidence--
 		}
 		return
 	}
-	p.distinct++
-	s.distinct++
-	h.grow(parkKey{key: pk})
-	if pp != nil {
-		pp.leadDistinct++
-		h.grow(parkKey{key: ppk})
+	if sp := h.spaces[KeyOf(c.Space)]; sp != nil && sp.genAdmitted > 0 {
+		sp.genAdmitted--
 	}
-	if ps != nil {
-		ps.leadDistinct++
-		h.grow(parkKey{chain: true, key: psk})
+	o := h.spaces[c.Origin]
+	if o == nil {
+		o = h.spaces[KeyOf(Family(c.Space))]
+	}
+	if o != nil && o.charged > 0 {
+		o.charged--
+	}
+}
+
+// Observe counts a fetched page's verdict. A distinct grounded page is a real
+// page of the host: every family earns a share of it. The URLs the grown
+// budgets hold come back from the next Release.
+func (h *Host[T]) Observe(cfg Config, v Verdict) {
+	h.judgeRewrite(v)
+	space := h.space(cfg, v.URL, false)
+	sp, sk := h.entry(cfg, space)
+	fam, fk := h.entry(cfg, Family(space))
+	if v.Duplicate {
+		fam.famDup++
+		h.grow(parkKey{parkSpace, fk})
+		sp.dup++
+		if !v.Grounded {
+			sp.genDup++
+		}
+		h.grow(parkKey{parkSpace, sk})
+		return
+	}
+	sp.distinct++
+	fam.famDistinct++
+	h.grow(parkKey{parkSpace, fk})
+	if ps := h.spaces[v.ParentSpace]; ps != nil && leads(ps.name, space) {
+		ps.lead++
+		h.grow(parkKey{parkSpace, v.ParentSpace})
+		if pf := h.spaces[KeyOf(Family(ps.name))]; pf != nil {
+			pf.famLead++
+			h.grow(parkKey{parkSpace, KeyOf(Family(ps.name))})
+		}
+		if o := h.spaces[v.Origin]; !v.Grounded && o != nil {
+			o.yield++
+			h.grow(parkKey{parkFamily, v.Origin})
+		}
+	}
+	if !v.Grounded {
+		sp.genDistinct++
+		h.grow(parkKey{parkSpace, sk})
+		return
+	}
+	fam.real++
+	h.real++
+	if cfg.Share > 0 {
+		for k := range h.parked {
+			if k.kind == parkFamily {
+				h.grow(k)
+			}
+		}
 	}
 }
 
@@ -304,26 +495,40 @@ func (h *Host[T]) grow(k parkKey) {
 
 // Park holds back a URL that Admit refused, to be released when the budget
 // that held it grows. It reports false when the URL is parked already or the
-// host's parking is full (the caller has recorded it; a later sighting tries
-// again).
+// host's parking is full: the caller has recorded it in the store, from
+// which Overflowed tells it to reload.
 func (h *Host[T]) Park(cfg Config, d Decision, hash int64, c Candidate, item T) bool {
 	h.held++
-	if h.inPark[hash] || len(h.inPark) >= cfg.MaxParked {
+	if r := h.inPark[hash]; r != nil {
+		// Found again: one more page that links it, perhaps enough to
+		// corroborate it.
+		if cfg.Referrers > 0 && !r.corroborated(cfg.Referrers) {
+			r.add(c)
+			if r.corroborated(cfg.Referrers) {
+				h.grow(d.key)
+			}
+		}
+		return false
+	}
+	if len(h.inPark) >= cfg.MaxParked {
+		h.overflow++
 		return false
 	}
 	if h.parked == nil {
 		h.parked = map[parkKey][]parkedURL[T]{}
-		h.inPark = map[int64]bool{}
+		h.inPark = map[int64]*referrers{}
 	}
 	h.parked[d.key] = append(h.parked[d.key], parkedURL[T]{hash: hash, c: c, item: item})
-	h.inPark[hash] = true
+	r := &referrers{}
+	r.add(c)
+	h.inPark[hash] = r
 	return true
 }
 
 // Unpark forgets a parked URL that was admitted another way (found again
 // with credentials its budgets admit). It reports whether it was parked.
 func (h *Host[T]) Unpark(hash int64) bool {
-	if !h.inPark[hash] {
+	if h.inPark[hash] == nil {
 		return false
 	}
 	delete(h.inPark, hash)
@@ -341,21 +546,36 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, d Decision)) {
 			list := h.parked[k]
 			delete(h.parked, k)
 			var keep []parkedURL[T]
+			spent := false
 			for i := 0; i < len(list); i++ {
 				pu := list[i]
-				if !h.inPark[pu.hash] {
+				r := h.inPark[pu.hash]
+				if r == nil {
 					continue // unparked: admitted another way
 				}
-				d := h.Admit(cfg, pu.c)
+				c := pu.c
+				if r.corroborated(cfg.Referrers) {
+					// Linked from enough distinct pages: evidence, not
+					// generation.
+					c.Grounded, c.Origin, c.Hops = true, 0, 0
+					h.corroborated++
+				} else if spent {
+					keep = append(keep, pu)
+					continue
+				}
+				d := h.Admit(cfg, pu.hash, c)
 				if d.Admit {
 					delete(h.inPark, pu.hash)
+					d.Corroborated = c.Grounded && !pu.c.Grounded
 					fn(pu.item, d)
 					continue
 				}
 				if d.key == k {
-					// The same budget is spent: it and everything after stay.
-					keep = list[i:]
-					break
+					// The same budget is spent: the rest stay, but for
+					// those corroborated.
+					spent = true
+					keep = append(keep, pu)
+					continue
 				}
 				// Another budget holds it now; it waits there.
 				h.parked[d.key] = append(h.parked[d.key], pu)
@@ -369,13 +589,11 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, d Decision)) {
 
 // TakeParked calls fn once for each URL still parked and forgets them. A
 // fetcher that stops, or gives a host's partition up, hands them back to the
-// queue: this bookkeeping is memory, and a URL held back when it goes would
-// otherwise stay excluded for good. Taken once, they are not handed out twice
-// (a stop's hand-back and the revoke of leaving the group both ask).
+// queue. Taken once, they are not handed out twice.
 func (h *Host[T]) TakeParked(fn func(item T)) {
 	for _, list := range h.parked {
 		for _, pu := range list {
-			if h.inPark[pu.hash] {
+			if h.inPark[pu.hash] != nil {
 				delete(h.inPark, pu.hash)
 				fn(pu.item)
 			}
@@ -384,33 +602,48 @@ func (h *Host[T]) TakeParked(fn func(item T)) {
 	h.parked = nil
 }
 
+// Overflowed reports whether URLs were held past the parking bound (they are
+// only in the store) and parking has room again: the caller reloads them
+// from the store and offers them anew. It resets the count.
+func (h *Host[T]) Overflowed(cfg Config) bool {
+	if h.overflow == 0 || len(h.inPark) >= cfg.MaxParked/2 {
+		return false
+	}
+	h.overflow = 0
+	return true
+}
+
 // Parked returns how many URLs wait to be released.
 func (h *Host[T]) Parked() int { return len(h.inPark) }
 
 // Held returns how many URLs have been held back.
 func (h *Host[T]) Held() int { return h.held }
 
-// Usage is one pattern's budget and use, for the API.
+// Usage is one family's or space's budget and use, for the API.
 type Usage struct {
 	Pattern   string  `json:"pattern"`
-	Admitted  int     `json:"admitted"`
-	Budget    int     `json:"budget"` // admissions allowed so far
-	Distinct  int     `json:"distinct"`
-	Duplicate int     `json:"duplicate"`
-	DupShare  float64 `json:"duplicate_share"` // of the pages observed
+	Admitted  int     `json:"admitted"`  // generated URLs charged to it
+	Budget    int     `json:"budget"`    // generated URLs allowed so far
+	Evidence  int     `json:"evidence"`  // its URLs found from outside it
+	Real      int     `json:"real"`      // grounded pages of it fetched distinct
+	Distinct  int     `json:"distinct"`  // pages of it fetched distinct
+	Duplicate int     `json:"duplicate"` // pages of it that were duplicates
+	DupShare  float64 `json:"duplicate_share"`
 	Parked    int     `json:"parked"`
 }
 
-// Top returns up to n patterns, most admitted first.
+// Top returns up to n spaces and families, those with the most generated URLs
+// first, then the most evidence.
 func (h *Host[T]) Top(cfg Config, n int) []Usage {
-	out := make([]Usage, 0, len(h.patterns))
-	for k, p := range h.patterns {
-		u := Usage{Pattern: p.name, Admitted: p.admitted, Distinct: p.distinct, Duplicate: p.dup, Parked: len(h.parked[parkKey{key: k}])}
+	out := make([]Usage, 0, len(h.spaces))
+	for k, s := range h.spaces {
+		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup,
+			Parked: len(h.parked[parkKey{parkFamily, k}]) + len(h.parked[parkKey{parkSpace, k}])}
 		if cfg.Budget > 0 {
-			u.Budget = p.allowance(cfg.Budget)
+			u.Budget = h.allowance(cfg, s)
 		}
-		if seen := p.distinct + p.dup; seen > 0 {
-			u.DupShare = float64(p.dup) / float64(seen)
+		if seen := s.distinct + s.dup; seen > 0 {
+			u.DupShare = float64(s.dup) / float64(seen)
 		}
 		out = append(out, u)
 	}
@@ -418,10 +651,66 @@ func (h *Host[T]) Top(cfg Config, n int) []Usage {
 		if out[i].Admitted != out[j].Admitted {
 			return out[i].Admitted > out[j].Admitted
 		}
+		if out[i].Evidence != out[j].Evidence {
+			return out[i].Evidence > out[j].Evidence
+		}
 		return out[i].Pattern < out[j].Pattern
 	})
 	if len(out) > n {
 		out = out[:n]
 	}
 	return out
+}
+
+// leads reports whether a distinct page of space found on a page of parent
+// is yield of parent: a page of another kind, not more of the parent's own
+// (the same path with other parameters, as facets grow, or the path grown
+// by more segments of the shape of its last, as a catch-all grows).
+func leads(parent, space string) bool {
+	pp, _, _ := strings.Cut(parent, "?")
+	sp, _, _ := strings.Cut(space, "?")
+	if pp == sp {
+		return false
+	}
+	ps := strings.Split(strings.TrimSuffix(pp, "/"), "/")
+	ss := strings.Split(strings.TrimSuffix(sp, "/"), "/")
+	if len(ss) <= len(ps) {
+		return true
+	}
+	last := ps[len(ps)-1]
+	for i, seg := range ss {
+		if i < len(ps) {
+			if seg != ps[i] {
+				return true
+			}
+			continue
+		}
+		if shape(seg) != shape(last) {
+			return true
+		}
+	}
+	return false
+}
+
+// shape returns a path segment with each run of letters as "a" and each run
+// of digits as "n": the names a catch-all makes up at each level have one
+// shape ("blue-fox", "red-owl"), while an index and its entries differ.
+func shape(seg string) string {
+	var b strings.Builder
+	var prev byte
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			c = 'a'
+		case c >= '0' && c <= '9':
+			c = 'n'
+		}
+		if (c == 'a' || c == 'n') && c == prev {
+			continue
+		}
+		b.WriteByte(c)
+		prev = c
+	}
+	return b.String()
 }

@@ -1,35 +1,40 @@
-// Package pattern bounds crawler traps by what their pages turn out to be.
+// Package pattern decides, per host, which new URLs the fetcher admits, by
+// what the crawl has observed of their URL space: who points into it and
+// what it yields, not what its pages look like.
 //
 // A trap is a URL space a site generates without end: a calendar with a "next
-// month" link, pagination past the last page, faceted search, a catch-all that
-// answers 200 for any path, session ids. Their URLs differ; their pages do
-// not. Rules on URL shapes alone (a calendar window, a depth cap) miss the
-// shapes nobody wrote a rule for, so the fetcher's admission also learns from
-// content, fed back by the parser:
+// month" link, pagination past the last page, faceted navigation, search
+// results, a catch-all that answers 200 for any path, session ids, the print
+// and share views of every page. Their pages may be identical or all
+// different; what they have in common is that their URLs are found only on
+// their own pages, each made up by the one page that links it. A site's real
+// pages are linked from other parts of the site, from other hosts and
+// sitemaps, and link each other.
 //
-//   - URL patterns. Of folds a URL into a pattern (numbers, dates and
-//     identifiers become placeholders; query keys are kept, values dropped).
-//     Each pattern of a host starts with a small budget of admissions. Every
-//     page of the pattern that comes back distinct earns it Growth more; every
-//     page that comes back a duplicate (exact or near) of another takes one
-//     away. A pattern of 5,000 distinct articles keeps growing; a calendar
-//     whose months are near-identical stops after a few.
-//   - Duplicate chains. A link found on a duplicate page carries how many
-//     duplicate pages in a row led to it (its hops). Links with hops are
-//     admitted against a second budget, kept per section of the site the
-//     duplicate page is in ("/events", "/shop") and fed by what such links led
-//     to: a section whose duplicate pages link to real pages (a template-heavy
-//     index) earns more; one whose duplicates only lead to more duplicates (a
-//     catch-all, facets) is cut after a link or two. Past MaxDupHops a chain is
-//     cut unless its section has proven that its duplicates lead to real pages.
+//   - Spaces and families (fold.go). A URL's space is its pattern on its
+//     host (numbers, identifiers, one-letter tokens and path positions of
+//     more than a dozen names generalized; query keys kept); its family is
+//     its section, the first path segment.
+//   - Grounded or generated (found.go). Host.Describe tells a URL found from
+//     another host, a sitemap, a seed or another family's grounded page
+//     (evidence) from one its own family's pages generated, or found down
+//     such a chain or on a duplicate page (charged to the family that began
+//     the chain).
+//   - Budgets (budget.go). Host.Admit admits grounded URLs, and generated
+//     ones while their family has been charged less than it earned: a first
+//     budget, more per URL of it found from outside, for what its generated
+//     pages led to (bounded by the host's other real pages) and a share of
+//     the host's real pages. A held URL that enough distinct pages link is
+//     admitted as evidence. Spaces and families whose generated pages come
+//     back duplicates are held after a few probes.
+//   - Rewrites (rewrite.go). Variants of pages by one parameter, path
+//     segment or suffix that keep coming back duplicates teach the host a
+//     rewrite that holds the rest of their kind.
 //
-// Nothing is dropped on the first sight of a pattern (its first link is always
-// admitted), and a URL held back is parked: it is released, in the order it
-// came, when its pattern or section earns budget, and recorded with its
-// reason meanwhile. Admitted URLs with duplicate ancestry, or in a pattern
-// that has used its first budget, are served later within their host (a
-// level shift), so a page cap or a time limit is spent on real pages first.
-//
-// Everything here is pure bookkeeping without I/O or locks: the fetcher that
-// owns a host is its only writer (DESIGN.md, "Ownership and state").
+// Nothing is dropped: a URL held back is parked (bounded per host; the store
+// keeps all of them) and released, in the order it came, when the budget
+// that holds it grows. Content verdicts come back from the parser
+// (Host.Observe). Everything here is pure bookkeeping without I/O or locks:
+// the fetcher that owns a host is its only writer (DESIGN.md, "Ownership and
+// state"), and loadtest/trapsim drives it through simulated crawls.
 package pattern

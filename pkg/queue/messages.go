@@ -56,6 +56,16 @@ type URL struct {
 	// DupHops is how many exact or near duplicate pages in a row led here,
 	// the page it was found on included (0: that page was distinct).
 	DupHops int `json:"dup_hops,omitempty"`
+	// ParentHops and ParentOrigin are what admission made of the page it was
+	// found on (pattern.Found): 0 hops when that page was grounded, else the
+	// pages of generated chains that led to it and the family charged.
+	ParentHops   int    `json:"parent_hops,omitempty"`
+	ParentOrigin uint64 `json:"parent_origin,omitempty"`
+	// Listed marks a sitemap entry: evidence that its URL is part of the site.
+	Listed bool `json:"listed,omitempty"`
+	// Referrers is how many other pages of the parser's batch linked it,
+	// beside Parent (those not made from it: pattern.Neighbours).
+	Referrers int `json:"referrers,omitempty"`
 	// Verdict is what the parser found a page of this URL's host to be: on a
 	// record of KindVerdict it is all the record carries; otherwise it rides
 	// on one candidate found on that page. Admission feeds it to the host's
@@ -83,11 +93,11 @@ type Revisit struct {
 type Verdict struct {
 	URL       string `json:"url"`
 	Duplicate bool   `json:"duplicate,omitempty"` // exact or near duplicate of an earlier page
-	// The pattern and section keys (pattern.KeyOf) of the page it was found
-	// on, as the fetcher admitted it; 0 when unknown.
-	ParentPattern uint64 `json:"parent_pattern,omitempty"`
-	ParentSection uint64 `json:"parent_section,omitempty"`
-	DupHops       int    `json:"dup_hops,omitempty"` // duplicate pages in a row that led to the page
+	// How admission admitted the page (queue.Page.Hops, Origin, ParentSpace).
+	Hops        int    `json:"hops,omitempty"`
+	Origin      uint64 `json:"origin,omitempty"`
+	ParentSpace uint64 `json:"parent_space,omitempty"`
+	DupHops     int    `json:"dup_hops,omitempty"` // duplicate pages in a row that led to the page
 }
 
 // EncodeURL returns the record value for u.
@@ -141,11 +151,17 @@ type Page struct {
 	FetchedAt    time.Time `json:"fetched_at"`
 	DurationMS   int64     `json:"duration_ms"` // rounded up: 0 only when unknown
 	CrawlID      string    `json:"crawl_id,omitempty"`
-	// What admission knew of the URL's ancestry (queue.URL.DupHops and the
-	// keys of its parent's pattern and section), for the page's verdict.
-	DupHops       int    `json:"dup_hops,omitempty"`
-	ParentPattern uint64 `json:"parent_pattern,omitempty"`
-	ParentSection uint64 `json:"parent_section,omitempty"`
+	// What admission knew of the URL's ancestry (queue.URL.DupHops), and how
+	// it admitted the URL: 0 hops when grounded, else the hops of generated
+	// chains that led here and the family charged (pattern.Candidate), for
+	// the page's verdict and the links found on it.
+	DupHops int    `json:"dup_hops,omitempty"`
+	Hops    int    `json:"hops,omitempty"`
+	Origin  uint64 `json:"origin,omitempty"`
+	// ParentSpace is the space key (pattern.KeyOf) of the page it was found
+	// on when that page is on its host: what a space's pages lead to is
+	// part of what it earns.
+	ParentSpace uint64 `json:"parent_space,omitempty"`
 
 	// Render is what the render tier decided and did for this page: set on
 	// the way to crawl.render (Reason) and on the way back (the rest).

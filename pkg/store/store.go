@@ -86,8 +86,11 @@ type URL struct {
 	// Ancestry carried to the fetch result for the content verdict (see
 	// queue.Verdict); not persisted: a URL loaded from the store starts a
 	// fresh chain.
-	DupHops                      int    `json:"-"`
-	ParentPattern, ParentSection uint64 `json:"-"`
+	DupHops int    `json:"-"`
+	Hops    int    `json:"-"`
+	Origin  uint64 `json:"-"`
+	// ParentSpace is the space key of the same-host page it was found on.
+	ParentSpace uint64 `json:"-"`
 }
 
 // Recrawl is a URL's change history and its next visit (recrawl.History in
@@ -263,16 +266,20 @@ type FrontierStore interface {
 	// back for a while (a trap budget) and admitted after all. Unknown hashes
 	// are ignored.
 	ForgetExclusions(ctx context.Context, hashes []int64) error
-	// HeldURLs returns the URLs a pattern budget holds back (exclusions with
-	// reason ReasonPatternBudget) on each of hosts, at most perHost of each,
-	// host by host, first held first.
+	// HeldURLs returns the URLs a trap budget holds back (exclusions with
+	// one of HeldReasons) on each of hosts, at most perHost of each, host by
+	// host, first held first.
 	HeldURLs(ctx context.Context, hosts []string, perHost int) ([]Exclusion, error)
 }
 
 // ReasonPatternBudget is the exclusion reason of a URL a pattern budget holds
-// back (pattern.ReasonPatternBudget): such a URL may be admitted later, and
-// HeldURLs finds them by it.
+// back (pattern.ReasonPatternBudget).
 const ReasonPatternBudget = "trap_pattern_budget"
+
+// HeldReasons are the exclusion reasons of URLs held back that may be
+// admitted later (pattern's Reason constants): HeldURLs finds them by these.
+// The held-URL queries and the exclusions_held index spell them out.
+var HeldReasons = []string{ReasonPatternBudget, "trap_duplicate_space", "dust_rewrite"}
 
 // CaptureStore is what a parser needs.
 type CaptureStore interface {

@@ -115,13 +115,13 @@ const (
 	// Parameters: one array per column, hash to count; hashes are distinct.
 	qForgetExclusions = `DELETE FROM exclusions WHERE hash = ANY($1)`
 
-	// The reason is a literal, not a parameter: only then can a generic plan
+	// The reasons (store.HeldReasons) are literals, not parameters: only then can a generic plan
 	// use the partial index exclusions_held.
 	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at FROM (
 			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at,
 				row_number() OVER (PARTITION BY host ORDER BY first_at, hash) AS n
 			FROM exclusions
-			WHERE reason = 'trap_pattern_budget' AND host = ANY($1)
+			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host = ANY($1)
 		) e WHERE n <= $2 ORDER BY host, n`
 	qRecordExclusions = `INSERT INTO exclusions AS e
 			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count)

@@ -73,13 +73,13 @@ const (
 			last_at = max(last_at, excluded.last_at)`
 	qForgetExclusion = `DELETE FROM exclusions WHERE hash = ?`
 
-	// The reason is a literal, not a parameter: only then can SQLite use the
+	// The reasons (store.HeldReasons) are literals, not parameters: only then can SQLite use the
 	// partial index exclusions_held.
 	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at FROM (
 			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at,
 				row_number() OVER (PARTITION BY host ORDER BY first_at, hash) AS n
 			FROM exclusions
-			WHERE reason = 'trap_pattern_budget' AND host IN (SELECT value FROM json_each(?))
+			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host IN (SELECT value FROM json_each(?))
 		) WHERE n <= ? ORDER BY host, n`
 
 	qDueURLs = `SELECT ` + urlColumns + ` FROM urls INDEXED BY urls_due

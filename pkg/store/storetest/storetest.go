@@ -604,14 +604,15 @@ func testRecordExclusions(t *testing.T, s store.Store) {
 	}
 }
 
-// testHeldURLs: the URLs held by a pattern budget, per host, first held
-// first, at most perHost of each; other reasons and other hosts are not.
+// testHeldURLs: the URLs held by a trap budget (any of store.HeldReasons),
+// per host, first held first, at most perHost of each; other reasons and
+// other hosts are not.
 func testHeldURLs(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	var ex []store.Exclusion
 	held := func(host string, i int) store.Exclusion {
 		u := fmt.Sprintf("https://%s/cal/%d", host, i)
-		return store.Exclusion{URL: u, Hash: store.HashURL(u), Host: host, Reason: store.ReasonPatternBudget,
+		return store.Exclusion{URL: u, Hash: store.HashURL(u), Host: host, Reason: store.HeldReasons[i%len(store.HeldReasons)],
 			Parent: "https://" + host + "/", Depth: 2, CrawlID: "c1", At: t0.Add(time.Duration(10-i) * time.Minute)}
 	}
 	for i := range 4 {

@@ -1,0 +1,42 @@
+package trapsim
+
+import (
+	"flag"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/crawlcluster/crawler/loadtest/trapweb"
+	"github.com/crawlcluster/crawler/pkg/pattern"
+)
+
+var trace = flag.String("trapsim.trace", "", "SEED/HOST: log every admission decision on that host of the 50x40 web of that seed, e.g. 5/h007")
+
+// TestTrace is a tool, not a check: with -trapsim.trace it logs what
+// admission decided for every URL of one host of a generated web, with how
+// each was found, to see why a trap got through or a real page was held.
+func TestTrace(t *testing.T) {
+	if *trace == "" {
+		t.Skip("no -trapsim.trace SEED/HOST")
+	}
+	s, host, ok := strings.Cut(*trace, "/")
+	seed, err := strconv.ParseInt(s, 10, 64)
+	if !ok || err != nil {
+		t.Fatalf("-trapsim.trace %q: want SEED/HOST", *trace)
+	}
+	w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: 50, Pages: 40})
+	name := host + "." + w.Config().Domain
+	r := Run(w, Options{Patterns: pattern.DefaultConfig(), MaxTicks: *ticks, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
+		if !strings.Contains(u, "://"+name+"/") {
+			return
+		}
+		cl, in := w.Classify(u)
+		t.Logf("%v %-8s admit=%v %-20s grounded=%v hops=%d space=%s parent=%s", cl, in, d.Admit, d.Reason, c.Grounded, c.Hops, c.Space, c.Parent)
+	}})
+	t.Logf("%s: %d held URLs admitted for their referrers", name, r.Corroborated[name])
+	for id, n := range r.PerInstance {
+		if strings.HasPrefix(id, host+"#") {
+			t.Logf("%s: %d requests", id, n)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package trapsim
+
+const raceEnabled = true

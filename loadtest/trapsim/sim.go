@@ -1,0 +1,396 @@
+// Package trapsim drives the crawler's admission (packages admit and
+// pattern) through a simulated crawl of a generated web (package trapweb):
+// no network, no clock, no broker. Each host is fetched one page per tick in
+// its queue's priority order; a page's verdict (exact or near duplicate of an
+// earlier page) and its links come back a few ticks later, as they do from
+// the parser tier; held URLs are parked and released as the fetcher does. A
+// hundred seeds run in seconds and cannot flake, so the trap defence is
+// judged on many webs it was not written for.
+//
+// The simulation mirrors the fetcher's admission path (pkg/fetcher,
+// admission.go): normalization, the static rules, the seen-URL check (a URL
+// admitted once is never offered again, as the parser drops known links),
+// Host.Describe, Admit / Park / Observe / Release, and the level a
+// generated URL is served at.
+package trapsim
+
+import (
+	"bytes"
+	"hash/fnv"
+	"sort"
+	"strings"
+
+	"github.com/crawlcluster/crawler/loadtest/trapweb"
+	"github.com/crawlcluster/crawler/pkg/admit"
+	"github.com/crawlcluster/crawler/pkg/pattern"
+	"github.com/crawlcluster/crawler/pkg/simhash"
+	"github.com/crawlcluster/crawler/pkg/sitemap"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
+
+// Options shape a run.
+type Options struct {
+	Patterns     pattern.Config
+	VerdictDelay int // ticks from a fetch to its verdict and links; default 3
+	MaxTicks     int // the crawl is cut here if not idle; default 100,000
+	Levels       int // priority levels; default admit.DefaultLevels
+	// Trace, when set, is told every admission decision.
+	Trace func(u string, c pattern.Candidate, d pattern.Decision)
+}
+
+// Result is what a run did, judged against the web's ground truth.
+type Result struct {
+	Requests       int
+	ByClass        map[trapweb.Class]int
+	PerInstance    map[string]int // requests per trap instance or variant family
+	EarlyInstance  map[string]int // of those, made before the host's last real page was fetched
+	RealTotal      int
+	RealFetched    int
+	Missed         []string          // real pages never fetched
+	MissedReason   map[string]string // why, when held
+	HeldReal       int               // real pages held at the end
+	RealPerHost    map[string]int    // real pages of each host
+	VariantPerHost map[string]int    // variant requests of each host
+	Idle           bool
+	Ticks          int
+	Corroborated   map[string]int // held URLs admitted for their referrers, per host
+}
+
+type item struct {
+	url   string
+	hash  int64
+	depth int
+	cand  pattern.Candidate
+	dups  int // duplicate pages in a row that led here
+}
+
+type pending struct {
+	due   int
+	host  *host
+	it    item
+	dup   bool
+	links []string
+	loc   string // a redirect's target
+}
+
+type host struct {
+	name    string
+	ph      *pattern.Host[item]
+	queues  [][]item
+	known   map[int64]bool   // admitted (the store's urls)
+	held    map[int64]string // held, with the reason
+	fps     []uint64
+	visited bool
+}
+
+// Run crawls w from its seeds with the given options.
+func Run(w Web, opt Options) Result {
+	if opt.VerdictDelay <= 0 {
+		opt.VerdictDelay = 3
+	}
+	if opt.MaxTicks <= 0 {
+		opt.MaxTicks = 100_000
+	}
+	if opt.Levels <= 0 {
+		opt.Levels = admit.DefaultLevels
+	}
+	cfg := opt.Patterns.WithDefaults()
+	s := &sim{w: w, opt: opt, cfg: cfg, hosts: map[string]*host{}, touched: map[*host]bool{}, exact: map[uint64]bool{},
+		norm: urlnorm.New(urlnorm.DefaultPolicy()), rules: admit.New(admit.Config{Scope: admit.ScopeHost}),
+		res: Result{ByClass: map[trapweb.Class]int{}, PerInstance: map[string]int{}, EarlyInstance: map[string]int{},
+			MissedReason: map[string]string{}, RealPerHost: map[string]int{}, VariantPerHost: map[string]int{}}}
+	real := map[string]bool{}
+	lastReal := map[string]int{} // host -> real pages left to fetch
+	for _, u := range w.RealPages() {
+		n, err := s.norm.Normalize(u)
+		if err != nil {
+			continue
+		}
+		real[n] = true
+		lastReal[urlnorm.Authority(n)]++
+		s.res.RealPerHost[urlnorm.Authority(n)]++
+	}
+	s.res.RealTotal = len(real)
+	for _, seed := range w.Seeds() {
+		n, err := s.norm.Normalize(seed)
+		if err != nil {
+			continue
+		}
+		s.rules.AddSeedHost(urlnorm.Authority(n))
+		s.offer(n, pattern.Found{URL: n, Listed: true}, 0, 0, true)
+	}
+	order := make([]string, 0, len(s.hosts))
+	for h := range s.hosts {
+		order = append(order, h)
+	}
+	sort.Strings(order)
+	fetched := map[string]bool{}
+	for s.tick = 0; s.tick < opt.MaxTicks; s.tick++ {
+		s.deliver()
+		busy := len(s.pending) > 0
+		for _, name := range order {
+			h := s.hosts[name]
+			it, ok := h.pop()
+			if !ok {
+				continue
+			}
+			busy = true
+			p := s.fetch(h, it)
+			// A real page counts as fetched once requested, whatever it
+			// answered (a redirect, an error page of the site).
+			if p.Status != 0 && p.Class == trapweb.Real {
+				if n, err := s.norm.Normalize(it.url); err == nil && real[n] && !fetched[n] {
+					fetched[n] = true
+					lastReal[name]--
+				}
+			}
+			if p.Class == trapweb.Trap || p.Class == trapweb.Variant {
+				s.res.PerInstance[p.Instance]++
+				if lastReal[name] > 0 {
+					s.res.EarlyInstance[p.Instance]++
+				}
+				if p.Class == trapweb.Variant {
+					s.res.VariantPerHost[name]++
+				}
+			}
+		}
+		// Hosts the crawl reached later (cross-host links) join the round.
+		if len(order) < len(s.hosts) {
+			order = order[:0]
+			for h := range s.hosts {
+				order = append(order, h)
+			}
+			sort.Strings(order)
+		}
+		if !busy {
+			s.res.Idle = true
+			break
+		}
+	}
+	s.res.Ticks = s.tick
+	s.res.Corroborated = map[string]int{}
+	for name, h := range s.hosts {
+		s.res.Corroborated[name] = h.ph.Corroborated()
+	}
+	for u := range real {
+		if fetched[u] {
+			s.res.RealFetched++
+			continue
+		}
+		s.res.Missed = append(s.res.Missed, u)
+		h := s.hosts[urlnorm.Authority(u)]
+		if h != nil {
+			if r, ok := h.held[hashOf(u)]; ok {
+				s.res.MissedReason[u] = r
+				s.res.HeldReal++
+			}
+		}
+	}
+	sort.Strings(s.res.Missed)
+	return s.res
+}
+
+type sim struct {
+	w       Web
+	opt     Options
+	cfg     pattern.Config
+	hosts   map[string]*host
+	exact   map[uint64]bool
+	norm    *urlnorm.Normalizer
+	rules   *admit.Rules
+	pending []pending
+	touched map[*host]bool // hosts offered URLs since the last Release
+	tick    int
+	res     Result
+}
+
+func (s *sim) host(name string) *host {
+	h := s.hosts[name]
+	if h == nil {
+		h = &host{name: name, ph: pattern.NewHost[item](), queues: make([][]item, s.opt.Levels), known: map[int64]bool{}, held: map[int64]string{}}
+		s.hosts[name] = h
+	}
+	return h
+}
+
+func (h *host) pop() (item, bool) {
+	for l := range h.queues {
+		if len(h.queues[l]) > 0 {
+			it := h.queues[l][0]
+			h.queues[l] = h.queues[l][1:]
+			return it, true
+		}
+	}
+	return item{}, false
+}
+
+func hashOf(u string) int64 {
+	f := fnv.New64a()
+	f.Write([]byte(u))
+	return int64(f.Sum64())
+}
+
+// offer runs a found URL through admission, as the fetcher's admitRecords
+// and budget do. seed URLs bypass the budgets.
+func (s *sim) offer(u string, f pattern.Found, depth, dups int, seed bool) {
+	name := urlnorm.Authority(u)
+	v := s.rules.Check(admit.Candidate{URL: u, Depth: depth, Seed: seed})
+	if !v.Admit {
+		return
+	}
+	h := s.host(name)
+	s.touched[h] = true
+	hash := hashOf(u)
+	if h.known[hash] {
+		return
+	}
+	it := item{url: u, hash: hash, depth: depth, dups: dups}
+	level := min(v.Level, s.opt.Levels-2)
+	if !seed {
+		it.cand = h.ph.Describe(s.cfg, f)
+		d := h.ph.Admit(s.cfg, hash, it.cand)
+		if s.opt.Trace != nil {
+			s.opt.Trace(u, it.cand, d)
+		}
+		if !d.Admit {
+			h.ph.Park(s.cfg, d, hash, it.cand, it)
+			h.held[hash] = d.Reason
+			return
+		}
+		h.ph.Unpark(hash)
+		if d.Last {
+			level = s.opt.Levels - 1
+		}
+	}
+	s.enqueue(h, it, level)
+}
+
+func (s *sim) enqueue(h *host, it item, level int) {
+	delete(h.held, it.hash)
+	h.known[it.hash] = true
+	h.queues[level] = append(h.queues[level], it)
+}
+
+// fetch asks the web for a page and schedules its verdict and links.
+func (s *sim) fetch(h *host, it item) trapweb.Page {
+	if !h.visited {
+		h.visited = true
+		s.robots(h)
+	}
+	p := s.w.Get(it.url)
+	s.res.Requests++
+	s.res.ByClass[p.Class]++
+	switch {
+	case p.Status >= 300 && p.Status < 400 && p.Location != "":
+		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, loc: p.Location})
+	case p.Status == 200:
+		dup := false
+		sum := fnv.New64a()
+		sum.Write([]byte(p.Text))
+		if x := sum.Sum64(); s.exact[x] {
+			dup = true
+		} else {
+			s.exact[x] = true
+		}
+		fp := simhash.Fingerprint(p.Text)
+		for _, o := range h.fps {
+			if simhash.Distance(o, fp) <= 3 {
+				dup = true
+				break
+			}
+		}
+		h.fps = append(h.fps, fp)
+		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, links: p.Links})
+	}
+	return p
+}
+
+// robots fetches a host's robots.txt and the sitemaps it names, counted as
+// requests, and offers the sitemaps' entries as listed URLs.
+func (s *sim) robots(h *host) {
+	p := s.w.Get("http://" + h.name + "/robots.txt")
+	s.res.Requests++
+	s.res.ByClass[p.Class]++
+	if p.Status != 200 {
+		return
+	}
+	var maps []string
+	for line := range strings.SplitSeq(string(p.Body), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "sitemap") {
+			maps = append(maps, strings.TrimSpace(v))
+		}
+	}
+	for i := 0; i < len(maps) && i < 100; i++ {
+		sp := s.w.Get(maps[i])
+		s.res.Requests++
+		s.res.ByClass[sp.Class]++
+		if sp.Status != 200 {
+			continue
+		}
+		res, _ := sitemap.Parse(bytes.NewReader(sp.Body), sitemap.DefaultLimits(), func(e sitemap.Entry) error {
+			n, err := s.norm.Normalize(e.Loc)
+			if err != nil {
+				return nil
+			}
+			if strings.HasSuffix(n, ".xml") || strings.HasSuffix(n, ".xml.gz") {
+				maps = append(maps, n)
+				return nil
+			}
+			s.offer(n, pattern.Found{URL: n, Parent: maps[i], Listed: true}, 1, 0, false)
+			return nil
+		})
+		_ = res
+	}
+}
+
+// deliver hands the verdicts and links that are due to admission: the
+// verdict first, then the page's links, then what the grown budgets release.
+func (s *sim) deliver() {
+	keep := s.pending[:0]
+	var due []pending
+	for _, p := range s.pending {
+		if p.due <= s.tick {
+			due = append(due, p)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	s.pending = keep
+	for _, p := range due {
+		h := p.host
+		if p.loc != "" {
+			if n, err := s.norm.Normalize(p.loc); err == nil {
+				s.offer(n, pattern.Found{URL: n, Parent: p.it.url, ParentHops: p.it.cand.Hops, ParentOrigin: p.it.cand.Origin, ParentDuplicate: p.it.dups > 0}, p.it.depth, p.it.dups, false)
+			}
+			continue
+		}
+		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup})
+		dups := 0
+		if p.dup {
+			dups = p.it.dups + 1
+		}
+		seen := map[string]bool{}
+		for _, l := range p.links {
+			n, err := s.norm.Normalize(l)
+			if err != nil || seen[n] {
+				continue
+			}
+			seen[n] = true
+			s.offer(n, pattern.Found{URL: n, Parent: p.it.url, ParentHops: p.it.cand.Hops, ParentOrigin: p.it.cand.Origin, ParentDuplicate: p.dup}, p.it.depth+1, dups, false)
+		}
+		s.touched[h] = true
+	}
+	for h := range s.touched {
+		h.ph.Release(s.cfg, func(it item, d pattern.Decision) {
+			if d.Corroborated {
+				it.cand.Grounded, it.cand.Hops, it.cand.Origin = true, 0, 0
+			}
+			level := s.opt.Levels - 2
+			if d.Last {
+				level = s.opt.Levels - 1
+			}
+			s.enqueue(h, it, level)
+		})
+	}
+	clear(s.touched)
+}

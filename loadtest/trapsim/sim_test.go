@@ -1,0 +1,194 @@
+package trapsim
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/crawlcluster/crawler/loadtest/trapweb"
+	"github.com/crawlcluster/crawler/pkg/pattern"
+)
+
+var (
+	seeds   = flag.Int("trapsim.seeds", 20, "generated webs per size")
+	verbose = flag.Bool("trapsim.v", false, "log every instance")
+	ticks   = flag.Int("trapsim.ticks", 0, "cut each crawl after this many ticks (0: the default)")
+	delay   = flag.Int("trapsim.delay", 0, "ticks from a fetch to its verdict (0: the default)")
+)
+
+// judged is a run's figures against the acceptance of the admission issue.
+type judged struct {
+	trapShare                      float64
+	nearMean, distinctMean         float64
+	nearN, distinctN               int
+	worst                          string
+	worstN                         int
+	earlyMax                       int
+	earlyWorst                     string
+	variantShareMax                float64
+	variantWorst                   string
+	missed, heldReal, requests, tr int
+}
+
+func judge(w *trapweb.Web, r Result) judged {
+	var j judged
+	j.requests = r.Requests
+	j.tr = r.ByClass[trapweb.Trap] + r.ByClass[trapweb.Variant]
+	if r.Requests > 0 {
+		j.trapShare = float64(j.tr) / float64(r.Requests)
+	}
+	var nearSum, distinctSum int
+	for _, in := range w.Instances() {
+		n := r.PerInstance[in.ID]
+		if in.Class == trapweb.Variant {
+			if real := r.RealPerHost[in.Host]; real > 0 {
+				if s := float64(r.VariantPerHost[in.Host]) / float64(real); s > j.variantShareMax {
+					j.variantShareMax, j.variantWorst = s, in.ID
+				}
+			}
+			continue
+		}
+		switch in.Mode {
+		case "identical", "near":
+			nearSum += n
+			j.nearN++
+		default:
+			distinctSum += n
+			j.distinctN++
+		}
+		if n > j.worstN {
+			j.worstN, j.worst = n, fmt.Sprintf("%s (%s, %s, %s)", in.ID, in.Mode, in.Links, in.Kind)
+		}
+		if e := r.EarlyInstance[in.ID]; e > j.earlyMax {
+			j.earlyMax, j.earlyWorst = e, in.ID
+		}
+	}
+	if j.nearN > 0 {
+		j.nearMean = float64(nearSum) / float64(j.nearN)
+	}
+	if j.distinctN > 0 {
+		j.distinctMean = float64(distinctSum) / float64(j.distinctN)
+	}
+	j.missed, j.heldReal = len(r.Missed), r.HeldReal
+	return j
+}
+
+// TestAdmissionOnGeneratedWebs crawls generated webs of many seeds through
+// the admission with its default budgets and judges each from the web's
+// ground truth. It requires what the admission holds to today: at most two
+// real pages in a thousand not fetched, the crawl idle by itself, a space of
+// near-duplicates at most 25 requests per instance on average, one of
+// distinct pages at most 120, and no instance past 2,500 requests. It logs,
+// for each seed, the figures issue 20 asks for beside: traps under 10% of
+// the requests, 15 and 60 requests per instance, at most 5 into an instance
+// before its host's real pages are done, variants of at most 15% of a host's
+// real pages (docs/traps.md, "Known limits", has where they stand).
+func TestAdmissionOnGeneratedWebs(t *testing.T) {
+	sizes := []struct {
+		name         string
+		hosts, pages int
+		seeds        int
+	}{
+		{"50x40", 50, 40, *seeds},
+		{"500x100", 500, 100, max(1, *seeds/10)},
+	}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	if raceEnabled {
+		// The race detector slows the simulation tenfold; the admission is
+		// single-threaded, so fewer seeds lose nothing it could find.
+		// The large web is left to the runs without it.
+		sizes = sizes[:1]
+		sizes[0].seeds = max(1, sizes[0].seeds/4)
+	}
+	for _, sz := range sizes {
+		t.Run(sz.name, func(t *testing.T) {
+			for seed := int64(1); seed <= int64(sz.seeds); seed++ {
+				w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: sz.hosts, Pages: sz.pages})
+				r := Run(w, Options{Patterns: pattern.DefaultConfig(), MaxTicks: *ticks, VerdictDelay: *delay})
+				j := judge(w, r)
+				t.Logf("seed %d: %d requests, %.1f%% to traps; near %.1f/instance (%d), distinct %.1f/instance (%d); worst %d %s; early max %d; variants max %.0f%%; real %d/%d (held %d); idle %v after %d ticks",
+					seed, r.Requests, 100*j.trapShare, j.nearMean, j.nearN, j.distinctMean, j.distinctN, j.worstN, j.worst,
+					j.earlyMax, 100*j.variantShareMax, r.RealFetched, r.RealTotal, r.HeldReal, r.Idle, r.Ticks)
+				if *verbose {
+					logInstances(t, w, r)
+				}
+				var fails []string
+				if j.missed*500 > r.RealTotal {
+					fails = append(fails, fmt.Sprintf("%d real pages not fetched (%d held), e.g. %s", j.missed, j.heldReal, sample(r)))
+				}
+				if j.nearMean > 25 {
+					fails = append(fails, fmt.Sprintf("near-duplicate spaces %.1f requests per instance, want <= 25", j.nearMean))
+				}
+				if j.distinctMean > 120 {
+					fails = append(fails, fmt.Sprintf("spaces of distinct pages %.1f requests per instance, want <= 120", j.distinctMean))
+				}
+				if j.worstN > 2500 {
+					fails = append(fails, fmt.Sprintf("%d requests into %s, want <= 2,500", j.worstN, j.worst))
+				}
+				if !r.Idle {
+					fails = append(fails, "not idle")
+				}
+				if len(fails) > 0 {
+					t.Errorf("seed %d: %s", seed, strings.Join(fails, "; "))
+				}
+			}
+		})
+	}
+}
+
+func sample(r Result) string {
+	var out []string
+	for _, u := range r.Missed {
+		out = append(out, u+" ("+r.MissedReason[u]+")")
+		if len(out) == 5 {
+			break
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func logInstances(t *testing.T, w *trapweb.Web, r Result) {
+	ins := w.Instances()
+	sort.Slice(ins, func(i, j int) bool { return r.PerInstance[ins[i].ID] > r.PerInstance[ins[j].ID] })
+	for _, in := range ins {
+		t.Logf("  %-10s %3d requests (%d early) %-9s %s | %s", in.ID, r.PerInstance[in.ID], r.EarlyInstance[in.ID], in.Mode, in.Links, in.Kind)
+	}
+}
+
+// docSites are Debian's documentation packages the crawler's end-to-end
+// tests crawl with nginx (cmd/crawler, TestCrawlDocSite): here the same
+// trees go through the simulated admission, in a second.
+var docSites = []struct{ name, root, start string }{
+	{"python3-doc", "/usr/share/doc/python3/html", "/index.html"},
+	{"postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html", "/index.html"},
+	{"git-doc", "/usr/share/doc/git/html", "/git.html"},
+}
+
+// TestAdmissionOnDocSites: every page of a real documentation site reachable
+// by links is fetched, none held, within a few times its page count in
+// requests.
+func TestAdmissionOnDocSites(t *testing.T) {
+	for _, site := range docSites {
+		t.Run(site.name, func(t *testing.T) {
+			root, err := filepath.EvalSymlinks(site.root)
+			if err != nil {
+				t.Skipf("%s not installed (apt-get install %s): %v", site.root, site.name, err)
+			}
+			w := NewDirWeb(root, "docs.test", site.start)
+			r := Run(w, Options{Patterns: pattern.DefaultConfig(), MaxTicks: *ticks})
+			t.Logf("%d pages reachable; %d fetched, %d requests, idle %v after %d ticks; %d held at the end",
+				r.RealTotal, r.RealFetched, r.Requests, r.Idle, r.Ticks, r.HeldReal)
+			if len(r.Missed) > 0 {
+				t.Errorf("%d of %d pages not fetched (%d held), e.g. %s", len(r.Missed), r.RealTotal, r.HeldReal, sample(r))
+			}
+			if !r.Idle {
+				t.Error("not idle")
+			}
+		})
+	}
+}

@@ -1,0 +1,42 @@
+package pattern
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkDescribeAdmit: URLs decided per second by one host's admission
+// (Describe, then Admit, parking what is held), over a mix of a site's
+// sections and a generated space, as the fetcher's admission runs it.
+func BenchmarkDescribeAdmit(b *testing.B) {
+	cfg := DefaultConfig()
+	const n = 4096
+	found := make([]Found, n)
+	for i := range found {
+		switch i % 4 {
+		case 0: // an article found on its section's index
+			found[i] = Found{URL: fmt.Sprintf("http://h.example/news/%d-story-%d.html", i, i%97), Parent: "http://h.example/news/"}
+		case 1: // a documentation page found on another
+			found[i] = Found{URL: fmt.Sprintf("http://h.example/docs/page-%s.html", word(i)), Parent: fmt.Sprintf("http://h.example/docs/page-%s.html", word(i/2))}
+		case 2: // a facet refinement
+			found[i] = Found{URL: fmt.Sprintf("http://h.example/shop?color=c%d&size=s%d", i%13, i%7), Parent: fmt.Sprintf("http://h.example/shop?color=c%d", i%13), ParentHops: 1, ParentOrigin: KeyOf("/shop")}
+		default: // a print variant
+			found[i] = Found{URL: fmt.Sprintf("http://h.example/news/%d-story.html?print=1", i), Parent: fmt.Sprintf("http://h.example/news/%d-story.html", i)}
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	h := NewHost[int]()
+	for i := 0; i < b.N; i++ {
+		if i%n == 0 && i > 0 {
+			h = NewHost[int]() // a fresh host now and then, as a crawl meets new ones
+		}
+		f := found[i%n]
+		c := h.Describe(cfg, f)
+		hash := int64(KeyOf(f.URL))
+		if d := h.Admit(cfg, hash, c); !d.Admit {
+			h.Park(cfg, d, hash, c, i)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "urls/s")
+}

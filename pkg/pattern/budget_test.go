@@ -1,0 +1,390 @@
+package pattern
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestDescribe(t *testing.T) {
+	cal := KeyOf("/cal/") // the family: the section
+	for _, tc := range []struct {
+		name     string
+		f        Found
+		grounded bool
+		origin   Key
+		hops     int
+	}{
+		{"seed", Found{URL: "http://a/x/1"}, true, 0, 0},
+		{"listed", Found{URL: "http://a/cal/2", Parent: "http://a/cal/1", Listed: true}, true, 0, 0},
+		{"other host", Found{URL: "http://a/cal/2", Parent: "http://b/cal/1", ParentHops: 3, ParentOrigin: 9}, true, 0, 0},
+		{"other family, grounded page", Found{URL: "http://a/cal/2", Parent: "http://a/"}, true, 0, 0},
+		{"own family", Found{URL: "http://a/cal/2", Parent: "http://a/cal/1"}, false, cal, 1},
+		{"own family by query", Found{URL: "http://a/cal?m=2", Parent: "http://a/cal?m=1"}, false, KeyOf("/cal"), 1},
+		{"down a chain", Found{URL: "http://a/cal/3", Parent: "http://a/cal/2", ParentHops: 1, ParentOrigin: cal}, false, cal, 2},
+		{"other family down a chain", Found{URL: "http://a/event/7", Parent: "http://a/cal/2", ParentHops: 2, ParentOrigin: cal}, false, cal, 2},
+		{"duplicate page", Found{URL: "http://a/p/x", Parent: "http://a/idx/a", ParentDuplicate: true}, false, KeyOf("/idx/"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewHost[string]().Describe(DefaultConfig(), tc.f)
+			if c.Grounded != tc.grounded || c.Hops != tc.hops || (!tc.grounded && c.Origin != tc.origin) {
+				t.Errorf("Describe(%+v) = grounded %v origin %d hops %d, want %v %d %d", tc.f, c.Grounded, c.Origin, c.Hops, tc.grounded, tc.origin, tc.hops)
+			}
+		})
+	}
+}
+
+// offer describes and admits u found on parent (admitted with parentHops
+// from parentOrigin), parking it when held.
+func offer(h *Host[string], cfg Config, u, parent string, parentHops int, parentOrigin Key) (Candidate, Decision) {
+	c := h.Describe(cfg, Found{URL: u, Parent: parent, ParentHops: parentHops, ParentOrigin: parentOrigin})
+	d := h.Admit(cfg, int64(KeyOf(u)), c)
+	if !d.Admit {
+		h.Park(cfg, d, int64(KeyOf(u)), c, u)
+	}
+	return c, d
+}
+
+// TestGeneratedBoundedWhateverItsPages: a family that generates itself is
+// held at its allowance even when every page it returns is distinct; URLs
+// of it found from outside it grow the allowance and release what it holds.
+func TestGeneratedBoundedWhateverItsPages(t *testing.T) {
+	cfg := Config{Budget: 3, EvidenceWeight: 2}.WithDefaults()
+	h := NewHost[string]()
+	if _, d := offer(h, cfg, "http://a/search?q=entry", "http://a/", 0, 0); !d.Admit {
+		t.Fatal("the entry, found from another family, was held")
+	}
+	admitted := 1
+	parentHops, origin := 0, Key(0)
+	for i := range 200 {
+		u := fmt.Sprintf("http://a/search?q=w%d", i)
+		c, d := offer(h, cfg, u, fmt.Sprintf("http://a/search?q=w%d", i-1), parentHops, origin)
+		if !d.Admit {
+			if d.Reason != ReasonPatternBudget {
+				t.Fatalf("%s held for %q", u, d.Reason)
+			}
+			continue
+		}
+		admitted++
+		h.Observe(cfg, Verdict{URL: u, Grounded: c.Grounded, Origin: c.Origin})
+		parentHops, origin = c.Hops, c.Origin
+	}
+	// Budget 3 + 2 for the one URL found from outside.
+	if admitted != 1+5 {
+		t.Errorf("%d admitted of an endless family of distinct pages, want 6", admitted)
+	}
+	// Evidence from outside: two more URLs of the family linked from "/".
+	offer(h, cfg, "http://a/search?q=linked1", "http://a/", 0, 0)
+	offer(h, cfg, "http://a/search?q=linked2", "http://a/", 0, 0)
+	released := 0
+	h.Release(cfg, func(string, Decision) { released++ })
+	if released != 4 {
+		t.Errorf("evidence of 2 URLs released %d held URLs, want 4", released)
+	}
+}
+
+// TestShareOfRealPages: every family earns a share of the host's real pages
+// found from outside it.
+func TestShareOfRealPages(t *testing.T) {
+	cfg := Config{Budget: 1, Share: 0.5}.WithDefaults()
+	h := NewHost[string]()
+	offer(h, cfg, "http://a/cal/0", "http://a/", 0, 0)
+	var held int
+	for i := 1; i <= 5; i++ {
+		if _, d := offer(h, cfg, fmt.Sprintf("http://a/cal/%d", i), "http://a/cal/0", 0, 0); !d.Admit {
+			held++
+		}
+	}
+	if held != 4 {
+		t.Fatalf("%d held, want 4", held)
+	}
+	for i := range 4 {
+		u := fmt.Sprintf("http://a/doc/%d", i)
+		offer(h, cfg, u, "http://a/", 0, 0)
+		h.Observe(cfg, Verdict{URL: u, Grounded: true})
+	}
+	released := 0
+	h.Release(cfg, func(string, Decision) { released++ })
+	if released != 2 {
+		t.Errorf("4 real pages elsewhere released %d, want 2 (a share of 0.5)", released)
+	}
+}
+
+// TestDuplicateSpaceHeld: a generated space whose pages come back
+// duplicates is held after its probes, and the probes wait for verdicts.
+func TestDuplicateSpaceHeld(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	offer(h, cfg, "http://a/list?from=0", "http://a/", 0, 0)
+	var admitted []Candidate
+	for i := range 5 {
+		c, d := offer(h, cfg, fmt.Sprintf("http://a/list?sort=%d", i), "http://a/list?from=0", 0, 0)
+		if d.Admit {
+			admitted = append(admitted, c)
+		} else if d.Reason != ReasonDuplicateSpace {
+			t.Fatalf("held for %q", d.Reason)
+		}
+	}
+	if len(admitted) != 2 {
+		t.Fatalf("%d admitted before any verdict, want the 2 probes", len(admitted))
+	}
+	for _, c := range admitted {
+		h.Observe(cfg, Verdict{URL: c.URL, Origin: c.Origin, Duplicate: true})
+	}
+	released := 0
+	h.Release(cfg, func(string, Decision) { released++ })
+	if released != 0 {
+		t.Errorf("a space whose probes were duplicates released %d", released)
+	}
+}
+
+// TestRewriteLearned: variants of pages by one parameter that keep coming
+// back duplicates teach the host a rewrite; it holds the rest of the family
+// of variants, whatever their parents; a distinct probe reverts it and
+// releases what it held.
+func TestRewriteLearned(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	variant := func(i int) (Candidate, Decision) {
+		u := fmt.Sprintf("http://a/story/%d?print=yes", i)
+		return offer(h, cfg, u, fmt.Sprintf("http://a/story/%d", i), 0, 0)
+	}
+	c0, d0 := variant(0)
+	c1, d1 := variant(1)
+	_, d2 := variant(2)
+	if !d0.Admit || !d1.Admit || d2.Admit || d2.Reason != ReasonRewrite {
+		t.Fatalf("first variants: %v %v %+v, want 2 probes admitted and the third held for the rewrite", d0.Admit, d1.Admit, d2)
+	}
+	for _, c := range []Candidate{c0, c1} {
+		h.Observe(cfg, Verdict{URL: c.URL, Hash: int64(KeyOf(c.URL)), Grounded: c.Grounded, Origin: c.Origin, Duplicate: true})
+	}
+	h.Release(cfg, func(u string, _ Decision) { t.Errorf("%s released by duplicate verdicts", u) })
+	rules := h.Rules()
+	if len(rules) != 1 || !rules[0].Active || rules[0].Rule != "drop parameter print" {
+		t.Fatalf("rules %+v, want drop parameter print, active", rules)
+	}
+	// The rule applies wherever the variant is found, but lets a probe
+	// through now and then.
+	var probe Candidate
+	held := 0
+	for i := 3; i < 3+rewriteProbeEvery; i++ {
+		u := fmt.Sprintf("http://a/other/%d?print=yes", i)
+		c, d := offer(h, cfg, u, "http://a/", 0, 0)
+		if d.Admit {
+			probe = c
+		} else {
+			held++
+		}
+	}
+	if probe.URL == "" || held != rewriteProbeEvery-1 {
+		t.Fatalf("active rule: %d held of %d, probe %q", held, rewriteProbeEvery, probe.URL)
+	}
+	h.Observe(cfg, Verdict{URL: probe.URL, Hash: int64(KeyOf(probe.URL)), Grounded: probe.Grounded})
+	released := 0
+	h.Release(cfg, func(string, Decision) { released++ })
+	// The rule's held URLs come back, but for the third variant: its own
+	// space's generated pages (the two probes) were duplicates.
+	if released != held {
+		t.Errorf("a distinct probe released %d, want the %d the rule held", released, held)
+	}
+}
+
+func TestRewriteApply(t *testing.T) {
+	for _, tc := range []struct{ u, parent, rule, other, want string }{
+		{"http://a/x?id=3&print=1", "http://a/x?id=3", "drop parameter print", "http://a/y?a=1&print=2&z=3", "http://a/y?a=1&z=3"},
+		{"http://a/amp/p/3.html", "http://a/p/3.html", "drop path segment amp", "http://a/amp/q/9", "http://a/q/9"},
+		{"http://a/p/3.html/amp", "http://a/p/3.html", "drop path tail /amp", "http://a/r/amp?x=1", "http://a/r?x=1"},
+		{"http://a/p/story/print/", "http://a/p/story/", "drop path tail print/", "http://a/r/print/?x=1", "http://a/r/?x=1"},
+		{"http://a/p/3-print.html", "http://a/p/3.html", "drop name suffix -print", "http://a/q/a-b-print.htm?x=1", "http://a/q/a-b.htm?x=1"},
+		{"http://a/p/story_amp/", "http://a/p/story/", "drop name suffix _amp", "http://a/other_amp/", "http://a/other/"},
+	} {
+		r, ok := deriveRewrite(tc.u, tc.parent)
+		if !ok || r.String() != tc.rule {
+			t.Errorf("deriveRewrite(%s, %s) = %v %v, want %s", tc.u, tc.parent, r, ok, tc.rule)
+			continue
+		}
+		if got, ok := r.Apply(tc.other); !ok || got != tc.want {
+			t.Errorf("%s on %s = %s %v, want %s", r, tc.other, got, ok, tc.want)
+		}
+	}
+	for _, pair := range [][2]string{
+		{"http://a/x?id=4", "http://a/x?id=3"},
+		{"http://a/p/4.html", "http://a/p/3.html"},
+		{"http://a/a/b/c", "http://a/a"},
+	} {
+		if r, ok := deriveRewrite(pair[0], pair[1]); ok {
+			t.Errorf("deriveRewrite(%s, %s) = %v, want none", pair[0], pair[1], r)
+		}
+	}
+}
+
+func TestOff(t *testing.T) {
+	cfg := Config{}.WithDefaults()
+	if cfg.Enabled() {
+		t.Fatal("zero budgets enabled")
+	}
+	h := NewHost[string]()
+	for i := range 100 {
+		if _, d := offer(h, cfg, fmt.Sprintf("http://a/cal/%d", i+1), fmt.Sprintf("http://a/cal/%d", i), 1, KeyOf("/cal/{n}")); !d.Admit {
+			t.Fatalf("budgets off held %d", i)
+		}
+	}
+}
+
+// TestBoundedMemory: a host of endless literal spaces keeps at most
+// MaxPatterns of them, and still bounds a generated family among them.
+func TestBoundedMemory(t *testing.T) {
+	cfg := Config{Budget: 2, MaxPatterns: 64}.WithDefaults()
+	h := NewHost[string]()
+	for i := range 10_000 {
+		offer(h, cfg, fmt.Sprintf("http://a/%s.html", word(i)), "http://a/", 0, 0)
+	}
+	if n := len(h.spaces); n > cfg.MaxPatterns+2 {
+		t.Errorf("%d spaces tracked, bound %d", n, cfg.MaxPatterns)
+	}
+	admitted := 0
+	for i := range 50 {
+		if _, d := offer(h, cfg, fmt.Sprintf("http://a/cal/%d", i+1), fmt.Sprintf("http://a/cal/%d", i), 1, KeyOf("/cal/{n}")); d.Admit {
+			admitted++
+		}
+	}
+	if admitted != 2 {
+		t.Errorf("%d generated URLs admitted after many literal spaces, want 2", admitted)
+	}
+}
+
+// word spells i in letters only, so that no digit folds it.
+func word(i int) string {
+	b := []byte{}
+	for {
+		b = append(b, byte('a'+i%26))
+		i /= 26
+		if i == 0 {
+			return string(b) + "x"
+		}
+	}
+}
+
+func TestTakeParked(t *testing.T) {
+	cfg := Config{Budget: 1}.WithDefaults()
+	h := NewHost[string]()
+	for i := range 5 {
+		offer(h, cfg, fmt.Sprintf("http://a/cal/%d", i+1), "http://a/cal/0", 0, 0)
+	}
+	var got []string
+	h.TakeParked(func(u string) { got = append(got, u) })
+	if len(got) != 4 || h.Parked() != 0 {
+		t.Errorf("took %v, %d left parked; want 4 and none", got, h.Parked())
+	}
+	h.TakeParked(func(u string) { t.Errorf("%s taken twice", u) })
+}
+
+// crawlSite runs admission over a site given by its links and duplicate
+// pages, breadth first from "/", each verdict observed before the page's
+// links are offered, and returns the pages fetched.
+func crawlSite(cfg Config, links func(string) []string, dup func(string) bool, limit int) []string {
+	type queued struct {
+		u string
+		c Candidate
+	}
+	h := NewHost[queued]()
+	queue := []queued{{u: "http://a/", c: Candidate{URL: "http://a/", Space: "/", Grounded: true}}}
+	known := map[string]bool{"http://a/": true}
+	var fetched []string
+	for len(queue) > 0 && len(fetched) < limit {
+		q := queue[0]
+		queue = queue[1:]
+		fetched = append(fetched, q.u)
+		h.Observe(cfg, Verdict{URL: q.u, Hash: int64(KeyOf(q.u)), Grounded: q.c.Grounded, Origin: q.c.Origin, ParentSpace: q.c.ParentSpace, Duplicate: dup(q.u)})
+		for _, l := range links(q.u) {
+			if known[l] {
+				continue
+			}
+			c := h.Describe(cfg, Found{URL: l, Parent: q.u, ParentHops: q.c.Hops, ParentOrigin: q.c.Origin, ParentDuplicate: dup(q.u)})
+			d := h.Admit(cfg, int64(KeyOf(l)), c)
+			if !d.Admit {
+				h.Park(cfg, d, int64(KeyOf(l)), c, queued{l, c})
+				continue
+			}
+			h.Unpark(int64(KeyOf(l)))
+			known[l] = true
+			queue = append(queue, queued{l, c})
+		}
+		h.Release(cfg, func(q queued, _ Decision) {
+			known[q.u] = true
+			queue = append(queue, q)
+		})
+	}
+	return fetched
+}
+
+// TestYield: a chain of near-duplicate index pages, each listing distinct
+// pages nothing else links (a template-heavy index), is followed to its end;
+// the same chain without end stops at a multiple of the host's other real
+// pages, and a chain that lists nothing new stops after its probes.
+func TestYield(t *testing.T) {
+	const real, entries = 40, 4
+	site := func(indexPages int, lists bool) (func(string) []string, func(string) bool) {
+		links := func(u string) []string {
+			switch {
+			case u == "http://a/":
+				out := []string{"http://a/idx/1.html"}
+				for i := range real {
+					out = append(out, fmt.Sprintf("http://a/doc/%s.html", word(i)))
+				}
+				return out
+			case strings.HasPrefix(u, "http://a/idx/"):
+				var n int
+				fmt.Sscanf(strings.TrimPrefix(u, "http://a/idx/"), "%d.html", &n)
+				var out []string
+				if lists {
+					for j := range entries {
+						out = append(out, fmt.Sprintf("http://a/entry/%d-%d.html", n, j))
+					}
+				}
+				if indexPages == 0 || n < indexPages {
+					out = append(out, fmt.Sprintf("http://a/idx/%d.html", n+1))
+				}
+				return append(out, "http://a/")
+			}
+			return nil
+		}
+		dup := func(u string) bool { return strings.HasPrefix(u, "http://a/idx/") && u != "http://a/idx/1.html" }
+		return links, dup
+	}
+	count := func(fetched []string, prefix string) int {
+		n := 0
+		for _, u := range fetched {
+			if strings.HasPrefix(u, prefix) {
+				n++
+			}
+		}
+		return n
+	}
+	cfg := DefaultConfig()
+
+	links, dup := site(15, true)
+	got := crawlSite(cfg, links, dup, 10_000)
+	if n, e := count(got, "http://a/idx/"), count(got, "http://a/entry/"); n != 15 || e != 15*entries {
+		t.Errorf("finite index: %d index pages and %d entries fetched, want 15 and %d", n, e, 15*entries)
+	}
+
+	links, dup = site(0, true)
+	got = crawlSite(cfg, links, dup, 10_000)
+	// The host's real pages found otherwise: "/", the documents, the first
+	// index page's entries (it was linked from "/").
+	others := float64(1 + real + entries)
+	bound := 1 + entries + cfg.Budget + cfg.EvidenceWeight + int(cfg.YieldShare*others) + int(cfg.Share*others)
+	if n := count(got, "http://a/idx/") + count(got, "http://a/entry/"); n > bound {
+		t.Errorf("endless index: %d pages fetched, want at most %d", n, bound)
+	}
+
+	links, dup = site(0, false)
+	got = crawlSite(cfg, links, dup, 10_000)
+	if n := count(got, "http://a/idx/"); n > 1+cfg.Probe+1 {
+		t.Errorf("endless index of duplicates listing nothing: %d fetched, want at most %d", n, cfg.Probe+2)
+	}
+	if n := count(got, "http://a/doc/"); n != real {
+		t.Errorf("%d real pages fetched, want %d", n, real)
+	}
+}

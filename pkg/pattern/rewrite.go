@@ -1,0 +1,340 @@
+package pattern
+
+import (
+	"sort"
+	"strings"
+)
+
+// Rewrite is a duplicate-producing URL rewrite learned on a host ("Do not
+// crawl in the DUST", Bar-Yossef, Keidar and Schonfeld, WWW 2007): a page
+// links a variant of itself that differs by one query parameter or one path
+// segment (print, share, reply-to-comment and AMP views, a sort order), and
+// the variants keep coming back duplicates. Once two have, and none came
+// back distinct, every further URL the rewrite applies to is held: it maps
+// onto a URL the crawl has (or will have) anyway. One match in
+// rewriteProbeEvery is fetched all the same; a distinct one reverts the rule
+// and releases what it held.
+type Rewrite struct {
+	Param   string // drop this query parameter, whatever its value
+	Segment string // or drop this literal path segment
+	Suffix  string // or drop this from the end of the file name, before its extension
+	Tail    string // or drop this from the end of the path
+}
+
+func (r Rewrite) String() string {
+	switch {
+	case r.Param != "":
+		return "drop parameter " + r.Param
+	case r.Suffix != "":
+		return "drop name suffix " + r.Suffix
+	case r.Tail != "":
+		return "drop path tail " + r.Tail
+	}
+	return "drop path segment " + r.Segment
+}
+
+func (r Rewrite) key() Key {
+	return KeyOf(r.Param + "\x00" + r.Segment + "\x00" + r.Suffix + "\x00" + r.Tail)
+}
+
+// Apply returns u with the rewrite applied, and whether it applied.
+func (r Rewrite) Apply(u string) (string, bool) {
+	base, query, hasQuery := strings.Cut(u, "?")
+	if r.Param != "" {
+		if !hasQuery {
+			return u, false
+		}
+		var kept []string
+		found := false
+		for p := range strings.SplitSeq(query, "&") {
+			if k, _, _ := strings.Cut(p, "="); k == r.Param {
+				found = true
+				continue
+			}
+			kept = append(kept, p)
+		}
+		if !found {
+			return u, false
+		}
+		if len(kept) == 0 {
+			return base, true
+		}
+		return base + "?" + strings.Join(kept, "&"), true
+	}
+	scheme, rest, ok := strings.Cut(base, "://")
+	if !ok {
+		return u, false
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		return u, false
+	}
+	if r.Tail != "" {
+		p := rest[slash:]
+		if !strings.HasSuffix(p, r.Tail) || len(p) == len(r.Tail) {
+			return u, false
+		}
+		out := scheme + "://" + rest[:slash] + strings.TrimSuffix(p, r.Tail)
+		if hasQuery {
+			out += "?" + query
+		}
+		return out, true
+	}
+	if r.Suffix != "" {
+		dir, name := splitName(base)
+		stem, ext := splitExt(name)
+		if !strings.HasSuffix(stem, r.Suffix) || len(stem) == len(r.Suffix) {
+			return u, false
+		}
+		out := dir + strings.TrimSuffix(stem, r.Suffix) + ext
+		if hasQuery {
+			out += "?" + query
+		}
+		return out, true
+	}
+	segs := strings.Split(rest[slash+1:], "/")
+	for i, s := range segs {
+		if s == r.Segment {
+			segs = append(segs[:i:i], segs[i+1:]...)
+			out := scheme + "://" + rest[:slash] + "/" + strings.Join(segs, "/")
+			if hasQuery {
+				out += "?" + query
+			}
+			return out, true
+		}
+	}
+	return u, false
+}
+
+// deriveRewrite returns the rewrite that turns u into parent, when u differs
+// from it by exactly one added query parameter or one added path segment.
+func deriveRewrite(u, parent string) (Rewrite, bool) {
+	ub, uq, _ := strings.Cut(u, "?")
+	pb, pq, _ := strings.Cut(parent, "?")
+	if ub == pb {
+		up, pp := splitQuery(uq), splitQuery(pq)
+		if len(up) != len(pp)+1 {
+			return Rewrite{}, false
+		}
+		// Both are sorted by name (the normalizer sorts parameters): one
+		// extra name, the rest equal.
+		var extra string
+		j := 0
+		for _, p := range up {
+			if j < len(pp) && p == pp[j] {
+				j++
+				continue
+			}
+			if extra != "" {
+				return Rewrite{}, false
+			}
+			extra, _, _ = strings.Cut(p, "=")
+		}
+		if extra == "" || j != len(pp) {
+			return Rewrite{}, false
+		}
+		return Rewrite{Param: extra}, true
+	}
+	if uq != pq {
+		return Rewrite{}, false
+	}
+	if tail, ok := strings.CutPrefix(ub, pb); ok && tail != "" && (tail[0] == '/' || strings.HasSuffix(pb, "/")) &&
+		!strings.Contains(strings.Trim(tail, "/"), "/") {
+		// The page's path and more: "/a.html/amp", "/story/print/".
+		return Rewrite{Tail: tail}, true
+	}
+	if ud, un := splitName(ub); ud == dirOf(pb) {
+		_, pn := splitName(pb)
+		us, ue := splitExt(un)
+		ps, pe := splitExt(pn)
+		// The added part starts at a separator ("-print", "_amp"): "35"
+		// after "3" is another page, not a variant.
+		if ue == pe && len(us) > len(ps)+1 && ps != "" && strings.HasPrefix(us, ps) && isSeparator(us[len(ps)]) {
+			return Rewrite{Suffix: us[len(ps):]}, true
+		}
+	}
+	us, ps := pathSegments(ub), pathSegments(pb)
+	if us == nil || ps == nil || len(us) != len(ps)+1 {
+		return Rewrite{}, false
+	}
+	i := 0
+	for i < len(ps) && us[i] == ps[i] {
+		i++
+	}
+	extra := us[i]
+	if extra == "" || strings.Join(us[i+1:], "/") != strings.Join(ps[i:], "/") {
+		return Rewrite{}, false
+	}
+	return Rewrite{Segment: extra}, true
+}
+
+func splitQuery(q string) []string {
+	if q == "" {
+		return nil
+	}
+	return strings.Split(q, "&")
+}
+
+// pathSegments returns the host and the path's segments of an absolute URL
+// without its query, nil when it has none.
+func pathSegments(base string) []string {
+	_, rest, ok := strings.Cut(base, "://")
+	if !ok {
+		return nil
+	}
+	return strings.Split(rest, "/") // the host first: equal for same-host URLs
+}
+
+// ruleStats is what a rewrite's variants came back as.
+type ruleStats struct {
+	watched       int // matches fetched whose verdict is not in
+	dup, distinct int
+	matches       int // URLs held or probed since it became active
+}
+
+// active reports whether the rewrite holds what it matches.
+func (r *ruleStats) active() bool { return r.dup >= 2 && r.distinct == 0 }
+
+// maxRules bounds the rewrites tracked per host.
+const maxRules = 64
+
+// rewrite applies the host's rewrites to a candidate: held when an active
+// one matches it (but for a probe now and then), or when it is a variant of
+// its parent by a rewrite whose first probes are still unjudged. ok reports
+// a decision; otherwise admission goes on, and a variant whose verdict will
+// judge a rewrite is watched.
+func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) {
+	if cfg.Probe <= 0 {
+		return Decision{}, false
+	}
+	for r, st := range h.rules {
+		if !st.active() {
+			continue
+		}
+		if _, ok := r.Apply(c.URL); !ok {
+			continue
+		}
+		st.matches++
+		if st.matches%rewriteProbeEvery == 0 {
+			h.watchURL(hash, r, st)
+			return Decision{}, false
+		}
+		return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
+	}
+	if c.Parent == "" {
+		return Decision{}, false
+	}
+	r, ok := deriveRewrite(c.URL, c.Parent)
+	if !ok {
+		return Decision{}, false
+	}
+	st := h.rules[r]
+	if st == nil {
+		if len(h.rules) >= maxRules {
+			return Decision{}, false
+		}
+		if h.rules == nil {
+			h.rules = map[Rewrite]*ruleStats{}
+		}
+		st = &ruleStats{}
+		h.rules[r] = st
+	}
+	if st.distinct > 0 {
+		return Decision{}, false // proven not to produce duplicates
+	}
+	if st.watched >= cfg.Probe {
+		return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
+	}
+	h.watchURL(hash, r, st)
+	return Decision{}, false
+}
+
+func (h *Host[T]) watchURL(hash int64, r Rewrite, st *ruleStats) {
+	if h.watch == nil {
+		h.watch = map[int64]Rewrite{}
+	}
+	if len(h.watch) >= maxRuleWatch {
+		return
+	}
+	if _, ok := h.watch[hash]; !ok {
+		h.watch[hash] = r
+		st.watched++
+	}
+}
+
+// unwatch forgets a watched URL that was not admitted after all.
+func (h *Host[T]) unwatch(hash int64) {
+	if r, ok := h.watch[hash]; ok {
+		delete(h.watch, hash)
+		if st := h.rules[r]; st != nil && st.watched > 0 {
+			st.watched--
+		}
+	}
+}
+
+// judgeRewrite counts a watched URL's verdict for its rewrite.
+func (h *Host[T]) judgeRewrite(v Verdict) {
+	r, ok := h.watch[v.Hash]
+	if !ok {
+		return
+	}
+	h.unwatch(v.Hash)
+	st := h.rules[r]
+	if st == nil {
+		return
+	}
+	if v.Duplicate {
+		st.dup++
+	} else {
+		st.distinct++
+	}
+	h.grow(parkKey{parkRewrite, r.key()})
+}
+
+// RuleUsage is a rewrite and what its variants came back as, for the API.
+type RuleUsage struct {
+	Rule      string `json:"rule"`
+	Active    bool   `json:"active"`
+	Duplicate int    `json:"duplicate"`
+	Distinct  int    `json:"distinct"`
+	Held      int    `json:"held"` // URLs it held or probed since it became active
+	Parked    int    `json:"parked"`
+}
+
+// Rules returns the host's rewrites, active ones first.
+func (h *Host[T]) Rules() []RuleUsage {
+	out := make([]RuleUsage, 0, len(h.rules))
+	for r, st := range h.rules {
+		out = append(out, RuleUsage{Rule: r.String(), Active: st.active(), Duplicate: st.dup, Distinct: st.distinct, Held: st.matches,
+			Parked: len(h.parked[parkKey{parkRewrite, r.key()}])})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Active != out[j].Active {
+			return out[i].Active
+		}
+		return out[i].Rule < out[j].Rule
+	})
+	return out
+}
+
+// splitName returns an absolute URL (without query) up to and including its
+// last slash, and the file name after it (a trailing slash stays with the
+// name: "/a/b/" is "/a/" and "b/").
+func splitName(base string) (dir, name string) {
+	i := strings.LastIndexByte(strings.TrimSuffix(base, "/"), '/')
+	return base[:i+1], base[i+1:]
+}
+
+func dirOf(base string) string { d, _ := splitName(base); return d }
+
+// splitExt splits a file name at its extension ("a.b.html": "a.b" and
+// ".html"); a trailing slash counts as one.
+func splitExt(name string) (stem, ext string) {
+	if s, ok := strings.CutSuffix(name, "/"); ok {
+		return s, "/"
+	}
+	if k := strings.LastIndexByte(name, '.'); k > 0 {
+		return name[:k], name[k:]
+	}
+	return name, ""
+}
