@@ -434,6 +434,7 @@ func (f *Fetcher) observeVerdicts(decoded []decodedURL) map[string]bool {
 		if hi.patterns == nil {
 			hi.patterns = pattern.NewHost[candidate]()
 		}
+		f.dirty[host] = true // its admission state is saved with it
 		hi.patterns.Observe(f.cfg.Patterns, pattern.Verdict{URL: v.URL, Hash: store.HashURL(v.URL),
 			Grounded: v.Hops == 0, Origin: pattern.Key(v.Origin), ParentSpace: pattern.Key(v.ParentSpace), Duplicate: v.Duplicate})
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()

@@ -339,3 +339,55 @@ func calParent(base, p string) string {
 	}
 	return base + "/cal/1.html"
 }
+
+// TestBudgetsOutliveRestart: a family's budget, spent before a stop, is
+// still spent after the restart: the host's admission state is saved with
+// it and restored, so a trap does not get a fresh budget with every restart
+// or rebalance.
+func TestBudgetsOutliveRestart(t *testing.T) {
+	e := testenv.New(t)
+	srv, requested := pageServer(t)
+	base := strings.ToLower(srv.URL)
+	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
+	info := func(u string) store.URLInfo {
+		i, _ := e.DB.URLInfo(context.Background(), u)
+		return i
+	}
+	produce := func(paths ...string) {
+		t.Helper()
+		var recs []*kgo.Record
+		for _, p := range paths {
+			u := queue.URL{URL: srv.URL + p, Parent: calParent(base, p)}
+			if p == "/" {
+				u = queue.URL{URL: srv.URL + "/", Seed: true}
+			}
+			recs = append(recs, urlRecord(t, u, part))
+		}
+		if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 2}
+	_, stop := startFetcher(t, e, cfg)
+	produce("/", "/cal/1.html", "/cal/2.html", "/cal/3.html", "/cal/4.html")
+	testenv.Eventually(t, 20*time.Second, "the budget spent: two generated URLs fetched, one held", func() bool {
+		a, b, c := info(base+"/cal/2.html"), info(base+"/cal/3.html"), info(base+"/cal/4.html")
+		return a.URL != nil && a.URL.State == store.StateFetched && b.URL != nil && b.URL.State == store.StateFetched &&
+			c.Exclusion != nil && c.Exclusion.Reason == pattern.ReasonPatternBudget
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, stop2 := startFetcher(t, e, cfg)
+	defer stop2()
+	produce("/cal/5.html")
+	testenv.Eventually(t, 20*time.Second, "the new generated URL held by the budget spent before the restart", func() bool {
+		i := info(base + "/cal/5.html")
+		return i.Exclusion != nil && i.Exclusion.Reason == pattern.ReasonPatternBudget
+	})
+	if n := requested("/cal/5.html"); n != 0 {
+		t.Errorf("/cal/5.html requested %d times after the restart, want 0 (a fresh budget)", n)
+	}
+}

@@ -666,6 +666,9 @@ func (f *Fetcher) saveState(ctx context.Context, states []frontier.HostState) er
 			if hi.robots != nil {
 				row.Robots, _ = hi.robots.MarshalBinary()
 			}
+			if hi.patterns != nil {
+				row.Admission, _ = hi.patterns.Snapshot()
+			}
 		}
 		rows = append(rows, row)
 	}

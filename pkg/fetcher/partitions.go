@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/crawlcluster/crawler/pkg/control"
+	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -92,6 +93,16 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 		hi := f.hostOf(r.Host)
 		hi.pages = r.Pages
 		hi.errors = r.Errors
+		if len(r.Admission) > 0 && hi.patterns == nil && f.cfg.Patterns.Enabled() {
+			// The budgets the crawl earned on the host, before a restart or
+			// under its previous owner.
+			hp := pattern.NewHost[candidate]()
+			if err := hp.Restore(r.Admission); err != nil {
+				f.log.Warn("admission state of a host not restored; its budgets start afresh", "host", r.Host, "err", err)
+			} else {
+				hi.patterns = hp
+			}
+		}
 		if len(r.Robots) > 0 {
 			e := new(robots.Entry)
 			if err := e.UnmarshalBinary(r.Robots); err == nil {

@@ -228,6 +228,8 @@ type Host[T any] struct {
 	noEvictBelow int
 	slots        map[string]*slot // path positions by prefix (fold.go)
 	corroborated int              // held URLs admitted for their referrers
+	// version counts changes; saved is the version Snapshot last returned.
+	version, saved uint64
 }
 
 // Corroborated returns how many held URLs were admitted because enough
@@ -369,6 +371,7 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 // its budgets. A caller that then finds the URL already known takes the
 // admission back with Unadmit.
 func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
+	h.version++
 	if d, ok := h.rewrite(cfg, hash, c); ok {
 		return d
 	}
@@ -415,6 +418,7 @@ func (h *Host[T]) admit(cfg Config, c Candidate) Decision {
 
 // Unadmit takes back an admission of c that did not happen (the URL was known).
 func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
+	h.version++
 	h.unwatch(hash)
 	if c.Grounded {
 		if f := h.spaces[KeyOf(Family(c.Space))]; f != nil && f.evidence > 0 {
@@ -438,6 +442,7 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 // page of the host: every family earns a share of it. The URLs the grown
 // budgets hold come back from the next Release.
 func (h *Host[T]) Observe(cfg Config, v Verdict) {
+	h.version++
 	h.judgeRewrite(v)
 	space := h.space(cfg, v.URL, false)
 	sp, sk := h.entry(cfg, space)

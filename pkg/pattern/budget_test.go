@@ -388,3 +388,53 @@ func TestYield(t *testing.T) {
 		t.Errorf("%d real pages fetched, want %d", n, real)
 	}
 }
+
+// TestSnapshotRestore: a host restored from its snapshot decides as the
+// original does: the family's charges, evidence and verdicts, the learned
+// rewrites and the folded path positions come back.
+func TestSnapshotRestore(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	offer(h, cfg, "http://a/cal/0", "http://a/", 0, 0)
+	for i := 1; i <= 30; i++ {
+		u := fmt.Sprintf("http://a/cal/%d", i)
+		if c, d := offer(h, cfg, u, "http://a/cal/0", 0, 0); d.Admit {
+			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: c.Grounded, Origin: c.Origin})
+		}
+	}
+	for i := range 3 {
+		u := fmt.Sprintf("http://a/story/%d?print=1", i)
+		c, d := offer(h, cfg, u, fmt.Sprintf("http://a/story/%d", i), 0, 0)
+		if d.Admit {
+			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: c.Grounded, Origin: c.Origin, Duplicate: true})
+		}
+	}
+	for i := range 20 {
+		offer(h, cfg, fmt.Sprintf("http://a/tag/%s/", word(i)), "http://a/", 0, 0)
+	}
+	b, ok := h.Snapshot()
+	if !ok {
+		t.Fatal("no snapshot of a changed host")
+	}
+	if _, again := h.Snapshot(); again {
+		t.Error("a second snapshot with no change in between")
+	}
+	r := NewHost[string]()
+	if err := r.Restore(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []struct{ url, parent string }{
+		{"http://a/cal/99", "http://a/cal/0"},       // the family's budget is spent
+		{"http://a/other/9?print=1", "http://a/"},   // the rewrite is learned
+		{"http://a/tag/new-name/", "http://a/tag/"}, // the position is folded
+	} {
+		ch, dh := offer(h, cfg, u.url, u.parent, 0, 0)
+		cr, dr := offer(r, cfg, u.url, u.parent, 0, 0)
+		if ch.Space != cr.Space || dh.Admit != dr.Admit || dh.Reason != dr.Reason {
+			t.Errorf("%s: original %s %v %q, restored %s %v %q", u.url, ch.Space, dh.Admit, dh.Reason, cr.Space, dr.Admit, dr.Reason)
+		}
+	}
+	if err := r.Restore([]byte{99}); err == nil {
+		t.Error("a state of an unknown version restored")
+	}
+}

@@ -161,6 +161,9 @@ type Host struct {
 	Errors      int // failed fetches
 	UpdatedAt   time.Time
 	Excluded    int64 // candidates of the host never admitted (read only; the store counts them)
+	// Admission is the host's admission state (pattern.Host.MarshalBinary),
+	// read by Hosts only; SaveHosts keeps the stored one when it is nil.
+	Admission []byte
 }
 
 // Capture is one stored fetch: where its WARC record is and what the parser found.

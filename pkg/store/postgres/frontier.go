@@ -230,7 +230,12 @@ func scanHost(row pgx.Row) (store.Host, error) {
 
 // Hosts returns the host rows of partition p, by name.
 func (db *DB) Hosts(ctx context.Context, p int32) ([]store.Host, error) {
-	hosts, err := queryAll(ctx, db, qHosts, []any{p}, func(rows pgx.Rows) (store.Host, error) { return scanHost(rows) })
+	hosts, err := queryAll(ctx, db, qHosts, []any{p}, func(rows pgx.Rows) (store.Host, error) {
+		var admission []byte
+		h, err := scanHost(store.ScanWith(rows, &admission))
+		h.Admission = admission
+		return h, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("hosts of partition %d: %w", p, err)
 	}
@@ -276,6 +281,7 @@ func saveHostsArgs(hosts []store.Host, now time.Time) ([]any, error) {
 		backoff = make([]int64, 0, n)
 		errs    = make([]int32, 0, n)
 		updated = make([]pgtype.Timestamptz, 0, n)
+		adm     = make([][]byte, 0, n)
 	)
 	for i, h := range hosts {
 		if last[h.Host] != i {
@@ -289,8 +295,13 @@ func saveHostsArgs(hosts []store.Host, now time.Time) ([]any, error) {
 		delays, next = append(delays, h.Delay.Milliseconds()), append(next, timestamp(h.NextAllowed))
 		backoff, errs = append(backoff, h.Backoff.Milliseconds()), append(errs, int32(h.Errors))
 		updated = append(updated, timestamp(u))
+		if len(h.Admission) == 0 {
+			adm = append(adm, nil)
+		} else {
+			adm = append(adm, h.Admission)
+		}
 	}
-	return []any{names, parts, robots, delays, next, backoff, errs, updated}, nil
+	return []any{names, parts, robots, delays, next, backoff, errs, updated, adm}, nil
 }
 
 // stateRank orders states along a crawl cycle; the three outcomes share a rank.

@@ -68,15 +68,16 @@ const (
 	// Parameters: partition, lowest hash, limit.
 	qURLHashes = `SELECT hash FROM urls WHERE partition = $1 AND hash >= $2 ORDER BY hash LIMIT $3`
 
-	qHosts = `SELECT ` + hostColumns + ` FROM hosts WHERE partition = $1 ORDER BY host`
+	qHosts = `SELECT ` + hostColumns + `, admission FROM hosts WHERE partition = $1 ORDER BY host`
 
-	// Parameters: one array per column, host to updated_at; hosts are distinct.
+	// Parameters: one array per column, host to admission; hosts are distinct.
 	qSaveHosts = `INSERT INTO hosts AS h
-			(host, partition, robots, delay_ms, next_allowed_at, backoff_ms, errors, updated_at)
+			(host, partition, robots, delay_ms, next_allowed_at, backoff_ms, errors, updated_at, admission)
 		SELECT * FROM unnest($1::text[], $2::integer[], $3::bytea[], $4::bigint[], $5::timestamptz[],
-			$6::bigint[], $7::integer[], $8::timestamptz[])
+			$6::bigint[], $7::integer[], $8::timestamptz[], $9::bytea[])
 		ORDER BY 1
 		ON CONFLICT (host) DO UPDATE SET
+			admission = coalesce(excluded.admission, h.admission),
 			partition = excluded.partition,
 			robots = excluded.robots,
 			delay_ms = excluded.delay_ms,

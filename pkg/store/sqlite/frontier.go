@@ -284,7 +284,9 @@ func (db *DB) Hosts(ctx context.Context, p int32) ([]store.Host, error) {
 	var hosts []store.Host
 	err := db.query(ctx, nil, qHosts, []any{p},
 		func(rows *sql.Rows) error {
-			h, err := scanHost(rows)
+			var admission []byte
+			h, err := scanHost(store.ScanWith(rows, &admission))
+			h.Admission = admission
 			hosts = append(hosts, h)
 			return err
 		})
@@ -322,7 +324,7 @@ func (db *DB) SaveHosts(ctx context.Context, hosts []store.Host) error {
 				updated = now
 			}
 			if _, err := st.ExecContext(ctx, h.Host, h.Partition, robots, h.Delay.Milliseconds(),
-				millis(h.NextAllowed), h.Backoff.Milliseconds(), h.Errors, millis(updated)); err != nil {
+				millis(h.NextAllowed), h.Backoff.Milliseconds(), h.Errors, millis(updated), nilIfEmpty(h.Admission)); err != nil {
 				return fmt.Errorf("host %s: %w", h.Host, err)
 			}
 		}
@@ -499,4 +501,12 @@ func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]stor
 		return nil, fmt.Errorf("held urls of %d hosts: %w", len(hosts), err)
 	}
 	return held, nil
+}
+
+// nilIfEmpty passes a nil or empty blob as NULL.
+func nilIfEmpty(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }

@@ -35,12 +35,13 @@ const (
 
 	qURLHashes = `SELECT hash FROM urls WHERE partition = ? AND hash >= ? ORDER BY hash LIMIT ?`
 
-	qHosts = `SELECT ` + hostColumns + ` FROM hosts WHERE partition = ? ORDER BY host`
+	qHosts = `SELECT ` + hostColumns + `, admission FROM hosts WHERE partition = ? ORDER BY host`
 
 	qSaveHost = `INSERT INTO hosts
-		(host, partition, robots, delay_ms, next_allowed_at, backoff_ms, errors, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		(host, partition, robots, delay_ms, next_allowed_at, backoff_ms, errors, updated_at, admission)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (host) DO UPDATE SET
+			admission = coalesce(excluded.admission, hosts.admission),
 			partition = excluded.partition,
 			robots = excluded.robots,
 			delay_ms = excluded.delay_ms,

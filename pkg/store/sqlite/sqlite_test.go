@@ -284,7 +284,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"queued urls", qQueuedURLs, 3, "USING INDEX urls_queued"},
 		{"url hashes", qURLHashes, 3, "USING COVERING INDEX urls_partition"},
 		{"hosts of partition", qHosts, 1, "USING INDEX hosts_partition"},
-		{"save host", qSaveHost, 8, ""},
+		{"save host", qSaveHost, 9, ""},
 		{"update url", qUpdateURL, 15, "USING INTEGER PRIMARY KEY"},
 		{"due urls", qDueURLs, 2, "USING INDEX urls_due"},
 		{"due at", qDueAt, 3, "USING INDEX urls_due"},

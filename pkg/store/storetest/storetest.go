@@ -452,6 +452,39 @@ func testHosts(t *testing.T, s store.Store) {
 	if got := host(t, s, "c.example"); got.Pages != 1 {
 		t.Errorf("Host(c).Pages = %d, want 1", got.Pages)
 	}
+
+	// The admission state: saved when given, kept when a save has none,
+	// read by Hosts.
+	admission := func(h string) []byte {
+		t.Helper()
+		hs, err := s.Hosts(ctx, 8)
+		if err != nil {
+			t.Fatalf("Hosts: %v", err)
+		}
+		for _, x := range hs {
+			if x.Host == h {
+				return x.Admission
+			}
+		}
+		t.Fatalf("Hosts(8) has no %s", h)
+		return nil
+	}
+	if got := admission("c.example"); got != nil {
+		t.Errorf("admission of a host saved without one = %q, want nil", got)
+	}
+	c2 := c
+	c2.Admission = []byte("state-1")
+	if err := s.SaveHosts(ctx, []store.Host{c2}); err != nil {
+		t.Fatalf("SaveHosts: %v", err)
+	}
+	c2.Admission = nil
+	c2.Errors = 4
+	if err := s.SaveHosts(ctx, []store.Host{c2}); err != nil {
+		t.Fatalf("SaveHosts: %v", err)
+	}
+	if got := admission("c.example"); string(got) != "state-1" {
+		t.Errorf("admission after a save without one = %q, want state-1 kept", got)
+	}
 }
 
 // urlEqual compares URL rows, times by instant.

@@ -1,0 +1,130 @@
+package pattern
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// stateVersion is the first byte of a marshalled Host.
+const stateVersion = 1
+
+// maxSavedSpaces bounds a saved state: the busiest spaces and families are
+// what decisions rest on; the idle ones are rebuilt as the crawl goes on.
+const maxSavedSpaces = 512
+
+type savedSpace struct {
+	Name        string `json:"n"`
+	Distinct    int    `json:"di,omitempty"`
+	Dup         int    `json:"du,omitempty"`
+	GenDistinct int    `json:"gdi,omitempty"`
+	GenDup      int    `json:"gdu,omitempty"`
+	Lead        int    `json:"l,omitempty"`
+	Evidence    int    `json:"e,omitempty"`
+	Real        int    `json:"r,omitempty"`
+	Charged     int    `json:"c,omitempty"`
+	Yield       int    `json:"y,omitempty"`
+	FamDup      int    `json:"fdu,omitempty"`
+	FamDistinct int    `json:"fdi,omitempty"`
+	FamLead     int    `json:"fl,omitempty"`
+}
+
+type savedRule struct {
+	Rule     Rewrite `json:"r"`
+	Dup      int     `json:"du,omitempty"`
+	Distinct int     `json:"di,omitempty"`
+	Matches  int     `json:"m,omitempty"`
+}
+
+type savedHost struct {
+	Real   int          `json:"real,omitempty"`
+	Held   int          `json:"held,omitempty"`
+	Spaces []savedSpace `json:"spaces,omitempty"`
+	Rules  []savedRule  `json:"rules,omitempty"`
+	Folded []string     `json:"folded,omitempty"` // path positions generalized, by prefix
+}
+
+// Snapshot returns the host's admission state for the store when it changed
+// since the last snapshot: what a restart, or the next owner of its
+// partition, needs to go on with the budgets the crawl has earned (the
+// evidence of URLs admitted before is not seen again: the parser drops links
+// to known URLs). Parked URLs are not in it: the store's exclusions are
+// their record.
+func (h *Host[T]) Snapshot() ([]byte, bool) {
+	if h.version == h.saved {
+		return nil, false
+	}
+	s := savedHost{Real: h.real, Held: h.held}
+	for _, e := range h.spaces {
+		if e.activity() == 0 {
+			continue
+		}
+		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
+			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead})
+	}
+	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
+	if len(s.Spaces) > maxSavedSpaces {
+		s.Spaces = s.Spaces[:maxSavedSpaces]
+	}
+	for r, st := range h.rules {
+		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Matches: st.matches})
+	}
+	for prefix, sl := range h.slots {
+		if sl.folded {
+			s.Folded = append(s.Folded, prefix)
+		}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, false
+	}
+	h.saved = h.version
+	return append([]byte{stateVersion}, b...), true
+}
+
+// Restore loads a state Snapshot returned into an empty Host.
+func (h *Host[T]) Restore(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if b[0] != stateVersion {
+		return fmt.Errorf("admission state version %d: %w", b[0], errUnknownState)
+	}
+	var s savedHost
+	if err := json.Unmarshal(b[1:], &s); err != nil {
+		return fmt.Errorf("admission state: %w", err)
+	}
+	h.real, h.held = s.Real, s.Held
+	for _, e := range s.Spaces {
+		h.spaces[KeyOf(e.Name)] = &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
+			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
+			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
+			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead}
+	}
+	if len(s.Rules) > 0 {
+		h.rules = map[Rewrite]*ruleStats{}
+	}
+	for _, r := range s.Rules {
+		h.rules[r.Rule] = &ruleStats{dup: r.Dup, distinct: r.Distinct, matches: r.Matches}
+	}
+	if len(s.Folded) > 0 && h.slots == nil {
+		h.slots = map[string]*slot{}
+	}
+	for _, p := range s.Folded {
+		h.slots[p] = &slot{folded: true}
+	}
+	h.saved = h.version
+	return nil
+}
+
+var errUnknownState = errors.New("unknown admission state format")
+
+func (s *space) activity() int {
+	return s.distinct + s.dup + s.evidence + s.charged + s.real + s.yield + s.lead
+}
+
+func spaceActivity(s savedSpace) int {
+	return s.Distinct + s.Dup + s.Evidence + s.Charged + s.Real + s.Yield + s.Lead
+}
