@@ -150,14 +150,20 @@ func TestRewriteLearned(t *testing.T) {
 		return offer(h, cfg, u, fmt.Sprintf("http://a/story/%d", i), 0, 0)
 	}
 	c0, d0 := variant(0)
-	c1, d1 := variant(1)
+	_, d1 := variant(1)
 	_, d2 := variant(2)
-	if !d0.Admit || !d1.Admit || d2.Admit || d2.Reason != ReasonRewrite {
-		t.Fatalf("first variants: %v %v %+v, want 2 probes admitted and the third held for the rewrite", d0.Admit, d1.Admit, d2)
+	if !d0.Admit || d1.Admit || d1.Reason != ReasonRewrite || d2.Admit {
+		t.Fatalf("first variants: %v %+v %+v, want one probe admitted and the others held for the rewrite", d0.Admit, d1, d2)
 	}
-	for _, c := range []Candidate{c0, c1} {
-		h.Observe(cfg, Verdict{URL: c.URL, Hash: int64(KeyOf(c.URL)), Grounded: c.Grounded, Origin: c.Origin, Duplicate: true})
+	// Its verdict lets the next variant through as the second probe.
+	h.Observe(cfg, Verdict{URL: c0.URL, Hash: int64(KeyOf(c0.URL)), Grounded: c0.Grounded, Origin: c0.Origin, Duplicate: true})
+	var probes []string
+	h.Release(cfg, func(u string, _ Decision) { probes = append(probes, u) })
+	if len(probes) != 1 {
+		t.Fatalf("after the first duplicate %v released, want one more probe", probes)
 	}
+	c1 := h.Describe(cfg, Found{URL: probes[0], Parent: strings.TrimSuffix(probes[0], "?print=yes")})
+	h.Observe(cfg, Verdict{URL: c1.URL, Hash: int64(KeyOf(c1.URL)), Grounded: c1.Grounded, Origin: c1.Origin, Duplicate: true})
 	h.Release(cfg, func(u string, _ Decision) { t.Errorf("%s released by duplicate verdicts", u) })
 	rules := h.Rules()
 	if len(rules) != 1 || !rules[0].Active || rules[0].Rule != "drop parameter print" {

@@ -242,7 +242,10 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 	if st.distinct > 0 {
 		return Decision{}, false // proven not to produce duplicates
 	}
-	if st.watched >= cfg.Probe {
+	if st.watched >= 1 {
+		// One variant at a time until the rule is judged: a family of
+		// variants is as large as the site, and its first two verdicts
+		// decide it.
 		return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
 	}
 	h.watchURL(hash, r, st)
