@@ -481,7 +481,11 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 			out.Workers.Groups = workersOf(groups)
 		}
 	}
-	out.EstimatedFinish = estimate(now, urls.Queued, ls, out.Throughput)
+	var held int64
+	for _, r := range store.HeldReasons {
+		held += st.Excluded[r]
+	}
+	out.EstimatedFinish = estimate(now, urls.Queued, held, ls, out.Throughput)
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -547,12 +551,12 @@ func sumReports(reports []store.FrontierReport) (*FrontierStats, int64) {
 
 // estimate is the time to finish at the current rate: what is queued, or what
 // the run's page limit leaves when that is less.
-func estimate(now time.Time, queued int64, ls LiveStats, tp *throughputView) finishView {
+func estimate(now time.Time, queued, held int64, ls LiveStats, tp *throughputView) finishView {
 	remaining, basis := queued, "queue"
 	if ls.MaxPages > 0 && ls.MaxPages-ls.Fetched < remaining {
 		remaining, basis = max(ls.MaxPages-ls.Fetched, 0), "max_pages"
 	}
-	v := finishView{Remaining: &remaining, Basis: basis}
+	v := finishView{Remaining: &remaining, Held: &held, Basis: basis}
 	switch {
 	case remaining == 0:
 		zero := 0.0
@@ -560,6 +564,11 @@ func estimate(now time.Time, queued int64, ls LiveStats, tp *throughputView) fin
 	case tp != nil && tp.Current > 0:
 		sec := float64(remaining) / tp.Current
 		v.Seconds, v.At = &sec, timeOrNil(now.Add(time.Duration(sec*float64(time.Second))))
+	}
+	if tp != nil && tp.Current > 0 && basis == "queue" {
+		// Were every held URL released: the longest the crawl can still take.
+		sec := float64(remaining+held) / tp.Current
+		v.SecondsWithHeld = &sec
 	}
 	return v
 }

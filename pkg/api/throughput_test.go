@@ -55,21 +55,24 @@ func TestThroughput(t *testing.T) {
 func TestEstimate(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	tp := &throughputView{Current: 50}
-	v := estimate(now, 1000, LiveStats{}, tp)
+	v := estimate(now, 1000, 500, LiveStats{}, tp)
 	if v.Basis != "queue" || *v.Remaining != 1000 || *v.Seconds != 20 || !v.At.Equal(now.Add(20*time.Second)) {
 		t.Errorf("queue: %+v", v)
 	}
-	v = estimate(now, 1000, LiveStats{MaxPages: 600, Fetched: 100}, tp)
+	if *v.Held != 500 || v.SecondsWithHeld == nil || *v.SecondsWithHeld != 30 {
+		t.Errorf("held: %d, %v s with them, want 500 and 30 s", *v.Held, v.SecondsWithHeld)
+	}
+	v = estimate(now, 1000, 0, LiveStats{MaxPages: 600, Fetched: 100}, tp)
 	if v.Basis != "max_pages" || *v.Remaining != 500 || *v.Seconds != 10 {
 		t.Errorf("max pages nearer: %+v", v)
 	}
-	if v := estimate(now, 1000, LiveStats{MaxPages: 5000}, tp); v.Basis != "queue" {
+	if v := estimate(now, 1000, 0, LiveStats{MaxPages: 5000}, tp); v.Basis != "queue" {
 		t.Errorf("max pages farther: %+v", v)
 	}
-	if v := estimate(now, 1000, LiveStats{}, nil); v.Seconds != nil || v.At != nil {
+	if v := estimate(now, 1000, 0, LiveStats{}, nil); v.Seconds != nil || v.At != nil {
 		t.Errorf("no rate: %+v, want no time", v)
 	}
-	if v := estimate(now, 0, LiveStats{}, nil); v.Seconds == nil || *v.Seconds != 0 {
+	if v := estimate(now, 0, 0, LiveStats{}, nil); v.Seconds == nil || *v.Seconds != 0 {
 		t.Errorf("nothing left: %+v, want 0 s", v)
 	}
 }

@@ -154,6 +154,10 @@ type finishView struct {
 	At        *time.Time `json:"at"`
 	Remaining *int64     `json:"remaining"`
 	Basis     string     `json:"basis"` // queue, max_pages, or unknown
+	// Held is how many URLs the trap budgets hold that the crawl may still
+	// admit; SecondsWithHeld the estimate were every one of them admitted.
+	Held            *int64   `json:"held"`
+	SecondsWithHeld *float64 `json:"seconds_with_held"`
 }
 
 type scheduleView struct {
