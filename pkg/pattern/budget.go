@@ -33,7 +33,7 @@ const (
 	// YieldGrowth is what a family earns for each distinct page its
 	// generated pages led to outside itself (up to the yield share).
 	YieldGrowth        = 2
-	DefaultMaxPatterns = 4096
+	DefaultMaxPatterns = 1024
 	DefaultMaxParked   = 1024
 	// rewriteProbeEvery: one URL in so many that an active rewrite matches
 	// is fetched all the same, so a rule that went wrong is found out.
