@@ -196,7 +196,7 @@ func TestControlRunningCrawl(t *testing.T) {
 	resumedAt := time.Now()
 	op.must(t, "POST", "/api/v1/hosts/"+paused+"/resume", "")
 
-	waitIdle(t, w, 3*time.Minute)
+	waitIdle(t, w, 3*time.Minute, op)
 	reqs := w.Requests()
 
 	// The paused host: nothing while paused, then crawled to the end.

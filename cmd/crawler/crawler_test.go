@@ -189,6 +189,7 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 	requireAudit(t, rep)
 	if rep.Coverage != 1 {
 		t.Errorf("coverage %.3f, want 1", rep.Coverage)
+		logMissing(t, data, rep.Missing.Examples)
 	}
 	checkStored(t, w, data)
 

@@ -280,6 +280,11 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 	p := s.w.Get(it.url)
 	s.res.Requests++
 	s.res.ByClass[p.Class]++
+	if p.Status != 200 {
+		// No content verdict will come: the fetcher settles it.
+		h.ph.Settle(it.hash)
+		s.touched[h] = true
+	}
 	switch {
 	case p.Status >= 300 && p.Status < 400 && p.Location != "":
 		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, loc: p.Location})

@@ -167,7 +167,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	decoded := make([]decodedURL, len(recs))
 	parallel.For(len(recs), 64, func(i int) {
 		d := &decoded[i]
-		if d.u, d.decodeErr = queue.DecodeURL(recs[i].Value); d.decodeErr == nil && d.u.Kind != queue.KindVerdict {
+		if d.u, d.decodeErr = queue.DecodeURL(recs[i].Value); d.decodeErr == nil && d.u.Kind != queue.KindVerdict && d.u.Kind != queue.KindSettled {
 			d.norm, d.normErr = f.norm.Normalize(d.u.URL)
 		}
 	})
@@ -184,7 +184,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			reroute = append(reroute, queue.DeadLetter(rec, err))
 			continue
 		}
-		if u.Kind == queue.KindVerdict {
+		if u.Kind == queue.KindVerdict || u.Kind == queue.KindSettled {
 			continue
 		}
 		if err := decoded[i].normErr; err != nil {
@@ -422,6 +422,16 @@ func (f *Fetcher) observeVerdicts(decoded []decodedURL) map[string]bool {
 	}
 	var grown map[string]bool
 	for i := range decoded {
+		if u := decoded[i].u; decoded[i].decodeErr == nil && u.Kind == queue.KindSettled {
+			if hi := f.hosts[urlnorm.Authority(u.URL)]; hi != nil && hi.patterns != nil {
+				hi.patterns.Settle(store.HashURL(u.URL))
+				if grown == nil {
+					grown = map[string]bool{}
+				}
+				grown[urlnorm.Authority(u.URL)] = true
+			}
+			continue
+		}
 		v := decoded[i].u.Verdict
 		if decoded[i].decodeErr != nil || v == nil {
 			continue

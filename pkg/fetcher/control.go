@@ -99,6 +99,7 @@ func (f *Fetcher) applyControls(ctx context.Context, old, cur *control.Set) {
 		items := f.fr.Remove(p.Host, func(it frontier.Item) bool { return p.Match(it.URL, it.Host) })
 		for _, it := range items {
 			f.finished(it)
+			f.settle(it)
 			f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: control.ReasonPattern})
 		}
 		f.mu.Lock()
@@ -221,6 +222,7 @@ func (f *Fetcher) excludedAtTake(it frontier.Item) bool {
 	if it.Revisit {
 		f.revisitDone(it.Host)
 	}
+	f.settle(it)
 	return true
 }
 

@@ -142,6 +142,7 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 		if !entry.Allowed(pathAndQuery(it.URL)) {
 			f.metrics.robotsDecisions.WithLabelValues("disallowed").Inc()
 			f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: ReasonRobots})
+			f.settle(it)
 			continue
 		}
 		f.metrics.robotsDecisions.WithLabelValues("allowed").Inc()
@@ -310,6 +311,7 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 		}
 		f.noteError(lease.Host)
 		f.finished(it)
+		f.settle(it)
 		up := store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "fetch_" + class, Attempts: it.Attempts + 1, FetchedAt: done}
 		if f.cfg.Recrawl.Enabled && retriable {
 			// Errors back off: tried again later, each miss doubling the wait.
@@ -334,6 +336,9 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 		f.noteError(lease.Host)
 	}
 	f.finished(it)
+	if resp.Status < 200 || resp.Status >= 400 {
+		f.settle(it) // the parser gives no content verdict on it
+	}
 	f.produce(it, resp, hash)
 	return out
 }
@@ -356,6 +361,22 @@ func (f *Fetcher) finished(it frontier.Item) {
 		f.revisitDone(it.Host)
 		f.mu.Unlock()
 	}
+}
+
+// settle tells the admission of a URL's host, through crawl.urls, that a URL
+// it admitted as generated ended with no content verdict to come, so its
+// space stops waiting for one (pattern.Host.Settle). The record goes the
+// way of the verdicts, to the host's owner, which may by then be another
+// fetcher.
+func (f *Fetcher) settle(it frontier.Item) {
+	if it.Hops == 0 || it.Kind != frontier.KindPage || !f.cfg.Patterns.Enabled() {
+		return
+	}
+	v, err := queue.EncodeURL(queue.URL{URL: it.URL, Kind: queue.KindSettled, DiscoveredAt: time.Now()})
+	if err != nil {
+		return
+	}
+	f.kafka.Produce(context.Background(), &kgo.Record{Topic: queue.TopicURLs, Key: []byte(it.Host), Value: v, Partition: it.Partition}, nil)
 }
 
 func (f *Fetcher) noteError(host string) {

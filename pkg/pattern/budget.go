@@ -171,6 +171,7 @@ type space struct {
 	distinct, dup       int
 	genDistinct, genDup int // verdicts of generated pages
 	genAdmitted         int
+	genSettled          int // generated URLs that ended with no verdict to come
 	lead                int // distinct pages outside its family its pages led to
 	// As a family: URLs found from outside it, the grounded real pages it
 	// has, generated URLs charged to it, and the distinct pages outside
@@ -189,7 +190,7 @@ func (s *space) copying() bool {
 }
 
 // genPending is how many generated URLs of the space wait for a verdict.
-func (s *space) genPending() int { return s.genAdmitted - s.genDistinct - s.genDup }
+func (s *space) genPending() int { return s.genAdmitted - s.genDistinct - s.genDup - s.genSettled }
 
 // duplicating reports whether the space's generated pages came back mostly
 // duplicates: two or more, and at least twice the distinct pages they were
@@ -227,6 +228,7 @@ type Host[T any] struct {
 	// waits until the table reaches this size.
 	noEvictBelow int
 	slots        map[string]*slot // path positions by prefix (fold.go)
+	pending      map[int64]Key    // generated URLs admitted whose verdict is not in, by URL hash: their space
 	corroborated int              // held URLs admitted for their referrers
 	// version counts changes; saved is the version Snapshot last returned.
 	version, saved uint64
@@ -375,14 +377,14 @@ func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
 	if d, ok := h.rewrite(cfg, hash, c); ok {
 		return d
 	}
-	d := h.admit(cfg, c)
+	d := h.admit(cfg, hash, c)
 	if !d.Admit {
 		h.unwatch(hash)
 	}
 	return d
 }
 
-func (h *Host[T]) admit(cfg Config, c Candidate) Decision {
+func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	sp, sk := h.entry(cfg, c.Space)
 	fam, _ := h.entry(cfg, Family(c.Space))
 	if c.Grounded {
@@ -399,7 +401,10 @@ func (h *Host[T]) admit(cfg Config, c Candidate) Decision {
 		if sp.duplicating() {
 			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
 		}
-		if sp.genPending() >= cfg.Probe+sp.genDistinct {
+		if sp.genPending() >= cfg.Probe+sp.genDistinct+sp.lead-sp.genDup {
+			// Each distinct verdict (or distinct page led to) widens the
+			// space's probing, each duplicate narrows it: after one copy,
+			// the next probe waits for the verdicts in flight.
 			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
 		}
 	}
@@ -413,12 +418,38 @@ func (h *Host[T]) admit(cfg Config, c Candidate) Decision {
 	}
 	origin.charged++
 	sp.genAdmitted++
+	if cfg.Probe > 0 && len(h.pending) < maxPending {
+		if h.pending == nil {
+			h.pending = map[int64]Key{}
+		}
+		h.pending[hash] = KeyOf(c.Space)
+	}
 	return Decision{Admit: true, Last: true}
+}
+
+// maxPending bounds the generated URLs whose verdicts a host waits for.
+const maxPending = 1 << 14
+
+// Settle tells the host that a generated URL it admitted ended with no
+// verdict to come: it failed, answered neither 2xx nor 3xx, robots.txt or an
+// operator's pattern excluded it. Its space's probes stop waiting for it.
+func (h *Host[T]) Settle(hash int64) {
+	k, ok := h.pending[hash]
+	if !ok {
+		return
+	}
+	delete(h.pending, hash)
+	h.version++
+	if sp := h.spaces[k]; sp != nil {
+		sp.genSettled++
+		h.grow(parkKey{parkSpace, k})
+	}
 }
 
 // Unadmit takes back an admission of c that did not happen (the URL was known).
 func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 	h.version++
+	delete(h.pending, hash)
 	h.unwatch(hash)
 	if c.Grounded {
 		if f := h.spaces[KeyOf(Family(c.Space))]; f != nil && f.evidence > 0 {
@@ -443,6 +474,7 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 // budgets hold come back from the next Release.
 func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.version++
+	delete(h.pending, v.Hash)
 	h.judgeRewrite(v)
 	space := h.space(cfg, v.URL, false)
 	sp, sk := h.entry(cfg, space)

@@ -444,3 +444,31 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Error("a state of an unknown version restored")
 	}
 }
+
+// TestSettleFreesProbes: generated URLs that end with no verdict to come (an
+// error, a 404, an operator's pattern) stop counting as probes in flight; a
+// space whose probes all fail would otherwise hold its other URLs for good.
+func TestSettleFreesProbes(t *testing.T) {
+	cfg := Config{Budget: 100, Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	offer(h, cfg, "http://a/list?from=0", "http://a/", 0, 0)
+	var admitted []string
+	for i := range 4 {
+		u := fmt.Sprintf("http://a/list?sort=%d&x=%d", i, i)
+		if _, d := offer(h, cfg, u, "http://a/list?from=0", 0, 0); d.Admit {
+			admitted = append(admitted, u)
+		}
+	}
+	if len(admitted) != 2 {
+		t.Fatalf("%d admitted, want the 2 probes", len(admitted))
+	}
+	h.Release(cfg, func(u string, _ Decision) { t.Errorf("%s released with both probes in flight", u) })
+	for _, u := range admitted {
+		h.Settle(int64(KeyOf(u)))
+	}
+	released := 0
+	h.Release(cfg, func(string, Decision) { released++ })
+	if released != 2 {
+		t.Errorf("settling both probes released %d, want the 2 held", released)
+	}
+}

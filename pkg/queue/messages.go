@@ -35,6 +35,11 @@ const (
 	KindSitemap = "sitemap"
 	KindRobots  = "robots"
 	KindVerdict = "verdict" // a crawl.urls record that only carries a Verdict
+	// KindSettled is a crawl.urls record the fetcher sends its own
+	// admission when a URL it admitted as generated ends with no content
+	// verdict to come (an error, a 4xx, robots, an operator's pattern): the
+	// probes of its space that wait for verdicts stop counting it.
+	KindSettled = "settled"
 	// KindSubresource is a script, stylesheet or data a page needs to render,
 	// asked for by the renderer tier: fetched like a page (robots, politeness,
 	// the SSRF guard, the WARC), never parsed for links nor revisited.
