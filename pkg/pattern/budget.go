@@ -474,10 +474,17 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 // budgets hold come back from the next Release.
 func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.version++
-	delete(h.pending, v.Hash)
 	h.judgeRewrite(v)
 	space := h.space(cfg, v.URL, false)
 	sp, sk := h.entry(cfg, space)
+	if k, ok := h.pending[v.Hash]; ok {
+		// Counted where it was admitted: a path position that folded since
+		// would otherwise leave that space waiting for the verdict.
+		delete(h.pending, v.Hash)
+		if e := h.spaces[k]; e != nil {
+			sp, sk, space = e, k, e.name
+		}
+	}
 	fam, fk := h.entry(cfg, Family(space))
 	if v.Duplicate {
 		fam.famDup++

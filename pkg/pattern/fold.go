@@ -8,6 +8,11 @@ import "strings"
 // search terms made up by a trap), not a few named parts of the site.
 const foldValues = 12
 
+// foldSections is the same for the first path segment, a host's sections:
+// a site has a few dozen at most (a documentation tree's files at its root
+// are many more), and folding them makes every section one family.
+const foldSections = 24
+
 // slot is one path position of a host's URLs: the distinct names seen there
 // (up to foldValues+1), and whether it is generalized.
 type slot struct {
@@ -39,7 +44,11 @@ func (h *Host[T]) space(cfg Config, u string, learn bool) string {
 		if sl != nil && !sl.folded && learn && seg != "" {
 			if _, ok := sl.names[seg]; !ok {
 				sl.names[seg] = struct{}{}
-				if len(sl.names) > foldValues {
+				limit := foldValues
+				if prefix == "" {
+					limit = foldSections
+				}
+				if len(sl.names) > limit {
 					sl.folded, sl.names = true, nil
 				}
 			}
