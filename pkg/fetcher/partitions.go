@@ -202,7 +202,9 @@ func (f *Fetcher) heldOf(ctx context.Context, hosts []string) ([]*kgo.Record, er
 	}
 	recs := make([]*kgo.Record, 0, len(held))
 	for _, e := range held {
-		v, err := queue.EncodeURL(queue.URL{URL: e.URL, Depth: e.Depth, Parent: e.Parent, CrawlID: e.CrawlID, Held: true})
+		// Each time it was held again, a page had linked it: what the
+		// referrers of a held URL count, kept across the restart.
+		v, err := queue.EncodeURL(queue.URL{URL: e.URL, Depth: e.Depth, Parent: e.Parent, CrawlID: e.CrawlID, Held: true, Referrers: max(e.Seen-1, 0)})
 		if err != nil {
 			continue // recorded from a URL that no longer encodes: it stays excluded
 		}

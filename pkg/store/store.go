@@ -146,6 +146,9 @@ type Exclusion struct {
 	Depth   int
 	CrawlID string
 	At      time.Time
+	// Seen is how many times the URL was recorded (read by HeldURLs): for a
+	// held URL, about how many pages were found to link it.
+	Seen int
 }
 
 // Host is one row of the hosts table: what a new partition owner needs to stay

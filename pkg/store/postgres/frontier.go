@@ -515,7 +515,7 @@ func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]stor
 	held, err := queryAll(ctx, db, qHeldURLs, []any{hosts, perHost}, func(rows pgx.Rows) (store.Exclusion, error) {
 		var e store.Exclusion
 		var at pgtype.Timestamptz
-		err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at)
+		err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at, &e.Seen)
 		e.At = fromTimestamp(at)
 		return e, err
 	})

@@ -118,8 +118,8 @@ const (
 
 	// The reasons (store.HeldReasons) are literals, not parameters: only then can a generic plan
 	// use the partial index exclusions_held.
-	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at FROM (
-			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at,
+	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count FROM (
+			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count,
 				row_number() OVER (PARTITION BY host ORDER BY first_at, hash) AS n
 			FROM exclusions
 			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host = ANY($1)

@@ -490,7 +490,7 @@ func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]stor
 	err = db.query(ctx, nil, qHeldURLs, []any{string(list), perHost}, func(rows *sql.Rows) error {
 		var e store.Exclusion
 		var at int64
-		if err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at); err != nil {
+		if err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at, &e.Seen); err != nil {
 			return err
 		}
 		e.At = fromMillis(at)

@@ -670,6 +670,9 @@ func testHeldURLs(t *testing.T, s store.Store) {
 	}
 	for i := range want {
 		g, w := got[i], want[i]
+		if g.Seen != 1 {
+			t.Errorf("HeldURLs[%d].Seen = %d, want 1 (recorded once)", i, g.Seen)
+		}
 		if g.URL != w.URL || g.Hash != w.Hash || g.Host != w.Host || g.Reason != w.Reason || g.Parent != w.Parent ||
 			g.Depth != w.Depth || g.CrawlID != w.CrawlID || !g.At.Equal(w.At) {
 			t.Errorf("HeldURLs[%d] = %+v, want %+v", i, g, w)
