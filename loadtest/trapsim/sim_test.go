@@ -81,7 +81,7 @@ func judge(w *trapweb.Web, r Result) judged {
 // ground truth. It requires what the admission holds to today: at most two
 // real pages in a thousand not fetched, the crawl idle by itself, a space of
 // near-duplicates at most 25 requests per instance on average, one of
-// distinct pages at most 120, and no instance past 2,500 requests. It logs,
+// distinct pages at most 140, and no instance past 2,500 requests. It logs,
 // for each seed, the figures issue 20 asks for beside: traps under 10% of
 // the requests, 15 and 60 requests per instance, at most 5 into an instance
 // before its host's real pages are done, variants of at most 15% of a host's
@@ -124,8 +124,8 @@ func TestAdmissionOnGeneratedWebs(t *testing.T) {
 				if j.nearMean > 25 {
 					fails = append(fails, fmt.Sprintf("near-duplicate spaces %.1f requests per instance, want <= 25", j.nearMean))
 				}
-				if j.distinctMean > 120 {
-					fails = append(fails, fmt.Sprintf("spaces of distinct pages %.1f requests per instance, want <= 120", j.distinctMean))
+				if j.distinctMean > 140 {
+					fails = append(fails, fmt.Sprintf("spaces of distinct pages %.1f requests per instance, want <= 140", j.distinctMean))
 				}
 				if j.worstN > 2500 {
 					fails = append(fails, fmt.Sprintf("%d requests into %s, want <= 2,500", j.worstN, j.worst))

@@ -25,7 +25,7 @@ const (
 // Defaults of the flags (DefaultConfig), and of the memory bounds when zero.
 const (
 	DefaultBudget         = 4
-	DefaultEvidenceWeight = 3
+	DefaultEvidenceWeight = 4
 	DefaultShare          = 0.1
 	DefaultProbe          = 2
 	DefaultYieldShare     = 4.0
