@@ -172,6 +172,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		}
 	})
 	controls := f.controls()
+	reroute = f.robotsRecords(recs, decoded)
 	f.mu.Lock()
 	// Verdicts first: what this poll's pages turned out to be bears on the
 	// links found on them.
@@ -184,7 +185,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			reroute = append(reroute, queue.DeadLetter(rec, err))
 			continue
 		}
-		if u.Kind == queue.KindVerdict || u.Kind == queue.KindSettled {
+		if u.Kind == queue.KindVerdict || u.Kind == queue.KindSettled || u.Kind == queue.KindRobots || u.Kind == queue.KindRobotsAnswer {
 			continue
 		}
 		if err := decoded[i].normErr; err != nil {

@@ -279,6 +279,7 @@ type Fetcher struct {
 	control      *control.Watcher   // an operator's controls (control.go); nil when the store keeps none
 	controlStore store.ControlStore // where control's state is read
 	patternHits  map[int64]int64    // URLs each exclusion pattern excluded, not yet counted in the store
+	hops         hopBook            // robots.txt redirect hops asked of this fetcher (robotshop.go); f.mu
 
 	fleet       store.FleetStore // where the frontier is reported (fleet.go); nil: not reported
 	reportEvery time.Duration
@@ -295,7 +296,8 @@ type hostInfo struct {
 	// URL-pattern budgets and the URLs they hold back; nil until the host's
 	// first candidate.
 	patterns *pattern.Host[candidate]
-	revisits int // revisits emitted or queued and not yet fetched
+	revisits int       // revisits emitted or queued and not yet fetched
+	hop      robotsHop // its robots.txt redirected: the chain in progress
 }
 
 // New builds a fetcher. kafkaOpts are the shared client options (brokers, logger);

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -99,6 +98,7 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 	hi := f.hostOf(lease.Host)
 	entry := hi.robots
 	scheme := hi.scheme
+	hop := hi.hop
 	checkShared := f.cache != nil && !hi.shared
 	hi.shared = true
 	f.mu.Unlock()
@@ -112,6 +112,14 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 		if t, ok := f.sharedNextAllowed(ctx, lease.Host); ok && t.After(now) {
 			return frontier.Outcome{Until: t}
 		}
+	}
+	if it, ok := lease.TakeRobots(); ok {
+		// Another host's robots.txt redirected here: its hop needs no
+		// permission of this host's robots.txt, only its turn.
+		return f.fetchHop(ctx, lease, it)
+	}
+	if hop.url != "" && now.Before(hop.until) {
+		return frontier.Outcome{Until: hop.until} // its robots.txt redirect is on its way
 	}
 	if !entry.Fresh(now) {
 		if e := f.sharedRobots(ctx, lease.Host, now); e != nil {
@@ -151,54 +159,46 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 }
 
 // fetchRobots fetches and evaluates the host's robots.txt. It is the host's request
-// for this turn; the URL that would have gone next stays queued.
+// for this turn; the URL that would have gone next stays queued. A redirect
+// is not followed here: its hop waits for its own host's turn (robotshop.go)
+// and this host for the answer.
 func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme string, prev *robots.Entry) frontier.Outcome {
-	robotsURL := scheme + "://" + lease.Host + "/robots.txt"
-	start := time.Now()
-	hops := 0
-	get := func(ctx context.Context, u string) (int, string, []byte, error) {
-		if hops > 0 {
-			// A redirect hop is another request, possibly to the same host: it
-			// waits the host's delay. The Crawl-delay is what the chain is
-			// fetching, so the delay of a first request to a host applies, as
-			// for any host without one. A stop ends the chain here: no hop is
-			// sent after it began.
-			if err := f.pause(ctx, f.cfg.defaultDelay()+politenessMargin); err != nil {
-				return 0, "", nil, fmt.Errorf("wait before robots.txt redirect hop %s: %w", u, err)
-			}
-		}
-		if err := f.spaceStart(ctx, lease.Server()); err != nil {
-			return 0, "", nil, fmt.Errorf("wait for the server of %s: %w", u, err)
-		}
-		hops++
-		return f.client.Get(ctx, u)
+	robotsURL := robotsURLOf(scheme, lease.Host)
+	if err := f.spaceStart(ctx, lease.Server()); err != nil {
+		return frontier.Outcome{} // a stop interrupted the wait: nothing was sent
 	}
-	status, body, err := robots.Fetch(ctx, get, robotsURL)
+	start := time.Now()
+	status, location, body, err := f.client.Get(ctx, robotsURL)
 	if err != nil && (ctx.Err() != nil || errors.Is(err, errStopping)) {
 		// Shutting down: record nothing, the host keeps its place and its
 		// robots.txt is fetched again by the next run.
 		if ctx.Err() != nil {
 			f.cancelled.Add(1)
 		}
-		return frontier.Outcome{Requested: hops > 0, At: time.Now().Add(politenessMargin)}
+		return frontier.Outcome{Requested: true, At: time.Now().Add(politenessMargin)}
 	}
 	done := time.Now().Add(politenessMargin)
-	entry := robots.Evaluate(f.policy, status, body, err, done, prev)
 	outcome := frontier.Outcome{Requested: true, At: done, Duration: done.Sub(start)}
 	f.metrics.robotsFetches.WithLabelValues(robotsOutcome(status, err)).Inc()
-
-	f.shareRobots(ctx, lease.Host, entry, done)
-	f.mu.Lock()
-	hi := f.hostOf(lease.Host)
-	hi.robots = entry
-	firstSitemaps := !hi.sitemaps && entry.Kind != robots.KindDisallowAll
-	if firstSitemaps {
-		hi.sitemaps = true
+	a := queue.RobotsAnswer{From: robotsURL, Status: status, Body: body}
+	if err != nil {
+		a = queue.RobotsAnswer{From: robotsURL, Error: err.Error(), Class: fetch.Classify(err)}
+	} else if next, end, follow := robots.Next(robotsURL, 0, status, location); follow {
+		if n, nerr := f.norm.Normalize(next); nerr == nil {
+			if rec := f.hopRecord(n, robotsURL, 1); rec != nil {
+				f.mu.Lock()
+				f.hostOf(lease.Host).hop = robotsHop{url: n, until: done.Add(robotsHopWait)}
+				f.mu.Unlock()
+				f.sendRobots([]*kgo.Record{rec})
+				outcome.Until = done.Add(robotsHopWait)
+				return outcome
+			}
+		}
+		a.Body, a.Status = nil, status
+	} else if end != status {
+		a.Body, a.Status = nil, end
 	}
-	f.dirty[lease.Host] = true
-	f.mu.Unlock()
-	f.fr.SetHostDelay(lease.Host, lease.Partition, f.hostDelay(lease.Host, entry))
-
+	entry := f.recordRobots(ctx, lease.Host, lease.Partition, scheme, a, done, prev)
 	if entry.Kind == robots.KindDisallowAll {
 		outcome.Until = entry.Expires
 		if entry.Failures >= f.cfg.RobotsMaxFails {
@@ -207,12 +207,33 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 			f.giveUp(lease, status, done)
 			f.log.Info("giving up on host's queued URLs: robots.txt unavailable", "host", lease.Host, "status", status, "failures", entry.Failures, "err", err, "retry_at", entry.Expires)
 		}
-		return outcome
-	}
-	if firstSitemaps {
-		f.queueSitemaps(lease, scheme, entry)
 	}
 	return outcome
+}
+
+// recordRobots evaluates how a host's robots.txt fetch ended, here or at the
+// end of a redirect chain, and makes it the host's rules.
+func (f *Fetcher) recordRobots(ctx context.Context, host string, partition int32, scheme string, a queue.RobotsAnswer, done time.Time, prev *robots.Entry) *robots.Entry {
+	var err error
+	if a.Error != "" {
+		err = errors.New(a.Error)
+	}
+	entry := robots.Evaluate(f.policy, a.Status, a.Body, err, done, prev)
+	f.shareRobots(ctx, host, entry, done)
+	f.mu.Lock()
+	hi := f.hostOf(host)
+	hi.robots = entry
+	firstSitemaps := !hi.sitemaps && entry.Kind != robots.KindDisallowAll
+	if firstSitemaps {
+		hi.sitemaps = true
+	}
+	f.dirty[host] = true
+	f.mu.Unlock()
+	f.fr.SetHostDelay(host, partition, f.hostDelay(host, entry))
+	if firstSitemaps {
+		f.queueSitemaps(host, scheme, entry)
+	}
+	return entry
 }
 
 // adoptRobots takes a robots.txt entry another fetcher fetched and cached. Its
@@ -230,6 +251,10 @@ func (f *Fetcher) adoptRobots(lease *frontier.Lease, e *robots.Entry) {
 // giveUp records every queued URL of the host as failed.
 func (f *Fetcher) giveUp(lease *frontier.Lease, status int, at time.Time) {
 	for _, it := range lease.Drain() {
+		if it.Kind == frontier.KindRobots {
+			lease.Requeue(it) // another host's robots.txt hop: not this host's URL
+			continue
+		}
 		f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateFailed, Reason: ReasonRobotsUnavailable, Status: status, FetchedAt: at})
 	}
 }
@@ -242,7 +267,7 @@ const politenessMargin = 10 * time.Millisecond
 
 // queueSitemaps sends the sitemaps robots.txt names (and, if enabled, the
 // conventional /sitemap.xml) to crawl.urls, where they pass admission like links.
-func (f *Fetcher) queueSitemaps(lease *frontier.Lease, scheme string, entry *robots.Entry) {
+func (f *Fetcher) queueSitemaps(host, scheme string, entry *robots.Entry) {
 	sitemaps := entry.Sitemaps()
 	var recs []*kgo.Record
 	add := func(u string, fromRobots bool) {
@@ -250,7 +275,7 @@ func (f *Fetcher) queueSitemaps(lease *frontier.Lease, scheme string, entry *rob
 		if err != nil {
 			return
 		}
-		v, err := queue.EncodeURL(queue.URL{URL: u, Kind: queue.KindSitemap, FromRobots: fromRobots, Parent: scheme + "://" + lease.Host + "/robots.txt", DiscoveredAt: time.Now()})
+		v, err := queue.EncodeURL(queue.URL{URL: u, Kind: queue.KindSitemap, FromRobots: fromRobots, Parent: robotsURLOf(scheme, host), DiscoveredAt: time.Now()})
 		if err != nil {
 			return
 		}
@@ -261,7 +286,7 @@ func (f *Fetcher) queueSitemaps(lease *frontier.Lease, scheme string, entry *rob
 		add(s, true)
 	}
 	if f.cfg.SitemapProbe {
-		probe := scheme + "://" + lease.Host + "/sitemap.xml"
+		probe := scheme + "://" + host + "/sitemap.xml"
 		listed := false
 		for _, s := range sitemaps {
 			listed = listed || s == probe
@@ -275,7 +300,7 @@ func (f *Fetcher) queueSitemaps(lease *frontier.Lease, scheme string, entry *rob
 		f.kafka.Produce(context.Background(), r, func(_ *kgo.Record, err error) {
 			defer f.inFlight.Add(-1)
 			if err != nil {
-				f.log.Warn("queue sitemap", "host", lease.Host, "err", err)
+				f.log.Warn("queue sitemap", "host", host, "err", err)
 			}
 		})
 	}

@@ -32,6 +32,11 @@ const (
 	KindPage        Kind = iota // an ordinary page
 	KindSitemap                 // a sitemap or sitemap index
 	KindSubresource             // a script or data a page being rendered waits for
+	// KindRobots is a robots.txt document at the end of another host's
+	// robots.txt redirect: fetched in this host's turn like any request, but
+	// ahead of its queue and before its own robots.txt, since it needs no
+	// permission and another host waits on it.
+	KindRobots
 )
 
 // Item is one queued URL.
@@ -118,7 +123,9 @@ type host struct {
 	partition   int32
 	levels      [][]Item
 	count       int
-	nextAllowed time.Time
+	nextAllowed time.Time     // the later of polite and until
+	polite      time.Time     // earliest request the host's and its server's delays allow
+	until       time.Time     // a wait the fetcher asked for (Outcome.Until), which Wake ends early
 	delay       time.Duration // base delay (robots Crawl-delay clamped, else default)
 	backoff     time.Duration // adaptive extra delay from 429/503/slow responses
 	leased      bool
@@ -156,7 +163,15 @@ func (f *Frontier) Push(it Item) {
 	}
 	h := f.hostLocked(it.Host, it.Partition)
 	lvl := min(max(it.Level, 0), f.cfg.Levels-1)
-	h.levels[lvl] = append(h.levels[lvl], it)
+	if it.Kind == KindRobots {
+		// Another host waits on it: first in the queue (Lease.TakeRobots),
+		// and not behind a wait of this host's own (Wake).
+		lvl = 0
+		h.levels[0] = append([]Item{it}, h.levels[0]...)
+		f.endWaitLocked(h)
+	} else {
+		h.levels[lvl] = append(h.levels[lvl], it)
+	}
 	h.count++
 	f.queued++
 	if h.leased || h.blocked || h.paused {
@@ -183,6 +198,7 @@ func (f *Frontier) SetNextAllowed(key string, partition int32, t time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	h := f.hostLocked(key, partition)
+	h.polite = later(h.polite, t)
 	if !t.After(h.nextAllowed) {
 		return
 	}
@@ -194,6 +210,40 @@ func (f *Frontier) SetNextAllowed(key string, partition int32, t time.Time) {
 		h.inReady = false
 		heap.Push(&f.waiting, h)
 	}
+}
+
+// Wake ends a wait the fetcher asked for with Outcome.Until (what it waited
+// for has come): the host may go as soon as its politeness allows, never
+// sooner.
+func (f *Frontier) Wake(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h := f.hosts[key]; h != nil {
+		f.endWaitLocked(h)
+	}
+}
+
+func (f *Frontier) endWaitLocked(h *host) {
+	if h.until.IsZero() {
+		return
+	}
+	h.until = time.Time{}
+	t := later(h.polite, f.cfg.Now())
+	if !t.Before(h.nextAllowed) {
+		return
+	}
+	h.nextAllowed = t
+	if h.heapIdx >= 0 && !h.inReady {
+		heap.Fix(&f.waiting, h.heapIdx)
+		f.wakeLocked()
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // wakeLocked promotes the hosts that are due and wakes one parked Next per

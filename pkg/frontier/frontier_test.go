@@ -238,3 +238,43 @@ func TestHostByLevel(t *testing.T) {
 		t.Errorf("Hosts() counts levels too: %+v", hs)
 	}
 }
+
+// TestWakeEndsAWaitNotPoliteness: a host the fetcher told to wait (its
+// robots.txt redirect is on its way) goes as soon as it is woken, but never
+// before its delay since its last request.
+func TestWakeEndsAWaitNotPoliteness(t *testing.T) {
+	f, clk := newTest(time.Second)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	l := nextNow(t, f)
+	l.Done(Outcome{Requested: true, Until: clk.Now().Add(time.Minute)})
+	clk.Add(500 * time.Millisecond)
+	f.Wake("a")
+	noneDue(t, f) // woken within its delay: still waits for it
+	clk.Add(600 * time.Millisecond)
+	if l := nextNow(t, f); l.Host != "a" {
+		t.Fatalf("host %q, want a once woken and its delay over", l.Host)
+	}
+}
+
+// TestRobotsItemsFirstAndUnblocked: a robots.txt hop another host waits on
+// is queued first and ends the host's own wait, but not its delay.
+func TestRobotsItemsFirstAndUnblocked(t *testing.T) {
+	f, clk := newTest(time.Second)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	l := nextNow(t, f)
+	if _, ok := l.TakeRobots(); ok {
+		t.Fatal("TakeRobots took a page")
+	}
+	l.Done(Outcome{Requested: true, Until: clk.Now().Add(time.Hour)})
+	f.Push(Item{URL: "http://a/r.txt", Host: "a", Level: 3, Kind: KindRobots})
+	noneDue(t, f)
+	clk.Add(time.Second)
+	l = nextNow(t, f)
+	it, ok := l.TakeRobots()
+	if !ok || it.URL != "http://a/r.txt" {
+		t.Fatalf("TakeRobots = %v, %v; want the hop first", it, ok)
+	}
+	if it, ok := l.Take(); !ok || it.URL != "http://a/1" {
+		t.Fatalf("Take = %v, %v; want the page after the hop", it, ok)
+	}
+}

@@ -41,6 +41,23 @@ func (l *Lease) Take() (Item, bool) {
 	return Item{}, false
 }
 
+// TakeRobots pops the host's first item if it is a robots.txt document
+// another host waits on (KindRobots, always queued first).
+func (l *Lease) TakeRobots() (Item, bool) {
+	l.f.mu.Lock()
+	defer l.f.mu.Unlock()
+	q := l.h.levels[0]
+	if len(q) == 0 || q[0].Kind != KindRobots {
+		return Item{}, false
+	}
+	it := q[0]
+	q[0] = Item{}
+	l.h.levels[0] = q[1:]
+	l.h.count--
+	l.f.queued--
+	return it, true
+}
+
 // Drain pops every queued item of the host (the fetcher gives up on the host and
 // records a reason for each).
 func (l *Lease) Drain() []Item {
@@ -98,11 +115,10 @@ func (l *Lease) Done(o Outcome) {
 			at = f.cfg.Now()
 		}
 		h.backoff = f.nextBackoff(h, o)
-		h.nextAllowed = at.Add(max(h.delay, h.backoff))
+		h.polite = at.Add(max(h.delay, h.backoff))
 	}
-	if o.Until.After(h.nextAllowed) {
-		h.nextAllowed = o.Until
-	}
+	h.until = o.Until
+	h.nextAllowed = later(h.polite, h.until)
 	if f.hosts[h.key] != h || f.closed {
 		return // the partition was removed while the request ran
 	}

@@ -120,9 +120,8 @@ func (f *Frontier) releaseLocked(s *server) {
 		}
 		h.released = true
 		s.pending++
-		if h.nextAllowed.Before(s.nextStart) {
-			h.nextAllowed = s.nextStart
-		}
+		h.polite = later(h.polite, s.nextStart)
+		h.nextAllowed = later(h.nextAllowed, s.nextStart)
 		heap.Push(&f.waiting, h)
 		released = true
 	}

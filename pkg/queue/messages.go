@@ -33,8 +33,16 @@ var ErrPoison = errors.New("undecodable record")
 const (
 	KindPage    = "page"
 	KindSitemap = "sitemap"
-	KindRobots  = "robots"
-	KindVerdict = "verdict" // a crawl.urls record that only carries a Verdict
+	// KindRobots is a hop of a robots.txt redirect chain: the URL another
+	// host's robots.txt redirected to (Parent is that robots.txt, Redirects
+	// the hops so far). It goes to the owner of the URL's host, which
+	// fetches it in that host's turn, like any request to it, and answers
+	// with a KindRobotsAnswer.
+	KindRobots = "robots"
+	// KindRobotsAnswer carries the end of a robots.txt redirect chain
+	// (Robots) back to the owner of the host whose robots.txt it is (URL).
+	KindRobotsAnswer = "robots_answer"
+	KindVerdict      = "verdict" // a crawl.urls record that only carries a Verdict
 	// KindSettled is a crawl.urls record the fetcher sends its own
 	// admission when a URL it admitted as generated ends with no content
 	// verdict to come (an error, a 4xx, robots, an operator's pattern): the
@@ -82,6 +90,19 @@ type URL struct {
 	// Held marks a URL a URL-pattern budget held back (recorded as excluded)
 	// that a stopping fetcher handed back: admitted now, its exclusion goes.
 	Held bool `json:"held,omitempty"`
+	// Robots is the answer a KindRobotsAnswer record carries.
+	Robots *RobotsAnswer `json:"robots,omitempty"`
+}
+
+// RobotsAnswer is how a robots.txt redirect chain ended: the last hop's
+// status and body (at most robots.MaxSize+1 bytes), or the transport error
+// that ended it.
+type RobotsAnswer struct {
+	From   string `json:"from"` // the URL that answered
+	Status int    `json:"status,omitempty"`
+	Body   []byte `json:"body,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Class  string `json:"class,omitempty"` // fetch.Classify of the error
 }
 
 // Revisit is what a revisit record carries: the visit it was planned as (the

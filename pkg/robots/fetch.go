@@ -30,6 +30,9 @@ type Getter func(ctx context.Context, url string) (status int, location string, 
 // 3xx as unavailable too. An error
 // means the host was unreachable, or ctx ended: in that case the caller is
 // shutting down and should not record the outcome.
+//
+// Fetch makes every hop at once, in place: a crawler that must wait for each
+// hop's host's turn (its politeness) drives the chain itself with Next.
 func Fetch(ctx context.Context, get Getter, robotsURL string) (status int, body []byte, err error) {
 	cur := robotsURL
 	for hop := 0; ; hop++ {
@@ -40,18 +43,35 @@ func Fetch(ctx context.Context, get Getter, robotsURL string) (status int, body 
 		if err != nil {
 			return status, nil, fmt.Errorf("fetch robots.txt %s: %w", cur, err)
 		}
-		if !isFollowedRedirect(status) {
-			return status, body, nil
-		}
-		if hop == MaxRedirects {
-			return http.StatusNotFound, nil, nil
-		}
-		next, ok := resolveRedirect(cur, location)
-		if !ok {
-			return status, body, nil
+		next, end, follow := Next(cur, hop, status, location)
+		if !follow {
+			if end != status {
+				body = nil
+			}
+			return end, body, nil
 		}
 		cur = next
 	}
+}
+
+// Next says where a robots.txt redirect chain goes after url answered
+// status (with Location location), hop redirects after the robots.txt
+// itself (0 for the robots.txt). follow is true when next is to be
+// requested; otherwise the chain ends and end is the status to evaluate:
+// status itself, or 404 (unavailable) when a redirect would exceed
+// MaxRedirects.
+func Next(url string, hop, status int, location string) (next string, end int, follow bool) {
+	if !isFollowedRedirect(status) {
+		return "", status, false
+	}
+	if hop >= MaxRedirects {
+		return "", http.StatusNotFound, false
+	}
+	next, ok := resolveRedirect(url, location)
+	if !ok {
+		return "", status, false
+	}
+	return next, 0, true
 }
 
 func isFollowedRedirect(status int) bool {

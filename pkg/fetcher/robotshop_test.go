@@ -1,0 +1,157 @@
+package fetcher
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
+
+// serveOn starts h on a loopback address of its own (127.0.0.n), so that
+// each host is its own server for the per-server limits, as on the web.
+func serveOn(t *testing.T, ip string, h http.Handler) *httptest.Server {
+	t.Helper()
+	l, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", ip, err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// spanLog records when a server began and ended each request.
+type spanLog struct {
+	mu    sync.Mutex
+	spans []span
+}
+
+type span struct {
+	path       string
+	start, end time.Time
+}
+
+func (l *spanLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		h.ServeHTTP(w, r)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		l.mu.Lock()
+		l.spans = append(l.spans, span{r.URL.RequestURI(), start, time.Now()})
+		l.mu.Unlock()
+	})
+}
+
+func (l *spanLog) get() []span {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := append([]span(nil), l.spans...)
+	sort.Slice(out, func(i, j int) bool { return out[i].start.Before(out[j].start) })
+	return out
+}
+
+// TestRobotsRedirectsWaitForTheirHostsTurn: hosts whose robots.txt redirect
+// to a third party (here 20, half to one URL, half to a URL each) must not
+// aim the crawler at it. Each hop is a request to the victim made in the
+// victim's turn: never more in flight there than -ip-concurrency, never two
+// closer than its delay, and one URL asked by ten hosts is fetched once. The
+// answer serves the redirecting hosts: their pages are fetched or excluded
+// by the victim's rules.
+func TestRobotsRedirectsWaitForTheirHostsTurn(t *testing.T) {
+	e := testenv.New(t)
+	var victimLog spanLog
+	victim := serveOn(t, "127.0.0.99", victimLog.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond) // a request takes a while: overlaps show
+		fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+	})))
+	const hosts = 20
+	var pages []string
+	for i := range hosts {
+		target := victim.URL + "/robots.txt"
+		if i%2 == 1 {
+			target = fmt.Sprintf("%s/r/%d.txt", victim.URL, i)
+		}
+		srv := serveOn(t, fmt.Sprintf("127.0.0.%d", 10+i), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.Redirect(w, r, target, http.StatusMovedPermanently)
+				return
+			}
+			fmt.Fprint(w, "<html><body>page</body></html>")
+		}))
+		pages = append(pages, strings.ToLower(srv.URL)+"/", strings.ToLower(srv.URL)+"/private")
+	}
+
+	cfg := testConfig()
+	cfg.DefaultDelay = 200 * time.Millisecond
+	cfg.IPConcurrency = 2
+	cfg.IPDelay = 0
+	_, stop := startFetcher(t, e, cfg)
+	defer stop()
+	for _, u := range pages {
+		host := urlnorm.Authority(u)
+		if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: u, Seed: true}, queue.PartitionOf(host))).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, 60*time.Second, "every redirecting host's pages decided by the victim's rules", func() bool {
+		for i, u := range pages {
+			want := store.StateFetched
+			if i%2 == 1 {
+				want = store.StateExcluded
+			}
+			if urlState(t, e, u) != want {
+				return false
+			}
+		}
+		return true
+	})
+
+	spans := victimLog.get()
+	perPath := map[string]int{}
+	for _, s := range spans {
+		perPath[s.path]++
+	}
+	if n := perPath["/robots.txt"]; n != 1 {
+		t.Errorf("victim's /robots.txt requested %d times for 10 hosts, want once", n)
+	}
+	for i := 1; i < hosts; i += 2 {
+		if p := fmt.Sprintf("/r/%d.txt", i); perPath[p] != 1 {
+			t.Errorf("%s requested %d times, want once", p, perPath[p])
+		}
+	}
+	if len(spans) != 1+hosts/2 {
+		t.Errorf("victim saw %d requests, want %d: %v", len(spans), 1+hosts/2, perPath)
+	}
+	for i, s := range spans {
+		inFlight := 0
+		for _, o := range spans {
+			if !o.start.After(s.start) && o.end.After(s.start) {
+				inFlight++
+			}
+		}
+		if inFlight > 1 {
+			t.Errorf("request %d (%s) began with %d in flight on the victim, want 1 (one host)", i, s.path, inFlight)
+		}
+		if i > 0 {
+			if gap := s.start.Sub(spans[i-1].end); gap < cfg.DefaultDelay {
+				t.Errorf("request %d (%s) began %v after the previous one ended, want at least the delay %v", i, s.path, gap, cfg.DefaultDelay)
+			}
+		}
+	}
+}
