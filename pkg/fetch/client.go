@@ -164,7 +164,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 
 	raw, exceeded, err := readCapped(resp.Body, c.cfg.MaxBodyBytes, int(min(resp.ContentLength, c.cfg.MaxBodyBytes)))
 	if err != nil {
-		return nil, c.fetchError(ctx, req.URL, fmt.Errorf("read body: %w", err))
+		return nil, c.fetchError(ctx, req.URL, fmt.Errorf("%w: %w", ErrBody, err))
 	}
 	duration := time.Since(start)
 

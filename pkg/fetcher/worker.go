@@ -328,8 +328,11 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 		class := fetch.Classify(err)
 		f.errCount.Add(1)
 		f.metrics.fetches.WithLabelValues("error", class).Inc()
-		out := frontier.Outcome{Requested: true, At: done, Failed: true}
-		retriable := !errors.Is(err, fetch.ErrBlockedAddress) && !errors.Is(err, fetch.ErrInvalidURL)
+		fault := fetch.FaultOf(err)
+		// Only what the host does backs it off: one URL's broken answer
+		// says nothing of its other URLs, which must not wait for it.
+		out := frontier.Outcome{Requested: true, At: done, Failed: fault == fetch.FaultHost}
+		retriable := fault != fetch.FaultPermanent
 		if retriable && it.Attempts < f.cfg.MaxRetries {
 			f.retry(lease, it, 0)
 			return out
@@ -349,7 +352,7 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 	f.metrics.fetchSeconds.Observe(resp.Duration.Seconds())
 	f.metrics.fetchBytes.Add(float64(len(resp.RawResponse)))
 	out := frontier.Outcome{Requested: true, At: done, Status: resp.Status, Duration: resp.Duration,
-		Failed: resp.Status >= 500, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), done)}
+		Failed: hostFailure(resp.Status), RetryAfter: retryAfter(resp.Header.Get("Retry-After"), done)}
 	if resp.Status >= 500 {
 		f.errCount.Add(1)
 	}
@@ -368,13 +371,21 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 	return out
 }
 
+// hostFailure tells a status that says the host is failing (a gateway or
+// server that is down or overloaded: 502, 503, 504 and the rest of 5xx but
+// 500 and 501) from one URL's own error (500, a script failing; 501), which
+// is tried again without backing the host off. 429 backs off in any case.
+func hostFailure(status int) bool {
+	return status >= 502 && status <= 599
+}
+
 // retry puts a URL whose fetch failed back in its host's queue, and records
 // the attempt in the store (the URL stays queued): whoever fetches it next,
 // this fetcher, the partition's next owner or a restarted crawl, counts its
 // retries on from there instead of from zero.
 func (f *Fetcher) retry(lease *frontier.Lease, it frontier.Item, status int) {
 	it.Attempts++
-	lease.Requeue(it)
+	lease.Retry(it)
 	f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateQueued, Status: status, Attempts: it.Attempts})
 }
 

@@ -71,12 +71,23 @@ func (l *Lease) Drain() []Item {
 	}
 }
 
-// Requeue puts an item back at the front of its level (a retry keeps its place).
-func (l *Lease) Requeue(it Item) {
+// Requeue puts an item back at the front of its level: it was not tried
+// (a stop interrupted the wait before its request).
+func (l *Lease) Requeue(it Item) { l.putBack(it, true) }
+
+// Retry puts an item back at the back of its level: a URL tried again after
+// a failure does not go before the host's other URLs.
+func (l *Lease) Retry(it Item) { l.putBack(it, false) }
+
+func (l *Lease) putBack(it Item, first bool) {
 	l.f.mu.Lock()
 	defer l.f.mu.Unlock()
 	lvl := min(max(it.Level, 0), l.f.cfg.Levels-1)
-	l.h.levels[lvl] = append([]Item{it}, l.h.levels[lvl]...)
+	if first {
+		l.h.levels[lvl] = append([]Item{it}, l.h.levels[lvl]...)
+	} else {
+		l.h.levels[lvl] = append(l.h.levels[lvl], it)
+	}
 	l.h.count++
 	l.f.queued++
 }
