@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -151,6 +153,50 @@ func checkStored(t *testing.T, w *synthweb.Web, data string) {
 		}
 	}
 	t.Logf("%d captures, %d WARC records read back", len(perURL), records)
+	checkRobotsArchived(t, data, resources)
+}
+
+// checkRobotsArchived verifies that the WARC files hold a robots.txt answer
+// of every host that has captures: replay and audits read what the crawler
+// obeyed.
+func checkRobotsArchived(t *testing.T, data string, resources map[string]bool) {
+	t.Helper()
+	archived := map[string]bool{}
+	files, err := filepath.Glob(filepath.Join(data, "warc", "*.warc*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := warc.NewReader(f)
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Errorf("read %s: %v", name, err)
+				}
+				break
+			}
+			if u := rec.Header.Get(warc.FieldTargetURI); rec.Type() == warc.TypeResponse && strings.HasSuffix(u, "/robots.txt") {
+				host, _ := splitURL(u)
+				archived[host] = true
+			}
+		}
+		f.Close()
+	}
+	hosts := map[string]bool{}
+	for r := range resources {
+		host, _, _ := strings.Cut(r, "/")
+		hosts[host] = true
+	}
+	for h := range hosts {
+		if !archived[h] {
+			t.Errorf("no robots.txt answer of %s in the WARC files", h)
+		}
+	}
 }
 
 func splitURL(u string) (host, target string) {

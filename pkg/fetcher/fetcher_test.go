@@ -156,14 +156,21 @@ func TestFetcherAdmitsFetchesAndRecords(t *testing.T) {
 		t.Errorf("robots-disallowed URL: %+v %v", info.URL, err)
 	}
 
-	pages := e.Consume(t, queue.TopicPages, 2, 10*time.Second)
-	if len(pages) != 2 {
-		t.Fatalf("crawl.pages has %d records, want 2", len(pages))
+	// The two pages, and the robots.txt answer to be archived.
+	pages := e.Consume(t, queue.TopicPages, 3, 10*time.Second)
+	if len(pages) != 3 {
+		t.Fatalf("crawl.pages has %d records, want 3", len(pages))
 	}
 	for _, r := range pages {
 		p, err := queue.DecodePage(r.Value)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if p.Kind == queue.KindRobots {
+			if p.URL != base+"/robots.txt" || p.Status != 200 || len(p.RawResponse) == 0 {
+				t.Errorf("robots.txt record: %s status %d, %d raw bytes", p.URL, p.Status, len(p.RawResponse))
+			}
+			continue
 		}
 		if p.Status != 200 || !strings.Contains(string(p.Body), "hello") || len(p.RawRequest) == 0 {
 			t.Errorf("fetch result %s: status %d body %q", p.URL, p.Status, p.Body)

@@ -239,7 +239,7 @@ func (f *Fetcher) fetchHop(ctx context.Context, lease *frontier.Lease, it fronti
 		return frontier.Outcome{}
 	}
 	start := time.Now()
-	status, location, body, err := f.client.Get(ctx, it.URL)
+	status, location, body, err := f.getRobots(ctx, it.URL, lease.Host)
 	at := time.Now().Add(politenessMargin)
 	out := frontier.Outcome{Requested: true, At: at, Status: status, Duration: at.Sub(start), Failed: err != nil || status >= 500}
 	if err != nil && (ctx.Err() != nil || errors.Is(err, errStopping)) {
@@ -318,4 +318,35 @@ func capRobots(body []byte) []byte {
 
 func robotsURLOf(scheme, host string) string {
 	return scheme + "://" + host + "/robots.txt"
+}
+
+// getRobots requests a robots.txt, or a hop of its redirect chain, and sends
+// the answer to be archived: replay tools and audits read what the crawler
+// read.
+func (f *Fetcher) getRobots(ctx context.Context, u, host string) (status int, location string, body []byte, err error) {
+	resp, err := f.client.Do(ctx, fetch.Request{URL: u})
+	if err != nil {
+		return 0, "", nil, err
+	}
+	f.archiveRobots(u, host, resp)
+	return resp.Status, resp.Location, resp.Body, nil
+}
+
+// archiveRobots sends a robots.txt answer to the parsers, which write it to
+// the WARC and nothing else. A lost one costs its record, nothing more.
+func (f *Fetcher) archiveRobots(u, host string, resp *fetch.Response) {
+	p := pageOf(frontier.Item{URL: u, Host: host}, resp)
+	p.Kind = queue.KindRobots
+	v, err := queue.EncodePage(p)
+	if err != nil {
+		return
+	}
+	rec := &kgo.Record{Topic: queue.TopicPages, Key: []byte(u), Value: v, Partition: queue.PagePartitionOf(u, f.cfg.PagesPartitions)}
+	f.inFlight.Add(1)
+	f.kafka.Produce(context.Background(), rec, func(_ *kgo.Record, err error) {
+		defer f.inFlight.Add(-1)
+		if err != nil {
+			f.log.Warn("archive robots.txt answer", "url", u, "err", err)
+		}
+	})
 }

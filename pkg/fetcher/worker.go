@@ -168,7 +168,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 		return frontier.Outcome{} // a stop interrupted the wait: nothing was sent
 	}
 	start := time.Now()
-	status, location, body, err := f.client.Get(ctx, robotsURL)
+	status, location, body, err := f.getRobots(ctx, robotsURL, lease.Host)
 	if err != nil && (ctx.Err() != nil || errors.Is(err, errStopping)) {
 		// Shutting down: record nothing, the host keeps its place and its
 		// robots.txt is fetched again by the next run.
@@ -433,16 +433,8 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 	case frontier.KindSubresource:
 		kind = queue.KindSubresource
 	}
-	p := queue.Page{
-		FetchID: newFetchID(), URL: it.URL, Host: it.Host, Kind: kind, Depth: it.Depth,
-		Redirects: it.Redirects, FromRobots: it.FromRobots, Status: resp.Status,
-		ContentType: resp.Header.Get("Content-Type"), Location: resp.Location,
-		XRobotsTag: resp.Header.Values("X-Robots-Tag"), ETag: resp.Header.Get("ETag"),
-		LastModified: resp.Header.Get("Last-Modified"), Truncated: resp.TruncReason,
-		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: ceilMS(resp.Duration),
-		CrawlID: it.CrawlID, RawRequest: resp.RawRequest, RawResponse: resp.RawResponse, Body: resp.Body,
-		DupHops: it.DupHops, Hops: it.Hops, Origin: it.Origin, ParentSpace: it.ParentSpace,
-	}
+	p := pageOf(it, resp)
+	p.Kind = kind
 	v, err := queue.EncodePage(p)
 	if err != nil {
 		f.queueUpdate(store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "encode_result", Status: resp.Status, FetchedAt: resp.FetchedAt})
@@ -461,6 +453,20 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 		}
 		f.queueUpdate(store.URLUpdate{Hash: hash, State: store.StateFetched, Status: resp.Status, Attempts: it.Attempts + 1, FetchedAt: resp.FetchedAt})
 	})
+}
+
+// pageOf is the crawl.pages record of a fetch result.
+func pageOf(it frontier.Item, resp *fetch.Response) queue.Page {
+	return queue.Page{
+		FetchID: newFetchID(), URL: it.URL, Host: it.Host, Kind: queue.KindPage, Depth: it.Depth,
+		Redirects: it.Redirects, FromRobots: it.FromRobots, Status: resp.Status,
+		ContentType: resp.Header.Get("Content-Type"), Location: resp.Location,
+		XRobotsTag: resp.Header.Values("X-Robots-Tag"), ETag: resp.Header.Get("ETag"),
+		LastModified: resp.Header.Get("Last-Modified"), Truncated: resp.TruncReason,
+		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: ceilMS(resp.Duration),
+		CrawlID: it.CrawlID, RawRequest: resp.RawRequest, RawResponse: resp.RawResponse, Body: resp.Body,
+		DupHops: it.DupHops, Hops: it.Hops, Origin: it.Origin, ParentSpace: it.ParentSpace,
+	}
 }
 
 // newFetchID returns 32 hex digits laid out like a UUIDv7 (RFC 9562): 48 bits of

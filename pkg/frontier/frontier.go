@@ -126,6 +126,7 @@ type host struct {
 	nextAllowed time.Time     // the later of polite and until
 	polite      time.Time     // earliest request the host's and its server's delays allow
 	until       time.Time     // a wait the fetcher asked for (Outcome.Until), which Wake ends early
+	lastAt      time.Time     // when the host's last request ended
 	delay       time.Duration // base delay (robots Crawl-delay clamped, else default)
 	backoff     time.Duration // adaptive extra delay from 429/503/slow responses
 	leased      bool
@@ -186,10 +187,19 @@ func (f *Frontier) Push(it Item) {
 }
 
 // SetHostDelay sets the base delay of a host (its Crawl-delay, clamped by the caller).
+//
+// The delay counts from the end of the host's last request even when it is
+// learnt later (its robots.txt answer came at the end of a redirect chain,
+// after the host's last request was scheduled with the old delay).
 func (f *Frontier) SetHostDelay(key string, partition int32, d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.hostLocked(key, partition).delay = d
+	h := f.hostLocked(key, partition)
+	h.delay = d
+	if h.lastAt.IsZero() || h.leased {
+		return // a lease in progress schedules with the new delay in Done
+	}
+	f.postponeLocked(h, h.lastAt.Add(max(d, h.backoff)))
 }
 
 // SetNextAllowed restores a host's next-allowed time, e.g. the time a previous
@@ -197,7 +207,12 @@ func (f *Frontier) SetHostDelay(key string, partition int32, d time.Duration) {
 func (f *Frontier) SetNextAllowed(key string, partition int32, t time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := f.hostLocked(key, partition)
+	f.postponeLocked(f.hostLocked(key, partition), t)
+}
+
+// postponeLocked makes t the earliest a host's politeness allows its next
+// request, if that is later than it was.
+func (f *Frontier) postponeLocked(h *host, t time.Time) {
 	h.polite = later(h.polite, t)
 	if !t.After(h.nextAllowed) {
 		return

@@ -278,3 +278,22 @@ func TestRobotsItemsFirstAndUnblocked(t *testing.T) {
 		t.Fatalf("Take = %v, %v; want the page after the hop", it, ok)
 	}
 }
+
+// TestDelayLearntLateCountsFromLastRequest: a Crawl-delay learnt after the
+// host's last request was scheduled (its robots.txt came at the end of a
+// redirect chain) still counts from the end of that request.
+func TestDelayLearntLateCountsFromLastRequest(t *testing.T) {
+	f, clk := newTest(100 * time.Millisecond)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	l := nextNow(t, f)
+	l.Take()
+	l.Done(Outcome{Requested: true})
+	f.SetHostDelay("a", 0, time.Second)
+	clk.Add(200 * time.Millisecond)
+	noneDue(t, f) // the old delay is over, the new one is not
+	clk.Add(800 * time.Millisecond)
+	if l := nextNow(t, f); l.Host != "a" {
+		t.Fatalf("host %q, want a once its new delay is over", l.Host)
+	}
+}

@@ -126,6 +126,7 @@ func (l *Lease) Done(o Outcome) {
 			at = f.cfg.Now()
 		}
 		h.backoff = f.nextBackoff(h, o)
+		h.lastAt = at
 		h.polite = at.Add(max(h.delay, h.backoff))
 	}
 	h.until = o.Until

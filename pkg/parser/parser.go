@@ -366,6 +366,12 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 		pd := &pending{page: pg, hash: hashes[i], doc: a.doc, sha: a.sha, hasSHA: a.hasSHA, revisitOfBatch: -1, nearOfBatch: -1}
 		pd.capture = captureOf(pg, pd.hash, a.doc)
+		if pg.Kind == queue.KindRobots {
+			// Archived for replay and audits, as fetched; not a page of
+			// the crawl (no capture row, no schedule, no dedup).
+			batch = append(batch, pd)
+			continue
+		}
 		if !p.cfg.NoLinkGraph {
 			pd.capture.OutLinks = outLinks(a.doc, &a.out)
 		}
@@ -476,6 +482,12 @@ func (a *analysis) digest(pg queue.Page) {
 // several pages at once.
 func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 	out.p, out.hops = p, pg.DupHops
+	if pg.Kind == queue.KindRobots {
+		// A robots.txt answer, a redirect of one included: the fetcher
+		// read it and followed its chain; it leads nowhere else.
+		p.metrics.pages.WithLabelValues("robots").Inc()
+		return nil
+	}
 	if pg.Location != "" && pg.Status >= 300 && pg.Status < 400 {
 		p.metrics.pages.WithLabelValues("redirect").Inc()
 		// A redirect is no page: the chain of duplicates it is on goes on.
@@ -745,6 +757,9 @@ func (p *Parser) storeBatch(ctx context.Context, batch []*pending) error {
 	var first, second []store.Capture
 	var firstIdx, secondIdx []int
 	for i, pd := range batch {
+		if pd.page.Kind == queue.KindRobots {
+			continue // in the WARC only
+		}
 		if pd.revisitOfBatch >= 0 || pd.nearOfBatch >= 0 {
 			second = append(second, pd.capture)
 			secondIdx = append(secondIdx, i)
@@ -774,7 +789,7 @@ func (p *Parser) storeBatch(ctx context.Context, batch []*pending) error {
 		}
 	}
 	p.metrics.storeSeconds.WithLabelValues("add_captures").Observe(time.Since(start).Seconds())
-	p.metrics.captures.Add(float64(len(batch)))
+	p.metrics.captures.Add(float64(len(first) + len(second)))
 	return nil
 }
 
