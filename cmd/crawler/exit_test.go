@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcluster/crawler/internal/testca"
 	"github.com/crawlcluster/crawler/pkg/store"
 )
 
@@ -228,5 +229,53 @@ func TestExitNothingToCrawl(t *testing.T) {
 	}
 	if strings.Contains(run.out, "crawl finished") {
 		t.Errorf("a run that never started logs a summary:\n%s", run.out)
+	}
+}
+
+// TestCAFile crawls an HTTPS site whose certificate a private CA signed:
+// without the CA every URL fails (exit 3); with -ca-file, or with the CA as
+// the system roots through SSL_CERT_FILE, the site is fetched (exit 0).
+func TestCAFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end crawl; skipped with -short")
+	}
+	ca := testca.New(t)
+	caFile := ca.WriteFile(t)
+	for _, tt := range []struct {
+		name  string
+		env   []string
+		extra []string
+		code  int
+	}{
+		{"untrusted", nil, nil, 3},
+		{"ca-file", nil, []string{"-ca-file", caFile}, 0},
+		{"SSL_CERT_FILE", []string{"SSL_CERT_FILE=" + caFile, "SSL_CERT_DIR="}, nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			site := &smallSite{pages: 2}
+			srv := ca.NewServer(t, site)
+			data := filepath.Join(t.TempDir(), "data")
+			run := runExit(t, tt.env, exitArgs(data, append(tt.extra, srv.URL+"/")...)...)
+			got := run.want(t, tt.code, map[string]string{"reason": "idle", "exit": fmt.Sprint(tt.code)})
+			asked := site.pageRequests()
+			db := openStore(t, data)
+			defer db.Close()
+			info, err := db.URLInfo(context.Background(), srv.URL+"/")
+			if err != nil || info.URL == nil {
+				t.Fatalf("seed %s: %+v, %v", srv.URL, info.URL, err)
+			}
+			if tt.code != 0 {
+				if info.URL.State != store.StateFailed || len(asked) > 0 {
+					t.Errorf("seed %s, the server answered %v; want the seed failed and no page answered", info.URL.State, asked)
+				}
+				return
+			}
+			if got["fetched"] != "3" || len(asked) != 3 || asked["/"] != 1 || asked["/p1"] != 1 || asked["/p2"] != 1 {
+				t.Errorf("fetched=%s, the server answered %v; want the index and 2 pages once each", got["fetched"], asked)
+			}
+			if info.URL.State != store.StateStored {
+				t.Errorf("seed %s, want stored", info.URL.State)
+			}
+		})
 	}
 }
