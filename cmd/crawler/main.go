@@ -4,6 +4,11 @@
 //	crawler -data DIR [-seeds FILE] [flags] [URL ...]
 //
 // Running it again on the same folder resumes. See the README for the flags.
+//
+// Exit status: 0 the crawl ran (and fetched something, or had nothing to
+// do), 1 an error stopped it, 2 a usage error (bad flags, or nothing to
+// crawl: no seed, no -listen, no crawl in the folder), 3 the crawl ended by
+// itself without fetching a single page although it had something to fetch.
 package main
 
 import (
@@ -24,11 +29,32 @@ import (
 	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/console"
 	"github.com/crawlcluster/crawler/pkg/embedded"
+	"github.com/crawlcluster/crawler/pkg/store"
 )
 
 func main() {
 	os.Exit(run())
 }
+
+// The exit statuses, for scripts (README: exit status).
+const (
+	exitOK             = 0
+	exitError          = 1
+	exitUsage          = 2
+	exitNothingFetched = 3
+)
+
+const exitStatusUsage = `
+Exit status:
+  0  the crawl ran: it fetched pages, or had nothing to do (a finished crawl resumed)
+  1  an error stopped it (start-up, storage, disk full)
+  2  usage: bad flags, or nothing to crawl (no seed URL, no -listen, and no crawl in -data to resume)
+  3  the crawl ended (-exit-when-idle, -max-pages, -max-duration) without fetching a single page
+     although it had URLs to fetch: every one failed (DNS, connection, TLS, timeout, robots.txt
+     unreachable), was refused by robots.txt, or every seed was rejected
+A run stopped by SIGINT or SIGTERM exits 0. The last log line, msg="crawl finished", says why the
+run ended and what it did.
+`
 
 func run() int {
 	var cfg embedded.Config
@@ -45,28 +71,29 @@ func run() int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n\n")
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), exitStatusUsage)
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
-		return 2
+		return exitUsage
 	}
 	if err := config.ApplyEnv(fs, os.LookupEnv); err != nil {
 		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	if *showVersion {
 		version.Print(os.Stdout, "crawler")
-		return 0
+		return exitOK
 	}
 	cfg.Seeds = fs.Args()
 	if err := errors.Join(cfg.Validate(), gc.validate()); err != nil {
 		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	gc.apply(os.LookupEnv)
 	tokens, names, err := api.LoadTokens(*tokensFile)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	cfg.API.Tokens, cfg.API.TokenNames = tokens, names
 	cfg.APIOptions = append(cfg.APIOptions, api.WithConsole(console.Handler(console.Access{Tokens: len(tokens) > 0, Public: cfg.API.Public})))
@@ -75,11 +102,11 @@ func run() int {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
-			return 2
+			return exitUsage
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
 			fmt.Fprintf(os.Stderr, "crawler: cpu profile: %v\n", err)
-			return 2
+			return exitUsage
 		}
 		defer func() {
 			pprof.StopCPUProfile()
@@ -94,25 +121,47 @@ func run() int {
 		go peakHeapProfile(pctx, *memProfile, 5*time.Second, log)
 	}
 	sum, err := embedded.Run(ctx, cfg, log)
+	if errors.Is(err, embedded.ErrNothingToCrawl) {
+		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
+		return exitUsage
+	}
 	if err != nil {
 		log.Error("crawl failed", "err", err)
-		return 1
+		return exitError
 	}
-	log.Info("crawl finished",
+	return finished(log, sum)
+}
+
+// finished logs the run's one summary line and returns its exit status.
+func finished(log *slog.Logger, sum embedded.Summary) int {
+	code, level := exitOK, slog.LevelInfo
+	c := sum.Changes()
+	attrs := []any{
 		"reason", sum.Reason,
-		"duration", sum.Duration.Round(1e6).String(),
-		"fetched_this_run", sum.Fetched,
+		"fetched", sum.Fetched(),
+		"requests", sum.Requests,
+		"request_errors", sum.Errors,
+		"failed", c.Failed,
+		"excluded", c.Excluded,
+		"held", c.Held,
+		"queued", sum.Store.URLs[store.StateQueued],
+	}
+	if sum.NothingFetched() {
+		code, level = exitNothingFetched, slog.LevelError
+		attrs = append(attrs, "why", sum.Why(3))
+	}
+	attrs = append(attrs, "exit", code,
+		"duration", sum.Duration.Round(time.Millisecond).String(),
 		"urls", sum.Store.URLs,
 		"captures", sum.Store.Captures,
 		"revisits", sum.Store.Revisits,
 		"near_duplicates", sum.Store.NearDups,
-		"excluded", sum.Store.Excluded,
-		"failed_or_excluded", sum.Store.Reasons,
 		"hosts", sum.Store.Hosts,
 		"seen_filter_urls", sum.SeenURLs,
 		"seen_filter_bytes", sum.SeenBytes,
 	)
-	return 0
+	log.Log(context.Background(), level, "crawl finished", attrs...)
+	return code
 }
 
 // peakHeapProfile writes the heap profile to path each time the live heap

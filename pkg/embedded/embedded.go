@@ -38,7 +38,6 @@ import (
 	"github.com/crawlcluster/crawler/pkg/render"
 	"github.com/crawlcluster/crawler/pkg/renderer"
 	"github.com/crawlcluster/crawler/pkg/robots"
-	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/sqlite"
 	"github.com/crawlcluster/crawler/pkg/submit"
 	"github.com/crawlcluster/crawler/pkg/warc"
@@ -82,7 +81,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.SeedsFile, "seeds", "", "file of seed URLs, one per line, '#' starts a comment")
 	fs.StringVar(&c.CrawlID, "crawl-id", "", "label stored with every URL and capture of this run's seeds")
 	fs.StringVar(&c.Listen, "listen", "", "address for the REST API and /metrics while running, e.g. 127.0.0.1:8080 (empty = off)")
-	fs.BoolVar(&c.ExitWhenIdle, "exit-when-idle", false, "exit 0 once nothing is queued, waiting or in flight, and no revisit is due within -idle-horizon")
+	fs.BoolVar(&c.ExitWhenIdle, "exit-when-idle", false, "exit once nothing is queued, waiting or in flight, and no revisit is due within -idle-horizon: status 0, or 3 when no page could be fetched")
 	fs.DurationVar(&c.IdleHorizon, "idle-horizon", 0, "with -exit-when-idle, keep running while a planned revisit is due within this long (0: exit once nothing is queued or in flight, as without recrawl)")
 	fs.DurationVar(&c.MaxDuration, "max-duration", 0, "stop cleanly after this long (0 = no limit)")
 	fs.DurationVar(&c.Progress, "progress", 5*time.Second, "interval of the progress line (0 = off)")
@@ -171,15 +170,10 @@ func (c *Config) ReadSeeds() ([]string, error) {
 	return append(seeds, c.Seeds...), nil
 }
 
-// Summary is what a run did, for the final log line and for tests.
-type Summary struct {
-	Fetched  int64
-	Duration time.Duration
-	Store    store.Stats
-	Reason   string // why the run ended: idle, max-pages, max-duration, signal
-	// The seen-URL filter: URLs it holds and the bytes it takes.
-	SeenURLs, SeenBytes uint64
-}
+// ErrNothingToCrawl is returned by Run when nothing could ever give the run
+// work: no seed, no -listen to submit one through, and no crawl in the data
+// folder to resume. It would otherwise wait for ever.
+var ErrNothingToCrawl = errors.New("nothing to crawl")
 
 // Run crawls until ctx ends, the crawl is idle (with ExitWhenIdle), MaxPages is
 // reached or MaxDuration passes, then shuts down cleanly.
@@ -223,6 +217,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		return Summary{}, err
 	}
 	defer db.Close()
+	startStats, err := db.Stats(ctx)
+	if err != nil {
+		return Summary{}, err
+	}
 	segments, err := warc.NewSegmentWriter(warc.SegmentConfig{Dir: filepath.Join(cfg.DataDir, "warc"), Prefix: "crawl", MaxSize: cfg.WARCSegmentBytes, Software: "crawlcluster", Level: cfg.WARCGzipLevel})
 	if err != nil {
 		return Summary{}, err
@@ -249,6 +247,30 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	// the count it was made with.
 	if fcfg.PagesPartitions, err = queue.PagesPartitionCount(ctx, admin); err != nil {
 		return Summary{}, err
+	}
+	// Seeds go in through the same path as API submissions, before any
+	// tier starts, so a run with nothing to crawl ends having started none.
+	sub := submit.New(db, admin)
+	accepted, rejected, err := submitSeeds(ctx, sub, seeds, cfg.CrawlID, log)
+	if err != nil {
+		return Summary{}, err
+	}
+	if cfg.Listen == "" {
+		// Without -listen only the seeds and the folder's own crawl can
+		// give the run work; with neither it would wait for ever.
+		resumable, err := holdsCrawl(ctx, admin)
+		if err != nil {
+			return Summary{}, err
+		}
+		switch {
+		case !resumable && len(seeds) == 0:
+			return Summary{}, fmt.Errorf("%w: no seed URL (arguments or -seeds), no -listen to submit one through the API, and %s holds no crawl to resume", ErrNothingToCrawl, cfg.DataDir)
+		case !resumable:
+			// Every seed was rejected, each said so by submitSeeds.
+			return Summary{SeedsRejected: rejected, Duration: time.Since(start), Start: startStats, Store: startStats, Reason: reasonNothingToCrawl}, nil
+		case len(seeds) == 0 && !cfg.ExitWhenIdle:
+			log.Warn("no seeds and no -listen: only the crawl the data folder holds gives this run work, and it runs until stopped (-exit-when-idle ends it once that is done)")
+		}
 	}
 	fet, err := fetcher.New(fcfg, db, kopts, reg, log.With("component", "fetcher"))
 	if err != nil {
@@ -277,32 +299,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 		}
 		parsers = append(parsers, par)
 	}
-	sub := submit.New(db, admin)
 	live := &liveStats{fetcher: fet, start: start, maxPages: cfg.Fetcher.MaxPages, parsers: len(parsers), renders: rend != nil}
-
-	// Seeds go in through the same path as API submissions.
-	if len(seeds) > 0 {
-		var ss []submit.Seed
-		for _, s := range seeds {
-			ss = append(ss, submit.Seed{URL: s})
-		}
-		results, err := sub.Submit(ctx, ss, cfg.CrawlID)
-		if err != nil {
-			return Summary{}, err
-		}
-		var acc, dup int
-		for _, r := range results {
-			switch r.Status {
-			case submit.Accepted:
-				acc++
-			case submit.Duplicate:
-				dup++
-			default:
-				log.Warn("seed rejected", "url", r.URL, "reason", r.Reason)
-			}
-		}
-		log.Info("seeds submitted", "accepted", acc, "duplicate", dup, "rejected", len(results)-acc-dup)
-	}
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -382,7 +379,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	if err := segments.Close(); err != nil {
 		log.Error("close WARC segments", "err", err)
 	}
-	sum := Summary{Fetched: fet.Stats().Fetched, Duration: time.Since(start), Reason: reason}
+	sum := Summary{Requests: fet.Stats().Fetched, Errors: fet.Errors(), SeedsAccepted: accepted, SeedsRejected: rejected,
+		Duration: time.Since(start), Start: startStats, Reason: reason}
 	sum.SeenURLs, sum.SeenBytes = fet.SeenStats()
 	if st, err := db.Stats(context.Background()); err == nil {
 		sum.Store = st
@@ -405,7 +403,56 @@ const (
 	reasonMaxDuration = "max-duration"
 	reasonSignal      = "signal"
 	reasonDiskFull    = "disk-full"
+	// reasonNothingToCrawl ends a run without -listen whose every seed was
+	// rejected, in a folder that holds no crawl: nothing can give it work.
+	reasonNothingToCrawl = "nothing-to-crawl"
 )
+
+// submitSeeds submits the seeds and counts those accepted and rejected.
+func submitSeeds(ctx context.Context, sub *submit.Submitter, seeds []string, crawlID string, log *slog.Logger) (accepted, rejected int, err error) {
+	if len(seeds) == 0 {
+		return 0, 0, nil
+	}
+	var ss []submit.Seed
+	for _, s := range seeds {
+		ss = append(ss, submit.Seed{URL: s})
+	}
+	results, err := sub.Submit(ctx, ss, crawlID)
+	if err != nil {
+		return 0, 0, err
+	}
+	var dup int
+	for _, r := range results {
+		switch r.Status {
+		case submit.Accepted:
+			accepted++
+		case submit.Duplicate:
+			dup++
+		default:
+			rejected++
+			log.Warn("seed rejected", "url", r.URL, "reason", r.Reason)
+		}
+	}
+	log.Info("seeds submitted", "accepted", accepted, "duplicate", dup, "rejected", rejected)
+	return accepted, rejected, nil
+}
+
+// holdsCrawl reports whether crawl.urls ever took a record: a seed, a link
+// found, a sitemap. A folder where it did holds a crawl a run resumes
+// without seeds (its queued URLs, records not yet admitted, planned
+// revisits); trimming consumed records does not lower the end offsets.
+func holdsCrawl(ctx context.Context, admin *kgo.Client) (bool, error) {
+	ends, err := kadm.NewClient(admin).ListEndOffsets(ctx, queue.TopicURLs)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the end of %s: %w", queue.TopicURLs, err)
+	}
+	took := false
+	ends.Each(func(o kadm.ListedOffset) { took = took || o.Offset > 0 })
+	return took, nil
+}
 
 // watch prints progress and decides when the run ends. A full data folder
 // ends it with an error.

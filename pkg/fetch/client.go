@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -85,6 +86,13 @@ func New(cfg Config) (*Client, error) {
 		}
 		lookup = hosts.resolver(lookup)
 	}
+	var roots *x509.CertPool // nil: the system's
+	if cfg.CAFile != "" {
+		var err error
+		if roots, err = LoadCAFile(cfg.CAFile); err != nil {
+			return nil, fmt.Errorf("new fetch client: %w: %w", ErrInvalidConfig, err)
+		}
+	}
 	d := &dialer{
 		dns:          newDNSCache(lookup, cfg.DNSCacheTTL, cfg.ConnectTimeout),
 		allowPrivate: cfg.AllowPrivate,
@@ -97,6 +105,7 @@ func New(cfg Config) (*Client, error) {
 		DialContext: d.DialContext,
 		TLSClientConfig: &tls.Config{
 			MinVersion: tls.VersionTLS12,
+			RootCAs:    roots,
 		},
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    cfg.ConnectTimeout,

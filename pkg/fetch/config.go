@@ -62,6 +62,9 @@ type Config struct {
 	// HostsFile names a file in /etc/hosts format whose names resolve to
 	// its addresses before DNS is asked (ParseHosts).
 	HostsFile string
+	// CAFile names a PEM file of CA certificates trusted besides the
+	// system's roots (LoadCAFile).
+	CAFile string
 }
 
 // ErrInvalidConfig is wrapped by every error Validate returns.
@@ -80,6 +83,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.DurationVar(&c.DNSCacheTTL, prefix+"dns-cache-ttl", DefaultDNSCacheTTL, "how long resolved addresses are reused")
 	fs.IntVar(&c.MaxIdleConns, prefix+"max-idle-conns", DefaultMaxIdleConns, "idle keep-alive connections kept across all hosts")
 	fs.StringVar(&c.HostsFile, prefix+"hosts-file", "", "file in /etc/hosts format whose names resolve to its addresses before DNS (pinning a site, tests); the SSRF guard still applies")
+	fs.StringVar(&c.CAFile, prefix+"ca-file", "", "PEM file of CA certificates to trust besides the system's (an intranet's private CA); SSL_CERT_FILE and SSL_CERT_DIR replace the system's instead")
 }
 
 // Validate fills zero fields with their defaults and reports the first
@@ -133,6 +137,13 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxIdleConns == 0 {
 		c.MaxIdleConns = DefaultMaxIdleConns
+	}
+	if c.CAFile != "" {
+		// Read now, so a wrong path stops the process at start-up rather
+		// than failing every https fetch of the crawl.
+		if _, err := LoadCAFile(c.CAFile); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
 	}
 	return nil
 }
