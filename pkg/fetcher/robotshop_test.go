@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -74,6 +76,14 @@ func (l *spanLog) get() []span {
 // answer serves the redirecting hosts: their pages are fetched or excluded
 // by the victim's rules.
 func TestRobotsRedirectsWaitForTheirHostsTurn(t *testing.T) {
+	for _, fetchers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d fetchers", fetchers), func(t *testing.T) { testRobotsRedirects(t, fetchers) })
+	}
+}
+
+// testRobotsRedirects runs the case with n fetchers in the group: with two,
+// hops and answers cross between the owners of the hosts.
+func testRobotsRedirects(t *testing.T, n int) {
 	e := testenv.New(t)
 	var victimLog spanLog
 	victim := serveOn(t, "127.0.0.99", victimLog.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -101,8 +111,20 @@ func TestRobotsRedirectsWaitForTheirHostsTurn(t *testing.T) {
 	cfg.DefaultDelay = 200 * time.Millisecond
 	cfg.IPConcurrency = 2
 	cfg.IPDelay = 0
-	_, stop := startFetcher(t, e, cfg)
-	defer stop()
+	for i := range n {
+		cfg.InstanceID = fmt.Sprintf("f%d", i)
+		_, stop := startFetcher(t, e, cfg)
+		defer stop()
+	}
+	if n > 1 {
+		adm := kadm.NewClient(e.Kafka)
+		testenv.Eventually(t, 30*time.Second, "the fetchers sharing the partitions", func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			g, err := adm.DescribeGroups(ctx, queue.GroupFetchers)
+			return err == nil && g[queue.GroupFetchers].State == "Stable" && len(g[queue.GroupFetchers].Members) == n
+		})
+	}
 	for _, u := range pages {
 		host := urlnorm.Authority(u)
 		if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: u, Seed: true}, queue.PartitionOf(host))).FirstErr(); err != nil {
