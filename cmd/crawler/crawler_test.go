@@ -139,6 +139,10 @@ func checkStored(t *testing.T, w *synthweb.Web, data string) {
 		if typ := rec.Type(); typ != warc.TypeResponse && typ != warc.TypeRevisit {
 			t.Errorf("WARC record of %s has type %q", c.URL, typ)
 		}
+		// The synthetic web speaks plain HTTP/1.1.
+		if got := rec.Header.Values(warc.FieldProtocol); len(got) != 1 || got[0] != "http/1.1" || rec.Header.Get(warc.FieldCipherSuite) != "" {
+			t.Errorf("WARC record of %s: WARC-Protocol %q, WARC-Cipher-Suite %q; want http/1.1 alone", c.URL, got, rec.Header.Get(warc.FieldCipherSuite))
+		}
 		records++
 		return nil
 	})

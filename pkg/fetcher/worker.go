@@ -406,6 +406,7 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: ceilMS(resp.Duration),
 		CrawlID: it.CrawlID, RawRequest: resp.RawRequest, RawResponse: resp.RawResponse, Body: resp.Body,
 		DupHops: it.DupHops, Hops: it.Hops, Origin: it.Origin, ParentSpace: it.ParentSpace,
+		Protocol: resp.Protocol, TLSVersion: resp.TLSVersion, CipherSuite: resp.CipherSuite,
 	}
 	v, err := queue.EncodePage(p)
 	if err != nil {
