@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
+	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/sqlite"
 	"github.com/crawlcluster/crawler/pkg/warc"
@@ -141,6 +142,10 @@ func checkStored(t *testing.T, w *synthweb.Web, data string) {
 		if typ := rec.Type(); typ != warc.TypeResponse && typ != warc.TypeRevisit {
 			t.Errorf("WARC record of %s has type %q", c.URL, typ)
 		}
+		// The synthetic web speaks plain HTTP/1.1.
+		if got := rec.Header.Values(warc.FieldProtocol); len(got) != 1 || got[0] != "http/1.1" || rec.Header.Get(warc.FieldCipherSuite) != "" {
+			t.Errorf("WARC record of %s: WARC-Protocol %q, WARC-Cipher-Suite %q; want http/1.1 alone", c.URL, got, rec.Header.Get(warc.FieldCipherSuite))
+		}
 		records++
 		return nil
 	})
@@ -199,6 +204,39 @@ func checkRobotsArchived(t *testing.T, data string, resources map[string]bool) {
 	}
 }
 
+// checkWarcinfo reads the warcinfo record each segment starts with: it names
+// the software, the machine, the operator, the User-Agent the crawl sent and
+// its robots.txt policy.
+func checkWarcinfo(t *testing.T, data, operator string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(data, "warc", "*.warc.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("WARC segments: %v, %v", files, err)
+	}
+	host, _ := os.Hostname()
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := warc.NewReader(fh).Next()
+		fh.Close()
+		if err != nil {
+			t.Fatalf("warcinfo of %s: %v", f, err)
+		}
+		for _, line := range []string{
+			"software: crawlcluster/dev (crawler; commit unknown; go",
+			"\r\nhttp-header-user-agent: " + agent + "/1.0 (+http://example.test/bot)\r\n",
+			"\r\nrobots: obey\r\nrobots-agent: " + robots.ProductToken(agent+"/1.0") + "\r\n",
+			"\r\nhostname: " + host + "\r\noperator: " + operator + "\r\n",
+		} {
+			if info.Type() != warc.TypeWarcinfo || !strings.Contains(string(info.Block), line) {
+				t.Errorf("%s: first record %s %q lacks %q", filepath.Base(f), info.Type(), info.Block, line)
+			}
+		}
+	}
+}
+
 func splitURL(u string) (host, target string) {
 	_, rest, _ := strings.Cut(u, "://")
 	i := strings.IndexAny(rest, "/?")
@@ -230,7 +268,8 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 	cfg.Features = true
 	w, seeds := startWeb(t, cfg)
 	data := filepath.Join(t.TempDir(), "data")
-	runCrawler(t, crawlArgs(data, seeds))
+	operator := "E2E Ops <ops@example.test>"
+	runCrawler(t, crawlArgs(data, seeds, "-warc-operator", operator))
 	rep := w.Audit(auditConfig())
 	requireAudit(t, rep)
 	if rep.Coverage != 1 {
@@ -238,6 +277,7 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 		logMissing(t, data, rep.Missing.Examples)
 	}
 	checkStored(t, w, data)
+	checkWarcinfo(t, data, operator)
 
 	// A second run on the same folder resumes a finished crawl: nothing is
 	// fetched again, seeds are recognised as known.

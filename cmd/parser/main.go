@@ -47,6 +47,7 @@ func run() int {
 	batch := fs.Int("batch", 500, "fetch results per batch at most (one WARC segment per batch when -blobs is remote)")
 	batchWait := fs.Duration("batch-wait", parser.DefaultBatchWait, "how long a batch may gather fetch results (up to 1 MiB) before it is processed; longer batches cost less per page and add latency")
 	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultLevel, "gzip level of WARC records, 1 (fastest) to 9 (smallest); the default 3 takes 28% less CPU per record than 6 for 4-8% more bytes on uncompressed HTML")
+	operator := fs.String("warc-operator", "", "who runs the crawl and how to reach them, for the operator field of every WARC file's warcinfo record (empty: left out)")
 	var recrawlPolicy recrawl.Policy
 	recrawlPolicy.RegisterFlags(fs)
 	linkGraph := fs.Bool("link-graph", true, "store the link graph (each stored page's out-links) for the URL look-up's in- and out-links; off saves an index write per link")
@@ -84,7 +85,12 @@ func run() int {
 
 	// A local folder is written in place and fsynced per batch; object storage gets
 	// one segment per batch, uploaded before the batch's metadata is committed.
-	segCfg := warc.SegmentConfig{Prefix: "crawl", Software: "crawlcluster", Level: *gzipLevel}
+	// The warcinfo record names the crawl's software, machine, operator,
+	// User-Agent and robots.txt policy (always obeyed); a hostname the
+	// system does not give is left out.
+	hostname, _ := os.Hostname()
+	segCfg := warc.SegmentConfig{Prefix: "crawl", Software: version.Product("parser"), Hostname: hostname, Operator: *operator,
+		UserAgent: *userAgent, Robots: "obey", RobotsAgent: agent, Level: *gzipLevel}
 	remote := false
 	if dir, ok := backend.IsLocalBlobs(be.Blobs); ok {
 		segCfg.Dir = dir

@@ -25,6 +25,14 @@ func String(name string) string {
 	return fmt.Sprintf("%s %s (commit %s, %s)", name, Version, Commit, runtime.Version())
 }
 
+// Product names the software the way a User-Agent does, with the binary,
+// commit and Go version as its comment, for records that say which program
+// wrote them (a WARC file's warcinfo): "crawlcluster/0.1.0 (parser; commit
+// abc123; go1.26.8)".
+func Product(name string) string {
+	return fmt.Sprintf("crawlcluster/%s (%s; commit %s; %s)", Version, name, Commit, runtime.Version())
+}
+
 // Flag registers -version on fs. After parsing, a main that finds it set prints the
 // line with Print and exits 0.
 func Flag(fs *flag.FlagSet) *bool {

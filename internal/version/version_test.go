@@ -15,6 +15,13 @@ func TestString(t *testing.T) {
 	}
 }
 
+func TestProduct(t *testing.T) {
+	want := "crawlcluster/dev (parser; commit unknown; " + runtime.Version() + ")"
+	if got := Product("parser"); got != want {
+		t.Errorf("Product = %q, want %q", got, want)
+	}
+}
+
 // TestStampedBinary builds a binary with the version and commit set by -ldflags -X,
 // as the Dockerfile does (there with CGO_ENABLED=0; here with the default, so the
 // build shares its cache with the other tests' builds), and checks -version.

@@ -36,12 +36,17 @@ type Summary struct {
 }
 
 // Member is one record as warcio.js found it: its gzip member's offset and
-// compressed length.
+// compressed length, the values of its WARC-Protocol fields and its
+// WARC-Cipher-Suite, and the HTTP status of a response (0 for other
+// records).
 type Member struct {
-	Type   string `json:"type"`
-	ID     string `json:"id"`
-	Offset int64  `json:"offset"`
-	Length int64  `json:"length"`
+	Type        string   `json:"type"`
+	ID          string   `json:"id"`
+	Offset      int64    `json:"offset"`
+	Length      int64    `json:"length"`
+	Protocols   []string `json:"protocols"`
+	CipherSuite string   `json:"cipherSuite"`
+	Status      int      `json:"status"`
 }
 
 // Find returns node and the path of check.mjs with its dependencies

@@ -3,7 +3,6 @@ package fetch
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -57,6 +56,16 @@ type Response struct {
 	// usable Location header, else "". It is not followed.
 	Location string
 	RemoteIP string
+	// Protocol is the HTTP version of the exchange as a WARC-Protocol
+	// identifier (the IIPC extension, which takes the ALPN names): "h2",
+	// "http/1.1" or "http/1.0"; "" for a version with no identifier.
+	Protocol string
+	// TLSVersion ("tls/1.3", from the same registry) and CipherSuite (its
+	// IANA name, "TLS_AES_128_GCM_SHA256") describe the connection of an
+	// https fetch, for WARC-Protocol and WARC-Cipher-Suite; "" over plain
+	// http.
+	TLSVersion  string
+	CipherSuite string
 	// RawRequest is the request as HTTP/1.1 bytes (request line and
 	// headers), for the WARC request record.
 	RawRequest []byte
@@ -86,7 +95,7 @@ func New(cfg Config) (*Client, error) {
 		}
 		lookup = hosts.resolver(lookup)
 	}
-	var roots *x509.CertPool // nil: the system's
+	roots := cfg.RootCAs // nil: the system's
 	if cfg.CAFile != "" {
 		var err error
 		if roots, err = LoadCAFile(cfg.CAFile); err != nil {
@@ -195,6 +204,10 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	}
 	if r := remote.Load(); r != nil {
 		out.RemoteIP = *r
+	}
+	out.Protocol = protocolID(resp)
+	if resp.TLS != nil {
+		out.TLSVersion, out.CipherSuite = tlsVersionID(resp.TLS.Version), tls.CipherSuiteName(resp.TLS.CipherSuite)
 	}
 	out.Body, out.TruncReason = decodeBody(raw, resp.Header.Get("Content-Encoding"), c.cfg.MaxDecodedBytes)
 	if exceeded {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"flag"
@@ -42,6 +43,7 @@ type received struct {
 	uri    string
 	proto  int
 	header http.Header
+	tls    *tls.ConnectionState // nil over plain http
 }
 
 // testSite is the loopback web the client tests fetch from: one httptest
@@ -68,9 +70,17 @@ func newTestSite(t *testing.T) *testSite {
 
 func newTLSTestSite(t *testing.T, http2 bool) *testSite {
 	t.Helper()
+	return newTLSTestSiteMax(t, http2, 0)
+}
+
+// newTLSTestSiteMax is newTLSTestSite offering TLS versions up to
+// maxVersion (0: the default, 1.3).
+func newTLSTestSiteMax(t *testing.T, http2 bool, maxVersion uint16) *testSite {
+	t.Helper()
 	s := &testSite{release: make(chan struct{})}
 	s.Server = httptest.NewUnstartedServer(s.handler())
 	s.EnableHTTP2 = http2
+	s.TLS = &tls.Config{MaxVersion: maxVersion}
 	// The untrusted-certificate test makes handshakes fail on purpose.
 	s.Config.ErrorLog = log.New(io.Discard, "", 0)
 	s.StartTLS()
@@ -214,7 +224,7 @@ func (s *testSite) handler() http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		s.reqs = append(s.reqs, received{path: r.URL.Path, uri: r.RequestURI, proto: r.ProtoMajor, header: r.Header.Clone()})
+		s.reqs = append(s.reqs, received{path: r.URL.Path, uri: r.RequestURI, proto: r.ProtoMajor, header: r.Header.Clone(), tls: r.TLS})
 		s.mu.Unlock()
 		if r.URL.Query().Get("close") != "" {
 			w.Header().Set("Connection", "close")
@@ -907,13 +917,11 @@ func TestDoErrors(t *testing.T) {
 }
 
 // TestDoHTTP2 fetches over TLS with HTTP/2 negotiated: the record is still
-// rendered as HTTP/1.1, the form WARC readers parse.
+// rendered as HTTP/1.1, the form WARC readers parse, with the empty reason
+// phrase HTTP/2 leaves (WARC-Protocol will say h2).
 func TestDoHTTP2(t *testing.T) {
 	site := newTLSTestSite(t, true)
-	c := newClient(t, nil)
-	pool := x509.NewCertPool()
-	pool.AddCert(site.Certificate())
-	c.transport.TLSClientConfig.RootCAs = pool
+	c := newClient(t, func(cfg *Config) { cfg.RootCAs = trusting(site) })
 
 	resp := mustDo(t, c, Request{URL: site.URL + "/encoded/gzip"})
 	if reqs := site.requests("/encoded/gzip"); len(reqs) != 1 || reqs[0].proto != 2 {
@@ -922,13 +930,66 @@ func TestDoHTTP2(t *testing.T) {
 	if !bytes.Equal(resp.Body, testPage) || resp.RemoteIP != "127.0.0.1" {
 		t.Errorf("Body %d bytes, RemoteIP %q", len(resp.Body), resp.RemoteIP)
 	}
-	if !bytes.HasPrefix(resp.RawResponse, []byte("HTTP/1.1 200 OK\r\n")) {
-		t.Errorf("RawResponse starts %.40q, want HTTP/1.1 200 OK", resp.RawResponse)
+	if !bytes.HasPrefix(resp.RawResponse, []byte("HTTP/1.1 200 \r\n")) {
+		t.Errorf("RawResponse starts %.40q, want \"HTTP/1.1 200 \"", resp.RawResponse)
 	}
 	raw, body := parseRaw(t, resp.RawResponse)
+	if raw.StatusCode != http.StatusOK {
+		t.Errorf("RawResponse parses with status %d", raw.StatusCode)
+	}
 	if raw.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(body, encode(t, "gzip", testPage)) {
 		t.Errorf("RawResponse body is %d bytes with Content-Encoding %q", len(body), raw.Header.Get("Content-Encoding"))
 	}
+}
+
+// TestDoConnection checks what a Response says of the connection it came
+// over, against what the server saw of it.
+func TestDoConnection(t *testing.T) {
+	tests := []struct {
+		name         string
+		site         func(*testing.T) *testSite
+		wantProtocol string
+		wantTLS      string
+	}{
+		{"plain HTTP/1.1", newTestSite, "http/1.1", ""},
+		{"HTTP/1.1 over TLS 1.3", func(t *testing.T) *testSite { return newTLSTestSite(t, false) }, "http/1.1", "tls/1.3"},
+		{"HTTP/2 over TLS 1.3", func(t *testing.T) *testSite { return newTLSTestSite(t, true) }, "h2", "tls/1.3"},
+		{"HTTP/2 over TLS 1.2", func(t *testing.T) *testSite { return newTLSTestSiteMax(t, true, tls.VersionTLS12) }, "h2", "tls/1.2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			site := tt.site(t)
+			c := newClient(t, func(cfg *Config) { cfg.RootCAs = trusting(site) })
+			resp := mustDo(t, c, Request{URL: site.URL + "/page"})
+			reqs := site.requests("/page")
+			if len(reqs) != 1 {
+				t.Fatalf("site saw %d requests", len(reqs))
+			}
+			seen := reqs[0]
+			wantSuite := ""
+			if seen.tls != nil {
+				wantSuite = tls.CipherSuiteName(seen.tls.CipherSuite)
+			}
+			if resp.Protocol != tt.wantProtocol || resp.TLSVersion != tt.wantTLS || resp.CipherSuite != wantSuite {
+				t.Errorf("Protocol %q, TLSVersion %q, CipherSuite %q; want %q, %q, %q (the server saw HTTP/%d)",
+					resp.Protocol, resp.TLSVersion, resp.CipherSuite, tt.wantProtocol, tt.wantTLS, wantSuite, seen.proto)
+			}
+			if (seen.tls != nil) != (tt.wantTLS != "") || (seen.proto == 2) != (tt.wantProtocol == "h2") {
+				t.Errorf("the server saw HTTP/%d, TLS %v", seen.proto, seen.tls != nil)
+			}
+		})
+	}
+}
+
+// trusting returns a pool holding site's certificate, or nil for a plain
+// site.
+func trusting(site *testSite) *x509.CertPool {
+	if site.TLS == nil {
+		return nil
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(site.Certificate())
+	return pool
 }
 
 func TestGet(t *testing.T) {

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,6 +58,9 @@ type Config struct {
 	// Resolver replaces the system resolver (tests, custom DNS). It may
 	// return IPv4-mapped IPv6 addresses; they are checked as IPv4.
 	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
+	// RootCAs replaces the system's certificate authorities (tests); nil
+	// trusts the system's. CAFile, when set, adds to the system's instead.
+	RootCAs *x509.CertPool
 	// MaxIdleConns bounds idle keep-alive connections across all hosts.
 	MaxIdleConns int
 	// HostsFile names a file in /etc/hosts format whose names resolve to
@@ -71,7 +75,7 @@ type Config struct {
 var ErrInvalidConfig = errors.New("invalid fetch config")
 
 // RegisterFlags registers the configuration on fs, each flag name prefixed
-// with prefix (for example "fetch."). Resolver has no flag.
+// with prefix (for example "fetch."). Resolver and RootCAs have no flag.
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&c.UserAgent, prefix+"user-agent", c.UserAgent, "User-Agent header; must contain a contact URL")
 	fs.DurationVar(&c.ConnectTimeout, prefix+"connect-timeout", DefaultConnectTimeout, "timeout for DNS, TCP connect and TLS handshake")

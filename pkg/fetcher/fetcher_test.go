@@ -175,6 +175,10 @@ func TestFetcherAdmitsFetchesAndRecords(t *testing.T) {
 		if p.Status != 200 || !strings.Contains(string(p.Body), "hello") || len(p.RawRequest) == 0 {
 			t.Errorf("fetch result %s: status %d body %q", p.URL, p.Status, p.Body)
 		}
+		// For the WARC-Protocol field: the test server speaks plain HTTP/1.1.
+		if p.Protocol != "http/1.1" || p.TLSVersion != "" || p.CipherSuite != "" {
+			t.Errorf("fetch result %s: protocol %q, TLS %q, cipher suite %q; want http/1.1 without TLS", p.URL, p.Protocol, p.TLSVersion, p.CipherSuite)
+		}
 	}
 	dl := e.Consume(t, queue.TopicDeadLetter, 1, 10*time.Second)
 	if len(dl) != 1 || string(dl[0].Value) != "\x07garbage" {

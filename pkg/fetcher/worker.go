@@ -466,6 +466,7 @@ func pageOf(it frontier.Item, resp *fetch.Response) queue.Page {
 		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: ceilMS(resp.Duration),
 		CrawlID: it.CrawlID, RawRequest: resp.RawRequest, RawResponse: resp.RawResponse, Body: resp.Body,
 		DupHops: it.DupHops, Hops: it.Hops, Origin: it.Origin, ParentSpace: it.ParentSpace,
+		Protocol: resp.Protocol, TLSVersion: resp.TLSVersion, CipherSuite: resp.CipherSuite,
 	}
 }
 

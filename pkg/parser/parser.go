@@ -664,7 +664,8 @@ func (p *Parser) archiveOne(pd *pending, batch []*pending) error {
 		p.metrics.pages.WithLabelValues("noindex").Inc()
 		return nil
 	}
-	wc := warc.Capture{TargetURI: pg.URL, Date: pg.FetchedAt, IP: pg.IP, RawRequest: pg.RawRequest, RawResponse: pg.RawResponse, Truncated: warcTruncated(pg.Truncated)}
+	wc := warc.Capture{TargetURI: pg.URL, Date: pg.FetchedAt, IP: pg.IP, RawRequest: pg.RawRequest, RawResponse: pg.RawResponse, Truncated: warcTruncated(pg.Truncated),
+		Protocol: pg.Protocol, TLSVersion: pg.TLSVersion, CipherSuite: pg.CipherSuite}
 	var (
 		loc warc.Location
 		err error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -110,7 +111,10 @@ func TestParserStoresArchivesAndDiscovers(t *testing.T) {
 	urls := []string{"http://a.example/", "http://a.example/copy1", "http://a.example/copy2", "http://a.example/near", "http://a.example/old", "http://a.example/noindex", "http://a.example/sitemap.xml"}
 	admit(t, e, urls...)
 	produce(t, e,
-		page("f1", urls[0], home, 200, func(p *queue.Page) { p.DurationMS = 123 }),
+		page("f1", urls[0], home, 200, func(p *queue.Page) {
+			p.DurationMS = 123
+			p.Protocol, p.TLSVersion, p.CipherSuite = "h2", "tls/1.3", "TLS_AES_128_GCM_SHA256"
+		}),
 		page("f2", urls[1], copyBody, 200),
 		page("f3", urls[2], copyBody, 200),
 		page("f4", urls[3], nearBody, 200),
@@ -142,6 +146,16 @@ func TestParserStoresArchivesAndDiscovers(t *testing.T) {
 		}
 		if rec.Header.Get(warc.FieldTargetURI) != u {
 			t.Errorf("WARC record for %s names %s", u, rec.Header.Get(warc.FieldTargetURI))
+		}
+		// The page that came with its connection says so; the others came
+		// without (as from a fetcher older than those fields) and say nothing.
+		var wantProtocols []string
+		wantSuite := ""
+		if u == urls[0] {
+			wantProtocols, wantSuite = []string{"h2", "tls/1.3"}, "TLS_AES_128_GCM_SHA256"
+		}
+		if got := rec.Header.Values(warc.FieldProtocol); !slices.Equal(got, wantProtocols) || rec.Header.Get(warc.FieldCipherSuite) != wantSuite {
+			t.Errorf("WARC record for %s: WARC-Protocol %q, WARC-Cipher-Suite %q; want %q, %q", u, got, rec.Header.Get(warc.FieldCipherSuite), wantProtocols, wantSuite)
 		}
 	}
 	if caps[urls[0]][0].Title != "Home" {

@@ -177,6 +177,13 @@ type Page struct {
 	FetchedAt    time.Time `json:"fetched_at"`
 	DurationMS   int64     `json:"duration_ms"` // rounded up: 0 only when unknown
 	CrawlID      string    `json:"crawl_id,omitempty"`
+	// The connection the page came over, for the WARC-Protocol and
+	// WARC-Cipher-Suite fields (fetch.Response says what they hold). Records
+	// written before they existed decode with "", which the WARC writer
+	// leaves out as unknown.
+	Protocol    string `json:"protocol,omitempty"`
+	TLSVersion  string `json:"tls_version,omitempty"`
+	CipherSuite string `json:"cipher_suite,omitempty"`
 	// What admission knew of the URL's ancestry (queue.URL.DupHops), and how
 	// it admitted the URL: 0 hops when grounded, else the hops of generated
 	// chains that led here and the family charged (pattern.Candidate), for

@@ -86,6 +86,34 @@ func TestPageRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPageConnection: the connection a page came over survives the topic,
+// and a record a fetcher wrote before those fields existed decodes with
+// them empty, which the WARC writer takes for unknown.
+func TestPageConnection(t *testing.T) {
+	in := Page{FetchID: "f1", URL: "https://a.example/", Status: 200, RawResponse: []byte("HTTP/1.1 200 \r\n\r\n"),
+		Protocol: "h2", TLSVersion: "tls/1.3", CipherSuite: "TLS_AES_128_GCM_SHA256"}
+	_, out := roundTrip(t, in, pageVersion)
+	if out.Protocol != in.Protocol || out.TLSVersion != in.TLSVersion || out.CipherSuite != in.CipherSuite {
+		t.Errorf("round trip: %q %q %q", out.Protocol, out.TLSVersion, out.CipherSuite)
+	}
+
+	meta := []byte(`{"fetch_id":"f0","url":"https://a.example/old","host":"a.example","kind":"page","status":200,"ip":"192.0.2.1","fetched_at":"2025-03-14T15:09:26Z","duration_ms":12}`)
+	raw := []byte("HTTP/1.1 200 OK\r\n\r\n")
+	old := []byte{pageVersion}
+	for _, sec := range [][]byte{meta, nil, raw, nil} {
+		old = binary.BigEndian.AppendUint32(old, uint32(len(sec)))
+		old = append(old, sec...)
+	}
+	pg, err := DecodePage(old)
+	if err != nil {
+		t.Fatalf("record from before the connection fields: %v", err)
+	}
+	if pg.URL != "https://a.example/old" || pg.IP != "192.0.2.1" || !bytes.Equal(pg.RawResponse, raw) ||
+		pg.Protocol != "" || pg.TLSVersion != "" || pg.CipherSuite != "" {
+		t.Errorf("decoded %+v", pg)
+	}
+}
+
 // roundTrip encodes p, which must take version, and decodes it back.
 func roundTrip(t *testing.T, p Page, version byte) ([]byte, Page) {
 	t.Helper()

@@ -23,6 +23,8 @@ func benchCapture() Capture {
 		IP:          "192.0.2.44",
 		RawRequest:  rawRequest("http://example.com/articles/2025/03/14/a-typical-page.html"),
 		RawResponse: rawResponse("Content-Type: text/html; charset=utf-8\r\nContent-Length: "+strconv.Itoa(len(page))+"\r\n", page),
+		// Most sites answer over HTTP/2 and TLS: the most fields a record gets.
+		Protocol: "h2", TLSVersion: "tls/1.3", CipherSuite: "TLS_AES_128_GCM_SHA256",
 	}
 }
 

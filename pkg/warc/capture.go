@@ -3,6 +3,7 @@ package warc
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -16,6 +17,13 @@ type Capture struct {
 	// Truncated is the WARC-Truncated reason ("length", "time", ...) when the
 	// fetcher stopped reading the body early; empty for a complete body.
 	Truncated string
+	// Protocol and TLSVersion are the exchange's WARC-Protocol identifiers
+	// ("h2", "http/1.1"; "tls/1.3"), CipherSuite the IANA name of its TLS
+	// cipher suite, written on every record of the exchange. Each is left
+	// out when empty: unknown, or not TLS.
+	Protocol    string
+	TLSVersion  string
+	CipherSuite string
 }
 
 // Location says where a record lives, so the metadata store can find it again.
@@ -34,7 +42,25 @@ func (c *Capture) validate() error {
 	if len(c.RawResponse) == 0 {
 		return fmt.Errorf("capture of %s without response: %w", c.TargetURI, ErrInvalidRecord)
 	}
+	for _, id := range [...]string{c.Protocol, c.TLSVersion, c.CipherSuite} {
+		if !validIdentifier(id) {
+			return fmt.Errorf("capture of %s: protocol identifier %q: %w", c.TargetURI, id, ErrInvalidRecord)
+		}
+	}
 	return nil
+}
+
+// validIdentifier reports whether s can be a WARC-Protocol or
+// WARC-Cipher-Suite value: one name of letters, digits and "/._-". Anything
+// else (a list, a space) would be read as something other than one name.
+func validIdentifier(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c) || strings.IndexByte("/._-", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Capture) date() time.Time {
@@ -48,7 +74,7 @@ func (c *Capture) date() time.Time {
 // request) and the response record.
 func captureRecords(c *Capture) (req, resp *Record, payloadDigest string) {
 	payloadDigest = PayloadDigest(c.RawResponse)
-	req, resp = exchangeRecords(c, TypeResponse, c.RawResponse, 11)
+	req, resp = exchangeRecords(c, TypeResponse, c.RawResponse, 14)
 	resp.Header.Add(FieldContentType, contentHTTPRes)
 	resp.Header.Add(FieldBlockDigest, sha1Digest(c.RawResponse))
 	resp.Header.Add(FieldPayloadDigest, payloadDigest)
@@ -77,7 +103,7 @@ func exchangeRecords(c *Capture, typ string, block []byte, fields int) (req, ans
 	reqID := newRecordID()
 	answer.Header.Add(FieldConcurrentTo, reqID)
 	req = &recs[0]
-	startRecord(req, c, TypeRequest, reqID, date, c.RawRequest, 9)
+	startRecord(req, c, TypeRequest, reqID, date, c.RawRequest, 12)
 	req.Header.Add(FieldConcurrentTo, answerID)
 	req.Header.Add(FieldContentType, contentHTTPReq)
 	req.Header.Add(FieldBlockDigest, sha1Digest(c.RawRequest))
@@ -112,9 +138,7 @@ func revisitRecord(c *Capture, original Location, originalURI string, originalDa
 	rec.Header.Add(FieldRecordID, newRecordID())
 	rec.Header.Add(FieldDate, FormatDate(c.date()))
 	rec.Header.Add(FieldTargetURI, c.TargetURI)
-	if c.IP != "" {
-		rec.Header.Add(FieldIPAddress, c.IP)
-	}
+	addPeer(&rec.Header, c)
 	addRefersTo(&rec.Header, ProfileIdenticalPayload, original.RecordID, originalURI, originalDate)
 	rec.Header.Add(FieldContentType, contentHTTPRes)
 	rec.Header.Add(FieldBlockDigest, sha1Digest(head))
@@ -147,7 +171,7 @@ func notModifiedRecords(c *Capture, original Location, originalURI string, origi
 		// belong to something else, and the profile has no room for them.
 		return nil, nil, fmt.Errorf("not-modified revisit of %s: %d bytes after the 304 head: %w", c.TargetURI, len(body), ErrInvalidRecord)
 	}
-	req, rev = exchangeRecords(c, TypeRevisit, head, 15)
+	req, rev = exchangeRecords(c, TypeRevisit, head, 18)
 	addRefersTo(&rev.Header, ProfileServerNotModified, original.RecordID, originalURI, originalDate)
 	rev.Header.Add(FieldContentType, contentHTTPRes)
 	rev.Header.Add(FieldBlockDigest, sha1Digest(head))
@@ -169,8 +193,29 @@ func startRecord(rec *Record, c *Capture, typ, id, date string, block []byte, fi
 	rec.Header.Add(FieldRecordID, id)
 	rec.Header.Add(FieldDate, date)
 	rec.Header.Add(FieldTargetURI, c.TargetURI)
+	addPeer(&rec.Header, c)
+}
+
+// addPeer adds what is known of the server and the connection to it:
+// WARC-IP-Address, then WARC-Protocol once per layer, highest first (the
+// HTTP version, then TLS), and WARC-Cipher-Suite, as the IIPC extensions
+// define them. The extension lets a writer leave out an http/1.1 that the
+// target URI and status line already imply (Heritrix 3.10 writes only h2
+// and h3); like Browsertrix, StormCrawler and Common Crawl, the crawler
+// writes what it knows, so a record says how it travelled without a reader
+// having to infer it, and only an unknown protocol goes unsaid.
+func addPeer(h *Header, c *Capture) {
 	if c.IP != "" {
-		rec.Header.Add(FieldIPAddress, c.IP)
+		h.Add(FieldIPAddress, c.IP)
+	}
+	if c.Protocol != "" {
+		h.Add(FieldProtocol, c.Protocol)
+	}
+	if c.TLSVersion != "" {
+		h.Add(FieldProtocol, c.TLSVersion)
+	}
+	if c.CipherSuite != "" {
+		h.Add(FieldCipherSuite, c.CipherSuite)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,27 +123,27 @@ var gzipWriters = sync.Pool{New: func() any {
 // FuzzRoundTrip writes arbitrary captures; each is either refused with
 // ErrInvalidRecord, for a reason the test can name, or reads back exactly.
 func FuzzRoundTrip(f *testing.F) {
-	f.Add("http://example.com/", []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"), []byte("HTTP/1.1 200 OK\r\n\r\nhello"), "")
-	f.Add("http://example.com/\r\nWARC-Type: resource", []byte(nil), []byte("HTTP/1.1 200 OK\r\n\r\n"), "")
-	f.Add("http://example.com/ü ", []byte("x"), []byte("HTTP/1.1 200 OK\n\nWARC/1.1\r\n\r\n"), "length")
-	f.Add("", []byte(nil), []byte(nil), "time")
-	f.Add("\xff", []byte("\x00"), []byte("\x1f\x8b"), "length\n")
+	f.Add("http://example.com/", []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"), []byte("HTTP/1.1 200 OK\r\n\r\nhello"), "", "http/1.1")
+	f.Add("http://example.com/\r\nWARC-Type: resource", []byte(nil), []byte("HTTP/1.1 200 OK\r\n\r\n"), "", "")
+	f.Add("http://example.com/ü ", []byte("x"), []byte("HTTP/1.1 200 OK\n\nWARC/1.1\r\n\r\n"), "length", "h2")
+	f.Add("", []byte(nil), []byte(nil), "time", "h2,tls/1.3")
+	f.Add("\xff", []byte("\x00"), []byte("\x1f\x8b"), "length\n", "h2\r\nWARC-Type: resource")
 
 	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, uri string, req, resp []byte, truncated string) {
-		c := Capture{TargetURI: uri, Date: testDate, RawRequest: req, RawResponse: resp, Truncated: truncated}
+	f.Fuzz(func(t *testing.T, uri string, req, resp []byte, truncated, protocol string) {
+		c := Capture{TargetURI: uri, Date: testDate, RawRequest: req, RawResponse: resp, Truncated: truncated, Protocol: protocol}
 		loc, path, err := writeAlone(t, dir, func(w *SegmentWriter) (Location, error) { return w.WriteCapture(c) })
 		if err != nil {
 			if !errors.Is(err, ErrInvalidRecord) {
 				t.Fatalf("WriteCapture: %v, want ErrInvalidRecord or success", err)
 			}
-			if writable(uri) && writable(truncated) && len(resp) > 0 {
+			if writable(uri) && writable(truncated) && len(resp) > 0 && oneName(protocol) {
 				t.Fatalf("WriteCapture refused a writable capture: %v", err)
 			}
 			return
 		}
-		if !writable(uri) || (truncated != "" && !writable(truncated)) || len(resp) == 0 {
-			t.Fatalf("WriteCapture accepted URI %q, truncated %q, %d-byte response", uri, truncated, len(resp))
+		if !writable(uri) || (truncated != "" && !writable(truncated)) || len(resp) == 0 || !oneName(protocol) {
+			t.Fatalf("WriteCapture accepted URI %q, truncated %q, protocol %q, %d-byte response", uri, truncated, protocol, len(resp))
 		}
 		defer os.Remove(path)
 		if filepath.Base(path) != loc.File {
@@ -163,12 +164,22 @@ func FuzzRoundTrip(f *testing.F) {
 		if len(req) > 0 && (!bytes.Equal(res.recs[1].Block, req) || res.recs[1].Header.Get(FieldTargetURI) != uri) {
 			t.Fatalf("request record differs")
 		}
+		for _, rec := range res.recs[1:] {
+			if ps := rec.Header.Values(FieldProtocol); protocol == "" && ps != nil || protocol != "" && !slices.Equal(ps, []string{protocol}) {
+				t.Fatalf("%s record: WARC-Protocol %q, written %q", rec.Type(), ps, protocol)
+			}
+		}
 		at, err := ReadAt(path, loc.Offset, loc.Length)
 		if err != nil || !sameRecord(at, got) {
 			t.Fatalf("ReadAt(Location): %v", err)
 		}
 	})
 }
+
+// oneName says, independently of the writer, whether s can be a
+// WARC-Protocol value: empty (left out), or one name without spaces, commas
+// or anything else outside letters, digits and "/._-".
+var oneName = regexp.MustCompile(`^[A-Za-z0-9/._-]*$`).MatchString
 
 // writeAlone makes write the only write to a segment of its own in dir and
 // returns the segment's path ("" if write created none) with the result.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,10 @@ func TestGowarcReadsOurFiles(t *testing.T) {
 		// revisit's must be its original's.
 		if w.loc.PayloadDigest != "" && h.Get(gowarc.WarcPayloadDigest) != w.loc.PayloadDigest {
 			t.Errorf("record %d (%s): WARC-Payload-Digest %s, Location says %s", i, w.typ, h.Get(gowarc.WarcPayloadDigest), w.loc.PayloadDigest)
+		}
+		checkConnection(t, "gowarc", i, w, h.GetAll(FieldProtocol), h.Get(FieldCipherSuite))
+		if b, ok := g.rec.Block().(gowarc.HttpResponseBlock); ok && b.HttpStatusCode() != http.StatusOK && w.typ == TypeResponse {
+			t.Errorf("record %d (%s): gowarc reads HTTP status %d", i, w.target, b.HttpStatusCode())
 		}
 		for _, to := range h.GetAll(gowarc.WarcConcurrentTo) {
 			if !ids[to] {

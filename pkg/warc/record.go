@@ -39,6 +39,11 @@ const (
 	FieldRefersToDate      = "WARC-Refers-To-Date"
 	FieldFilename          = "WARC-Filename"
 	FieldWarcinfoID        = "WARC-Warcinfo-ID"
+	// Extensions adopted by the IIPC (iipc/warc-specifications issues 42
+	// and 86): the protocols of the exchange, one field per layer, and the
+	// TLS cipher suite.
+	FieldProtocol    = "WARC-Protocol"
+	FieldCipherSuite = "WARC-Cipher-Suite"
 )
 
 // Revisit profiles (WARC 1.1 section 6.7): what a revisit record asserts

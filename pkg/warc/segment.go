@@ -37,10 +37,19 @@ const DefaultLevel = 3
 
 // SegmentConfig configures a SegmentWriter.
 type SegmentConfig struct {
-	Dir      string // folder for segments (created if missing)
-	Prefix   string // file names: Prefix-YYYYMMDDhhmmss-NNNNN-RANDOM.warc.gz; default "crawl"
-	MaxSize  int64  // roll to a new segment when the current one reaches this; default 1 GiB
-	Software string // for warcinfo
+	Dir     string // folder for segments (created if missing)
+	Prefix  string // file names: Prefix-YYYYMMDDhhmmss-NNNNN-RANDOM.warc.gz; default "crawl"
+	MaxSize int64  // roll to a new segment when the current one reaches this; default 1 GiB
+	// The crawl as every segment's warcinfo record describes it (WARC 1.1
+	// section 6.2 and the fields Heritrix writes); empty ones are left out.
+	Software  string // software: name and version of the program; default "crawlcluster-crawler"
+	Hostname  string // hostname: the machine writing the segment
+	Operator  string // operator: who runs the crawl, and how to reach them
+	UserAgent string // http-header-user-agent: the User-Agent requests carry
+	Robots    string // robots: how robots.txt is treated, "obey" or "ignore"
+	// RobotsAgent (robots-agent) is the product token robots.txt groups
+	// are matched with.
+	RobotsAgent string
 	// Level is the gzip level of every record, 1 (fastest) to 9 (smallest); 0
 	// means DefaultLevel, whose comment weighs CPU against size.
 	Level int
@@ -76,10 +85,34 @@ func (c SegmentConfig) withDefaults() (SegmentConfig, error) {
 	if c.Level == 0 {
 		c.Level = DefaultLevel
 	}
-	if !validValue(c.Software) {
-		return c, fmt.Errorf("WARC segment config: Software %q contains control characters", c.Software)
-	}
 	return c, nil
+}
+
+// warcinfo renders the block of every segment's warcinfo record. Its fields
+// have the syntax of a record header (application/warc-fields), so the
+// header's checks refuse what would break it, such as a line break in a
+// configured User-Agent.
+func (c SegmentConfig) warcinfo() ([]byte, error) {
+	var h Header
+	for _, f := range [...]Field{
+		{"software", c.Software},
+		{"hostname", c.Hostname},
+		{"operator", c.Operator},
+		{"http-header-user-agent", c.UserAgent},
+		{"robots", c.Robots},
+		{"robots-agent", c.RobotsAgent},
+		{"format", "WARC File Format 1.1"},
+		{"conformsTo", "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"},
+	} {
+		if f.Value != "" {
+			h.Add(f.Name, f.Value)
+		}
+	}
+	block, err := h.appendTo(nil)
+	if err != nil {
+		return nil, fmt.Errorf("WARC segment config: warcinfo: %w", err)
+	}
+	return block, nil
 }
 
 // SegmentWriter appends records to size-limited WARC segment files. It is safe
@@ -89,6 +122,7 @@ func (c SegmentConfig) withDefaults() (SegmentConfig, error) {
 // a restarted crawler starts fresh segments next to any damaged one.
 type SegmentWriter struct {
 	cfg  SegmentConfig
+	info []byte               // the warcinfo record's block
 	tag  string               // random per-writer part of file names
 	now  func() time.Time     // clock for file names and warcinfo; tests replace it
 	sync func(*os.File) error // fsync; tests replace it to observe ordering
@@ -116,16 +150,21 @@ func NewSegmentWriter(cfg SegmentConfig) (*SegmentWriter, error) {
 	if err != nil {
 		return nil, err
 	}
+	info, err := cfg.warcinfo()
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create WARC segment dir %s: %w", cfg.Dir, err)
 	}
 	var tag [6]byte
 	_, _ = rand.Read(tag[:])
-	return &SegmentWriter{cfg: cfg, tag: hex.EncodeToString(tag[:]), now: time.Now, sync: (*os.File).Sync}, nil
+	return &SegmentWriter{cfg: cfg, info: info, tag: hex.EncodeToString(tag[:]), now: time.Now, sync: (*os.File).Sync}, nil
 }
 
 // WriteCapture writes a request and a response record (WARC-Concurrent-To linking
-// them, WARC-IP-Address, WARC-Payload-Digest, WARC-Block-Digest) into the same segment
+// them, WARC-IP-Address, WARC-Protocol, WARC-Cipher-Suite, WARC-Payload-Digest,
+// WARC-Block-Digest) into the same segment
 // and returns the response record's location. A capture without RawRequest
 // gets only the response record.
 func (w *SegmentWriter) WriteCapture(c Capture) (Location, error) {
@@ -309,9 +348,7 @@ func (w *SegmentWriter) openLocked() error {
 	if err != nil {
 		return fmt.Errorf("create WARC segment in %s: %w", w.cfg.Dir, err)
 	}
-	info := &Record{Block: []byte("software: " + w.cfg.Software + "\r\n" +
-		"format: WARC File Format 1.1\r\n" +
-		"conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n")}
+	info := &Record{Block: w.info}
 	info.Header.Add(FieldType, TypeWarcinfo)
 	info.Header.Add(FieldRecordID, newRecordID())
 	info.Header.Add(FieldDate, FormatDate(now))

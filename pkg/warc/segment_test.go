@@ -29,6 +29,9 @@ func TestSegmentConfigValidation(t *testing.T) {
 		{"prefix with newline", SegmentConfig{Prefix: "a\nb"}, false},
 		{"negative MaxSize", SegmentConfig{MaxSize: -1}, false},
 		{"software with CRLF", SegmentConfig{Software: "x\r\nWARC-Type: resource"}, false},
+		{"user agent with LF", SegmentConfig{UserAgent: "bot/1\nrobots: ignore"}, false},
+		{"operator padded", SegmentConfig{Operator: "ops@example.org "}, false},
+		{"hostname not UTF-8", SegmentConfig{Hostname: "h\xff"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +72,8 @@ func TestSegmentConfigValidation(t *testing.T) {
 
 func TestSegmentWarcinfo(t *testing.T) {
 	dir := t.TempDir()
-	w := newWriter(t, SegmentConfig{Dir: dir, Prefix: "job7", Software: "crawler/1.2.3 (+https://example.org/bot)"})
+	w := newWriter(t, SegmentConfig{Dir: dir, Prefix: "job7", Software: "crawler/1.2.3 (+https://example.org/bot)",
+		Hostname: "crawl-3.example.org", UserAgent: "mybot/1.0 (+https://example.org/bot)", Robots: "obey", RobotsAgent: "mybot"})
 	w.now = func() time.Time { return testDate }
 	loc, err := w.WriteCapture(Capture{TargetURI: "http://example.com/", RawResponse: rawResponse("", nil)})
 	if err != nil {
@@ -90,13 +94,16 @@ func TestSegmentWarcinfo(t *testing.T) {
 		FieldContentType: "application/warc-fields",
 		FieldTargetURI:   "",
 	})
-	for _, line := range []string{
-		"software: crawler/1.2.3 (+https://example.org/bot)\r\n",
-		"format: WARC File Format 1.1\r\n",
-	} {
-		if !bytes.Contains(info.Block, []byte(line)) {
-			t.Errorf("warcinfo block %q lacks %q", info.Block, line)
-		}
+	// An empty field (Operator) is left out rather than written empty.
+	want = "software: crawler/1.2.3 (+https://example.org/bot)\r\n" +
+		"hostname: crawl-3.example.org\r\n" +
+		"http-header-user-agent: mybot/1.0 (+https://example.org/bot)\r\n" +
+		"robots: obey\r\n" +
+		"robots-agent: mybot\r\n" +
+		"format: WARC File Format 1.1\r\n" +
+		"conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n"
+	if string(info.Block) != want {
+		t.Errorf("warcinfo block:\n%s\nwant:\n%s", info.Block, want)
 	}
 }
 

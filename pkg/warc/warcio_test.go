@@ -2,6 +2,7 @@ package warc
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"testing"
@@ -51,6 +52,14 @@ func TestWarcioReadsOurFiles(t *testing.T) {
 			t.Errorf("member %d: warcio sees %s %s at %d+%d; written %s %s at %d+%d",
 				i, m.Type, m.ID, m.Offset, m.Length, wantTypes[i], ours.recs[i].ID(), ours.offsets[i], lengths[i])
 		}
+		w := written[i]
+		checkConnection(t, "warcio", i, w, m.Protocols, m.CipherSuite)
+		checkConnection(t, "our reader", i, w, ours.recs[i].Header.Values(FieldProtocol), ours.recs[i].Header.Get(FieldCipherSuite))
+		// The h2 head's status line ("HTTP/1.1 200 ", no reason phrase)
+		// parses like any other.
+		if w.typ == TypeResponse && m.Status != http.StatusOK {
+			t.Errorf("member %d (%s): warcio reads HTTP status %d", i, w.target, m.Status)
+		}
 	}
 	for _, r := range written {
 		if r.loc.RecordID == "" {
@@ -83,6 +92,8 @@ type writtenRecord struct {
 	loc         Location // zero for the records no Location names (warcinfo, requests)
 	profile     string   // of a revisit
 	refersTo    string   // a revisit's original
+	protocols   []string // WARC-Protocol values, in order
+	cipherSuite string   // WARC-Cipher-Suite
 }
 
 // writeEveryKind writes one segment with every kind of record the crawler
@@ -98,10 +109,16 @@ func writeEveryKind(t *testing.T, software string) (string, []writtenRecord) {
 		if err != nil {
 			t.Fatalf("write %s %s: %v", answer, c.TargetURI, err)
 		}
-		if len(c.RawRequest) > 0 {
-			written = append(written, writtenRecord{typ: TypeRequest, target: c.TargetURI})
+		var protocols []string
+		for _, p := range []string{c.Protocol, c.TLSVersion} {
+			if p != "" {
+				protocols = append(protocols, p)
+			}
 		}
-		written = append(written, writtenRecord{typ: answer, target: c.TargetURI, loc: loc})
+		if len(c.RawRequest) > 0 {
+			written = append(written, writtenRecord{typ: TypeRequest, target: c.TargetURI, protocols: protocols, cipherSuite: c.CipherSuite})
+		}
+		written = append(written, writtenRecord{typ: answer, target: c.TargetURI, loc: loc, protocols: protocols, cipherSuite: c.CipherSuite})
 	}
 	capture := func(c Capture) Location {
 		t.Helper()
@@ -147,6 +164,11 @@ func writeEveryKind(t *testing.T, software string) (string, []writtenRecord) {
 		RawRequest:  rawRequest("http://example.com/caf%C3%A9?q=%E6%97%A5"),
 		RawResponse: rawResponse("Content-Type: text/plain; charset=utf-8\r\n", []byte("café 日本")),
 	})
+	// Fetched by the crawler's client: HTTP/2 over TLS, whose head is
+	// rendered as HTTP/1.1 with an empty reason phrase, and plain HTTP/1.1.
+	h2, plain := fetchedCaptures(t)
+	capture(h2)
+	capture(plain)
 
 	revisit := Capture{TargetURI: "http://example.com/", Date: testDate.Add(time.Hour), IP: "192.0.2.1", RawResponse: homeResp}
 	loc, err := w.WriteRevisit(revisit, home, "http://example.com/", testDate)
@@ -178,4 +200,14 @@ func writeEveryKind(t *testing.T, software string) (string, []writtenRecord) {
 		t.Fatalf("segments %v, want one", files)
 	}
 	return files[0], written
+}
+
+// checkConnection compares the WARC-Protocol values and WARC-Cipher-Suite a
+// reader found on record i with what was written.
+func checkConnection(t *testing.T, reader string, i int, w writtenRecord, protocols []string, cipherSuite string) {
+	t.Helper()
+	if !slices.Equal(protocols, w.protocols) || cipherSuite != w.cipherSuite {
+		t.Errorf("record %d (%s %s): %s reads WARC-Protocol %q, WARC-Cipher-Suite %q; written %q, %q",
+			i, w.typ, w.target, reader, protocols, cipherSuite, w.protocols, w.cipherSuite)
+	}
 }

@@ -5,7 +5,8 @@
 // Usage: node check.mjs FILE.warc[.gz]
 //
 // Output: {"records": N, "types": {"warcinfo": 1, ...}, "targets": [...],
-//          "members": [{"type", "id", "offset", "length"}],
+//          "members": [{"type", "id", "offset", "length", "protocols",
+//                       "cipherSuite", "status"}],
 //          "payloadDigestMismatches": [...], "blockDigestMismatches": [...],
 //          "warnings": [...]}
 //
@@ -82,6 +83,11 @@ async function main() {
       id: record.warcHeader("WARC-Record-ID"),
       offset: parser.offset,
       length: parser.recordLength,
+      // WARC-Protocol is one of the fields warcio.js lets repeat; getMultiple
+      // returns every value in order.
+      protocols: record.warcHeaders.headers.getMultiple("WARC-Protocol") || [],
+      cipherSuite: record.warcHeader("WARC-Cipher-Suite") || "",
+      status: type === "response" ? Number(record.httpHeaders?.statusCode) || 0 : 0,
     });
     if (type === "response") {
       const want = record.warcPayloadDigest;
