@@ -5,8 +5,11 @@ package hostile
 
 import (
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"testing"
 )
 
 // Answers maps a case name to the raw bytes a server sends for it.
@@ -39,4 +42,22 @@ func Write(w http.ResponseWriter, name string) bool {
 	_, _ = buf.WriteString(raw)
 	_ = buf.Flush()
 	return true
+}
+
+// ServeOn starts h on a loopback address of its own (ip, e.g. 127.0.3.7),
+// so that each host of a test is its own server for the per-server limits,
+// as hosts are on the web. It skips the test if the address cannot be
+// bound.
+func ServeOn(t testing.TB, ip string, h http.Handler) *httptest.Server {
+	t.Helper()
+	l, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", ip, err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
 }

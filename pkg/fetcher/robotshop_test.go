@@ -3,9 +3,7 @@ package fetcher
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -14,27 +12,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/crawlcluster/crawler/internal/hostile"
 	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
-
-// serveOn starts h on a loopback address of its own (127.0.0.n), so that
-// each host is its own server for the per-server limits, as on the web.
-func serveOn(t *testing.T, ip string, h http.Handler) *httptest.Server {
-	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Skipf("cannot listen on %s: %v", ip, err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 // spanLog records when a server began and ended each request.
 type spanLog struct {
@@ -86,7 +69,7 @@ func TestRobotsRedirectsWaitForTheirHostsTurn(t *testing.T) {
 func testRobotsRedirects(t *testing.T, n int) {
 	e := testenv.New(t)
 	var victimLog spanLog
-	victim := serveOn(t, "127.0.0.99", victimLog.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	victim := hostile.ServeOn(t, "127.0.0.99", victimLog.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(20 * time.Millisecond) // a request takes a while: overlaps show
 		fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
 	})))
@@ -97,7 +80,7 @@ func testRobotsRedirects(t *testing.T, n int) {
 		if i%2 == 1 {
 			target = fmt.Sprintf("%s/r/%d.txt", victim.URL, i)
 		}
-		srv := serveOn(t, fmt.Sprintf("127.0.0.%d", 10+i), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := hostile.ServeOn(t, fmt.Sprintf("127.0.0.%d", 10+i), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/robots.txt" {
 				http.Redirect(w, r, target, http.StatusMovedPermanently)
 				return
