@@ -323,6 +323,7 @@ type captureView struct {
 	Canonical       string      `json:"canonical,omitempty"`
 	NoIndex         bool        `json:"noindex"`
 	Links           int         `json:"links"`
+	LinksDropped    int         `json:"links_dropped"`
 	ETag            string      `json:"etag,omitempty"`
 	LastModified    string      `json:"last_modified,omitempty"`
 	WARC            *warcView   `json:"warc"`
@@ -361,7 +362,7 @@ func captureOf(c store.Capture) captureView {
 		ID: c.ID, FetchID: c.FetchID, FetchedAt: timeOrNil(c.FetchedAt), DurationSeconds: secondsOrNil(c.Duration), Status: c.Status,
 		ContentType: c.ContentType, Length: c.Length, Truncated: c.Truncated, PayloadDigest: c.PayloadDigest,
 		Change: c.Change, Changed: changedOf(c.Change), Title: c.Title, Description: c.Description,
-		Language: c.Language, Canonical: c.Canonical, NoIndex: c.NoIndex, Links: c.Links, ETag: c.ETag, LastModified: c.LastModified,
+		Language: c.Language, Canonical: c.Canonical, NoIndex: c.NoIndex, Links: c.Links, LinksDropped: c.LinksDropped, ETag: c.ETag, LastModified: c.LastModified,
 	}
 	if len(c.ContentSHA256) > 0 {
 		v.ContentSHA256 = hex.EncodeToString(c.ContentSHA256)

@@ -189,7 +189,9 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			continue
 		}
 		if err := decoded[i].normErr; err != nil {
-			excluded = append(excluded, store.Exclusion{Hash: store.HashURL(u.URL), URL: truncate(u.URL, 2048), Reason: urlnorm.Reason(err), Parent: u.Parent, Depth: u.Depth, CrawlID: u.CrawlID, At: now})
+			ex := store.Exclusion{URL: u.URL, Reason: urlnorm.Reason(err), Parent: u.Parent, Depth: u.Depth, CrawlID: u.CrawlID, At: now}
+			ex.Cut()
+			excluded = append(excluded, ex)
 			continue
 		}
 		host := urlnorm.Authority(norm)
@@ -598,13 +600,6 @@ func itemOf(u store.URL, fromRobots bool) frontier.Item {
 		LastModified: u.LastModified, FromRobots: fromRobots, CrawlID: u.CrawlID,
 		DupHops: u.DupHops, Hops: u.Hops, Origin: u.Origin, ParentSpace: u.ParentSpace,
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // handBackParked sends the URLs the pattern budgets hold back on hosts (every

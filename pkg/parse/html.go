@@ -434,8 +434,12 @@ func (p *htmlParser) finish() *Document {
 		}
 	}
 	if p.refreshRef != "" {
-		if u, res := p.resolve(p.refreshRef); res == refOK {
+		// A refresh is followed like a link; its canonical is a link already.
+		switch u, res := p.resolve(p.refreshRef); res {
+		case refOK:
 			d.RefreshURL = u
+		case refInvalid, refTooLong:
+			p.reject(p.refreshRef, res, false)
 		}
 	}
 	d.NoIndex = p.robots.noIndex

@@ -14,14 +14,15 @@ type refResult int
 const (
 	refOK      refResult = iota
 	refSkip              // empty, same-page "#", or not http(s): not a crawl target
-	refInvalid           // not a URL at all
+	refInvalid           // not a URL at all, or too odd to parse safely
+	refTooLong           // over maxRefBytes
 )
 
 // Bounds on a reference before it reaches the URL parser, which is
 // quadratic in the length of a userinfo ("http://@@@...@x/" takes seconds at
 // 8 KiB) and in the number of path segments. Real links are far inside them;
-// the normalizer rejects URLs over 2 KiB anyway. A reference beyond them
-// counts as invalid.
+// the normalizer rejects URLs over 2 KiB anyway. A reference beyond them is
+// rejected: too long, or invalid.
 const (
 	maxRefBytes      = 8 << 10
 	maxRefSegments   = 256 // '/' and '\\' before the query or fragment
@@ -63,6 +64,9 @@ func (p *htmlParser) resolve(ref string) (string, refResult) {
 	if ref == "" || ref == "#" || hasSkippedScheme(ref) {
 		return "", refSkip
 	}
+	if len(ref) > maxRefBytes {
+		return "", refTooLong
+	}
 	if tooCostly(ref) {
 		return "", refInvalid
 	}
@@ -102,8 +106,8 @@ func (p *htmlParser) addLink(tag, ref, rel string) {
 	switch res {
 	case refSkip:
 		return
-	case refInvalid:
-		p.doc.LinksInvalid++
+	case refInvalid, refTooLong:
+		p.reject(ref, res, hasToken(rel, "nofollow"))
 		return
 	}
 	p.doc.Links = append(p.doc.Links, Link{URL: u, Tag: tag, Rel: rel, NoFollow: hasToken(rel, "nofollow")})
@@ -121,13 +125,35 @@ func (p *htmlParser) reresolve() {
 		case refOK:
 			l.URL = u
 			kept = append(kept, l)
-		case refInvalid:
-			p.doc.LinksInvalid++
+		case refInvalid, refTooLong:
+			p.reject(p.unresolved[i], res, l.NoFollow)
 		}
 	}
 	p.doc.Links = kept
 	p.unresolved = nil
 }
+
+// reject keeps a reference that names no usable URL, with its reason, for
+// the caller to record: up to MaxLinks of them, as for links, and past that
+// it only counts it as dropped.
+func (p *htmlParser) reject(ref string, res refResult, noFollow bool) {
+	if len(p.doc.Rejected) >= p.opt.MaxLinks {
+		p.doc.LinksDropped++
+		return
+	}
+	reason := reasonInvalid
+	if res == refTooLong {
+		reason = reasonTooLong
+	}
+	p.doc.Rejected = append(p.doc.Rejected, Rejected{Ref: trimASCIISpace(ref), Reason: reason, NoFollow: noFollow})
+}
+
+// The reasons of rejected references, in urlnorm's words: a reference the
+// parser refuses is one the normalizer would have refused.
+var (
+	reasonInvalid = urlnorm.Reason(urlnorm.ErrInvalid)
+	reasonTooLong = urlnorm.Reason(urlnorm.ErrTooLong)
+)
 
 // hasSkippedScheme is a fast path for the non-crawlable schemes that make up
 // most skipped references; resolve checks the scheme of every result anyway.

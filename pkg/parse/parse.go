@@ -31,7 +31,7 @@ var ErrBadPageURL = errors.New("page URL is not an absolute http(s) URL")
 
 // Options bound the work and output of Parse.
 type Options struct {
-	MaxLinks    int    // default 5000; excess dropped unresolved and counted in Document.LinksDropped
+	MaxLinks    int    // default 5000, for Links and Rejected each; excess dropped unresolved and counted in Document.LinksDropped
 	MaxTextSize int    // bytes of main text kept; default 256 KiB
 	RobotsAgent string // product token honoured in <meta name=...> and X-Robots-Tag "agent:" forms, besides "robots"
 }
@@ -55,22 +55,32 @@ type Link struct {
 	NoFollow bool   // rel contains the token "nofollow" (not ugc or sponsored)
 }
 
+// Rejected is a reference on the page that the parser refused to resolve:
+// not a URL, or too long or odd to parse safely (over 8 KiB, say). A
+// reference to another scheme (mailto:, javascript:, ftp:) is no crawl target
+// and is neither a link nor rejected.
+type Rejected struct {
+	Ref      string // as found, surrounding whitespace trimmed, whole: the caller bounds what it keeps
+	Reason   string // urlnorm's reason code: "url_too_long" or "invalid_url"
+	NoFollow bool   // rel contains the token "nofollow", as for Link
+}
+
 // Document is what the parser tier learns from one fetched body.
 type Document struct {
-	HTML         bool   // false for non-HTML content types: no links parsed, content still stored by the caller
-	Charset      string // WHATWG name of the encoding used to decode the body, e.g. "utf-8", "windows-1252", "shift_jis"
-	Title        string // first <title> outside SVG/MathML, whitespace collapsed, at most 1 KiB
-	Description  string // <meta name=description>, whitespace collapsed, at most 1 KiB
-	Language     string // <html lang> (or xml:lang), else <meta http-equiv=content-language>
-	Canonical    string // absolute http(s), from the first <link rel=canonical>
-	Links        []Link // in document order, at most Options.MaxLinks
-	LinksDropped int    // references beyond Options.MaxLinks, not resolved (so possibly invalid or not http(s))
-	LinksInvalid int    // references before that which are not URLs, or too long or odd to parse safely (over 8 KiB, say)
-	Text         string // visible text (no script/style/noscript/template/svg), whitespace collapsed, at most Options.MaxTextSize bytes
-	NoIndex      bool   // meta robots / X-Robots-Tag noindex (or "none")
-	NoFollow     bool   // meta robots / X-Robots-Tag nofollow (or "none"): caller follows no links
-	NoArchive    bool   // meta robots / X-Robots-Tag noarchive (or "nocache")
-	RefreshURL   string // absolute http(s) target of the first <meta http-equiv=refresh>
+	HTML         bool       // false for non-HTML content types: no links parsed, content still stored by the caller
+	Charset      string     // WHATWG name of the encoding used to decode the body, e.g. "utf-8", "windows-1252", "shift_jis"
+	Title        string     // first <title> outside SVG/MathML, whitespace collapsed, at most 1 KiB
+	Description  string     // <meta name=description>, whitespace collapsed, at most 1 KiB
+	Language     string     // <html lang> (or xml:lang), else <meta http-equiv=content-language>
+	Canonical    string     // absolute http(s), from the first <link rel=canonical>
+	Links        []Link     // in document order, at most Options.MaxLinks
+	Rejected     []Rejected // references that name no usable URL, in document order, at most Options.MaxLinks
+	LinksDropped int        // references beyond Options.MaxLinks, not resolved (so possibly invalid or not http(s))
+	Text         string     // visible text (no script/style/noscript/template/svg), whitespace collapsed, at most Options.MaxTextSize bytes
+	NoIndex      bool       // meta robots / X-Robots-Tag noindex (or "none")
+	NoFollow     bool       // meta robots / X-Robots-Tag nofollow (or "none"): caller follows no links
+	NoArchive    bool       // meta robots / X-Robots-Tag noarchive (or "nocache")
+	RefreshURL   string     // absolute http(s) target of the first <meta http-equiv=refresh>
 }
 
 // Parse reads body (already content-decoded), contentType is the Content-Type

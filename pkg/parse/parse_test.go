@@ -64,7 +64,7 @@ var fixtures = []fixture{
 			"http://example.com/noscript-link",
 			"http://example.com/svg-link",
 		)
-		wantEq(t, "LinksInvalid", d.LinksInvalid, 2) // "exa mple.com", "[::1"
+		wantEq(t, "len(Rejected)", len(d.Rejected), 2) // "exa mple.com", "[::1"
 		for _, hidden := range []string{"STYLE", "SCRIPT", "IFRAME", "NOSCRIPT", "TEMPLATE", "SVG", "TEXTAREA"} {
 			if strings.Contains(d.Text, hidden) {
 				t.Errorf("Text contains %s: %q", hidden, d.Text)
@@ -294,7 +294,18 @@ func checkInvariants(t *testing.T, d *Document, opt Options) {
 			t.Errorf("%s %q is not absolute http(s)", name, u)
 		}
 	}
-	if !d.HTML && (len(d.Links) > 0 || d.Text != "" || d.Title != "" || d.Charset != "") {
+	if len(d.Rejected) > opt.MaxLinks {
+		t.Errorf("%d rejected references, MaxLinks %d", len(d.Rejected), opt.MaxLinks)
+	}
+	for _, r := range d.Rejected {
+		if r.Reason != "url_too_long" && r.Reason != "invalid_url" || r.Ref == "" || r.Ref != trimASCIISpace(r.Ref) {
+			t.Errorf("rejected %+v", r)
+		}
+		if r.Reason == "url_too_long" != (len(r.Ref) > maxRefBytes) {
+			t.Errorf("rejected %d bytes as %s", len(r.Ref), r.Reason)
+		}
+	}
+	if !d.HTML && (len(d.Links) > 0 || len(d.Rejected) > 0 || d.Text != "" || d.Title != "" || d.Charset != "") {
 		t.Errorf("non-HTML document has HTML output: %+v", d)
 	}
 }
@@ -523,7 +534,7 @@ func TestParseLinks(t *testing.T) {
 			if !slices.Equal(d.Links, tt.want) {
 				t.Errorf("links:\n got  %+v\n want %+v", d.Links, tt.want)
 			}
-			wantEq(t, "LinksInvalid", d.LinksInvalid, tt.invalid)
+			wantEq(t, "len(Rejected)", len(d.Rejected), tt.invalid)
 			wantEq(t, "Canonical", d.Canonical, tt.canonical)
 			wantEq(t, "RefreshURL", d.RefreshURL, tt.refresh)
 			wantEq(t, "NoFollow", d.NoFollow, tt.docNoFollow)
@@ -890,7 +901,7 @@ func TestParseBounds(t *testing.T) {
 		// Past the limit references are counted, not resolved: the invalid
 		// ones there count as dropped. javascript: is never counted.
 		wantEq(t, "LinksDropped", d.LinksDropped, 7+8)
-		wantEq(t, "LinksInvalid", d.LinksInvalid, 2)
+		wantEq(t, "len(Rejected)", len(d.Rejected), 2)
 	})
 	t.Run("MaxLinks with a late base", func(t *testing.T) {
 		d := parseString(t, `<a href=a></a><a href=b></a><a href=c></a><base href="http://b.example/">`, Options{MaxLinks: 2})
@@ -1092,6 +1103,43 @@ func TestHasToken(t *testing.T) {
 	}
 }
 
+// TestParseRejected: a reference the parser refuses is handed over whole
+// with its reason, so the parser tier can record it; past MaxLinks of them
+// they are counted as dropped.
+func TestParseRejected(t *testing.T) {
+	long := "/" + strings.Repeat("a", 10<<10)
+	tests := []struct {
+		name    string
+		page    string
+		opt     Options
+		want    []Rejected
+		dropped int
+	}{
+		{name: "10 KiB link", page: `<a href=" ` + long + ` ">x</a>`, want: []Rejected{{Ref: long, Reason: "url_too_long"}}},
+		{name: "invalid, nofollow", page: `<a rel="nofollow" href="http://[::1">x</a>`, want: []Rejected{{Ref: "http://[::1", Reason: "invalid_url", NoFollow: true}}},
+		{name: "other schemes are not rejected", page: `<a href="mailto:a@b.example">m</a><a href="ftp://f.example/">f</a><a href="#">t</a>`},
+		{name: "refresh target", page: `<meta http-equiv="refresh" content="0; url=` + long + `">`, want: []Rejected{{Ref: long, Reason: "url_too_long"}}},
+		{
+			name: "link before a late base", page: `<a href="http://[::1">x</a><base href="http://b.example/">`,
+			want: []Rejected{{Ref: "http://[::1", Reason: "invalid_url"}},
+		},
+		{
+			name: "past MaxLinks", opt: Options{MaxLinks: 2},
+			page: strings.Repeat(`<a href="http://[">x</a>`, 3) + `<a href="/ok">ok</a>`,
+			want: []Rejected{{Ref: "http://[", Reason: "invalid_url"}, {Ref: "http://[", Reason: "invalid_url"}}, dropped: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := parseString(t, tt.page, tt.opt)
+			if !slices.Equal(d.Rejected, tt.want) {
+				t.Errorf("rejected %.200v, want %.200v", d.Rejected, tt.want)
+			}
+			wantEq(t, "LinksDropped", d.LinksDropped, tt.dropped)
+		})
+	}
+}
+
 // TestParseCostlyReferences pins the bounds that keep the URL parser's
 // quadratic corners out of reach; BenchmarkParseHostile measures them.
 func TestParseCostlyReferences(t *testing.T) {
@@ -1116,8 +1164,11 @@ func TestParseCostlyReferences(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := parseString(t, `<a href="`+tt.ref+`">x</a>`, Options{})
-			if got := len(d.Links) == 1; got != tt.valid || d.LinksInvalid != boolInt(!tt.valid) {
-				t.Errorf("links %d, invalid %d; want valid %v", len(d.Links), d.LinksInvalid, tt.valid)
+			if got := len(d.Links) == 1; got != tt.valid || len(d.Rejected) != boolInt(!tt.valid) {
+				t.Errorf("links %d, invalid %d; want valid %v", len(d.Links), len(d.Rejected), tt.valid)
+			}
+			if !tt.valid && d.Rejected[0].Ref != tt.ref {
+				t.Errorf("rejected %.40q..., want the reference whole", d.Rejected[0].Ref)
 			}
 		})
 	}

@@ -2,6 +2,8 @@ package parser
 
 import (
 	"context"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +81,69 @@ func TestParserWithoutLinkGraph(t *testing.T) {
 	}
 	if c := captures(t, e)[u]; len(c) != 1 || c[0].Links != 2 {
 		t.Errorf("captures %+v, want one counting 2 links (the page was still parsed)", c)
+	}
+}
+
+// TestParserRecordsRefusedLinks: every http(s) reference on a page ends as a
+// candidate, an exclusion with its reason, or, past the per-page cap, in the
+// capture's count of dropped links. A reference too long for a row keeps a
+// prefix, and the row says it was cut.
+func TestParserRecordsRefusedLinks(t *testing.T) {
+	e := testenv.New(t)
+	runParser(t, e, Config{RobotsAgent: "testbot", BatchSize: 50, MaxLinks: 4})
+	u := "http://r.example/"
+	long := "/" + strings.Repeat("a", 10<<10)                             // refused by the parser: over 8 KiB
+	longAbs := "http://r.example/" + strings.Repeat("b", 3<<10)           // a link, refused by the normalizer: over 2 KiB
+	body := `<a href="` + long + `">1</a> <a href="http://[::1">2</a> ` + // rejected
+		`<a href="/x1">3</a> <a href="/x2">4</a> <a href="/x3">5</a> <a href="` + longAbs + `">6</a> ` + // links, up to MaxLinks
+		`<a href="/y1">7</a> <a href="/y2">8</a> <a href="mailto:m@r.example">no crawl target</a>` // past the cap
+	sm := "http://r.example/sitemap.xml" // an over-long loc comes as the sitemap parser's count
+	smBody := `<urlset><url><loc>http://r.example/s` + strings.Repeat("s", 9<<10) + `</loc></url><url><loc>http://r.example/s</loc></url></urlset>`
+	admit(t, e, u, sm)
+	produce(t, e, page("r1", u, body, 200),
+		page("r2", sm, smBody, 200, func(p *queue.Page) { p.Kind = queue.KindSitemap; p.ContentType = "application/xml" }))
+	ctx := context.Background()
+	excluded := func() map[string]int64 {
+		st, err := e.DB.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Excluded
+	}
+	testenv.Eventually(t, 20*time.Second, "2 captures and 3 exclusions", func() bool {
+		n := int64(0)
+		for _, c := range excluded() {
+			n += c
+		}
+		return len(captures(t, e)) == 2 && n >= 3
+	})
+
+	caps := captures(t, e)
+	if c := caps[u][0]; c.Links != 4 || c.LinksDropped != 2 {
+		t.Errorf("capture: %d links, %d dropped; want 4 and the 2 past MaxLinks", c.Links, c.LinksDropped)
+	}
+	if c := caps[sm][0]; c.LinksDropped != 1 {
+		t.Errorf("sitemap capture: %d dropped, want its over-long entry", c.LinksDropped)
+	}
+	for _, tt := range []struct {
+		ref, reason, url, host string
+		cutFrom                int
+	}{
+		{long, "url_too_long", long[:store.MaxExcludedURL], "r.example", len(long)}, // relative: the page's host
+		{longAbs, "url_too_long", longAbs[:store.MaxExcludedURL], "r.example", len(longAbs)},
+		{"http://[::1", "invalid_url", "http://[::1", "[::1", 0},
+	} {
+		info, err := e.DB.URLInfo(ctx, tt.ref)
+		if err != nil || info.Exclusion == nil {
+			t.Errorf("%.40q...: %+v, %v; want an exclusion", tt.ref, info, err)
+			continue
+		}
+		if x := info.Exclusion; x.Reason != tt.reason || x.URL != tt.url || x.CutFrom != tt.cutFrom || x.Host != tt.host || x.Parent != u {
+			t.Errorf("%.40q...: exclusion %s of %.40q... (%d bytes, cut from %d), host %q, parent %q; want %s of %d bytes cut from %d, host %q",
+				tt.ref, x.Reason, x.URL, len(x.URL), x.CutFrom, x.Host, x.Parent, tt.reason, len(tt.url), tt.cutFrom, tt.host)
+		}
+	}
+	if want := map[string]int64{"url_too_long": 2, "invalid_url": 1}; !maps.Equal(excluded(), want) {
+		t.Errorf("exclusions by reason %v, want %v", excluded(), want)
 	}
 }

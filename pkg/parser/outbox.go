@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/pkg/parse"
 	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -23,6 +24,7 @@ type pageOut struct {
 	excluded []store.Exclusion
 	mods     []store.Modification // sitemap entries with a lastmod
 	hops     int                  // the page's own duplicate hops
+	dropped  int                  // a sitemap's entries counted, not recorded one by one
 }
 
 // add reports whether the URL became a candidate.
@@ -41,11 +43,38 @@ func (o *pageOut) add(raw string, from queue.Page, depth, redirects int, kind st
 	return true
 }
 
-func (o *pageOut) exclude(u string, from queue.Page, reason string) {
-	if len(u) > 2048 {
-		u = u[:2048]
+// follow takes the links of a followable page pg: each link as a candidate,
+// each reference the parser refused as an exclusion with its reason. The
+// document lets go of the refused references, whole until recorded here,
+// which need not live as long as the batch that holds the document.
+func (o *pageOut) follow(doc *parse.Document, pg queue.Page) {
+	for _, l := range doc.Links {
+		if !l.NoFollow {
+			o.add(l.URL, pg, pg.Depth+1, 0, queue.KindPage, false)
+		}
 	}
-	o.excluded = append(o.excluded, store.Exclusion{Hash: store.HashURL(u), URL: u, Host: urlnorm.Authority(u), Reason: reason, Parent: from.URL, Depth: from.Depth + 1, CrawlID: from.CrawlID, At: time.Now()})
+	for _, r := range doc.Rejected {
+		if !r.NoFollow {
+			o.exclude(r.Ref, pg, r.Reason)
+		}
+	}
+	doc.Rejected = nil
+}
+
+// exclude records u, as found on from, as not admitted for reason. A long u
+// is cut here, not in the store: a page may hold megabytes of references,
+// and the batch keeps its exclusions until it is flushed.
+func (o *pageOut) exclude(u string, from queue.Page, reason string) {
+	host := urlnorm.Authority(u)
+	if host == "" {
+		host = urlnorm.Authority(from.URL) // a relative reference, refused before it was resolved
+	}
+	ex := store.Exclusion{URL: u, Host: host, Reason: reason, Parent: from.URL, Depth: from.Depth + 1, CrawlID: from.CrawlID, At: time.Now()}
+	ex.Cut()
+	if ex.Hash == 0 {
+		ex.Hash = store.HashURL(ex.URL)
+	}
+	o.excluded = append(o.excluded, ex)
 	o.p.metrics.excluded.WithLabelValues(reason).Inc()
 }
 

@@ -372,6 +372,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			batch = append(batch, pd)
 			continue
 		}
+		pd.capture.LinksDropped += a.out.dropped
 		if !p.cfg.NoLinkGraph {
 			pd.capture.OutLinks = outLinks(a.doc, &a.out)
 		}
@@ -530,11 +531,7 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 	if doc.NoFollow {
 		return doc
 	}
-	for _, l := range doc.Links {
-		if !l.NoFollow {
-			out.add(l.URL, pg, pg.Depth+1, 0, queue.KindPage, false)
-		}
-	}
+	out.follow(doc, pg)
 	if doc.Canonical != "" {
 		out.add(doc.Canonical, pg, pg.Depth, 0, queue.KindPage, false)
 	}
@@ -557,6 +554,8 @@ func (p *Parser) sitemap(pg queue.Page, out *pageOut) {
 		return
 	}
 	p.metrics.pages.WithLabelValues("sitemap").Inc()
+	// Invalid entries (an over-long loc among them) come as a count only.
+	out.dropped = res.Skipped
 	kind := queue.KindPage
 	if res.Kind == sitemap.KindIndex {
 		kind = queue.KindSitemap
@@ -587,7 +586,7 @@ func captureOf(pg queue.Page, hash int64, doc *parse.Document) store.Capture {
 	if doc != nil {
 		c.Title, c.Description, c.Language, c.Canonical = doc.Title, doc.Description, doc.Language, doc.Canonical
 		c.NoIndex = doc.NoIndex
-		c.Links = len(doc.Links)
+		c.Links, c.LinksDropped = len(doc.Links), doc.LinksDropped
 	}
 	return c
 }

@@ -73,11 +73,7 @@ func (p *Parser) readRendered(pg queue.Page, a *analysis) {
 		LinksHTML: cmp.LinksHTML, LinksRendered: cmp.LinksRendered, TextHTML: cmp.TextHTML, TextRendered: cmp.TextRendered}
 	a.doc = dom
 	if !dom.NoFollow {
-		for _, l := range dom.Links {
-			if !l.NoFollow {
-				a.out.add(l.URL, pg, pg.Depth+1, 0, queue.KindPage, false)
-			}
-		}
+		a.out.follow(dom, pg)
 	}
 	// Duplicates of a rendered page are judged on what it shows, not on
 	// its shell, which every page of an application shares; an exact

@@ -27,7 +27,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrNotFound is returned by look-ups of a URL or host the store does not hold.
@@ -139,7 +141,7 @@ type Modification struct {
 // recorded stays, and Count grows with each repeated sighting.
 type Exclusion struct {
 	Hash    int64
-	URL     string // as normalized, or as received when it could not be normalized
+	URL     string // as normalized, or as received when it could not be normalized; see CutFrom
 	Host    string
 	Reason  string
 	Parent  string
@@ -149,6 +151,32 @@ type Exclusion struct {
 	// Seen is how many times the URL was recorded (read by HeldURLs): for a
 	// held URL, about how many pages were found to link it.
 	Seen int
+	// CutFrom, when positive, is the length in bytes of the URL as found,
+	// of which URL keeps only the first MaxExcludedURL (Cut); 0: URL is whole.
+	CutFrom int
+}
+
+// MaxExcludedURL bounds the URL an exclusion row keeps: a page can hold a
+// reference of megabytes, and the normalizer refuses anything over 2 KiB
+// anyway, so what is kept is enough to tell where it pointed.
+const MaxExcludedURL = 2048
+
+// Cut bounds URL to MaxExcludedURL bytes, cut at a UTF-8 character boundary,
+// and records the length it had in CutFrom. A zero Hash becomes the whole
+// URL's first, so distinct long URLs keep rows of their own. The stores cut
+// every exclusion they record; a caller that holds many a while cuts early.
+func (e *Exclusion) Cut() {
+	if len(e.URL) <= MaxExcludedURL {
+		return
+	}
+	if e.Hash == 0 {
+		e.Hash = HashURL(e.URL)
+	}
+	n := MaxExcludedURL
+	for n > 0 && !utf8.RuneStart(e.URL[n]) {
+		n--
+	}
+	e.CutFrom, e.URL = len(e.URL), strings.Clone(e.URL[:n])
 }
 
 // Host is one row of the hosts table: what a new partition owner needs to stay
@@ -196,6 +224,7 @@ type Capture struct {
 	Canonical     string
 	NoIndex       bool
 	Links         int // links found
+	LinksDropped  int // references counted, neither followed nor recorded: past the per-page cap, or a sitemap's invalid entries
 	ETag          string
 	LastModified  string
 	// Change is what this fetch found compared with the URL's previous copy

@@ -108,7 +108,7 @@ func scanCapture(row pgx.Row) (store.Capture, error) {
 	err := row.Scan(&c.ID, &c.FetchID, &c.URLHash, &c.URL, &fetched, &c.Status, &c.ContentType, &c.Length,
 		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
 		&c.ContentSHA256, &simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
-		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, &duration)
+		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, &duration, &c.LinksDropped)
 	c.FetchedAt, c.SimHash, c.Duration = fromTimestamp(fetched), uint64(simhash), time.Duration(duration)*time.Millisecond
 	return c, err
 }
@@ -266,6 +266,7 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		lastMods   = make([]string, n)
 		changes    = make([]string, n)
 		durations  = make([]int64, n)
+		dropped    = make([]int32, n)
 		schedules  = newRecrawlArrays(n)
 	)
 	for i, c := range caps {
@@ -285,13 +286,14 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		revisitOf[i], nearDupOf[i], titles[i], descs[i] = c.RevisitOf, c.NearDupOf, c.Title, c.Description
 		languages[i], canonicals[i], noindex[i], links[i] = c.Language, c.Canonical, c.NoIndex, int32(c.Links)
 		etags[i], lastMods[i], changes[i], durations[i] = c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds()
+		dropped[i] = int32(c.LinksDropped)
 		if c.Schedule != nil {
 			schedules.set(i, *c.Schedule)
 		}
 	}
 	return append([]any{fetchIDs, urlHashes, addrs, fetched, statuses, types, lengths, truncated, warcFiles, offsets,
 		warcLens, recordIDs, payloads, digests, simhashes, revisitOf, nearDupOf, titles, descs, languages,
-		canonicals, noindex, links, etags, lastMods, changes, durations}, schedules.args()...), nil
+		canonicals, noindex, links, etags, lastMods, changes, durations, dropped}, schedules.args()...), nil
 }
 
 // recrawlArrays are the schedule parameters of qAddCaptures: whether each

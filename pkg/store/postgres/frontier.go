@@ -415,7 +415,8 @@ func permute[T any](s []T, order []int) []T {
 // RecordExclusions inserts exclusions in one statement. A URL recorded already
 // keeps its first reason and details; its count grows by one per sighting and its
 // last sighting moves to the latest At. A zero Hash gets store.HashURL(URL), a zero
-// At now. Every exclusion needs a reason (DESIGN.md invariant 2).
+// At now, and a long URL is cut (Exclusion.Cut). Every exclusion needs a reason
+// (DESIGN.md invariant 2).
 func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error {
 	if len(ex) == 0 {
 		return nil
@@ -449,6 +450,7 @@ func exclusionArgs(ex []store.Exclusion, now time.Time) ([]any, error) {
 		if e.Reason == "" {
 			return nil, fmt.Errorf("%s has no reason", e.URL)
 		}
+		e.Cut()
 		if e.Hash == 0 {
 			e.Hash = store.HashURL(e.URL)
 		}
@@ -479,15 +481,16 @@ func exclusionArgs(ex []store.Exclusion, now time.Time) ([]any, error) {
 		firsts   = make([]pgtype.Timestamptz, 0, n)
 		lasts    = make([]pgtype.Timestamptz, 0, n)
 		counts   = make([]int32, 0, n)
+		cutFrom  = make([]int32, 0, n)
 	)
 	for _, h := range order {
 		s := byHash[h]
 		hashes, addrs, hosts = append(hashes, h), append(addrs, s.e.URL), append(hosts, s.e.Host)
 		reasons, parents, depths = append(reasons, s.e.Reason), append(parents, s.e.Parent), append(depths, int32(s.e.Depth))
 		crawlIDs, firsts, lasts = append(crawlIDs, s.e.CrawlID), append(firsts, timestamp(s.first)), append(lasts, timestamp(s.last))
-		counts = append(counts, s.count)
+		counts, cutFrom = append(counts, s.count), append(cutFrom, int32(s.e.CutFrom))
 	}
-	return []any{hashes, addrs, hosts, reasons, parents, depths, crawlIDs, firsts, lasts, counts}, nil
+	return []any{hashes, addrs, hosts, reasons, parents, depths, crawlIDs, firsts, lasts, counts, cutFrom}, nil
 }
 
 // ForgetExclusions deletes the exclusions of hashes in one statement; the

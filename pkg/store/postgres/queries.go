@@ -17,7 +17,7 @@ const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff
 const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
 	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
 	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified,
-	change, duration_ms`
+	change, duration_ms, links_dropped`
 
 // Frontier.
 const (
@@ -125,9 +125,9 @@ const (
 			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host = ANY($1)
 		) e WHERE n <= $2 ORDER BY host, n`
 	qRecordExclusions = `INSERT INTO exclusions AS e
-			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count)
+			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],
-			$7::text[], $8::timestamptz[], $9::timestamptz[], $10::integer[])
+			$7::text[], $8::timestamptz[], $9::timestamptz[], $10::integer[], $11::integer[])
 		ORDER BY 1
 		ON CONFLICT (hash) DO UPDATE SET
 			count = e.count + excluded.count,
@@ -202,7 +202,7 @@ const (
 		WHERE (band, key) IN ((0, $1::integer), (1, $2::integer), (2, $3::integer), (3, $4::integer))`
 
 	// qAddCaptures returns the ID and ordinal of every capture it inserted.
-	// Parameters: one array per column, fetch_id to duration_ms, then whether the
+	// Parameters: one array per column, fetch_id to links_dropped, then whether the
 	// capture carries a schedule and one array per column of recrawlColumns.
 	//
 	// IDs are drawn in batch order (nextval in a select list runs after its ORDER
@@ -219,13 +219,13 @@ const (
 				$6::text[], $7::bigint[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[],
 				$13::text[], $14::bytea[], $15::bigint[], $16::bigint[], $17::bigint[], $18::text[],
 				$19::text[], $20::text[], $21::text[], $22::boolean[], $23::integer[], $24::text[],
-				$25::text[], $26::text[], $27::bigint[],
-				$28::boolean[], $29::timestamptz[], $30::integer[], $31::integer[], $32::bigint[], $33::bigint[],
-				$34::timestamptz[], $35::timestamptz[], $36::integer[], $37::integer[], $38::double precision[])
+				$25::text[], $26::text[], $27::bigint[], $28::integer[],
+				$29::boolean[], $30::timestamptz[], $31::integer[], $32::integer[], $33::bigint[], $34::bigint[],
+				$35::timestamptz[], $36::timestamptz[], $37::integer[], $38::integer[], $39::double precision[])
 				WITH ORDINALITY AS t (fetch_id, url_hash, url, fetched_at, status, content_type, length,
 					truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 					content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-					canonical, noindex, links, etag, last_modified, change, duration_ms,
+					canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped,
 					scheduled, next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms,
 					last_change_at, visited_at, misses, streak, change_rate, ord)
 		),
@@ -239,11 +239,11 @@ const (
 			INSERT INTO captures (id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
 				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified, change, duration_ms)
+				canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped)
 			SELECT id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
 				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified, change, duration_ms
+				canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped
 			FROM numbered ORDER BY fetch_id
 			ON CONFLICT (fetch_id) DO NOTHING
 			RETURNING id
@@ -332,7 +332,7 @@ const (
 			ORDER BY u.next_fetch_at LIMIT 1
 		) n ON true`
 
-	qExclusion = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at
+	qExclusion = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, cut_from
 		FROM exclusions WHERE hash = $1`
 
 	qURLCaptures = `SELECT ` + captureColumns + ` FROM captures

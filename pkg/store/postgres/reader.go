@@ -74,7 +74,7 @@ func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
 	b.Queue(qExclusion, hash).QueryRow(func(row pgx.Row) error {
 		var e store.Exclusion
 		var at pgtype.Timestamptz
-		err := row.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at)
+		err := row.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at, &e.CutFrom)
 		switch {
 		case err == nil:
 			e.At = fromTimestamp(at)

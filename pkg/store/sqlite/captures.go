@@ -147,7 +147,7 @@ func scanCapture(rows interface{ Scan(...any) error }) (store.Capture, error) {
 	err := rows.Scan(&c.ID, &c.FetchID, &c.URLHash, &c.URL, &fetched, &c.Status, &c.ContentType, &c.Length,
 		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
 		&c.ContentSHA256, &simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
-		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, &duration)
+		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, &duration, &c.LinksDropped)
 	c.FetchedAt, c.SimHash, c.Duration = fromMillis(fetched), uint64(simhash), time.Duration(duration)*time.Millisecond
 	return c, err
 }
@@ -291,7 +291,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			res, err := ins.ExecContext(ctx, c.FetchID, urlHash, c.URL, fetched, c.Status, c.ContentType,
 				c.Length, c.Truncated, c.WARCFile, c.WARCOffset, c.WARCLength, c.WARCRecordID, c.PayloadDigest,
 				sha, fp, c.RevisitOf, c.NearDupOf, c.Title, c.Description, c.Language, c.Canonical, c.NoIndex,
-				c.Links, c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds())
+				c.Links, c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds(), c.LinksDropped)
 			if err != nil {
 				return fmt.Errorf("insert capture %s: %w", c.FetchID, err)
 			}

@@ -412,8 +412,8 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 
 // RecordExclusions inserts exclusions in one transaction. A URL recorded already
 // keeps its first reason and details; its count grows by one and its last sighting
-// moves to At. A zero Hash gets store.HashURL(URL), a zero At now. Every exclusion
-// needs a reason (DESIGN.md invariant 2).
+// moves to At. A zero Hash gets store.HashURL(URL), a zero At now, and a long URL
+// is cut (Exclusion.Cut). Every exclusion needs a reason (DESIGN.md invariant 2).
 func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error {
 	if len(ex) == 0 {
 		return nil
@@ -431,6 +431,7 @@ func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error 
 		}
 		defer st.Close()
 		for _, e := range ex {
+			e.Cut()
 			hash := e.Hash
 			if hash == 0 {
 				hash = store.HashURL(e.URL)
@@ -439,7 +440,7 @@ func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error 
 			if at == 0 {
 				at = now
 			}
-			if _, err := st.ExecContext(ctx, hash, e.URL, e.Host, e.Reason, e.Parent, e.Depth, e.CrawlID, at, at); err != nil {
+			if _, err := st.ExecContext(ctx, hash, e.URL, e.Host, e.Reason, e.Parent, e.Depth, e.CrawlID, at, at, e.CutFrom); err != nil {
 				return fmt.Errorf("exclusion of %s: %w", e.URL, err)
 			}
 		}

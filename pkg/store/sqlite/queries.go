@@ -12,7 +12,7 @@ const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff
 const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
 	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
 	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified,
-	change, duration_ms`
+	change, duration_ms, links_dropped`
 
 // Frontier.
 const (
@@ -67,8 +67,8 @@ const (
 		RETURNING next_fetch_at > 0`
 
 	qRecordExclusion = `INSERT INTO exclusions
-		(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+		(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
 		ON CONFLICT (hash) DO UPDATE SET
 			count = count + 1,
 			last_at = max(last_at, excluded.last_at)`
@@ -125,8 +125,8 @@ const (
 	qInsertCapture = `INSERT INTO captures (fetch_id, url_hash, url, fetched_at, status,
 			content_type, length, truncated, warc_file, warc_offset, warc_length, warc_record_id,
 			payload_digest, content_sha256, simhash, revisit_of, near_dup_of, title, description,
-			language, canonical, noindex, links, etag, last_modified, change, duration_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			language, canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fetch_id) DO NOTHING`
 
 	// The counters migration 0002 took over from the captures_count_insert trigger.
@@ -187,7 +187,7 @@ const (
 				ORDER BY next_fetch_at LIMIT 1)), 0)
 		FROM parts WHERE p IS NOT NULL`
 
-	qExclusion = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at
+	qExclusion = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, cut_from
 		FROM exclusions WHERE hash = ?`
 
 	qURLCaptures = `SELECT ` + captureColumns + ` FROM captures

@@ -67,7 +67,7 @@ func (db *DB) urlInfo(ctx context.Context, hash int64) (store.URLInfo, error) {
 	var e store.Exclusion
 	var at int64
 	err = tx.QueryRowContext(ctx, qExclusion, hash).
-		Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at)
+		Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at, &e.CutFrom)
 	switch {
 	case err == nil:
 		e.At = fromMillis(at)

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,6 +123,7 @@ func Capture(u store.URL, id, body string, simhash uint64) store.Capture {
 		Canonical:     u.URL,
 		NoIndex:       false,
 		Links:         7,
+		LinksDropped:  3,
 		ETag:          `"e-` + id + `"`,
 		LastModified:  "Mon, 01 Jan 2026 00:00:00 GMT",
 	}
@@ -635,6 +637,37 @@ func testRecordExclusions(t *testing.T, s store.Store) {
 	if want := map[string]int64{"scope": 1}; !mapsEqual(stats(t, s).Excluded, want) {
 		t.Errorf("Stats.Excluded after ForgetExclusions = %v, want %v", stats(t, s).Excluded, want)
 	}
+
+	t.Run("long URLs are cut and say so", func(t *testing.T) {
+		// Two 10 KiB URLs with one first 2 KiB: a row each, keyed by the whole
+		// URL, holding the prefix, cut before the 3-byte character that
+		// straddles the bound.
+		prefix := "https://c.example/" + strings.Repeat("a", store.MaxExcludedURL-len("https://c.example/")-1)
+		long := []string{prefix + "€" + strings.Repeat("x", 10<<10), prefix + "€" + strings.Repeat("y", 10<<10)}
+		ex := []store.Exclusion{
+			{URL: long[0], Host: "c.example", Reason: "url_too_long", At: t0},
+			{URL: long[1], Host: "c.example", Reason: "url_too_long", At: t0},
+		}
+		if err := s.RecordExclusions(ctx, ex); err != nil {
+			t.Fatalf("RecordExclusions: %v", err)
+		}
+		for _, u := range long {
+			info, err := s.URLInfo(ctx, u)
+			if err != nil || info.Exclusion == nil {
+				t.Fatalf("URLInfo of a cut URL = %+v, %v", info, err)
+			}
+			if got := info.Exclusion; got.URL != prefix || got.CutFrom != len(u) || got.Hash != store.HashURL(u) || got.Reason != "url_too_long" {
+				t.Errorf("exclusion %.80q... (%d bytes), cut from %d, hash %d; want the %d-byte prefix, cut from %d, hash %d",
+					got.URL, len(got.URL), got.CutFrom, got.Hash, len(prefix), len(u), store.HashURL(u))
+			}
+		}
+		if info, err := s.URLInfo(ctx, r.URL); err != nil || info.Exclusion == nil || info.Exclusion.CutFrom != 0 {
+			t.Errorf("a whole URL's exclusion = %+v, %v; want CutFrom 0", info.Exclusion, err)
+		}
+		if got := stats(t, s).Excluded["url_too_long"]; got != 2 {
+			t.Errorf("Stats.Excluded[url_too_long] = %d, want 2", got)
+		}
+	})
 }
 
 // testHeldURLs: the URLs held by a trap budget (any of store.HeldReasons),
