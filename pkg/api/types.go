@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crawlcluster/crawler/pkg/fetch"
 	"github.com/crawlcluster/crawler/pkg/lag"
 	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/robots"
@@ -72,6 +73,9 @@ type urlCountsView struct {
 	Excluded         excludedView     `json:"excluded"`
 	ByState          map[string]int64 `json:"by_state"`
 	FailedByReason   map[string]int64 `json:"failed_by_reason"`
+	// ReasonDescriptions say what the reasons counted mean (those that
+	// have a description).
+	ReasonDescriptions map[string]string `json:"reason_descriptions"`
 }
 
 type excludedView struct {
@@ -167,10 +171,10 @@ type scheduleView struct {
 	NextDue          *time.Time `json:"next_due"`
 }
 
-// failureReason reports whether a failed-or-excluded reason is a failure: the
-// fetcher records failed fetches as "fetch_" + class, and an unencodable
-// result as encode_result; every other reason excludes.
-func failureReason(r string) bool { return strings.HasPrefix(r, "fetch_") || r == "encode_result" }
+// failureReason reports whether a failed-or-excluded reason is a failure: a
+// fetch that failed (fetch.Reason), or a result that could not be encoded;
+// every other reason excludes.
+func failureReason(r string) bool { return fetch.FailureReason(r) || r == "encode_result" }
 
 func robotsReason(r string) bool { return r == "robots" || r == "robots_unavailable" }
 
@@ -196,7 +200,7 @@ func countsOf(st store.Stats) (urlCountsView, errorCountsView) {
 		case failureReason(r):
 			u.FailedByReason[r] += n
 			switch r {
-			case "fetch_timeout":
+			case fetch.ReasonTimeout, "fetch_timeout": // the name older rows have
 				e.Timeout += n
 			case "fetch_canceled", "encode_result":
 			default:
@@ -219,6 +223,7 @@ func countsOf(st store.Stats) (urlCountsView, errorCountsView) {
 			u.BlockedByRobots += n
 		}
 	}
+	u.ReasonDescriptions = descriptionsOf(u.FailedByReason, u.Excluded.ByReason)
 	e.Robots = u.BlockedByRobots
 	e.HTTP4xx = st.Statuses["4xx"]
 	e.HTTP5xx = st.Statuses["5xx"]
@@ -232,6 +237,7 @@ type urlView struct {
 	Host         string         `json:"host"`
 	State        string         `json:"state"` // a URL state, or not_admitted
 	Reason       string         `json:"reason,omitempty"`
+	ReasonText   string         `json:"reason_description,omitempty"`
 	Kind         string         `json:"kind,omitempty"`
 	Depth        int            `json:"depth"`
 	Level        int            `json:"level"`
@@ -439,6 +445,7 @@ func urlViewOf(normalized string, info store.URLInfo) urlView {
 	for _, c := range info.Captures {
 		v.Captures = append(v.Captures, captureOf(c))
 	}
+	v.ReasonText = describe(v.Reason)
 	return v
 }
 
@@ -490,6 +497,8 @@ type robotsView struct {
 	Kind              string     `json:"kind"`
 	Status            int        `json:"status"`
 	Error             string     `json:"error,omitempty"`
+	Reason            string     `json:"reason,omitempty"`
+	ReasonText        string     `json:"reason_description,omitempty"`
 	FetchedAt         *time.Time `json:"fetched_at"`
 	Expires           *time.Time `json:"expires"`
 	Failures          int        `json:"failures"`
@@ -543,8 +552,9 @@ func robotsViewOf(e *robots.Entry) *robotsView {
 	if e == nil {
 		return nil
 	}
-	v := &robotsView{Kind: e.Kind.String(), Status: e.Status, Error: e.Error, FetchedAt: timeOrNil(e.FetchedAt),
+	v := &robotsView{Kind: e.Kind.String(), Status: e.Status, Error: e.Error, Reason: e.FailureReason(), FetchedAt: timeOrNil(e.FetchedAt),
 		Expires: timeOrNil(e.Expires), Failures: e.Failures, Rules: []ruleView{}, Sitemaps: e.Sitemaps()}
+	v.ReasonText = describe(v.Reason)
 	if v.Sitemaps == nil {
 		v.Sitemaps = []string{}
 	}

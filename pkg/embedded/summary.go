@@ -83,7 +83,7 @@ func (s Summary) NothingFetched() bool {
 }
 
 // Why names the n most common reasons the run's URLs did not get fetched,
-// most common first ("robots_unavailable=2 fetch_dns=1"): the failed and
+// most common first ("dns_error=2 robots_unavailable=1"): the failed and
 // excluded URLs the run added, rejected seeds, and hosts whose robots.txt
 // could still not be read when it ended.
 func (s Summary) Why(n int) string {

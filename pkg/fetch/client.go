@@ -259,8 +259,12 @@ func (c *Client) requestHeaders(req Request) []requestHeader {
 // cancellation ended the exchange, the context's error is wrapped as well,
 // because net/http does not always surface it.
 func (c *Client) fetchError(ctx context.Context, rawURL string, err error) error {
-	if cerr := ctx.Err(); cerr != nil && Classify(err) != ClassBlockedAddress && Classify(err) != ClassDNS {
-		return fmt.Errorf("fetch %s: %w: %w", rawURL, cerr, err)
+	if cerr := ctx.Err(); cerr != nil {
+		switch Classify(err) {
+		case ClassBlockedAddress, ClassDNS, ClassNoSuchHost:
+		default:
+			return fmt.Errorf("fetch %s: %w: %w", rawURL, cerr, err)
+		}
 	}
 	return fmt.Errorf("fetch %s: %w", rawURL, err)
 }

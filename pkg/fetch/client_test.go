@@ -885,7 +885,7 @@ func TestDoErrors(t *testing.T) {
 		{"reset before any response", site.URL + "/reset", ClassReset},
 		{"headers over the cap", site.URL + "/huge-headers", ClassHeadersTooLarge},
 		{"untrusted certificate", tlsSite.URL + "/page", ClassTLS},
-		{"unknown host", "http://nx.test/", ClassDNS},
+		{"unknown host", "http://nx.test/", ClassNoSuchHost},
 		{"ftp", "ftp://example.test/", ClassInvalidURL},
 		{"relative", "/page", ClassInvalidURL},
 		{"no host", "http:///page", ClassInvalidURL},
@@ -1260,8 +1260,8 @@ func TestDNSCache(t *testing.T) {
 	// of its URLs come by.
 	for range 3 {
 		_, err := c.Do(t.Context(), Request{URL: "http://nx.test/"})
-		if Classify(err) != ClassDNS {
-			t.Errorf("unknown host: Classify(%v) = %q, want %q", err, Classify(err), ClassDNS)
+		if Classify(err) != ClassNoSuchHost {
+			t.Errorf("unknown host: Classify(%v) = %q, want %q", err, Classify(err), ClassNoSuchHost)
 		}
 	}
 	if n := dns.count("nx.test"); n != 1 {
@@ -1378,7 +1378,8 @@ func TestClassify(t *testing.T) {
 		{"blocked", wrap(ErrBlockedAddress), ClassBlockedAddress},
 		{"blocked while the deadline passed", wrap(fmt.Errorf("%w: %w", context.DeadlineExceeded, ErrBlockedAddress)), ClassBlockedAddress},
 		{"resolver failure", wrap(fmt.Errorf("%w x: %w", errResolve, errors.New("servfail"))), ClassDNS},
-		{"net.DNSError", wrap(&net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}), ClassDNS},
+		{"net.DNSError", wrap(&net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}), ClassDNS},
+		{"no such host", wrap(&net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}), ClassNoSuchHost},
 		{"DNS timeout is dns", wrap(&net.DNSError{Err: "i/o timeout", Name: "x", IsTimeout: true}), ClassDNS},
 		{"canceled", wrap(context.Canceled), ClassCanceled},
 		{"deadline", wrap(context.DeadlineExceeded), ClassTimeout},

@@ -27,8 +27,10 @@ var (
 const (
 	ClassTimeout          = "timeout"
 	ClassDNS              = "dns"
+	ClassNoSuchHost       = "no_such_host" // DNS answered that the name does not exist (NXDOMAIN)
 	ClassRefused          = "refused"
 	ClassReset            = "reset"
+	ClassUnreachable      = "unreachable" // no route to the host or its network
 	ClassTLS              = "tls"
 	ClassBlockedAddress   = "blocked_address"
 	ClassHeadersTooLarge  = "headers_too_large"
@@ -41,7 +43,7 @@ const (
 // ErrorClasses lists every value Classify can return except "", so metrics
 // can be initialised with all their label values.
 func ErrorClasses() []string {
-	return []string{ClassTimeout, ClassDNS, ClassRefused, ClassReset, ClassTLS,
+	return []string{ClassTimeout, ClassDNS, ClassNoSuchHost, ClassRefused, ClassReset, ClassUnreachable, ClassTLS,
 		ClassBlockedAddress, ClassHeadersTooLarge, ClassInvalidURL, ClassCanceled, ClassOther}
 }
 
@@ -69,6 +71,8 @@ func Classify(err error) string {
 		return ClassInvalidURL
 	case errors.Is(err, ErrBlockedAddress):
 		return ClassBlockedAddress
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return ClassNoSuchHost
 	case errors.Is(err, errResolve), errors.As(err, &dnsErr):
 		return ClassDNS
 	case errors.Is(err, context.Canceled):
@@ -80,6 +84,8 @@ func Classify(err error) string {
 		return ClassTLS
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ClassRefused
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return ClassUnreachable
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return ClassReset
@@ -91,6 +97,77 @@ func Classify(err error) string {
 		return ClassTLS
 	}
 	return ClassOther
+}
+
+// Reasons recorded on a URL whose server could not be reached or spoken to,
+// and on a host whose robots.txt could not be fetched for that reason: what
+// happened, in the operator's words.
+const (
+	ReasonTimeout        = "timeout"
+	ReasonDNS            = "dns_error"
+	ReasonConnect        = "connect_error"   // refused, reset, or no route
+	ReasonTLS            = "tls_error"       // untrusted or wrong certificate, failed handshake
+	ReasonAddressBlocked = "address_blocked" // the SSRF guard refused every address; AllowPrivate lifts it
+)
+
+// Reason maps an error class of Classify to the reason recorded on a URL
+// whose fetch failed with it; it is the one place that does. A failure to
+// reach or speak to the server has a Reason constant; the other classes keep
+// the names failures had before those, "fetch_" + class
+// (fetch_headers_too_large, fetch_invalid_url, fetch_canceled, fetch_other).
+func Reason(class string) string {
+	switch class {
+	case "":
+		return ""
+	case ClassTimeout:
+		return ReasonTimeout
+	case ClassDNS, ClassNoSuchHost:
+		return ReasonDNS
+	case ClassRefused, ClassReset, ClassUnreachable:
+		return ReasonConnect
+	case ClassTLS:
+		return ReasonTLS
+	case ClassBlockedAddress:
+		return ReasonAddressBlocked
+	}
+	return "fetch_" + class
+}
+
+// FailureReason reports whether r is a reason Reason returns (for some
+// class): a URL with it failed to be fetched, none excluded it.
+func FailureReason(r string) bool {
+	return unreached(r) || strings.HasPrefix(r, "fetch_")
+}
+
+// unreached reports whether r is one of the Reason constants.
+func unreached(r string) bool {
+	switch r {
+	case ReasonTimeout, ReasonDNS, ReasonConnect, ReasonTLS, ReasonAddressBlocked:
+		return true
+	}
+	return false
+}
+
+// Unreachable returns the reason for an error of class when the server was
+// not reached or not spoken to (a Reason constant), and "" for any other
+// class, such as one of an answer that came. permanent says that retrying
+// cannot help until something outside the crawl changes: the name does not
+// exist, the TLS handshake fails (a certificate not trusted or not for the
+// host, a protocol the server does not speak: its configuration, while
+// trouble on the connection during a handshake is a reset or a timeout), or
+// the guard refuses the address. It takes the class, not the error, because
+// a robots.txt answer reaches its host's owner as a record (queue.RobotsAnswer)
+// that carries only the class.
+func Unreachable(class string) (reason string, permanent bool) {
+	r := Reason(class)
+	if !unreached(r) {
+		return "", false
+	}
+	switch class {
+	case ClassNoSuchHost, ClassTLS, ClassBlockedAddress:
+		return r, true
+	}
+	return r, false
 }
 
 // lastMessage returns the message of the innermost error in a chain of

@@ -30,7 +30,7 @@ const (
 // permanent.
 func FaultOf(err error) Fault {
 	switch Classify(err) {
-	case ClassTimeout, ClassDNS, ClassRefused, ClassTLS, ClassCanceled:
+	case ClassTimeout, ClassDNS, ClassNoSuchHost, ClassRefused, ClassUnreachable, ClassTLS, ClassCanceled:
 		return FaultHost
 	case ClassReset:
 		if errors.Is(err, ErrBody) {

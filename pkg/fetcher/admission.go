@@ -19,11 +19,15 @@ import (
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
-// Reasons recorded by the fetcher besides admit's and urlnorm's.
+// Reasons recorded by the fetcher besides admit's, urlnorm's and those of
+// failed fetches (fetch.Reason).
 const (
-	ReasonMaxRedirects      = "max_redirects"
-	ReasonRobots            = "robots"
-	ReasonRobotsUnavailable = "robots_unavailable"
+	ReasonMaxRedirects = "max_redirects"
+	ReasonRobots       = "robots"
+	// ReasonRobotsUnavailable is for a robots.txt that answered and said it
+	// is unavailable (429, 5xx): one that could not be fetched at all gives
+	// what kept it from being fetched, as a page would (Entry.FailureReason).
+	ReasonRobotsUnavailable = robots.ReasonUnavailable
 	ReasonPoison            = "poison_record"
 )
 
@@ -406,7 +410,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			// The host's robots.txt has failed too often and its retry is not
 			// due: waiting for it would hold the crawl open for the whole
 			// backoff, so the URL is recorded as failed with the reason.
-			f.updates = append(f.updates, store.URLUpdate{Hash: c.row.Hash, State: store.StateFailed, Reason: ReasonRobotsUnavailable, Status: hi.robots.Status, FetchedAt: now})
+			f.updates = append(f.updates, store.URLUpdate{Hash: c.row.Hash, State: store.StateFailed, Reason: hi.robots.FailureReason(), Status: hi.robots.Status, FetchedAt: now})
 			continue
 		}
 		if f.owned[c.row.Partition] {
@@ -572,11 +576,20 @@ func (f *Fetcher) unbudget(fresh []candidate, inserted []bool) {
 	}
 }
 
-// givenUp reports whether a host's robots.txt has failed RobotsMaxFails times in a
-// row and its next retry is not yet due.
+// givenUp reports whether a host's robots.txt has failed for good (robotsExhausted)
+// and its next retry is not yet due.
 func (f *Fetcher) givenUp(hi *hostInfo, now time.Time) bool {
 	e := hi.robots
-	return e != nil && e.Kind == robots.KindDisallowAll && e.Failures >= f.cfg.RobotsMaxFails && e.Fresh(now)
+	return e != nil && e.Kind == robots.KindDisallowAll && f.robotsExhausted(e) && e.Fresh(now)
+}
+
+// robotsExhausted reports whether a host's failed robots.txt fetches give up
+// its URLs until the next retry: RobotsMaxFails of them in a row, or one that
+// no retry can mend (fetch.Unreachable: a name that does not exist, a failed
+// TLS handshake, an address the guard refuses), which would only keep the
+// crawl open through the retries for nothing.
+func (f *Fetcher) robotsExhausted(e *robots.Entry) bool {
+	return e.Failures >= f.cfg.RobotsMaxFails || e.Permanent
 }
 
 // levelOf maps an operator's 1..100 priority onto the front-queue levels, 100 most

@@ -134,8 +134,8 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 		// answers; Fresh above turns false when the retry is due. A host that has
 		// failed too often has its newly queued URLs given up at once (recorded),
 		// so one dead host does not hold a crawl open for its whole backoff.
-		if entry.Failures >= f.cfg.RobotsMaxFails {
-			f.giveUp(lease, entry.Status, now)
+		if f.robotsExhausted(entry) {
+			f.giveUp(lease, entry, now)
 		}
 		return frontier.Outcome{Until: entry.Expires}
 	}
@@ -201,10 +201,10 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 	entry := f.recordRobots(ctx, lease.Host, lease.Partition, scheme, a, done, prev)
 	if entry.Kind == robots.KindDisallowAll {
 		outcome.Until = entry.Expires
-		if entry.Failures >= f.cfg.RobotsMaxFails {
+		if f.robotsExhausted(entry) {
 			// Give up on what is queued (with a reason, so nothing is lost
 			// silently); URLs discovered after the retry time try again.
-			f.giveUp(lease, status, done)
+			f.giveUp(lease, entry, done)
 			f.log.Info("giving up on host's queued URLs: robots.txt unavailable", "host", lease.Host, "status", status, "failures", entry.Failures, "err", err, "retry_at", entry.Expires)
 		}
 	}
@@ -219,6 +219,7 @@ func (f *Fetcher) recordRobots(ctx context.Context, host string, partition int32
 		err = errors.New(a.Error)
 	}
 	entry := robots.Evaluate(f.policy, a.Status, a.Body, err, done, prev)
+	entry.Reason, entry.Permanent = fetch.Unreachable(a.Class)
 	f.shareRobots(ctx, host, entry, done)
 	f.mu.Lock()
 	hi := f.hostOf(host)
@@ -248,14 +249,16 @@ func (f *Fetcher) adoptRobots(lease *frontier.Lease, e *robots.Entry) {
 	f.fr.SetHostDelay(lease.Host, lease.Partition, f.hostDelay(lease.Host, e))
 }
 
-// giveUp records every queued URL of the host as failed.
-func (f *Fetcher) giveUp(lease *frontier.Lease, status int, at time.Time) {
+// giveUp records every queued URL of the host as failed, with what kept its
+// robots.txt from being read.
+func (f *Fetcher) giveUp(lease *frontier.Lease, e *robots.Entry, at time.Time) {
+	reason := e.FailureReason()
 	for _, it := range lease.Drain() {
 		if it.Kind == frontier.KindRobots {
 			lease.Requeue(it) // another host's robots.txt hop: not this host's URL
 			continue
 		}
-		f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateFailed, Reason: ReasonRobotsUnavailable, Status: status, FetchedAt: at})
+		f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateFailed, Reason: reason, Status: e.Status, FetchedAt: at})
 	}
 }
 
@@ -340,7 +343,7 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 		f.noteError(lease.Host)
 		f.finished(it)
 		f.settle(it)
-		up := store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "fetch_" + class, Attempts: it.Attempts + 1, FetchedAt: done}
+		up := store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: fetch.Reason(class), Attempts: it.Attempts + 1, FetchedAt: done}
 		if f.cfg.Recrawl.Enabled && retriable {
 			// Errors back off: tried again later, each miss doubling the wait.
 			up.Backoff, up.BackoffMax = f.cfg.Recrawl.Default, f.cfg.Recrawl.Max

@@ -7,8 +7,9 @@ import (
 )
 
 // entryVersion leads every encoded Entry so the format can change without
-// misreading entries already in Redis or SQL.
-const entryVersion = 1
+// misreading entries already in Redis or SQL. Version 2 added Reason and
+// Permanent after Error; version 1 entries still decode, without them.
+const entryVersion = 2
 
 // MarshalBinary encodes the entry, including the selected group's rules and
 // the sitemaps, in a compact varint format. Times keep their instant but not
@@ -18,6 +19,12 @@ func (e *Entry) MarshalBinary() ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(e.Kind))
 	b = binary.AppendVarint(b, int64(e.Status))
 	b = appendString(b, e.Error)
+	b = appendString(b, e.Reason)
+	if e.Permanent {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
 	b = appendTime(b, e.FetchedAt)
 	b = appendTime(b, e.Expires)
 	b = binary.AppendVarint(b, int64(e.Failures))
@@ -52,8 +59,9 @@ func (e *Entry) MarshalBinary() ([]byte, error) {
 // was.
 func (e *Entry) UnmarshalBinary(data []byte) error {
 	d := decoder{b: data}
-	if v := d.byte(); d.err == nil && v != entryVersion {
-		return fmt.Errorf("decode robots entry: %w: version %d", ErrInvalidEntry, v)
+	version := d.byte()
+	if d.err == nil && version != 1 && version != entryVersion {
+		return fmt.Errorf("decode robots entry: %w: version %d", ErrInvalidEntry, version)
 	}
 	var out Entry
 	out.Kind = Kind(d.uvarint())
@@ -62,6 +70,16 @@ func (e *Entry) UnmarshalBinary(data []byte) error {
 	}
 	out.Status = int(d.varint())
 	out.Error = d.string()
+	if version >= 2 {
+		out.Reason = d.string()
+		switch d.byte() {
+		case 0:
+		case 1:
+			out.Permanent = true
+		default:
+			d.fail("permanent flag")
+		}
+	}
 	out.FetchedAt = d.time()
 	out.Expires = d.time()
 	out.Failures = int(d.varint())

@@ -101,6 +101,8 @@ type Entry struct {
 	Kind      Kind
 	Status    int
 	Error     string    // network error text, if any
+	Reason    string    // set by the caller, not Evaluate: its name for the fetch error (dns_error, say); "" for none or an answer
+	Permanent bool      // set by the caller: no retry mends the error until something outside the crawl changes
 	FetchedAt time.Time // time of the fetch attempt this entry records
 	Expires   time.Time // after this the frontier must refetch before any other request to the host
 	Failures  int       // consecutive failed fetches (for backoff)
@@ -150,6 +152,22 @@ func Evaluate(p Policy, status int, body []byte, fetchErr error, now time.Time, 
 	}
 	e.Kind = KindDisallowAll
 	return e
+}
+
+// ReasonUnavailable names a failed fetch that robots.txt answered, with 429,
+// a 5xx or another status that says it is unavailable.
+const ReasonUnavailable = "robots_unavailable"
+
+// FailureReason says why the fetch the entry records failed: Reason when the
+// caller named the error, else ReasonUnavailable; "" when it did not fail.
+func (e *Entry) FailureReason() string {
+	switch {
+	case e == nil || e.Failures == 0:
+		return ""
+	case e.Reason != "":
+		return e.Reason
+	}
+	return ReasonUnavailable
 }
 
 // Allowed reports whether the crawler may request pathAndQuery on the host.

@@ -391,6 +391,8 @@ func TestEntryBinaryRoundTrip(t *testing.T) {
 	rich := "Sitemap: https://example.com/a.xml\nUser-agent: foobot\nDisallow: /\nAllow: /$\nAllow: /pub*.html$\n" +
 		"Disallow: /a%2Fb\nAllow: /ツ\nDisallow: /price%24\nCrawl-delay: 1.5\nSitemap: https://example.com/b.xml\n"
 	ok := Evaluate(p, 200, []byte(rich), nil, testNow, nil)
+	named := Evaluate(p, 0, nil, errRefused, testNow, nil)
+	named.Reason, named.Permanent = "connect_error", true
 	tests := []struct {
 		name  string
 		entry *Entry
@@ -399,6 +401,7 @@ func TestEntryBinaryRoundTrip(t *testing.T) {
 		{"empty rules", Evaluate(p, 200, nil, nil, testNow, nil)},
 		{"allow-all", Evaluate(p, 404, nil, nil, testNow, nil)},
 		{"disallow-all", Evaluate(p, 0, nil, errRefused, testNow, nil)},
+		{"named failure", named},
 		{"failure keeping rules", Evaluate(p, 503, nil, nil, testNow.Add(time.Hour), ok)},
 		{"zero times", &Entry{Kind: KindAllowAll, Status: 404}},
 		{"distant times", &Entry{Kind: KindDisallowAll, Status: 500, Failures: 1 << 40,
@@ -417,8 +420,10 @@ func TestEntryBinaryRoundTrip(t *testing.T) {
 			if err := got.UnmarshalBinary(b); err != nil {
 				t.Fatalf("UnmarshalBinary: %v", err)
 			}
-			if got.Kind != e.Kind || got.Status != e.Status || got.Error != e.Error || got.Failures != e.Failures {
-				t.Errorf("got %v/%d/%q/%d, want %v/%d/%q/%d", got.Kind, got.Status, got.Error, got.Failures, e.Kind, e.Status, e.Error, e.Failures)
+			if got.Kind != e.Kind || got.Status != e.Status || got.Error != e.Error || got.Failures != e.Failures ||
+				got.Reason != e.Reason || got.Permanent != e.Permanent {
+				t.Errorf("got %v/%d/%q/%d/%q/%v, want %v/%d/%q/%d/%q/%v", got.Kind, got.Status, got.Error, got.Failures, got.Reason, got.Permanent,
+					e.Kind, e.Status, e.Error, e.Failures, e.Reason, e.Permanent)
 			}
 			if !got.FetchedAt.Equal(e.FetchedAt) || !got.Expires.Equal(e.Expires) {
 				t.Errorf("times %v, %v; want %v, %v", got.FetchedAt, got.Expires, e.FetchedAt, e.Expires)
@@ -451,6 +456,7 @@ func TestEntryBinaryRoundTrip(t *testing.T) {
 // MarshalBinary never would. validRaw decodes without error.
 type rawEntry struct {
 	version   byte
+	permFlag  byte // version 2 on
 	kind      uint64
 	timeFlag  byte
 	nsec      uint64
@@ -471,6 +477,10 @@ func (r rawEntry) encode() []byte {
 	b = binary.AppendUvarint(b, r.kind)
 	b = binary.AppendVarint(b, 200)
 	b = appendString(b, "")
+	if r.version >= 2 {
+		b = appendString(b, "dns_error")
+		b = append(b, r.permFlag)
+	}
 	b = append(b, r.timeFlag)
 	if r.timeFlag == 1 {
 		b = binary.AppendVarint(b, 1_700_000_000)
@@ -495,8 +505,15 @@ func TestEntryUnmarshalRejects(t *testing.T) {
 	if err := valid.UnmarshalBinary(validRaw().encode()); err != nil {
 		t.Fatalf("validRaw does not decode: %v", err)
 	}
-	if valid.Allowed("/x") || valid.Sitemaps()[0] != "https://example.com/sitemap.xml" {
+	if valid.Allowed("/x") || valid.Sitemaps()[0] != "https://example.com/sitemap.xml" || valid.Reason != "dns_error" || valid.Permanent {
 		t.Fatalf("validRaw decodes to %+v", valid)
+	}
+	// Entries written before Reason and Permanent, in Redis or SQL, still read.
+	v1 := validRaw()
+	v1.version = 1
+	var old Entry
+	if err := old.UnmarshalBinary(v1.encode()); err != nil || old.Allowed("/x") || old.Reason != "" {
+		t.Fatalf("a version 1 entry decodes to %+v, %v", old, err)
 	}
 
 	mod := func(f func(*rawEntry)) []byte {
@@ -511,7 +528,8 @@ func TestEntryUnmarshalRejects(t *testing.T) {
 		{"nil", nil},
 		{"empty", []byte{}},
 		{"version 0", mod(func(r *rawEntry) { r.version = 0 })},
-		{"version 2", mod(func(r *rawEntry) { r.version = 2 })},
+		{"version 3", mod(func(r *rawEntry) { r.version = 3 })},
+		{"permanent flag 2", mod(func(r *rawEntry) { r.permFlag = 2 })},
 		{"kind 0", mod(func(r *rawEntry) { r.kind = 0 })},
 		{"kind 4", mod(func(r *rawEntry) { r.kind = 4 })},
 		{"kind beyond int", mod(func(r *rawEntry) { r.kind = 1 << 63 })},
@@ -552,5 +570,32 @@ func TestEntryUnmarshalRejects(t *testing.T) {
 				t.Errorf("failed UnmarshalBinary changed the entry to %+v", e)
 			}
 		})
+	}
+}
+
+// TestFailureReason: a failed fetch is named by the caller's reason, or by
+// ReasonUnavailable; an entry that answered names none.
+func TestFailureReason(t *testing.T) {
+	p := Policy{Agent: testAgent}
+	named := Evaluate(p, 0, nil, errRefused, testNow, nil)
+	named.Reason = "connect_error"
+	for _, tc := range []struct {
+		name string
+		e    *Entry
+		want string
+	}{
+		{"named error", named, "connect_error"},
+		{"unnamed error", Evaluate(p, 0, nil, errRefused, testNow, nil), ReasonUnavailable},
+		{"5xx answer", Evaluate(p, 503, nil, nil, testNow, nil), ReasonUnavailable},
+		{"answered", Evaluate(p, 200, nil, nil, testNow, nil), ""},
+		{"answered after a named failure", Evaluate(p, 404, nil, nil, testNow, named), ""},
+		{"none", nil, ""},
+	} {
+		if got := tc.e.FailureReason(); got != tc.want {
+			t.Errorf("%s: FailureReason = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if e := Evaluate(p, 0, nil, errRefused, testNow, named); e.Reason != "" || e.Permanent {
+		t.Errorf("Evaluate carried the previous entry's reason over: %q, %v", e.Reason, e.Permanent)
 	}
 }

@@ -152,6 +152,14 @@ func FuzzEntryUnmarshal(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add(validRaw().encode())
+	v1 := validRaw()
+	v1.version = 1
+	f.Add(v1.encode())
+	named := Evaluate(p, 0, nil, errRefused, testNow, nil)
+	named.Reason, named.Permanent = "tls_error", true
+	if b, err := named.MarshalBinary(); err == nil {
+		f.Add(b)
+	}
 	f.Add([]byte{})
 	f.Add([]byte{entryVersion, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -176,12 +176,19 @@
     return kv(v, path);
   }
 
+  // reasonText holds what the reasons the stats count mean
+  // (urls.reason_descriptions): a list of counts by reason shows each as
+  // its reason's title.
+  const reasonText = {};
+  const REASON_LIST = /\/(failed_by_reason|by_reason)$/;
+
   function kv(obj, path, skip) {
     const dl = h('dl', { class: 'kv' });
+    const reasons = typeof path === 'string' && REASON_LIST.test(path);
     for (const [k, v] of Object.entries(obj)) {
       if (skip && skip.includes(k)) continue;
       const p = sub(path, k);
-      dl.appendChild(h('dt', null, label(k)));
+      dl.appendChild(h('dt', reasons && reasonText[k] ? { title: reasonText[k] } : null, label(k)));
       dl.appendChild(h('dd', { class: typeof v === 'number' ? 'num' : null }, value(v, p)));
     }
     return dl;
@@ -375,6 +382,7 @@
 
   function overviewCards(st) {
     const cards = [];
+    if (isObj(st.urls) && isObj(st.urls.reason_descriptions)) Object.assign(reasonText, st.urls.reason_descriptions);
     const now = Date.now();
     const thr = st.throughput || {};
     const live = st.live || {};
@@ -595,7 +603,7 @@
     const done = new Set();
     const take = (key) => { done.add(key); return d[key]; };
     const head = {};
-    for (const k of ['normalized', 'url', 'host', 'state', 'reason', 'depth', 'priority', 'crawl_id', 'discovered_at', 'fetched_at', 'attempts', 'status']) {
+    for (const k of ['normalized', 'url', 'host', 'state', 'reason', 'reason_description', 'depth', 'priority', 'crawl_id', 'discovered_at', 'fetched_at', 'attempts', 'status']) {
       if (k in d) head[k] = take(k);
     }
     if (typeof head.host === 'string') head.host = hostLink(head.host);
