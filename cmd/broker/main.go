@@ -319,12 +319,17 @@ func start(cfg Config, log *slog.Logger) (*kfake.Cluster, error) {
 	return c, nil
 }
 
+// newLogger builds the broker's logger and routes the standard log package
+// to it (config.RouteStdLog).
 func newLogger(w io.Writer, cfg Config) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	l := slog.New(h)
+	config.RouteStdLog(l)
+	return l
 }
 
 // kfakeLogger routes kfake's printf-style log to slog. kfake logs every request at

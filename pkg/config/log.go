@@ -4,8 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
+	"strings"
 )
 
 // Log configures a binary's logger: JSON in clusters, text on a terminal.
@@ -20,17 +22,40 @@ func (l *Log) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&l.Level, "log-level", "info", "log level: debug, info, warn or error")
 }
 
-// Logger builds the logger.
+// Logger builds the binary's logger, and routes the standard log package
+// to it (RouteStdLog).
 func (l *Log) Logger(w io.Writer) *slog.Logger {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(l.Level)); err != nil {
 		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if l.Format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		h = slog.NewTextHandler(w, opts)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	logger := slog.New(h)
+	RouteStdLog(logger)
+	return logger
+}
+
+// RouteStdLog sends what the standard library writes through package log to
+// l, at WARN. net/http writes there on its own, with bytes a server sent
+// ("Unsolicited response received on idle HTTP channel starting with ..."),
+// and raw they would break a JSON log or a terminal. Each line becomes an
+// attribute of a fixed message, which the handler quotes: control bytes come
+// out escaped.
+func RouteStdLog(l *slog.Logger) {
+	log.SetFlags(0)
+	log.SetPrefix("")
+	log.SetOutput(stdLog{l})
+}
+
+type stdLog struct{ l *slog.Logger }
+
+func (s stdLog) Write(p []byte) (int, error) {
+	s.l.Warn("standard library log", "text", strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 // Parse parses args, then the environment (ApplyEnv), with the environment names

@@ -33,6 +33,7 @@ import (
 
 	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/api"
+	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/fetcher"
 	"github.com/crawlcluster/crawler/pkg/parser"
 	"github.com/crawlcluster/crawler/pkg/queue"
@@ -138,12 +139,16 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Logger returns the logger the configuration asks for.
+// Logger returns the logger the configuration asks for, and routes the
+// standard log package to it (config.RouteStdLog).
 func (c *Config) Logger(w io.Writer) *slog.Logger {
+	var h slog.Handler = slog.NewTextHandler(w, nil)
 	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		h = slog.NewJSONHandler(w, nil)
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	l := slog.New(h)
+	config.RouteStdLog(l)
+	return l
 }
 
 // ReadSeeds returns the seeds of the file (if any) followed by the arguments.
