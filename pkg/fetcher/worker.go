@@ -205,7 +205,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 			// Give up on what is queued (with a reason, so nothing is lost
 			// silently); URLs discovered after the retry time try again.
 			f.giveUp(lease, entry, done)
-			f.log.Info("giving up on host's queued URLs: robots.txt unavailable", "host", lease.Host, "status", status, "failures", entry.Failures, "err", err, "retry_at", entry.Expires)
+			f.log.Info("giving up on host's queued URLs: its robots.txt could not be read", "host", lease.Host, "reason", entry.FailureReason(), "status", status, "failures", entry.Failures, "err", err, "retry_at", entry.Expires)
 		}
 	}
 	return outcome
@@ -273,17 +273,21 @@ const politenessMargin = 10 * time.Millisecond
 func (f *Fetcher) queueSitemaps(host, scheme string, entry *robots.Entry) {
 	sitemaps := entry.Sitemaps()
 	var recs []*kgo.Record
-	add := func(u string, fromRobots bool) {
-		u, err := f.norm.Normalize(u)
+	add := func(raw string, fromRobots bool) {
+		// A URL that does not normalize still goes out, to this host's
+		// owner: its admission records it excluded with the reason.
+		owner := host
+		u, err := f.norm.Normalize(raw)
 		if err != nil {
-			return
+			u = raw
+		} else {
+			owner = urlnorm.Authority(u)
 		}
 		v, err := queue.EncodeURL(queue.URL{URL: u, Kind: queue.KindSitemap, FromRobots: fromRobots, Parent: robotsURLOf(scheme, host), DiscoveredAt: time.Now()})
 		if err != nil {
 			return
 		}
-		host := urlnorm.Authority(u)
-		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(host), Value: v, Partition: queue.PartitionOf(host)})
+		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(owner), Value: v, Partition: queue.PartitionOf(owner)})
 	}
 	for _, s := range sitemaps {
 		add(s, true)
