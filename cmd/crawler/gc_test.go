@@ -2,8 +2,10 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestGCFlagsApply(t *testing.T) {
@@ -17,7 +19,9 @@ func TestGCFlagsApply(t *testing.T) {
 		return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
 	}
 
-	gcFlags{percent: 400, limitMiB: 64}.apply(env(nil))
+	if tuner := (gcFlags{percent: 400, limitMiB: 64}).apply(env(nil)); tuner != nil {
+		t.Error("a tuner started without -gc-headroom-mib")
+	}
 	if got := debug.SetGCPercent(100); got != 400 {
 		t.Errorf("GC percent %d, want the flag's 400", got)
 	}
@@ -26,7 +30,11 @@ func TestGCFlagsApply(t *testing.T) {
 	}
 
 	// What the operator set in the environment stays.
-	gcFlags{percent: 400, limitMiB: 64}.apply(env(map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}))
+	tuner := gcFlags{percent: 400, headroomMiB: 160, limitMiB: 64}.apply(env(map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}))
+	if tuner != nil {
+		tuner.stop()
+		t.Error("a tuner started with GOGC set")
+	}
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GC percent %d with GOGC set, want it untouched (100)", got)
 	}
@@ -42,12 +50,70 @@ func TestGCFlagsApply(t *testing.T) {
 }
 
 func TestGCFlagsValidate(t *testing.T) {
-	for _, g := range []gcFlags{{percent: 0}, {percent: -1}, {percent: 100, limitMiB: -1}} {
+	for _, g := range []gcFlags{{percent: 0}, {percent: -1}, {percent: 100, limitMiB: -1}, {percent: 100, headroomMiB: -1}} {
 		if err := g.validate(); err == nil {
 			t.Errorf("%+v: no error", g)
 		}
 	}
-	if err := (gcFlags{percent: 400, limitMiB: 1024}).validate(); err != nil {
+	if err := (gcFlags{percent: 400, headroomMiB: 160, limitMiB: 1024}).validate(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+}
+
+func TestGCPercentFor(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		live, headroom uint64
+		maxPercent     int
+		want           int
+	}{
+		{0, 160 * mib, 400, 400},
+		{20 * mib, 160 * mib, 400, 400}, // 4x20 MiB is within the headroom
+		{40 * mib, 160 * mib, 400, 400},
+		{64 * mib, 160 * mib, 400, 250},
+		{160 * mib, 160 * mib, 400, 100},
+		{500 * mib, 160 * mib, 400, 100}, // never below Go's default
+		{64 * mib, 160 * mib, 50, 50},    // nor above the flag's
+	}
+	for _, tt := range tests {
+		if got := gcPercentFor(tt.live, tt.headroom, tt.maxPercent); got != tt.want {
+			t.Errorf("gcPercentFor(%d MiB, %d MiB, %d) = %d, want %d", tt.live/mib, tt.headroom/mib, tt.maxPercent, got, tt.want)
+		}
+	}
+}
+
+// TestGCTuner: after each collection the GC percent follows the live heap
+// that collection found.
+func TestGCTuner(t *testing.T) {
+	prev := debug.SetGCPercent(400)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	const headroom = 128 << 20
+	tuner := startGCTuner(400, headroom)
+	t.Cleanup(tuner.stop)
+	percentAfterGC := func() int {
+		t.Helper()
+		n := tuner.cycles.Load()
+		runtime.GC()
+		// The tuner runs on the cleanup goroutine, after the collection.
+		for i := 0; i < 500 && tuner.cycles.Load() == n; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if tuner.cycles.Load() == n {
+			t.Fatal("the tuner did not run after a collection")
+		}
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+
+	// 64 MiB live: 128 MiB of headroom is about 200%.
+	ballast := make([]byte, 64<<20)
+	if p := percentAfterGC(); p < 180 || p > 200 {
+		t.Errorf("GC percent %d with 64 MiB live and %d MiB of headroom, want about 200", p, headroom>>20)
+	}
+	runtime.KeepAlive(ballast)
+	// A few MiB live: the flag's 400% is within the headroom.
+	if p := percentAfterGC(); p != 400 {
+		t.Errorf("GC percent %d with a small live heap, want the flag's 400", p)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +48,34 @@ func BenchmarkDo(b *testing.B) {
 				n++
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
+
+// BenchmarkDoOverCap measures fetches of bodies past the default caps:
+// compression bombs cut at MaxDecodedBytes and identity bodies cut at
+// MaxBodyBytes, with and without a Content-Length. B/op is the figure to
+// watch: a capped body should cost about its cap once, not a series of
+// doublings and copies on the way there.
+func BenchmarkDoOverCap(b *testing.B) {
+	srv := overCapSite(b)
+	paths := []string{"/huge", "/huge?chunked=1"}
+	for _, coding := range bombCodings {
+		paths = append(paths, "/bomb/"+coding)
+	}
+	for _, path := range paths {
+		b.Run(strings.TrimPrefix(path, "/"), func(b *testing.B) {
+			c := newClient(b, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := c.Do(b.Context(), Request{URL: srv.URL + path})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !resp.Truncated {
+					b.Fatalf("%s: body of %d bytes not truncated", path, len(resp.Body))
+				}
+			}
 		})
 	}
 }

@@ -180,17 +180,22 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	defer resp.Body.Close()
 	ttfb := time.Since(start)
 
-	raw, exceeded, err := readCapped(resp.Body, c.cfg.MaxBodyBytes, int(min(resp.ContentLength, c.cfg.MaxBodyBytes)))
+	// The body is spooled until its length is known, then copied once
+	// into the record, after the head that states that length.
+	var body spool
+	defer body.release()
+	exceeded, err := body.readFrom(resp.Body, c.cfg.MaxBodyBytes)
 	if err != nil {
 		return nil, c.fetchError(ctx, req.URL, fmt.Errorf("%w: %w", ErrBody, err))
 	}
 	duration := time.Since(start)
 
-	head := responseHead(resp, len(raw))
-	record := make([]byte, len(head)+len(raw))
+	head := responseHead(resp, body.len())
+	record := make([]byte, len(head)+body.len())
 	copy(record, head)
-	copy(record[len(head):], raw)
-	raw = record[len(head):len(record):len(record)]
+	body.copyTo(record[len(head):])
+	body.release() // for the decoder's spool
+	raw := record[len(head):len(record):len(record)]
 
 	out := &Response{
 		URL:         req.URL,

@@ -16,6 +16,8 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -579,6 +581,66 @@ func TestDoGzipBomb(t *testing.T) {
 	}
 	if _, rawBody := parseRaw(t, resp.RawResponse); !bytes.Equal(rawBody, bombGzip()) {
 		t.Errorf("RawResponse body %d bytes, want the %d compressed bytes sent", len(rawBody), len(bombGzip()))
+	}
+}
+
+// TestDoOverCap fetches bodies past the default caps, compression bombs of
+// every coding the client decodes and an identity body with and without a
+// Content-Length: each is cut at its cap with the reason recorded, and a
+// fetch allocates about the cap once. Reading into a slice that doubles
+// as it fills, then copying it into the record, cost twice the cap and
+// more; the bound leaves an eighth of the cap for everything else (half
+// under the race detector).
+func TestDoOverCap(t *testing.T) {
+	srv := overCapSite(t)
+	c := newClient(t, nil)
+	tests := []struct {
+		path       string
+		wantLen    int
+		wantReason string
+	}{
+		{"/huge", DefaultMaxBodyBytes, TruncMaxBodyBytes},
+		{"/huge?chunked=1", DefaultMaxBodyBytes, TruncMaxBodyBytes},
+	}
+	for _, coding := range bombCodings {
+		tests = append(tests, struct {
+			path       string
+			wantLen    int
+			wantReason string
+		}{"/bomb/" + coding, DefaultMaxDecodedBytes, TruncMaxDecodedBytes})
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimPrefix(tt.path, "/"), func(t *testing.T) {
+			req := Request{URL: srv.URL + tt.path}
+			// The first fetch fills the pools of chunks and decoders the
+			// measured one reuses; no collection empties them meanwhile.
+			mustDo(t, c, req)
+			defer debug.SetGCPercent(debug.SetGCPercent(-1))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			resp := mustDo(t, c, req)
+			runtime.ReadMemStats(&after)
+
+			if len(resp.Body) != tt.wantLen || resp.TruncReason != tt.wantReason || !resp.Truncated {
+				t.Errorf("Body %d bytes, Truncated %v, TruncReason %q; want %d bytes, %q",
+					len(resp.Body), resp.Truncated, resp.TruncReason, tt.wantLen, tt.wantReason)
+			}
+			if bytes.ContainsFunc(resp.Body, func(r rune) bool { return r == 0 }) != strings.HasPrefix(tt.path, "/bomb/") {
+				t.Error("Body is not what was served")
+			}
+			if _, rawBody := parseRaw(t, resp.RawResponse); len(rawBody) > DefaultMaxBodyBytes {
+				t.Errorf("RawResponse body %d bytes, over the %d-byte cap", len(rawBody), DefaultMaxBodyBytes)
+			}
+			allocated := after.TotalAlloc - before.TotalAlloc
+			slack := tt.wantLen / 8
+			if raceEnabled {
+				slack = tt.wantLen / 2 // sync.Pool drops a quarter of what is put back
+			}
+			if limit := uint64(tt.wantLen + slack); allocated > limit {
+				t.Errorf("the fetch allocated %d bytes for a %d-byte body, want at most %d", allocated, tt.wantLen, limit)
+			}
+			t.Logf("%d bytes allocated for a %d-byte body", allocated, tt.wantLen)
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/flate"
@@ -49,27 +50,39 @@ func decodeBody(raw []byte, contentEncoding string, maxDecoded int64) (body []by
 		}
 		return raw, ""
 	}
+	var decoders []decoder
 	defer func() {
 		// The decoders are third-party code fed by strangers; a bug in one
-		// must cost one capture, not the process.
+		// must cost one capture, not the process. A decoder that panicked
+		// may be in any state, so none goes back to its pool then.
 		if r := recover(); r != nil {
 			body, reason = nil, TruncDecodeError
+			return
+		}
+		for _, d := range decoders {
+			d.release()
 		}
 	}()
 
-	var r io.Reader = bytes.NewReader(raw)
+	src := bytes.NewReader(raw)
+	// The pooled decoders keep a reference to what they read from; this
+	// way it is not the record raw is part of.
+	defer src.Reset(nil)
+	var r io.Reader = src
 	// Codings are listed in the order they were applied, so undo them last
 	// to first.
 	for i := len(codings) - 1; i >= 0; i-- {
-		dec, closeDec, err := newDecoder(codings[i], r)
+		dec, err := newDecoder(codings[i], r)
 		if err != nil {
 			return nil, TruncDecodeError
 		}
-		defer closeDec()
+		decoders = append(decoders, dec)
 		r = dec
 	}
-	hint := min(int64(len(raw))*4, maxDecoded)
-	body, exceeded, err := readCapped(r, maxDecoded, int(hint))
+	var out spool
+	defer out.release()
+	exceeded, err := out.readFrom(r, maxDecoded)
+	body = out.bytes()
 	switch {
 	case exceeded:
 		return body, TruncMaxDecodedBytes
@@ -97,87 +110,109 @@ func parseCodings(v string) (codings []string, known bool) {
 	return codings, known
 }
 
-func newDecoder(coding string, r io.Reader) (io.Reader, func(), error) {
-	noop := func() {}
+// decoder is a content decoder taken from its coding's pool.
+type decoder struct {
+	io.Reader
+	release func() // back to the pool, once the body is read
+}
+
+// Decoders are pooled per coding: their windows and tables (32 KiB for
+// deflate, up to 16 MiB for brotli, 8 MiB for zstd) cost more to allocate
+// than most pages are long, and a compression bomb makes them grow to the
+// full window. Reset readies a pooled one for the next body.
+var (
+	gzipDecoders   sync.Pool // *gzip.Reader
+	zlibDecoders   sync.Pool // zlib.Resetter, an io.ReadCloser
+	flateDecoders  sync.Pool // flate.Resetter, an io.ReadCloser
+	brotliDecoders sync.Pool // *brotli.Reader
+	zstdDecoders   sync.Pool // *zstd.Decoder
+	peekReaders    sync.Pool // *bufio.Reader
+)
+
+func newDecoder(coding string, r io.Reader) (decoder, error) {
 	switch coding {
 	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("gzip header: %w", err)
+		zr, _ := gzipDecoders.Get().(*gzip.Reader)
+		var err error
+		if zr == nil {
+			zr, err = gzip.NewReader(r)
+		} else {
+			err = zr.Reset(r)
 		}
-		return zr, noop, nil
+		if err != nil {
+			return decoder{}, fmt.Errorf("gzip header: %w", err)
+		}
+		return decoder{zr, func() { gzipDecoders.Put(zr) }}, nil
 	case "br":
-		return brotli.NewReader(r), noop, nil
+		br, _ := brotliDecoders.Get().(*brotli.Reader)
+		if br == nil {
+			br = brotli.NewReader(r)
+		} else if err := br.Reset(r); err != nil {
+			return decoder{}, fmt.Errorf("brotli reader: %w", err)
+		}
+		return decoder{br, func() { brotliDecoders.Put(br) }}, nil
 	case "zstd":
-		zr, err := zstd.NewReader(r,
-			zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(zstdMaxWindow),
-			zstd.WithDecoderMaxMemory(zstdMaxWindow))
+		// WithDecoderConcurrency(1) decodes on the caller's goroutine,
+		// so a pooled decoder the GC drops leaves no goroutine behind and
+		// needs no Close.
+		zr, _ := zstdDecoders.Get().(*zstd.Decoder)
+		var err error
+		if zr == nil {
+			zr, err = zstd.NewReader(r,
+				zstd.WithDecoderConcurrency(1),
+				zstd.WithDecoderLowmem(true),
+				zstd.WithDecoderMaxWindow(zstdMaxWindow),
+				zstd.WithDecoderMaxMemory(zstdMaxWindow))
+		} else {
+			err = zr.Reset(r)
+		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("zstd reader: %w", err)
+			return decoder{}, fmt.Errorf("zstd reader: %w", err)
 		}
-		return zr, zr.Close, nil
+		return decoder{zr, func() { zstdDecoders.Put(zr) }}, nil
 	case "deflate":
-		br := bufio.NewReader(r)
-		if h, err := br.Peek(2); err == nil && isZlibHeader(h[0], h[1]) {
-			zr, err := zlib.NewReader(br)
-			if err != nil {
-				return nil, nil, fmt.Errorf("zlib header: %w", err)
-			}
-			return zr, noop, nil
-		}
-		return flate.NewReader(br), noop, nil
+		return newDeflateDecoder(r)
 	}
-	return nil, nil, fmt.Errorf("unsupported content coding %q", coding)
+	return decoder{}, fmt.Errorf("unsupported content coding %q", coding)
+}
+
+// newDeflateDecoder reads zlib-wrapped or raw deflate, whichever r starts
+// with.
+func newDeflateDecoder(r io.Reader) (decoder, error) {
+	peek, _ := peekReaders.Get().(*bufio.Reader)
+	if peek == nil {
+		peek = bufio.NewReader(r)
+	} else {
+		peek.Reset(r)
+	}
+	if h, err := peek.Peek(2); err == nil && isZlibHeader(h[0], h[1]) {
+		zr, _ := zlibDecoders.Get().(io.ReadCloser)
+		var err error
+		if zr == nil {
+			zr, err = zlib.NewReader(peek)
+		} else {
+			err = zr.(zlib.Resetter).Reset(peek, nil)
+		}
+		if err != nil {
+			peekReaders.Put(peek)
+			return decoder{}, fmt.Errorf("zlib header: %w", err)
+		}
+		return decoder{zr, func() { zlibDecoders.Put(zr); peekReaders.Put(peek) }}, nil
+	}
+	fr, _ := flateDecoders.Get().(io.ReadCloser)
+	if fr == nil {
+		fr = flate.NewReader(peek)
+	} else if err := fr.(flate.Resetter).Reset(peek, nil); err != nil {
+		peekReaders.Put(peek)
+		return decoder{}, fmt.Errorf("deflate reader: %w", err)
+	}
+	return decoder{fr, func() { flateDecoders.Put(fr); peekReaders.Put(peek) }}, nil
 }
 
 // isZlibHeader tells zlib-wrapped deflate (what RFC 9110 means) from the
 // raw deflate some servers send instead.
 func isZlibHeader(cmf, flg byte) bool {
 	return cmf&0x0f == 8 && cmf>>4 <= 7 && (uint16(cmf)<<8|uint16(flg))%31 == 0
-}
-
-// readCapped reads r to EOF keeping at most limit bytes. It reads one byte
-// past limit to tell "exactly limit" from "more", and never grows its buffer
-// beyond limit+1, so a lying size hint or an endless stream cannot inflate
-// memory. On exceeded the returned data is exactly limit bytes long.
-func readCapped(r io.Reader, limit int64, hint int) (data []byte, exceeded bool, err error) {
-	const maxEmptyReads = 100
-	bound := limit + 1
-	if hint <= 0 {
-		hint = 512
-	}
-	buf := make([]byte, 0, min(int64(hint)+1, bound))
-	empty := 0
-	for int64(len(buf)) < bound {
-		if len(buf) == cap(buf) {
-			// make, not append: append rounds capacity up past bound.
-			grown := make([]byte, len(buf), min(int64(cap(buf))*2, bound))
-			copy(grown, buf)
-			buf = grown
-		}
-		n, rerr := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) == bound {
-			// Even with io.EOF: the byte past the cap arrived.
-			break
-		}
-		if rerr == io.EOF {
-			return buf, false, nil
-		}
-		if rerr != nil {
-			return buf, false, rerr
-		}
-		if n == 0 {
-			if empty++; empty > maxEmptyReads {
-				return buf, false, io.ErrNoProgress
-			}
-		} else {
-			empty = 0
-		}
-	}
-	return buf[:limit], true, nil
 }
 
 // DecodeBody is decodeBody for readers of stored responses (the render tier

@@ -83,36 +83,44 @@ func corruptTail(b []byte) []byte {
 	return b
 }
 
-func TestReadCapped(t *testing.T) {
-	data := []byte(strings.Repeat("x", 1000))
+func TestSpoolReadFrom(t *testing.T) {
+	data := bigBody(3*spoolChunkSize + 100)
 	boom := errors.New("boom")
 	tests := []struct {
 		name         string
 		r            io.Reader
 		limit        int64
-		hint         int
 		wantLen      int
 		wantExceeded bool
 		wantErr      error
 	}{
-		{"under cap", bytes.NewReader(data), 2000, 0, 1000, false, nil},
-		{"exactly cap", bytes.NewReader(data), 1000, 1000, 1000, false, nil},
-		{"over cap", bytes.NewReader(data), 999, 0, 999, true, nil},
-		{"lying huge hint", bytes.NewReader(data), 10, 1 << 30, 10, true, nil},
-		{"one byte reads", iotest.OneByteReader(bytes.NewReader(data)), 500, 0, 500, true, nil},
-		{"error mid-stream keeps prefix", io.MultiReader(bytes.NewReader(data[:10]), iotest.ErrReader(boom)), 100, 0, 10, false, boom},
-		{"no progress", zeroReader{}, 100, 0, 0, false, io.ErrNoProgress},
-		{"zero cap", bytes.NewReader(data), 0, 0, 0, true, nil},
+		{"under cap", bytes.NewReader(data[:1000]), 2000, 1000, false, nil},
+		{"exactly cap", bytes.NewReader(data[:1000]), 1000, 1000, false, nil},
+		{"over cap", bytes.NewReader(data[:1000]), 999, 999, true, nil},
+		{"several chunks", bytes.NewReader(data), 1 << 30, len(data), false, nil},
+		{"cap at a chunk's end", bytes.NewReader(data), 2 * spoolChunkSize, 2 * spoolChunkSize, true, nil},
+		{"cap past a chunk's end", bytes.NewReader(data), 2*spoolChunkSize + 1, 2*spoolChunkSize + 1, true, nil},
+		{"one byte reads", iotest.OneByteReader(bytes.NewReader(data)), 500, 500, true, nil},
+		{"half reads", iotest.HalfReader(bytes.NewReader(data)), 1 << 30, len(data), false, nil},
+		{"error mid-stream keeps prefix", io.MultiReader(bytes.NewReader(data[:10]), iotest.ErrReader(boom)), 100, 10, false, boom},
+		{"no progress", zeroReader{}, 100, 0, false, io.ErrNoProgress},
+		{"zero cap", bytes.NewReader(data), 0, 0, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, exceeded, err := readCapped(tt.r, tt.limit, tt.hint)
-			if len(got) != tt.wantLen || exceeded != tt.wantExceeded || !errors.Is(err, tt.wantErr) {
-				t.Errorf("readCapped = (%d bytes, %v, %v), want (%d bytes, %v, %v)",
+			var s spool
+			defer s.release()
+			exceeded, err := s.readFrom(tt.r, tt.limit)
+			got := s.bytes()
+			if len(got) != tt.wantLen || s.len() != tt.wantLen || exceeded != tt.wantExceeded || !errors.Is(err, tt.wantErr) {
+				t.Errorf("readFrom = (%d bytes, %v, %v), want (%d bytes, %v, %v)",
 					len(got), exceeded, err, tt.wantLen, tt.wantExceeded, tt.wantErr)
 			}
-			if int64(cap(got)) > tt.limit+1 {
-				t.Errorf("cap(buf) = %d, want <= %d", cap(got), tt.limit+1)
+			if !bytes.Equal(got, data[:len(got)]) {
+				t.Errorf("spooled bytes are not the %d bytes read", len(got))
+			}
+			if cap(got) != len(got) {
+				t.Errorf("cap(bytes) = %d, want exactly its length %d", cap(got), len(got))
 			}
 		})
 	}

@@ -5,6 +5,10 @@ import (
 	"compress/zlib"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/andybalholm/brotli"
@@ -65,3 +69,35 @@ func compress(coding string, data []byte) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// overCapSite serves bodies past the default caps: /bomb/{coding} decodes
+// to 1 MiB more than DefaultMaxDecodedBytes (zeros, a few KiB to a few
+// hundred KiB on the wire), /huge sends 1 MiB more than DefaultMaxBodyBytes
+// of identity body with a Content-Length, /huge?chunked=1 without one.
+func overCapSite(t testing.TB) *httptest.Server {
+	t.Helper()
+	zeros := make([]byte, DefaultMaxDecodedBytes+1<<20)
+	bombs := map[string][]byte{}
+	for _, coding := range bombCodings {
+		bombs[coding] = encode(t, coding, zeros)
+	}
+	huge := bigBody(DefaultMaxBodyBytes + 1<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if coding, ok := strings.CutPrefix(r.URL.Path, "/bomb/"); ok {
+			w.Header().Set("Content-Encoding", coding)
+			w.Header().Set("Content-Length", strconv.Itoa(len(bombs[coding])))
+			_, _ = w.Write(bombs[coding])
+			return
+		}
+		if r.URL.Query().Get("chunked") == "" {
+			w.Header().Set("Content-Length", strconv.Itoa(len(huge)))
+		}
+		_, _ = w.Write(huge)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// bombCodings are the content codings the client decodes.
+var bombCodings = []string{"gzip", "deflate", "br", "zstd"}

@@ -247,3 +247,20 @@ func BenchmarkParseProse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseOverlong measures what a capped 20 MiB body costs the
+// parser beyond the body itself (B/op): the tokenizer holds a whole token
+// in a buffer it grows by doubling.
+func BenchmarkParseOverlong(b *testing.B) {
+	for _, p := range overlongPages() {
+		b.Run(p.name, func(b *testing.B) {
+			b.SetBytes(int64(len(p.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Parse(p.body, p.contentType, benchURL, nil, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

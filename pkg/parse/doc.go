@@ -44,4 +44,8 @@
 //     foreign content, as in the tree builder, so an unclosed <svg> hides
 //     neither the rest of the text nor the title.
 //   - "nocache" in robots directives is treated as "noarchive" (Bing's alias).
+//   - A token longer than 1 MiB (a run of text, a script, a comment, a tag
+//     with its attributes) counts as far as its first MiB, and a tag that
+//     long not at all; parsing goes on after its end. The tokenizer would
+//     otherwise hold it whole, in a buffer it doubles as it fills.
 package parse

@@ -91,9 +91,11 @@ func isUTF8(body []byte) bool {
 
 // decode converts body to UTF-8. UTF-8 input is returned as is: invalid
 // sequences are replaced later, only in the strings that leave the package.
+// So is ASCII in an encoding that leaves ASCII as it is, which spares a
+// copy of the body (windows-1252 is what an undeclared ASCII page gets).
 func decode(body []byte, c encodingChoice) ([]byte, error) {
 	body = body[c.bom:]
-	if c.name == "utf-8" {
+	if c.name == "utf-8" || keepsASCII(c.name) && isASCII(body) {
 		return body, nil
 	}
 	out, err := c.enc.NewDecoder().Bytes(body)
@@ -101,6 +103,26 @@ func decode(body []byte, c encodingChoice) ([]byte, error) {
 		return nil, fmt.Errorf("decode body as %s: %w", c.name, err)
 	}
 	return out, nil
+}
+
+// keepsASCII reports whether the WHATWG encoding name decodes every byte
+// below 0x80 to the same character: all but UTF-16, ISO-2022-JP (whose
+// escapes are ASCII bytes) and the replacement encoding.
+func keepsASCII(name string) bool {
+	switch name {
+	case "utf-16be", "utf-16le", "iso-2022-jp", "replacement":
+		return false
+	}
+	return true
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // lookupDeclared resolves a charset label met in a <meta> while parsing, as

@@ -47,6 +47,22 @@ func FuzzParse(f *testing.F) {
 				checkURL(t, u)
 			}
 		}
+
+		// The same with tokens cut at a few bytes, so that inputs of any
+		// size take the ways on after an overlong token.
+		short := opt
+		short.maxToken = 16
+		d, err = Parse(body, contentType, pageURL, strings.Split(xRobots, "\n"), short)
+		if err != nil {
+			t.Fatalf("Parse with tokens cut at %d bytes: %v", short.maxToken, err)
+		}
+		checkInvariants(t, d, short.withDefaults())
+		if !utf8.ValidString(d.Text) {
+			t.Fatalf("Text is not valid UTF-8 with tokens cut at %d bytes: %q", short.maxToken, d.Text)
+		}
+		for _, l := range d.Links {
+			checkURL(t, l.URL)
+		}
 	})
 }
 

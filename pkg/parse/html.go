@@ -27,7 +27,7 @@ func parseHTML(body []byte, enc encodingChoice, page *pageAddr, opt Options) (*D
 			*buf = make([]byte, 0, n)
 		}
 		p.text.buf = (*buf)[:0]
-		p.run(html.NewTokenizer(bytes.NewReader(decoded)), false)
+		p.tokenize(decoded)
 		if p.reparse != nil && attempt == 0 {
 			putTextBuf(buf, p.text.buf)
 			enc = *p.reparse
@@ -97,17 +97,27 @@ func newHTMLParser(enc encodingChoice, page *pageAddr, opt Options) *htmlParser 
 	}
 }
 
-// run consumes tokens until the end of input. In a nested run (the content
-// of <noscript>, which the tokenizer hands over as raw text) only links are
-// collected: that markup is what a browser without scripts would show.
-func (p *htmlParser) run(z *html.Tokenizer, nested bool) {
+// run consumes tokens until the end of input, until handleStart stops it,
+// or until a token too long for the tokenizer's bound (Options.maxToken);
+// only then is overlong true.
+// In a nested run (the content of <noscript>, which the tokenizer hands
+// over as raw text) only links are collected: that markup is what a
+// browser without scripts would show.
+func (p *htmlParser) run(z *html.Tokenizer, nested bool) (c cut, overlong bool) {
 	for {
 		tt := z.Next()
 		raw := p.raw
 		p.raw = 0
+		if tt == html.ErrorToken {
+			return c, z.Err() == html.ErrBufferExceeded
+		}
+		n := len(z.Raw())
+		c.at += n
+		if c.partial = n >= p.opt.maxToken; c.partial {
+			c.tt, c.raw = tt, raw
+			copy(c.head[:], z.Raw())
+		}
 		switch tt {
-		case html.ErrorToken:
-			return
 		case html.TextToken:
 			if !nested {
 				p.handleText(z, raw)
@@ -118,7 +128,7 @@ func (p *htmlParser) run(z *html.Tokenizer, nested bool) {
 				continue
 			}
 			if stop := p.handleStart(z, tt == html.SelfClosingTagToken); stop {
-				return
+				return c, false
 			}
 		case html.EndTagToken:
 			if !nested {

@@ -34,6 +34,8 @@ type Options struct {
 	MaxLinks    int    // default 5000, for Links and Rejected each; excess dropped unresolved and counted in Document.LinksDropped
 	MaxTextSize int    // bytes of main text kept; default 256 KiB
 	RobotsAgent string // product token honoured in <meta name=...> and X-Robots-Tag "agent:" forms, besides "robots"
+
+	maxToken int // maxTokenBytes, unless a test wants a cut sooner
 }
 
 func (o Options) withDefaults() Options {
@@ -44,6 +46,9 @@ func (o Options) withDefaults() Options {
 		o.MaxTextSize = DefaultMaxTextSize
 	}
 	o.RobotsAgent = strings.ToLower(strings.TrimSpace(o.RobotsAgent))
+	if o.maxToken <= 0 {
+		o.maxToken = maxTokenBytes
+	}
 	return o
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current output")
@@ -984,6 +986,29 @@ func TestParseBadPageURL(t *testing.T) {
 	for _, u := range []string{"https://example.com", "HTTP://Example.COM:8080/a?b#c", " http://example.com/ "} {
 		if _, err := Parse([]byte("<a href=x>"), "text/html", u, nil, Options{}); err != nil {
 			t.Errorf("Parse(page %q): %v", u, err)
+		}
+	}
+}
+
+// TestKeepsASCII holds keepsASCII, which lets decode skip the decoder on
+// an ASCII body, to what each WHATWG encoding's decoder does with the 128
+// ASCII bytes.
+func TestKeepsASCII(t *testing.T) {
+	ascii := make([]byte, utf8.RuneSelf)
+	for i := range ascii {
+		ascii[i] = byte(i)
+	}
+	labels := []string{"utf-8", "ibm866", "iso-8859-2", "iso-8859-8-i", "koi8-u", "macintosh",
+		"windows-874", "windows-1252", "windows-1258", "x-mac-cyrillic", "gbk", "gb18030", "big5",
+		"euc-jp", "iso-2022-jp", "shift_jis", "euc-kr", "iso-2022-kr", "utf-16be", "utf-16le", "x-user-defined"}
+	for _, label := range labels {
+		e, name := charset.Lookup(label)
+		if e == nil {
+			t.Fatalf("no encoding for %q", label)
+		}
+		out, err := e.NewDecoder().Bytes(ascii)
+		if same := err == nil && bytes.Equal(out, ascii); keepsASCII(name) != same {
+			t.Errorf("keepsASCII(%q) = %v, but its decoder turns ASCII into itself: %v", name, keepsASCII(name), same)
 		}
 	}
 }

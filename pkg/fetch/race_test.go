@@ -1,0 +1,5 @@
+//go:build race
+
+package fetch
+
+const raceEnabled = true
