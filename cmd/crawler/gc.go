@@ -116,7 +116,6 @@ func (t *gcTuner) afterGC() {
 	if t.stopped.Load() {
 		return
 	}
-	t.cycles.Add(1)
 	metrics.Read(t.sample)
 	if t.sample[0].Value.Kind() == metrics.KindUint64 {
 		if p := gcPercentFor(t.sample[0].Value.Uint64(), t.headroom, t.maxPercent); p != t.percent {
@@ -125,6 +124,7 @@ func (t *gcTuner) afterGC() {
 		}
 	}
 	t.arm()
+	t.cycles.Add(1) // after arm: a collection that follows runs the next cleanup
 }
 
 // stop ends the tuning after the next collection; the GC percent stays as
