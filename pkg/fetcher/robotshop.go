@@ -39,10 +39,39 @@ const (
 	hopKeepMax   = 4096
 )
 
+// hopResend is how often a host waiting on its redirect chain asks again:
+// the hop's queued item lives in its owner's memory and is lost when that
+// fetcher restarts or the hop's partition moves. Asking again costs a
+// record, no request: the hop's owner queues it only if it is not waiting
+// on it already, and answers from what it fetched lately.
+const hopResend = 10 * time.Second
+
 // robotsHop is a host's robots.txt redirect chain in progress.
 type robotsHop struct {
 	url   string    // the hop its robots.txt redirected to
 	until time.Time // when the host stops waiting for the answer
+	sent  time.Time // when the hop was last asked for
+}
+
+// waitHop is the turn of a host waiting on its redirect chain: no request,
+// the hop asked for again if it has been a while.
+func (f *Fetcher) waitHop(lease *frontier.Lease, scheme string, now time.Time) frontier.Outcome {
+	f.mu.Lock()
+	hi := f.hostOf(lease.Host)
+	hop := hi.hop
+	resend := now.Sub(hop.sent) >= hopResend
+	if resend {
+		hi.hop.sent = now
+	}
+	f.mu.Unlock()
+	if resend {
+		f.sendRobots([]*kgo.Record{f.hopRecord(hop.url, robotsURLOf(scheme, lease.Host), 1)})
+	}
+	until := now.Add(hopResend)
+	if hop.until.Before(until) {
+		until = hop.until
+	}
+	return frontier.Outcome{Until: until}
 }
 
 // hopBook is what this fetcher knows of the hops it was asked to fetch:

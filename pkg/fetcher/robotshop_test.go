@@ -14,6 +14,7 @@ import (
 
 	"github.com/crawlcluster/crawler/internal/hostile"
 	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
@@ -158,5 +159,55 @@ func testRobotsRedirects(t *testing.T, n int) {
 				t.Errorf("request %d (%s) began %v after the previous one ended, want at least the delay %v", i, s.path, gap, cfg.DefaultDelay)
 			}
 		}
+	}
+}
+
+// TestLostRobotsHopIsAskedAgain: a hop queued on its host lives in its
+// owner's memory; when that owner restarts (here: its queue and book of
+// waiting hosts are dropped) the host waiting on it asks again, and gets
+// its rules long before its wait for the answer ends.
+func TestLostRobotsHopIsAskedAgain(t *testing.T) {
+	e := testenv.New(t)
+	victim := hostile.ServeOn(t, "127.0.0.98", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+	}))
+	victimHost := urlnorm.Authority(victim.URL)
+	src := hostile.ServeOn(t, "127.0.0.97", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.Redirect(w, r, victim.URL+"/robots.txt", http.StatusMovedPermanently)
+			return
+		}
+		fmt.Fprint(w, "<html><body>page</body></html>")
+	}))
+	srcHost := urlnorm.Authority(src.URL)
+	page := strings.ToLower(src.URL) + "/"
+
+	f, stop := startFetcher(t, e, testConfig())
+	defer stop()
+	testenv.Eventually(t, 30*time.Second, "the fetcher owning the partitions", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.owned[queue.PartitionOf(victimHost)] && f.owned[queue.PartitionOf(srcHost)]
+	})
+	f.fr.SetHostPaused(victimHost, queue.PartitionOf(victimHost), true)
+	if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: page, Seed: true}, queue.PartitionOf(srcHost))).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the hop queued on the victim", func() bool {
+		h, ok := f.fr.Host(victimHost)
+		return ok && h.Queued == 1
+	})
+	// The victim's owner loses the hop, as a restart would.
+	f.fr.Remove(victimHost, func(frontier.Item) bool { return true })
+	f.mu.Lock()
+	f.hops = hopBook{}
+	f.mu.Unlock()
+	f.fr.SetHostPaused(victimHost, queue.PartitionOf(victimHost), false)
+	asked := time.Now()
+	testenv.Eventually(t, time.Minute, "the page fetched under the victim's rules", func() bool {
+		return urlState(t, e, page) == store.StateFetched
+	})
+	if took := time.Since(asked); took >= robotsHopWait {
+		t.Errorf("rules came %v after the hop was lost, want well before the wait of %v ends", took, robotsHopWait)
 	}
 }

@@ -119,7 +119,7 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 		return f.fetchHop(ctx, lease, it)
 	}
 	if hop.url != "" && now.Before(hop.until) {
-		return frontier.Outcome{Until: hop.until} // its robots.txt redirect is on its way
+		return f.waitHop(lease, scheme, now) // its robots.txt redirect is on its way
 	}
 	if !entry.Fresh(now) {
 		if e := f.sharedRobots(ctx, lease.Host, now); e != nil {
@@ -187,10 +187,10 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 		if n, nerr := f.norm.Normalize(next); nerr == nil {
 			if rec := f.hopRecord(n, robotsURL, 1); rec != nil {
 				f.mu.Lock()
-				f.hostOf(lease.Host).hop = robotsHop{url: n, until: done.Add(robotsHopWait)}
+				f.hostOf(lease.Host).hop = robotsHop{url: n, until: done.Add(robotsHopWait), sent: done}
 				f.mu.Unlock()
 				f.sendRobots([]*kgo.Record{rec})
-				outcome.Until = done.Add(robotsHopWait)
+				outcome.Until = done.Add(hopResend)
 				return outcome
 			}
 		}
