@@ -202,13 +202,13 @@ func (r *Resources) settled(ctx context.Context, info store.URLInfo) (browser.Re
 		return browser.Response{}, true, fmt.Errorf("%w: %s %s", ErrRefused, info.URL.State, info.URL.Reason)
 	case store.StateStored:
 		for _, c := range info.Captures {
-			if c.WARCFile == "" || c.RevisitOf != 0 {
+			if c.WARCFile == "" {
 				continue
 			}
 			resp, err := r.fromArchive(ctx, c)
 			return resp, true, err
 		}
-		return browser.Response{}, true, fmt.Errorf("%w: stored without a response record", ErrRefused)
+		return browser.Response{}, true, fmt.Errorf("%w: stored without a WARC record", ErrRefused)
 	}
 	return browser.Response{}, false, nil
 }
@@ -227,13 +227,60 @@ func (r *Resources) ask(ctx context.Context, page queue.Page, n string) error {
 	return nil
 }
 
-// fromArchive reads a capture's response record back into an answer.
+// maxRevisitHops bounds the chain of revisits followed to an original.
+const maxRevisitHops = 4
+
+// fromArchive reads a capture's record back into an answer. A revisit (its
+// payload identical to an earlier capture's, of any URL) is served with the
+// original's body: the same library on every site of a crawl, or one 404
+// page for every missing stylesheet of a server, is archived once and then
+// only referred to, and refusing those left the pages rendered after the
+// first without their scripts.
 func (r *Resources) fromArchive(ctx context.Context, c store.Capture) (browser.Response, error) {
 	rec, err := r.read(ctx, c.WARCFile, c.WARCOffset, c.WARCLength)
 	if err != nil {
 		return browser.Response{}, fmt.Errorf("read the capture of %s: %w", c.URL, err)
 	}
-	return ResponseOf(rec, r.maxBody)
+	if rec.Type() != warc.TypeRevisit {
+		return ResponseOf(rec, r.maxBody)
+	}
+	if c.RevisitOf == 0 {
+		return browser.Response{}, fmt.Errorf("%w: revisit record of %s names no original capture", ErrRefused, c.URL)
+	}
+	// Two captures of one batch can both refer to the original in the
+	// store, or one to the other: a short chain, followed a few hops.
+	orig := c
+	for hops := 0; orig.RevisitOf != 0; hops++ {
+		if hops == maxRevisitHops {
+			return browser.Response{}, fmt.Errorf("%w: the capture of %s is a revisit of a revisit, %d times over", ErrRefused, c.URL, hops)
+		}
+		if orig, err = r.urls.Capture(ctx, orig.RevisitOf); err != nil {
+			return browser.Response{}, fmt.Errorf("the original of the capture of %s: %w", c.URL, err)
+		}
+	}
+	if orig.WARCFile == "" {
+		return browser.Response{}, fmt.Errorf("%w: the original of the capture of %s has no WARC record", ErrRefused, c.URL)
+	}
+	orec, err := r.read(ctx, orig.WARCFile, orig.WARCOffset, orig.WARCLength)
+	if err != nil {
+		return browser.Response{}, fmt.Errorf("read the original capture of %s: %w", c.URL, err)
+	}
+	resp, err := ResponseOf(orec, r.maxBody)
+	if err != nil {
+		return resp, err
+	}
+	// The status and headers are this URL's own, from the revisit's
+	// head; a 304's (a recrawl's server-not-modified revisit) say
+	// nothing of the content and leave the original's.
+	hr, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(rec.Block)), nil)
+	if err != nil {
+		return browser.Response{}, fmt.Errorf("%w: stored HTTP head of %s: %v", ErrRefused, c.URL, err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != http.StatusNotModified {
+		resp.Status, resp.Header = hr.StatusCode, servedHeader(hr.Header)
+	}
+	return resp, nil
 }
 
 // ResponseOf turns a WARC response record into what a browser is served: the
@@ -252,11 +299,17 @@ func ResponseOf(rec *warc.Record, maxBody int64) (browser.Response, error) {
 		return browser.Response{}, fmt.Errorf("%w: stored HTTP body: %v", ErrRefused, err)
 	}
 	body, _ := fetch.DecodeBody(raw.Bytes(), hr.Header.Get("Content-Encoding"), maxBody)
-	h := hr.Header.Clone()
+	return browser.Response{Status: hr.StatusCode, Header: servedHeader(hr.Header), Body: body}, nil
+}
+
+// servedHeader is a stored response's header as the browser is given it:
+// without those of the transfer (it gets the decoded body) or cookies.
+func servedHeader(stored http.Header) http.Header {
+	h := stored.Clone()
 	for _, k := range []string{"Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie"} {
 		h.Del(k)
 	}
-	return browser.Response{Status: hr.StatusCode, Header: h, Body: body}, nil
+	return h
 }
 
 // keep caches an answer, dropping the least recently used beyond the bound.
