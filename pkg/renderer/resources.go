@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -51,12 +52,21 @@ type Resources struct {
 	maxBody int64
 	observe func(result string) // counts each answer; set by the renderer
 
+	budget       float64       // host delays a request adds to its page's bound
+	defaultDelay time.Duration // a host's delay until the store has one
+
 	mu       sync.Mutex
+	delays   map[string]hostDelay
 	cache    map[string]*list.Element // normalized URL -> *cached in lru
 	lru      *list.List
 	bytes    int64
 	maxBytes int64
 	inflight map[string]*call
+}
+
+type hostDelay struct {
+	d  time.Duration
+	at time.Time
 }
 
 type cached struct {
@@ -77,6 +87,11 @@ type ResourcesConfig struct {
 	CacheBytes int64         // answers kept in memory (default 64 MiB)
 	MaxBody    int64         // decoded bytes served per sub-resource (default 8 MiB)
 	Poll       time.Duration // how often the store is asked while a fetch is awaited (default 100 ms)
+	// Budget is how many of its host's delays a sub-resource the crawl
+	// must fetch adds to its page's bound (Resources.Budget); 0: none.
+	// DefaultDelay is a host's delay until the store has one (default 1s).
+	Budget       float64
+	DefaultDelay time.Duration
 }
 
 // NewResources returns the sub-resource loader of a renderer.
@@ -90,9 +105,85 @@ func NewResources(cfg ResourcesConfig, urls store.Reader, read RecordReader, pro
 	if cfg.Poll <= 0 {
 		cfg.Poll = 100 * time.Millisecond
 	}
+	if cfg.DefaultDelay <= 0 {
+		cfg.DefaultDelay = time.Second
+	}
 	return &Resources{urls: urls, read: read, produce: produce, norm: urlnorm.New(urlnorm.DefaultPolicy()),
 		poll: cfg.Poll, maxBody: cfg.MaxBody, cache: map[string]*list.Element{}, lru: list.New(),
-		maxBytes: cfg.CacheBytes, inflight: map[string]*call{}}
+		maxBytes: cfg.CacheBytes, inflight: map[string]*call{}, budget: cfg.Budget, defaultDelay: cfg.DefaultDelay,
+		delays: map[string]hostDelay{}}
+}
+
+// Budget is what a sub-resource request adds to its page's render bound
+// (browser.Config.RequestBudget): Budget times its host's delay, the
+// politeness the crawl keeps to fetch it; nothing for an answer in memory.
+func (r *Resources) Budget(req browser.Request) time.Duration {
+	if r.budget <= 0 {
+		return 0
+	}
+	n, err := r.norm.Normalize(req.URL)
+	if err != nil {
+		return 0
+	}
+	r.mu.Lock()
+	_, cached := r.cache[n]
+	r.mu.Unlock()
+	if cached {
+		return 0
+	}
+	return time.Duration(r.budget * float64(r.delayOf(urlnorm.Authority(n))))
+}
+
+// Bounds of the hosts' delays kept in memory: a delay changes with a
+// robots.txt, rarely, and a render must not wait on the store for it.
+const (
+	delayTTL   = time.Minute
+	delayHosts = 4096
+	delayWait  = 2 * time.Second
+)
+
+// delayOf is the host's delay (its backoff when longer) as the store last
+// had it from the fetcher that owns the host, else the default.
+func (r *Resources) delayOf(host string) time.Duration {
+	now := time.Now()
+	r.mu.Lock()
+	e, ok := r.delays[host]
+	r.mu.Unlock()
+	if ok && now.Sub(e.at) < delayTTL {
+		return e.d
+	}
+	d := r.defaultDelay
+	ctx, cancel := context.WithTimeout(context.Background(), delayWait)
+	h, err := r.urls.Host(ctx, host)
+	cancel()
+	if err == nil && max(h.Delay, h.Backoff) > 0 {
+		d = max(h.Delay, h.Backoff)
+	}
+	r.mu.Lock()
+	if len(r.delays) >= delayHosts {
+		clear(r.delays)
+	}
+	r.delays[host] = hostDelay{d: d, at: now}
+	r.mu.Unlock()
+	return d
+}
+
+// Await waits until the crawl has settled every URL of urls (archived,
+// excluded or failed), asking for those it does not know, or until ctx
+// ends; it reports whether all were settled. Their answers are kept, so a
+// second render of the page is served them from memory.
+func (r *Resources) Await(ctx context.Context, page queue.Page, urls []string) bool {
+	var wg sync.WaitGroup
+	var cut atomic.Bool
+	for _, u := range urls {
+		wg.Go(func() {
+			if _, err := r.Load(ctx, page, browser.Request{URL: u, Method: http.MethodGet}); err != nil && ctx.Err() != nil {
+				cut.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	return !cut.Load() && ctx.Err() == nil
 }
 
 // Loader returns the browser.Loader for one page.

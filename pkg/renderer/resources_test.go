@@ -3,11 +3,16 @@ package renderer
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/internal/browsertest"
 	"github.com/crawlcluster/crawler/pkg/browser"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -101,5 +106,106 @@ func TestResourcesServeRevisits(t *testing.T) {
 		if resp.Status != tc.status || string(resp.Body) != lib || resp.Header.Get("X-Site") != tc.site || resp.Header.Get("Set-Cookie") != "" {
 			t.Errorf("%s: served %d %v %q, want %d with X-Site %q and the original's body", tc.url, resp.Status, resp.Header, resp.Body, tc.status, tc.site)
 		}
+	}
+}
+
+// slowCrawl is an archive whose URLs the crawl fetches lag after they are
+// asked for, as a host's queue and politeness would; a URL of never is
+// never fetched.
+type slowCrawl struct {
+	*archive
+	lag   time.Duration
+	never string
+	files map[string]string // URL -> JavaScript body
+
+	mu    sync.Mutex
+	asked map[string]time.Time
+}
+
+func (s *slowCrawl) produce(_ context.Context, recs ...*kgo.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rec := range recs {
+		u, err := queue.DecodeURL(rec.Value)
+		if err != nil {
+			return err
+		}
+		if _, ok := s.asked[u.URL]; !ok {
+			s.asked[u.URL] = time.Now()
+		}
+	}
+	return nil
+}
+
+func (s *slowCrawl) URLInfo(ctx context.Context, n string) (store.URLInfo, error) {
+	s.mu.Lock()
+	at, ok := s.asked[n]
+	if !ok || n == s.never || time.Since(at) < s.lag {
+		s.mu.Unlock()
+		if ok {
+			return store.URLInfo{URL: &store.URL{URL: n, State: store.StateQueued}}, nil
+		}
+		return store.URLInfo{}, store.ErrNotFound
+	}
+	if _, stored := s.urls[n]; !stored {
+		s.add(int64(len(s.captures)+1), n, warc.TypeResponse, "HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\n\r\n"+s.files[n], 0)
+	}
+	s.mu.Unlock()
+	return s.archive.URLInfo(ctx, n)
+}
+
+func (s *slowCrawl) read(ctx context.Context, file string, off, n int64) (*warc.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.archive.read(ctx, file, off, n)
+}
+
+// TestRerenderOnceArrived: a render that times out waiting for a script
+// the crawl is still fetching is recorded with what it waited for, and the
+// page is rendered again once the script is archived, then built; a page
+// whose script never comes is rendered once, and says what it waited for.
+func TestRerenderOnceArrived(t *testing.T) {
+	path := browsertest.Need(t)
+	crawl := &slowCrawl{archive: &archive{urls: map[string]store.URLInfo{}, captures: map[int64]store.Capture{}, records: map[string]*warc.Record{}},
+		lag: 2 * time.Second, never: "http://app.test/never.js", asked: map[string]time.Time{},
+		files: map[string]string{"http://app.test/app.js": `document.getElementById('app').innerHTML = '<a href="/built">built</a>';`}}
+	res := NewResources(ResourcesConfig{Poll: 20 * time.Millisecond}, crawl, crawl.read, crawl.produce)
+	pool, err := browser.New(context.Background(), browser.Config{Path: path, ProfileDir: t.TempDir(), Tabs: 1, PageTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	r := &Renderer{newPool: func() (*browser.Pool, error) { return pool, nil }, res: res, log: slog.New(slog.DiscardHandler),
+		metrics: newMetrics(nil, func() browser.Stats { return browser.Stats{} }), await: 10 * time.Second}
+	for _, tc := range []struct {
+		script string
+		built  bool
+	}{
+		{"/app.js", true},
+		{"/never.js", false},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			pg := queue.Page{URL: "http://app.test/", Status: 200, Render: &queue.Render{Reason: "signals: app_root#app"},
+				Body: []byte(`<!DOCTYPE html><div id="app"></div><script src="` + tc.script + `"></script>`)}
+			start := time.Now()
+			r.renderOne(context.Background(), &pg)
+			d := pg.Render.Detail
+			if pg.Render.Outcome != queue.RenderRendered || d == nil {
+				t.Fatalf("render %+v", pg.Render)
+			}
+			built := strings.Contains(string(pg.DOM), `href="/built"`)
+			url := "http://app.test" + tc.script
+			t.Logf("%v: reason %q, detail %+v", time.Since(start), pg.Render.Reason, *d)
+			if built != tc.built || d.Rerendered != tc.built || !slices.Equal(d.TimedOutWaiting, []string{url}) {
+				t.Errorf("built %v, rerendered %v, timed out waiting for %v; want built and rerendered %v, waiting for %s",
+					built, d.Rerendered, d.TimedOutWaiting, tc.built, url)
+			}
+			if tc.built != strings.Contains(pg.Render.Reason, "rendered again") {
+				t.Errorf("reason %q", pg.Render.Reason)
+			}
+			if !tc.built && (!pg.Render.TimedOut || len(d.Subresources) != 1 || !d.Subresources[0].Pending) {
+				t.Errorf("a render whose script never came: timed out %v, sub-resources %+v", pg.Render.TimedOut, d.Subresources)
+			}
+		})
 	}
 }
