@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -96,7 +97,30 @@ func checkRenderedApps(t *testing.T, w *synthweb.Web, rep synthweb.Report, data 
 			t.Errorf("ordinary page %s has a render decision: %+v", c.URL, d)
 			return nil
 		}
-		lines = append(lines, fmt.Sprintf("%s %s%s: %s links %d->%d (%s)", appHosts[host], host, path, d.Decision, d.LinksHTML, d.LinksRendered, d.Reason))
+		lines = append(lines, fmt.Sprintf("%s %s%s: %s links %d->%d (%s) %s", appHosts[host], host, path, d.Decision, d.LinksHTML, d.LinksRendered, d.Reason, d.Detail))
+		if d.Decision != store.RenderRendered {
+			return nil
+		}
+		// The look-up says what each render waited for: on the
+		// robots-blocked host, the data refused; elsewhere every
+		// sub-resource of the host answered.
+		var det store.RenderDetail
+		if err := json.Unmarshal([]byte(d.Detail), &det); err != nil || len(det.Subresources) == 0 {
+			t.Errorf("%s: render detail %q (%v)", c.URL, d.Detail, err)
+			return nil
+		}
+		for _, s := range det.Subresources {
+			sh, sp := splitURL(s.URL)
+			switch {
+			case sh != host:
+			case appHosts[host] == synthweb.AppBlockedAPI && strings.HasPrefix(sp, "/api/"):
+				if !strings.Contains(s.Error, "robots") {
+					t.Errorf("%s: the disallowed %s answered %+v", c.URL, s.URL, s)
+				}
+			case s.Status == 0 || s.Pending:
+				t.Errorf("%s: sub-resource %+v", c.URL, s)
+			}
+		}
 		return nil
 	})
 	if err != nil {
