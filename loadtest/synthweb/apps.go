@@ -721,6 +721,31 @@ func (r Report) RenderChecks() []NamedViolations {
 	return out
 }
 
+// RenderProblems is what a crawl that renders the application hosts got
+// wrong, one line each: a reachable page not fetched (application or
+// ordinary), a RenderChecks violation, the robots-disallowed API asked for
+// or a page only it links to fetched. None for a crawl that did it all.
+func (r Report) RenderProblems() []string {
+	var out []string
+	if a := r.Apps; a == nil {
+		out = append(out, "the audit has no application report")
+	} else {
+		if a.Coverage != 1 || a.OrdinaryCoverage != 1 {
+			out = append(out, fmt.Sprintf("coverage: application pages %.3f (%d of %d), ordinary %.3f (%d of %d)",
+				a.Coverage, a.Fetched, a.Reachable, a.OrdinaryCoverage, a.OrdinaryFetched, a.OrdinaryMustFetch))
+		}
+		if a.APIDisallowed > 0 || a.HiddenFetched > 0 {
+			out = append(out, fmt.Sprintf("robots-disallowed API called %d times, %d hidden pages fetched", a.APIDisallowed, a.HiddenFetched))
+		}
+	}
+	for _, v := range r.RenderChecks() {
+		if v.Count > 0 {
+			out = append(out, fmt.Sprintf("%s: %d violations: %v", v.Name, v.Count, v.Examples))
+		}
+	}
+	return out
+}
+
 // NamedViolations is one rule's violations with the rule's name.
 type NamedViolations struct {
 	Name string

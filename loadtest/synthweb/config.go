@@ -58,6 +58,17 @@ func DefaultConfig() Config {
 	}
 }
 
+// AppChainsConfig is the web the render tier is judged on at real politeness
+// delays: one application host of each shape, built as real sites are
+// (AppChains), beside 4 ordinary hosts, 4 pages each; the hung host's API
+// answers after 2 s.
+func AppChainsConfig() Config {
+	c := DefaultConfig()
+	c.Apps = len(appShapes)
+	c.Hosts, c.PagesPerHost, c.AppChains, c.AppHang = c.Apps+4, 4, true, 2*time.Second
+	return c
+}
+
 // RegisterFlags adds the web's shape to fs, each flag name prefixed with
 // prefix and defaulting to c's current value: call it on DefaultConfig().
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
