@@ -159,6 +159,10 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte // decoded; Content-Encoding and Content-Length are dropped
+	// Fetch is how long the fetch itself took, when the Loader knows; the
+	// rest of a request's wait was spent before it (for the crawl: in the
+	// host's queue and waiting for its politeness turn) and after.
+	Fetch time.Duration
 }
 
 // Loader answers sub-resource requests; an error fails the request (the page
@@ -205,6 +209,7 @@ type Subresource struct {
 	Status  int           // the answer's; 0 when refused or still waiting
 	Err     string        // why the Loader refused it
 	Waited  time.Duration // from the request to its answer (or the render's end)
+	Fetch   time.Duration // of Waited, the fetch itself (Response.Fetch)
 	Pending bool          // the render ended before the answer
 }
 

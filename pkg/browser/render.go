@@ -164,7 +164,7 @@ func (tb *tab) answer(i int, resp Response, err error) {
 		s.Err = err.Error()
 		return
 	}
-	s.Status = resp.Status
+	s.Status, s.Fetch = resp.Status, resp.Fetch
 	if s.Status == 0 {
 		s.Status = http.StatusOK
 	}

@@ -290,7 +290,7 @@ func detailOf(res browser.Result) *store.RenderDetail {
 	d := &store.RenderDetail{BoundMS: res.Bound.Milliseconds(), WaitedMS: res.Waited.Milliseconds(), ScriptErrors: res.ScriptErrors}
 	for _, s := range res.Subresources {
 		d.Subresources = append(d.Subresources, store.RenderSubresource{URL: s.URL, Type: s.Type, Status: s.Status,
-			Error: s.Err, WaitMS: s.Waited.Milliseconds(), Pending: s.Pending})
+			Error: s.Err, WaitMS: s.Waited.Milliseconds(), FetchMS: s.Fetch.Milliseconds(), Pending: s.Pending})
 	}
 	return d
 }

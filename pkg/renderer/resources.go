@@ -297,6 +297,7 @@ func (r *Resources) settled(ctx context.Context, info store.URLInfo) (browser.Re
 				continue
 			}
 			resp, err := r.fromArchive(ctx, c)
+			resp.Fetch = c.Duration
 			return resp, true, err
 		}
 		return browser.Response{}, true, fmt.Errorf("%w: stored without a WARC record", ErrRefused)

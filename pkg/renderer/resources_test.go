@@ -52,13 +52,16 @@ func (a *archive) read(_ context.Context, file string, _, _ int64) (*warc.Record
 	return rec, nil
 }
 
+// fetchTook is how long every capture's fetch took.
+const fetchTook = 250 * time.Millisecond
+
 // add stores a capture of url whose record is of type typ with block.
 func (a *archive) add(id int64, url, typ, block string, revisitOf int64) {
 	rec := &warc.Record{Block: []byte(block)}
 	rec.Header.Add(warc.FieldType, typ)
 	file := "seg-" + url
 	a.records[file] = rec
-	c := store.Capture{ID: id, URL: url, WARCFile: file, RevisitOf: revisitOf}
+	c := store.Capture{ID: id, URL: url, WARCFile: file, RevisitOf: revisitOf, Duration: fetchTook}
 	a.captures[id] = c
 	a.urls[url] = store.URLInfo{URL: &store.URL{URL: url, State: store.StateStored}, Captures: []store.Capture{c}}
 }
@@ -103,7 +106,7 @@ func TestResourcesServeRevisits(t *testing.T) {
 			t.Errorf("%s: %v", tc.url, err)
 			continue
 		}
-		if resp.Status != tc.status || string(resp.Body) != lib || resp.Header.Get("X-Site") != tc.site || resp.Header.Get("Set-Cookie") != "" {
+		if resp.Status != tc.status || string(resp.Body) != lib || resp.Header.Get("X-Site") != tc.site || resp.Header.Get("Set-Cookie") != "" || resp.Fetch != fetchTook {
 			t.Errorf("%s: served %d %v %q, want %d with X-Site %q and the original's body", tc.url, resp.Status, resp.Header, resp.Body, tc.status, tc.site)
 		}
 	}

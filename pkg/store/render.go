@@ -53,12 +53,15 @@ type RenderDetail struct {
 
 // RenderSubresource is one request of a rendered page and its answer.
 type RenderSubresource struct {
-	URL     string `json:"url"`
-	Type    string `json:"type,omitempty"`   // the browser's: Script, Stylesheet, Fetch, XHR, ...
-	Status  int    `json:"status,omitempty"` // 0: refused, or not answered before the render ended
-	Error   string `json:"error,omitempty"`  // why it was refused (robots, failed, ...)
-	WaitMS  int64  `json:"wait_ms"`
-	Pending bool   `json:"pending,omitempty"` // the render ended waiting for it
+	URL    string `json:"url"`
+	Type   string `json:"type,omitempty"`   // the browser's: Script, Stylesheet, Fetch, XHR, ...
+	Status int    `json:"status,omitempty"` // 0: refused, or not answered before the render ended
+	Error  string `json:"error,omitempty"`  // why it was refused (robots, failed, ...)
+	WaitMS int64  `json:"wait_ms"`
+	// FetchMS is, of WaitMS, the fetch itself as the fetcher timed it; the
+	// rest is the host's queue and politeness turn, and the storing.
+	FetchMS int64 `json:"fetch_ms,omitempty"`
+	Pending bool  `json:"pending,omitempty"` // the render ended waiting for it
 }
 
 // RenderSample is what a host's, or a section's, compared pages showed.
