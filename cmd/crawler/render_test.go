@@ -60,17 +60,8 @@ func TestRenderApps(t *testing.T) {
 	if apps == nil {
 		t.Fatal("the audit has no application report")
 	}
-	if apps.Coverage != 1 || apps.OrdinaryCoverage != 1 {
-		t.Errorf("coverage: application pages %d of %d (%.3f), ordinary %.3f", apps.Fetched, apps.Reachable, apps.Coverage, apps.OrdinaryCoverage)
-	}
-	for _, v := range rep.RenderChecks() {
-		if v.Count > 0 {
-			t.Errorf("%s: %d violations: %v", v.Name, v.Count, v.Examples)
-		}
-	}
-
-	if apps.APIDisallowed > 0 || apps.HiddenFetched > 0 {
-		t.Errorf("robots-disallowed API called %d times, %d hidden pages fetched", apps.APIDisallowed, apps.HiddenFetched)
+	for _, p := range rep.RenderProblems() {
+		t.Error(p)
 	}
 	if apps.APIRequests == 0 {
 		t.Error("no application API request: the fetch() shape was not rendered")

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -43,6 +44,7 @@ func run() int {
 	log.RegisterFlags(fs)
 	flags.RegisterFlags(fs)
 	listen := fs.String("listen", ":9104", "address for /metrics, /-/healthy and /-/ready (empty = off)")
+	defaultDelay := fs.Duration("default-delay", time.Second, "a host's delay, for the render bound's budgets (-render-budget), until the store has the one its fetcher keeps: the fetchers' -default-delay")
 	showVersion := version.Flag(fs)
 	if code := config.Parse(fs, os.Args[1:]); code >= 0 {
 		return code
@@ -80,13 +82,12 @@ func run() int {
 		return 1
 	}
 	defer blobs.Close()
-	bcfg := flags.BrowserConfig(path)
-	bcfg.Log = logger.With("component", "browser")
 	var r *renderer.Renderer
-	res := renderer.NewResources(renderer.ResourcesConfig{CacheBytes: flags.CacheMiB << 20}, core.Store, renderer.BlobRecords(blobs),
+	res, bcfg, rcfg := flags.Build(path, *defaultDelay, core.Store, renderer.BlobRecords(blobs),
 		func(ctx context.Context, recs ...*kgo.Record) error { return r.Produce(ctx, recs...) })
+	bcfg.Log = logger.With("component", "browser")
 	newPool := func() (*browser.Pool, error) { return browser.New(ctx, bcfg) }
-	r, err = renderer.New(renderer.Config{Tabs: flags.Tabs}, newPool, res, queue.ClientOptions(core.Brokers.Seeds, logger), core.Registry, logger)
+	r, err = renderer.New(rcfg, newPool, res, queue.ClientOptions(core.Brokers.Seeds, logger), core.Registry, logger)
 	if err != nil {
 		logger.Error("build renderer", "err", err)
 		return 1

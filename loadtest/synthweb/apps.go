@@ -38,6 +38,9 @@ func AppShapes() []string { return slices.Clone(appShapes) }
 const (
 	AppBundlePath    = "/static/app.js"       // the one bundle of a host, the same URL on every page
 	AppAPIPath       = "/api/page"            // ?id=home for "/", ?id=N for /p/N.html
+	AppIndexPath     = "/api/index"           // Config.AppChains: ?id= as AppAPIPath, answers {"next": its URL}
+	AppMainPath      = "/static/app-main.js"  // Config.AppChains: the code AppBundlePath loads
+	AppSiteStylePath = "/static/site.css"     // Config.AppChains: the stylesheet in <head>; 404 on odd hosts
 	AppHangAPIPath   = "/api/hang"            // answers after Config.AppHang, or when the client or the web goes
 	AppHangPage      = "/app/hang.html"       // AppHung: a setInterval that keeps changing the DOM
 	AppHangFetchPage = "/app/hang-fetch.html" // AppHung: a fetch of AppHangAPIPath
@@ -232,9 +235,24 @@ func (h *host) buildApp() {
 			if a.shape == AppBlockedAPI {
 				h.mustNotFetch(target)
 			}
+			if cfg.AppChains {
+				index, _ := CanonicalTarget(AppIndexPath + "?id=" + p.id)
+				h.static[index] = staticAsset(KindAPI, "application/json", mustJSON(map[string]string{"next": target}))
+				if a.shape == AppBlockedAPI {
+					h.mustNotFetch(index)
+				}
+			}
 		}
 	}
-	h.static[AppBundlePath] = staticAsset(KindBundle, "text/javascript; charset=utf-8", appBundle(a.shape, routes))
+	if cfg.AppChains {
+		h.static[AppBundlePath] = staticAsset(KindBundle, "text/javascript; charset=utf-8", []byte(loaderJS))
+		h.static[AppMainPath] = staticAsset(KindBundle, "text/javascript; charset=utf-8", appBundle(a.shape, routes, true))
+		if h.idx%2 == 0 {
+			h.static[AppSiteStylePath] = staticAsset(KindStyle, "text/css; charset=utf-8", []byte(appCSS))
+		}
+	} else {
+		h.static[AppBundlePath] = staticAsset(KindBundle, "text/javascript; charset=utf-8", appBundle(a.shape, routes, false))
+	}
 	h.static[appStylePath] = staticAsset(KindStyle, "text/css; charset=utf-8", []byte(appCSS))
 	h.static[appFontPath] = staticAsset(KindFont, "font/woff2", fontBody)
 	h.static[appLogoPath] = staticAsset(KindImage, "image/png", pngBody)
@@ -384,7 +402,14 @@ func (h *host) appShell(name string, p *appPage) []byte {
 		name = p.data.Title
 	}
 	b.WriteString(html.EscapeString(name))
-	b.WriteString("</title>\n<script src=\"" + AppBundlePath + "\" defer></script>\n")
+	b.WriteString("</title>\n")
+	chains := h.web.cfg.AppChains
+	if chains {
+		// Render-blocking, and ahead of the bundle in the host's queue.
+		b.WriteString("<link rel=\"stylesheet\" href=\"" + AppSiteStylePath + "\">\n")
+	} else {
+		b.WriteString("<script src=\"" + AppBundlePath + "\" defer></script>\n")
+	}
 	if wh := h.web.widget; wh != nil {
 		fmt.Fprintf(&b, "<script src=\"%s%s\" async></script>\n<script src=\"%s%s\" async></script>\n",
 			wh.base, WidgetPath, wh.base, TrackerPath)
@@ -410,6 +435,9 @@ func (h *host) appShell(name string, p *appPage) []byte {
 	}
 	if p.script != "" {
 		b.WriteString("<script>\n" + p.script + "</script>\n")
+	}
+	if chains {
+		b.WriteString("<script src=\"" + AppBundlePath + "\"></script>\n")
 	}
 	b.WriteString("</body>\n</html>\n")
 	return b.Bytes()
@@ -444,10 +472,11 @@ func mustJSON(v any) []byte {
 
 // appBundle is the host's script: the shape, the router's table, then the
 // code every shape shares.
-func appBundle(shape string, routes map[string]appData) []byte {
+func appBundle(shape string, routes map[string]appData, index bool) []byte {
 	var b bytes.Buffer
 	b.WriteString("'use strict';\n")
 	b.WriteString("const SHAPE = " + strconv.Quote(shape) + ";\n")
+	b.WriteString("const INDEX = " + strconv.FormatBool(index) + ";\n")
 	b.WriteString("const ROUTES = ")
 	if routes == nil {
 		b.WriteString("{}")
@@ -542,7 +571,13 @@ const (
   };
   const inline = () => JSON.parse(document.getElementById('app-data').textContent);
   const api = async () => {
-    const r = await fetch('/api/page?id=' + encodeURIComponent(app.dataset.page));
+    let url = '/api/page?id=' + encodeURIComponent(app.dataset.page);
+    if (INDEX) {
+      const r = await fetch('/api/index?id=' + encodeURIComponent(app.dataset.page));
+      if (!r.ok) throw new Error('the index answered ' + r.status);
+      url = (await r.json()).next;
+    }
+    const r = await fetch(url);
     if (!r.ok) throw new Error('the API answered ' + r.status);
     return r.json();
   };
@@ -578,6 +613,15 @@ const (
     }
   };
   main().catch((e) => app.appendChild(el('p', 'This page could not be built: ' + e.message)));
+})();
+`
+
+	// loaderJS is Config.AppChains' bundle: it loads the code, as a
+	// site's entry chunk loads the rest.
+	loaderJS = `(() => {
+  const s = document.createElement('script');
+  s.src = '/static/app-main.js';
+  document.head.appendChild(s);
 })();
 `
 
@@ -673,6 +717,31 @@ func (r Report) RenderChecks() []NamedViolations {
 	if a := r.Apps; a != nil {
 		out = append(out, NamedViolations{"media", a.Media}, NamedViolations{"repeated documents", a.RepeatedDocuments},
 			NamedViolations{"repeated bundles", a.RepeatedBundles})
+	}
+	return out
+}
+
+// RenderProblems is what a crawl that renders the application hosts got
+// wrong, one line each: a reachable page not fetched (application or
+// ordinary), a RenderChecks violation, the robots-disallowed API asked for
+// or a page only it links to fetched. None for a crawl that did it all.
+func (r Report) RenderProblems() []string {
+	var out []string
+	if a := r.Apps; a == nil {
+		out = append(out, "the audit has no application report")
+	} else {
+		if a.Coverage != 1 || a.OrdinaryCoverage != 1 {
+			out = append(out, fmt.Sprintf("coverage: application pages %.3f (%d of %d), ordinary %.3f (%d of %d)",
+				a.Coverage, a.Fetched, a.Reachable, a.OrdinaryCoverage, a.OrdinaryFetched, a.OrdinaryMustFetch))
+		}
+		if a.APIDisallowed > 0 || a.HiddenFetched > 0 {
+			out = append(out, fmt.Sprintf("robots-disallowed API called %d times, %d hidden pages fetched", a.APIDisallowed, a.HiddenFetched))
+		}
+	}
+	for _, v := range r.RenderChecks() {
+		if v.Count > 0 {
+			out = append(out, fmt.Sprintf("%s: %d violations: %v", v.Name, v.Count, v.Examples))
+		}
 	}
 	return out
 }

@@ -703,3 +703,51 @@ func TestAppPagesInBrowser(t *testing.T) {
 		t.Errorf("the media a browser fetched did not fail the audit:\n%s", rep)
 	}
 }
+
+// TestAppChains: with Config.AppChains each application page has a
+// stylesheet ahead of its bundle, at the end of <body>, a 404 on every
+// other host; the bundle loads the code as a second script; a page that
+// fetches its data asks an index for the data's URL first, and on the
+// robots-blocked host both are disallowed and must not be fetched.
+func TestAppChains(t *testing.T) {
+	cfg := appsConfig()
+	cfg.AppChains = true
+	w := startWeb(t, cfg)
+	c := rawClient()
+	mustNot := map[string]bool{}
+	for _, id := range w.MustNotFetch() {
+		mustNot[id] = true
+	}
+	styles := map[int]int{} // status -> hosts
+	for shape, h := range appHostsByShape(t, w) {
+		home := get(t, c, h.base+"/").body
+		css := strings.Index(home, `<link rel="stylesheet" href="`+AppSiteStylePath+`">`)
+		script := strings.Index(home, `<script src="`+AppBundlePath+`"></script>`)
+		if css < 0 || script < strings.Index(home, "</div>") || strings.Contains(home, " defer>") {
+			t.Errorf("%s: the stylesheet at %d, the bundle at %d (not deferred, after #app):\n%s", shape, css, script, home)
+		}
+		styles[get(t, c, h.base+AppSiteStylePath).status]++
+		if b := get(t, c, h.base+AppBundlePath).body; !strings.Contains(b, AppMainPath) {
+			t.Errorf("%s: the bundle does not load %s:\n%s", shape, AppMainPath, b)
+		}
+		if b := get(t, c, h.base+AppMainPath).body; !strings.Contains(b, "const INDEX = true;") {
+			t.Errorf("%s: the code does not fetch through the index:\n%s", shape, short(b))
+		}
+		if shape != AppFetch && shape != AppBlockedAPI {
+			continue
+		}
+		var idx struct{ Next string }
+		if err := json.Unmarshal([]byte(get(t, c, h.base+AppIndexPath+"?id=home").body), &idx); err != nil || idx.Next != AppAPIPath+"?id=home" {
+			t.Errorf("%s: the index names %q (%v)", shape, idx.Next, err)
+		}
+		if d := decodeJSON(t, get(t, c, h.base+idx.Next).body); len(d.Links) == 0 {
+			t.Errorf("%s: the data at %s has no links", shape, idx.Next)
+		}
+		if blocked := mustNot[h.key+AppIndexPath+"?id=home"]; blocked != (shape == AppBlockedAPI) {
+			t.Errorf("%s: the index in MustNotFetch: %v", shape, blocked)
+		}
+	}
+	if styles[200] == 0 || styles[404] == 0 {
+		t.Errorf("stylesheet answers by status %v: want some present and some 404", styles)
+	}
+}

@@ -31,6 +31,14 @@ type Config struct {
 	// AppHang is how long AppHangAPIPath keeps a request waiting before
 	// it answers; default DefaultAppHang.
 	AppHang time.Duration
+	// AppChains builds the application pages as real sites do: a
+	// stylesheet in <head> (present on every other host, 404 on the
+	// rest) ahead of the bundle, which comes at the end of <body> and
+	// loads the rest of the code as a second script; and the fetched
+	// data in two steps (AppIndexPath answers the URL of AppAPIPath's
+	// answer). A render then waits for requests made one after another,
+	// each a politeness delay apart.
+	AppChains bool
 
 	// clock stamps requests and drives the changing pages; nil means
 	// time.Now. Tests set it to move through a page's history at will.
@@ -50,6 +58,17 @@ func DefaultConfig() Config {
 	}
 }
 
+// AppChainsConfig is the web the render tier is judged on at real politeness
+// delays: one application host of each shape, built as real sites are
+// (AppChains), beside 4 ordinary hosts, 4 pages each; the hung host's API
+// answers after 2 s.
+func AppChainsConfig() Config {
+	c := DefaultConfig()
+	c.Apps = len(appShapes)
+	c.Hosts, c.PagesPerHost, c.AppChains, c.AppHang = c.Apps+4, 4, true, 2*time.Second
+	return c
+}
+
 // RegisterFlags adds the web's shape to fs, each flag name prefixed with
 // prefix and defaulting to c's current value: call it on DefaultConfig().
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
@@ -66,6 +85,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.Int64Var(&c.Seed, prefix+"seed", c.Seed, "seed of the link graph and the texts")
 	fs.IntVar(&c.Apps, prefix+"apps", c.Apps, "make the last N hosts application hosts, whose links only scripts build (shapes: inline JSON, fetched JSON, client-side router, robots-blocked API, hung script, runaway memory, an application part beside a server-rendered one)")
 	fs.DurationVar(&c.AppHang, prefix+"app-hang", c.AppHang, "how long the hung application host's API keeps a request waiting (0: "+DefaultAppHang.String()+")")
+	fs.BoolVar(&c.AppChains, prefix+"app-chains", c.AppChains, "application pages as real sites build them: a stylesheet (or a 404) before the bundle at the end of <body>, which loads a second script; fetched data in two steps (an index names the data URL)")
 	c.Change.RegisterFlags(fs, prefix)
 }
 

@@ -227,6 +227,15 @@
 //     links the bundle would build, so rendering finds nothing more. It
 //     tests verdicts per part of a host ([Web.ServerRenderedPath]).
 //
+// With Config.AppChains the pages are built as real sites build them, so
+// that a render waits for requests made one after another, a politeness
+// delay apart: the <head> has a stylesheet [AppSiteStylePath] (present on
+// hosts of even index, 404 on the others: one error page for all), the
+// bundle comes at the end of <body>, not deferred, and only loads the code,
+// [AppMainPath], as a second script; fetch and blocked_api ask
+// [AppIndexPath] + "?id=" + data-page first, whose answer {"next": URL}
+// names the data's URL. On blocked_api both are disallowed (MustNotFetch).
+//
 // Each page's links go to the next page and Fanout-1 random ones on the
 // host. Sub-resources are logged with their own Kind ([KindBundle],
 // [KindStyle], [KindAPI], [KindHang], [KindScript], [KindImage],

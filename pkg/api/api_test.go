@@ -201,12 +201,24 @@ func TestLookups(t *testing.T) {
 	// A page the render tier rendered shows the decision and what rendering found.
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	if err := e.DB.Render().RecordRenders(ctx, []store.RenderDecision{{URLHash: store.HashURL(n), Host: "look.example", Section: "/", URL: n, At: at,
-		Decision: store.RenderRendered, Reason: "signals: app_root#app", Compared: true, Gained: true, LinksHTML: 1, LinksRendered: 7}}); err != nil {
+		Decision: store.RenderRendered, Reason: "signals: app_root#app", Compared: true, Gained: true, LinksHTML: 1, LinksRendered: 7,
+		Detail: `{"bound_ms":17000,"waited_ms":1300,"subresources":[{"url":"http://look.example/app.js","type":"Script","status":200,"wait_ms":1200},` +
+			`{"url":"http://look.example/api/","type":"Fetch","error":"sub-resource refused: excluded robots","wait_ms":100}],"script_errors":["Uncaught Error: no data"]}`}}); err != nil {
 		t.Fatal(err)
 	}
 	_, out = e.do(t, "GET", "/api/v1/urls?url="+n, "", "")
-	if r, _ := out["render"].(map[string]any); r["decision"] != "rendered" || r["reason"] != "signals: app_root#app" || r["section"] != "/" || r["links_rendered"] != 7.0 || r["at"] != "2026-11-26T12:00:00Z" {
+	r, _ := out["render"].(map[string]any)
+	if r["decision"] != "rendered" || r["reason"] != "signals: app_root#app" || r["section"] != "/" || r["links_rendered"] != 7.0 || r["at"] != "2026-11-26T12:00:00Z" {
 		t.Errorf("render decision %v", out["render"])
+	}
+	// What it waited for, and what the page threw.
+	d, _ := r["detail"].(map[string]any)
+	subs, _ := d["subresources"].([]any)
+	errs, _ := d["script_errors"].([]any)
+	if d["waited_ms"] != 1300.0 || d["bound_ms"] != 17000.0 || len(subs) != 2 || len(errs) != 1 || errs[0] != "Uncaught Error: no data" {
+		t.Errorf("render detail %v", r["detail"])
+	} else if s1, _ := subs[1].(map[string]any); s1["error"] != "sub-resource refused: excluded robots" || s1["status"] != nil {
+		t.Errorf("refused sub-resource %v", s1)
 	}
 	if code, _ := e.do(t, "GET", "/api/v1/urls?url=http://nowhere.example/", "", ""); code != 404 {
 		t.Errorf("unknown url: %d, want 404", code)

@@ -22,6 +22,7 @@ import (
 
 	apidoc "github.com/crawlcluster/crawler/api"
 	"github.com/crawlcluster/crawler/pkg/pattern"
+	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/submit"
 )
 
@@ -120,6 +121,8 @@ func TestOpenAPISchemasMatchStructs(t *testing.T) {
 		{"URLLookup", urlView{}},
 		{"URLRecrawl", recrawlView{}},
 		{"RenderDecision", renderView{}},
+		{"RenderDetail", store.RenderDetail{}},
+		{"RenderSubresource", store.RenderSubresource{}},
 		{"HostThroughput", hostRateView{}},
 		{"Exclusion", exclusionView{}},
 		{"RobotsDecision", robotsDecision{}},

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"sort"
 	"strconv"
 	"strings"
@@ -663,9 +664,21 @@ type renderView struct {
 	LinksRendered int       `json:"links_rendered"`
 	TextHTML      int       `json:"text_html"`
 	TextRendered  int       `json:"text_rendered"`
+	// Detail is what the render waited for and what the page raised;
+	// null without a render, or one recorded before details.
+	Detail *store.RenderDetail `json:"detail"`
 }
 
 func renderViewOf(d store.RenderDecision) *renderView {
-	return &renderView{Decision: d.Decision, Reason: d.Reason, Section: d.Section, At: d.At, Compared: d.Compared, Gained: d.Gained,
+	v := &renderView{Decision: d.Decision, Reason: d.Reason, Section: d.Section, At: d.At, Compared: d.Compared, Gained: d.Gained,
 		LinksHTML: d.LinksHTML, LinksRendered: d.LinksRendered, TextHTML: d.TextHTML, TextRendered: d.TextRendered}
+	if d.Detail != "" {
+		var det store.RenderDetail
+		// The parser wrote it; a row it cannot read shows no detail
+		// rather than failing the look-up.
+		if json.Unmarshal([]byte(d.Detail), &det) == nil {
+			v.Detail = &det
+		}
+	}
+	return v
 }

@@ -2,10 +2,12 @@ package browser
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -107,4 +109,95 @@ fetch('/links.json').then(r => r.json()).then(links => {
 	b.ReportMetric(float64(st.PeakRSSPerTab)/(1<<20), "peak-MiB/tab")
 	b.ReportMetric(float64(st.PeakRSS)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(st.IdleRSS)/(1<<20), "idle-MiB")
+}
+
+// politePage is a page with n scripts of its own host in <head>, the last
+// building the links: the crawl fetches them one at a time, a host's delay
+// apart, however the browser asks.
+func politePage(n int) (string, map[string]string) {
+	var head strings.Builder
+	files := map[string]string{}
+	for i := range n {
+		path := "/s" + strconv.Itoa(i) + ".js"
+		head.WriteString(`<script src="` + path + `"></script>`)
+		files[path] = "window.s" + strconv.Itoa(i) + " = true;"
+	}
+	files["/s"+strconv.Itoa(n-1)+".js"] = `document.addEventListener('DOMContentLoaded', () => {
+  const app = document.getElementById('app');
+  for (const l of ['/a', '/b', '/c']) { const a = document.createElement('a'); a.href = l; a.textContent = l; app.appendChild(a); }
+});`
+	return `<!doctype html><html><head>` + head.String() + `</head><body><div id="app"></div></body></html>`, files
+}
+
+// BenchmarkRenderPolite reports a render's wall time per page (ns/op) as a
+// function of its sub-resources and its host's delay, the crawl's
+// politeness imitated by a Loader that answers one request at a time, a
+// delay apart: pages one after another, one tab. many-hosts renders 8 pages
+// at once, each on its own host, at a 1 s delay, and reports renders per
+// second per core (CPU of the browser and this process): the tabs spend
+// most of their time waiting, which costs no CPU.
+//
+//	go test ./pkg/browser -run '^$' -bench RenderPolite -benchtime 3x
+func BenchmarkRenderPolite(b *testing.B) {
+	for _, delay := range []time.Duration{0, 200 * time.Millisecond, time.Second} {
+		for _, n := range []int{1, 4, 10} {
+			b.Run(fmt.Sprintf("delay=%v/subresources=%d", delay, n), func(b *testing.B) {
+				page, files := politePage(n)
+				p := newPool(b, Config{Tabs: 1, RestartAfter: 1 << 30, PageTimeout: time.Minute})
+				doc := Document{URL: "http://app.test/", Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte(page)}
+				b.ResetTimer()
+				for range b.N {
+					l := &politeLoader{delay: delay, files: files, start: time.Now()}
+					res, err := p.Render(context.Background(), doc, l.load)
+					if err != nil || !strings.Contains(res.DOM, `href="/c"`) || res.TimedOut {
+						b.Fatalf("render: %v, timed out %v, DOM %.200s", err, res.TimedOut, res.DOM)
+					}
+				}
+			})
+		}
+	}
+	b.Run("many-hosts/delay=1s/subresources=4", func(b *testing.B) {
+		const tabs = 8
+		page, files := politePage(4)
+		p := newPool(b, Config{Tabs: tabs, RestartAfter: 1 << 30, PageTimeout: time.Minute})
+		var host atomic.Int64
+		render := func() error {
+			doc := Document{URL: fmt.Sprintf("http://h%d.test/", host.Add(1)), Status: 200,
+				Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte(page)}
+			l := &politeLoader{delay: time.Second, files: files, start: time.Now()}
+			res, err := p.Render(context.Background(), doc, l.load)
+			if err == nil && !strings.Contains(res.DOM, `href="/c"`) {
+				err = fmt.Errorf("links missing: %.200s", res.DOM)
+			}
+			return err
+		}
+		if err := render(); err != nil { // the browser's start is not counted
+			b.Fatal(err)
+		}
+		_, browserStart := p.usage()
+		selfStart := selfCPU()
+		start := time.Now()
+		b.ResetTimer()
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, tabs)
+		for range b.N {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if err := render(); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		b.StopTimer()
+		wall := time.Since(start)
+		_, browserEnd := p.usage()
+		cpu := browserEnd - browserStart + selfCPU() - selfStart
+		if cpu > 0 {
+			b.ReportMetric(float64(b.N)/cpu.Seconds(), "renders/s/core")
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/render")
+		}
+		b.ReportMetric(float64(b.N)/wall.Seconds(), "renders/s")
+	})
 }

@@ -72,7 +72,7 @@ func Find(path string) (string, error) {
 type Config struct {
 	Path         string        // the browser, from Find
 	Tabs         int           // pages rendered at once (default 2)
-	PageTimeout  time.Duration // bound on one render, load to DOM snapshot (default 15s)
+	PageTimeout  time.Duration // bound on one render, load to DOM snapshot (default 15s), before RequestBudget
 	Settle       time.Duration // network and DOM quiet time that counts as settled (default 500ms)
 	MaxRequests  int           // sub-resource requests per page; more are failed (default 100)
 	HeapMiB      int           // V8 heap limit per renderer process (default 256)
@@ -89,7 +89,14 @@ type Config struct {
 	// is over ScreenshotMaxBytes (default 1 MiB), is rendered without one.
 	Screenshot         bool
 	ScreenshotMaxBytes int
-	Log                *slog.Logger
+	// RequestBudget, when set, is the time each sub-resource request
+	// given to the Loader adds to the page's bound: what fetching it
+	// takes at its host's politeness (a page that needs ten requests of
+	// a host with a 1 s delay waits ten delays). The bound never passes
+	// MaxPageTimeout (default 2m, at least PageTimeout).
+	RequestBudget  func(Request) time.Duration
+	MaxPageTimeout time.Duration
+	Log            *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -99,6 +106,10 @@ func (c Config) withDefaults() Config {
 	if c.PageTimeout <= 0 {
 		c.PageTimeout = 15 * time.Second
 	}
+	if c.MaxPageTimeout <= 0 {
+		c.MaxPageTimeout = 2 * time.Minute
+	}
+	c.MaxPageTimeout = max(c.MaxPageTimeout, c.PageTimeout)
 	if c.Settle <= 0 {
 		c.Settle = 500 * time.Millisecond
 	}
@@ -148,6 +159,10 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte // decoded; Content-Encoding and Content-Length are dropped
+	// Fetch is how long the fetch itself took, when the Loader knows; the
+	// rest of a request's wait was spent before it (for the crawl: in the
+	// host's queue and waiting for its politeness turn) and after.
+	Fetch time.Duration
 }
 
 // Loader answers sub-resource requests; an error fails the request (the page
@@ -163,14 +178,50 @@ type Result struct {
 	Requests int           // sub-resource requests passed to the Loader
 	Blocked  int           // refused without asking it (images, fonts, over MaxRequests, navigations...)
 	Elapsed  time.Duration // from the tab's creation to the snapshot (the screenshot included)
-	TimedOut bool          // not settled within PageTimeout: the DOM is what it was then
+	TimedOut bool          // not settled within its bound: the DOM is what it was then
 	Retried  bool          // the first attempt crashed or hung, this is the second
+	// Bound is the page's time bound as the render ended: PageTimeout
+	// plus the RequestBudget of its requests, at most MaxPageTimeout.
+	Bound time.Duration
+	// Waited is how long at least one of the page's requests was with
+	// the Loader (for the crawl: in a host's queue, waiting for its
+	// politeness turn, being fetched).
+	Waited time.Duration
+	// Subresources are the requests given to the Loader, in the order
+	// asked, with their answers; those still waiting when the render
+	// ended are Pending.
+	Subresources []Subresource
+	// ScriptErrors are the page's uncaught exceptions and console
+	// errors, in order, at most maxScriptErrors, each clipped.
+	ScriptErrors []string
 	// Screenshot is the viewport's image when Config.Screenshot asked for
 	// one, ScreenshotType its media type. ScreenshotDropped says why there
 	// is none although one was asked for: timed_out, too_large or failed.
 	Screenshot        []byte
 	ScreenshotType    string
 	ScreenshotDropped string
+}
+
+// Subresource is one request a page gave the Loader, and its answer.
+type Subresource struct {
+	URL     string
+	Type    string
+	Status  int           // the answer's; 0 when refused or still waiting
+	Err     string        // why the Loader refused it
+	Waited  time.Duration // from the request to its answer (or the render's end)
+	Fetch   time.Duration // of Waited, the fetch itself (Response.Fetch)
+	Pending bool          // the render ended before the answer
+}
+
+// Pending returns the URLs of the requests the render ended waiting for.
+func (r Result) Pending() []string {
+	var out []string
+	for _, s := range r.Subresources {
+		if s.Pending {
+			out = append(out, s.URL)
+		}
+	}
+	return out
 }
 
 // Stats is what a Pool has done so far.

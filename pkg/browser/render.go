@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,10 +95,125 @@ type tab struct {
 	requests atomic.Int64
 	blocked  atomic.Int64
 
-	mu       sync.Mutex // guards done against wg.Add after Wait, and netTypes
+	start    time.Time
+	limit    time.Time    // start + MaxPageTimeout: no budget goes past it
+	deadline atomic.Int64 // UnixNano; moves on with each request's budget
+
+	mu       sync.Mutex // guards done against wg.Add after Wait, netTypes and what the render reports
 	done     bool
 	netTypes map[network.RequestID]*netType
 	wg       sync.WaitGroup
+	subs     []Subresource
+	asked    []time.Time // when each of subs was asked
+	answered []bool
+	open     int       // Loader calls not answered
+	openFrom time.Time // since when open > 0
+	waited   time.Duration
+	errs     []string
+}
+
+// maxScriptErrors bounds the script errors a render keeps, and
+// maxScriptErrorBytes each one: a page that throws in a loop says so in
+// the first few.
+const (
+	maxScriptErrors     = 20
+	maxScriptErrorBytes = 300
+)
+
+// deadlineAt is the page's bound now.
+func (tb *tab) deadlineAt() time.Time { return time.Unix(0, tb.deadline.Load()) }
+
+// extend moves the bound on by d, never past the limit.
+func (tb *tab) extend(d time.Duration) {
+	for {
+		cur := tb.deadline.Load()
+		next := min(cur+int64(d), tb.limit.UnixNano())
+		if next <= cur || tb.deadline.CompareAndSwap(cur, next) {
+			return
+		}
+	}
+}
+
+// ask records a request given to the Loader and returns its index.
+func (tb *tab) ask(req Request) int {
+	now := time.Now()
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if tb.open == 0 {
+		tb.openFrom = now
+	}
+	tb.open++
+	tb.subs = append(tb.subs, Subresource{URL: req.URL, Type: req.Type})
+	tb.asked = append(tb.asked, now)
+	tb.answered = append(tb.answered, false)
+	return len(tb.subs) - 1
+}
+
+// answer records the Loader's answer to request i.
+func (tb *tab) answer(i int, resp Response, err error) {
+	now := time.Now()
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.open--
+	if tb.open == 0 {
+		tb.waited += now.Sub(tb.openFrom)
+	}
+	s := &tb.subs[i]
+	s.Waited, tb.answered[i] = now.Sub(tb.asked[i]), true
+	if err != nil {
+		s.Err = err.Error()
+		return
+	}
+	s.Status, s.Fetch = resp.Status, resp.Fetch
+	if s.Status == 0 {
+		s.Status = http.StatusOK
+	}
+}
+
+// report copies what the render waited for and the page's errors into res:
+// a request not answered by now is pending.
+func (tb *tab) report(res *Result) {
+	now := time.Now()
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	res.Bound = tb.deadlineAt().Sub(tb.start)
+	res.Waited = tb.waited
+	if tb.open > 0 {
+		res.Waited += now.Sub(tb.openFrom)
+	}
+	res.Subresources = slices.Clone(tb.subs)
+	for i := range res.Subresources {
+		if !tb.answered[i] {
+			res.Subresources[i].Pending, res.Subresources[i].Waited = true, now.Sub(tb.asked[i])
+		}
+	}
+	res.ScriptErrors = slices.Clone(tb.errs)
+}
+
+// scriptError keeps one of the page's errors. tb.mu is held.
+func (tb *tab) scriptError(msg string) {
+	if tb.done || len(tb.errs) >= maxScriptErrors {
+		return
+	}
+	msg = strings.TrimSpace(msg)
+	if len(msg) > maxScriptErrorBytes {
+		msg = strings.ToValidUTF8(msg[:maxScriptErrorBytes], "") + "..."
+	}
+	tb.errs = append(tb.errs, msg)
+}
+
+// exceptionText is an uncaught exception as the console shows it: the
+// first line of its description, and where it was thrown.
+func exceptionText(d *runtime.ExceptionDetails) string {
+	msg := d.Text
+	if d.Exception != nil && d.Exception.Description != "" {
+		desc, _, _ := strings.Cut(d.Exception.Description, "\n")
+		msg += " " + desc
+	}
+	if d.URL != "" {
+		msg += fmt.Sprintf(" (%s:%d)", d.URL, d.LineNumber+1)
+	}
+	return msg
 }
 
 // render renders doc in a new tab of the browser of bctx. kill reports that
@@ -106,11 +222,12 @@ type tab struct {
 // resources are let go.
 func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Document, load Loader) (res Result, kill bool, err error) {
 	start := time.Now()
-	deadline := start.Add(cfg.PageTimeout)
 	if load == nil {
 		load = func(context.Context, Request) (Response, error) { return Response{}, errNoLoader }
 	}
-	tb := &tab{cfg: cfg, doc: doc, load: load, loaded: make(chan struct{}), crashed: make(chan struct{})}
+	tb := &tab{cfg: cfg, doc: doc, load: load, loaded: make(chan struct{}), crashed: make(chan struct{}),
+		start: start, limit: start.Add(cfg.MaxPageTimeout)}
+	tb.deadline.Store(start.Add(cfg.PageTimeout).UnixNano())
 	tctx, tcancel := chromedp.NewContext(bctx,
 		chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
 			// A new browser context takes the browser's proxy unless told;
@@ -181,7 +298,7 @@ func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Docum
 		return Result{}, false, ctx.Err()
 	}
 
-	nctx, ncancel := context.WithDeadline(wctx, deadline)
+	nctx, ncancel := context.WithDeadline(wctx, tb.deadlineAt())
 	err = tb.navigate(nctx)
 	ncancel()
 	if err != nil {
@@ -192,11 +309,11 @@ func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Docum
 		}
 		return Result{}, false, tb.failure(ctx, bctx, fmt.Errorf("navigate to %s: %w", doc.URL, err))
 	}
-	timedOut, err := tb.settle(wctx, deadline)
+	timedOut, err := tb.settle(wctx)
 	if err != nil {
 		return Result{}, false, tb.failure(ctx, bctx, err)
 	}
-	snapDeadline := deadline.Add(cfg.Hang)
+	snapDeadline := tb.deadlineAt().Add(cfg.Hang)
 	if timedOut {
 		// A script that never yields holds the renderer's main thread;
 		// terminateExecution is answered off it and ends that script.
@@ -227,8 +344,9 @@ func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Docum
 		Blocked:  int(tb.blocked.Load()),
 		TimedOut: timedOut,
 	}
+	tb.report(&res)
 	if cfg.Screenshot {
-		res.Screenshot, res.ScreenshotDropped = tb.screenshot(wctx, deadline, timedOut)
+		res.Screenshot, res.ScreenshotDropped = tb.screenshot(wctx, tb.deadlineAt(), timedOut)
 		if res.Screenshot != nil {
 			res.ScreenshotType = screenshotType
 		}
@@ -322,6 +440,32 @@ func (tb *tab) event(ev any) {
 				nt.typ = ev.Type
 				close(nt.known)
 			}
+			tb.mu.Unlock()
+		}
+	case *runtime.EventExceptionThrown:
+		if ev.ExceptionDetails != nil {
+			tb.mu.Lock()
+			tb.scriptError(exceptionText(ev.ExceptionDetails))
+			tb.mu.Unlock()
+		}
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == runtime.ConsoleAPICalledTypeError {
+			var parts []string
+			for _, a := range ev.Args {
+				switch {
+				case a.Description != "":
+					parts = append(parts, a.Description)
+				case len(a.Value) > 0:
+					var str string
+					if jsonv2.Unmarshal(a.Value, &str) == nil {
+						parts = append(parts, str)
+					} else {
+						parts = append(parts, string(a.Value))
+					}
+				}
+			}
+			tb.mu.Lock()
+			tb.scriptError("console.error: " + strings.Join(parts, " "))
 			tb.mu.Unlock()
 		}
 	case *page.EventJavascriptDialogOpening:
@@ -431,7 +575,12 @@ func (tb *tab) paused(ev *fetch.EventRequestPaused) {
 	for _, e := range ev.Request.PostDataEntries {
 		req.Body = append(req.Body, e.Bytes...)
 	}
+	if b := tb.cfg.RequestBudget; b != nil {
+		tb.extend(b(req))
+	}
+	i := tb.ask(req)
 	resp, err := tb.load(ctx, req)
+	tb.answer(i, resp, err)
 	if err != nil {
 		tb.cfg.Log.Debug("sub-resource refused", "page", tb.doc.URL, "url", req.URL, "type", req.Type, "reason", err)
 		tb.fail(ctx, ev.RequestID, network.ErrorReasonAccessDenied)
@@ -526,36 +675,48 @@ func (tb *tab) fail(ctx context.Context, id fetch.RequestID, reason network.Erro
 }
 
 // settle waits for the load event, then for Settle without a Loader request
-// in flight or a DOM change, until deadline; timedOut reports the deadline.
-func (tb *tab) settle(ctx context.Context, deadline time.Time) (timedOut bool, err error) {
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
+// in flight or a DOM change, until the page's bound; timedOut reports the
+// bound. A request with the Loader, however long its host's queue and
+// politeness keep it, is a request in flight: the page is not quiet, it
+// waits, and the bound has grown by its budget.
+func (tb *tab) settle(ctx context.Context) (timedOut bool, err error) {
 	wait := func(d time.Duration) (bool, error) {
-		if t := time.Until(deadline); d > t {
+		if t := time.Until(tb.deadlineAt()); d > t {
 			d = t
 		}
 		select {
 		case <-time.After(d):
-			return time.Now().After(deadline), nil
+			return !time.Now().Before(tb.deadlineAt()), nil
 		case <-tb.crashed:
 			return false, ErrCrashed
 		case <-ctx.Done():
 			return false, ctx.Err()
 		}
 	}
-	select {
-	case <-tb.loaded:
-	case <-timer.C:
-		return true, nil
-	case <-tb.crashed:
-		return false, ErrCrashed
-	case <-ctx.Done():
-		return false, ctx.Err()
+	for loaded := false; !loaded; {
+		// The bound may move on while the page loads: the timer is
+		// set again until it holds.
+		timer := time.NewTimer(time.Until(tb.deadlineAt()))
+		select {
+		case <-tb.loaded:
+			loaded = true
+		case <-timer.C:
+			if !time.Now().Before(tb.deadlineAt()) {
+				return true, nil
+			}
+		case <-tb.crashed:
+			timer.Stop()
+			return false, ErrCrashed
+		case <-ctx.Done():
+			timer.Stop()
+			return false, ctx.Err()
+		}
+		timer.Stop()
 	}
 	settle := tb.cfg.Settle
 	var heap float64 // in use at the last check; 0 before the first
 	for {
-		if !time.Now().Before(deadline) {
+		if !time.Now().Before(tb.deadlineAt()) {
 			return true, nil
 		}
 		if tb.inflight.Load() > 0 {
@@ -571,7 +732,7 @@ func (tb *tab) settle(ctx context.Context, deadline time.Time) (timedOut bool, e
 			}
 			continue
 		}
-		qctx, cancel := context.WithDeadline(ctx, deadline)
+		qctx, cancel := context.WithDeadline(ctx, tb.deadlineAt())
 		quiet, used, err := tb.quietFor(qctx)
 		cancel()
 		if err != nil {

@@ -37,9 +37,6 @@ func startRenderer(ctx context.Context, cfg Config, db *sqlite.DB, kopts []kgo.O
 		log.Warn("rendering off: no browser found; pages built by scripts are read from their HTML only", "err", err)
 		return nil, nil, nil
 	}
-	bcfg := cfg.Renderer.BrowserConfig(path)
-	bcfg.Log = log.With("component", "browser")
-	newPool := func() (*browser.Pool, error) { return browser.New(ctx, bcfg) }
 	dir := filepath.Join(cfg.DataDir, "warc")
 	read := func(_ context.Context, file string, off, n int64) (*warc.Record, error) {
 		if filepath.Base(file) != file {
@@ -48,9 +45,11 @@ func startRenderer(ctx context.Context, cfg Config, db *sqlite.DB, kopts []kgo.O
 		return warc.ReadAt(filepath.Join(dir, file), off, n)
 	}
 	var r *renderer.Renderer
-	res := renderer.NewResources(renderer.ResourcesConfig{CacheBytes: cfg.Renderer.CacheMiB << 20}, db, read,
+	res, bcfg, rcfg := cfg.Renderer.Build(path, cfg.Fetcher.DefaultDelay, db, read,
 		func(ctx context.Context, recs ...*kgo.Record) error { return r.Produce(ctx, recs...) })
-	r, err = renderer.New(renderer.Config{Tabs: cfg.Renderer.Tabs}, newPool, res, kopts, reg, log.With("component", "renderer"))
+	bcfg.Log = log.With("component", "browser")
+	newPool := func() (*browser.Pool, error) { return browser.New(ctx, bcfg) }
+	r, err = renderer.New(rcfg, newPool, res, kopts, reg, log.With("component", "renderer"))
 	if err != nil {
 		return nil, nil, err
 	}

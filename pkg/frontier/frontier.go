@@ -21,6 +21,7 @@ package frontier
 import (
 	"container/heap"
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -170,6 +171,18 @@ func (f *Frontier) Push(it Item) {
 		lvl = 0
 		h.levels[0] = append([]Item{it}, h.levels[0]...)
 		f.endWaitLocked(h)
+	} else if it.Kind == KindSubresource {
+		// A browser tab waits on it, for as long as the host's backlog
+		// ahead of it would take: first in the queue, after the robots.txt
+		// hops and the sub-resources queued before it. It keeps the
+		// host's waits and delay.
+		lvl = 0
+		q := h.levels[0]
+		i := 0
+		for i < len(q) && (q[i].Kind == KindRobots || q[i].Kind == KindSubresource) {
+			i++
+		}
+		h.levels[0] = slices.Insert(q, i, it)
 	} else {
 		h.levels[lvl] = append(h.levels[lvl], it)
 	}

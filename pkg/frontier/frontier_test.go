@@ -3,6 +3,7 @@ package frontier
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -295,5 +296,36 @@ func TestDelayLearntLateCountsFromLastRequest(t *testing.T) {
 	clk.Add(800 * time.Millisecond)
 	if l := nextNow(t, f); l.Host != "a" {
 		t.Fatalf("host %q, want a once its new delay is over", l.Host)
+	}
+}
+
+// TestSubresourcesFirst: a sub-resource a page being rendered waits on goes
+// ahead of the host's queued pages, whatever their level, after robots.txt
+// hops and earlier sub-resources; it keeps the host's delay.
+func TestSubresourcesFirst(t *testing.T) {
+	f, clk := newTest(time.Second)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	l := nextNow(t, f)
+	l.Take()
+	l.Done(Outcome{Requested: true})
+	f.Push(Item{URL: "http://a/app.js", Host: "a", Level: 2, Kind: KindSubresource})
+	f.Push(Item{URL: "http://a/r.txt", Host: "a", Kind: KindRobots})
+	f.Push(Item{URL: "http://a/data.json", Host: "a", Kind: KindSubresource})
+	f.Push(Item{URL: "http://a/3", Host: "a"})
+	noneDue(t, f) // its delay holds
+	clk.Add(time.Second)
+	l = nextNow(t, f)
+	var got []string
+	for {
+		it, ok := l.Take()
+		if !ok {
+			break
+		}
+		got = append(got, it.URL)
+	}
+	want := []string{"http://a/r.txt", "http://a/app.js", "http://a/data.json", "http://a/2", "http://a/3"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("taken in order %v, want %v", got, want)
 	}
 }

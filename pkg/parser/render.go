@@ -3,6 +3,7 @@ package parser
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -70,7 +71,8 @@ func (p *Parser) readRendered(pg queue.Page, a *analysis) {
 		}
 	}
 	a.decision = &store.RenderDecision{Decision: store.RenderRendered, Reason: reason, Compared: true, Gained: cmp.Gained,
-		LinksHTML: cmp.LinksHTML, LinksRendered: cmp.LinksRendered, TextHTML: cmp.TextHTML, TextRendered: cmp.TextRendered}
+		LinksHTML: cmp.LinksHTML, LinksRendered: cmp.LinksRendered, TextHTML: cmp.TextHTML, TextRendered: cmp.TextRendered,
+		Detail: detailJSON(pg.Render)}
 	a.doc = dom
 	if !dom.NoFollow {
 		a.out.follow(dom, pg)
@@ -92,11 +94,23 @@ func failedRender(pg queue.Page, a *analysis) {
 	if pg.Render == nil || pg.Render.Outcome != queue.RenderFailed || a.decision != nil {
 		return
 	}
-	d := &store.RenderDecision{Decision: store.RenderFailed, Reason: pg.Render.Reason + "; failed: " + pg.Render.Error}
+	d := &store.RenderDecision{Decision: store.RenderFailed, Reason: pg.Render.Reason + "; failed: " + pg.Render.Error, Detail: detailJSON(pg.Render)}
 	if a.doc != nil {
 		d.LinksHTML, d.TextHTML = len(a.doc.Links), len(a.doc.Text)
 	}
 	a.decision = d
+}
+
+// detailJSON is the render's detail as the store keeps it; "" when none.
+func detailJSON(r *queue.Render) string {
+	if r == nil || r.Detail == nil {
+		return ""
+	}
+	b, err := json.Marshal(r.Detail)
+	if err != nil {
+		return "" // strings, numbers and bools: cannot happen
+	}
+	return string(b)
 }
 
 // hasScript reports whether an HTML body has a script element at all.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/pkg/store"
 )
 
 // Record formats. Every value starts with a one-byte schema version so a consumer can
@@ -230,6 +232,8 @@ type Render struct {
 	// ScreenshotType is the media type of Page.Screenshot, when the render
 	// tier took one (-render-screenshots).
 	ScreenshotType string `json:"screenshot_type,omitempty"`
+	// Detail is what the render waited for and what the page raised.
+	Detail *store.RenderDetail `json:"detail,omitempty"`
 }
 
 // EncodePage lays a page out as version, then length-prefixed sections: JSON

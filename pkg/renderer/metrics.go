@@ -13,13 +13,17 @@ type metrics struct {
 	screenshots *prometheus.CounterVec
 	seconds     prometheus.Histogram
 	busy        prometheus.Gauge
+	// waited is how long each render had a sub-resource with the crawl;
+	// scriptErrors counts what the rendered pages threw.
+	waited       prometheus.Histogram
+	scriptErrors prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, stats func() browser.Stats) *metrics {
 	m := &metrics{
 		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_render_pages_total",
-			Help: "Pages the renderer took from crawl.render, by outcome (rendered, rendered_timed_out, failed_crashed, failed_hung, failed_timeout, failed_error, poison).",
+			Help: "Pages the renderer took from crawl.render, by outcome (rendered, rendered_timed_out, failed_crashed, failed_hung, failed_timeout, failed_error, poison); retried_subresources counts the renders done again once the sub-resources a first render timed out waiting for were archived.",
 		}, []string{"outcome"}),
 		resources: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_render_subresources_total",
@@ -38,11 +42,20 @@ func newMetrics(reg prometheus.Registerer, stats func() browser.Stats) *metrics 
 			Name: "crawler_render_tabs_busy",
 			Help: "Pages being rendered now.",
 		}),
+		waited: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "crawler_render_subresource_wait_seconds",
+			Help:    "Per rendered page, how long at least one of its sub-resources was with the crawl: in its host's queue, waiting for the host's politeness turn, being fetched and stored.",
+			Buckets: []float64{0, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120},
+		}),
+		scriptErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_render_script_errors_total",
+			Help: "Uncaught exceptions and console errors the rendered pages raised (each page's first 20).",
+		}),
 	}
 	if reg == nil {
 		return m
 	}
-	reg.MustRegister(m.pages, m.resources, m.screenshots, m.seconds, m.busy)
+	reg.MustRegister(m.pages, m.resources, m.screenshots, m.seconds, m.busy, m.waited, m.scriptErrors)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "crawler_render_browser_rss_bytes",
 		Help: "Resident memory of the browser's processes at the last sample.",

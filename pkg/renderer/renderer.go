@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,11 +22,13 @@ import (
 
 	"github.com/crawlcluster/crawler/pkg/browser"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
 )
 
 // Renderer is one member of the renderers group.
 type Renderer struct {
 	newPool func() (*browser.Pool, error)
+	await   time.Duration
 	poolMu  sync.Mutex
 	pool    *browser.Pool // started at the first page to render
 	res     *Resources
@@ -43,6 +44,9 @@ type Config struct {
 	// the pool's tabs (default 2 x tabs).
 	BatchSize int
 	Tabs      int
+	// AwaitPending bounds the wait for the sub-resources a render timed
+	// out waiting for, before the page is rendered again (default 2m).
+	AwaitPending time.Duration
 }
 
 // New returns a renderer consuming crawl.render with kafkaOpts (which must
@@ -56,7 +60,10 @@ func New(cfg Config, newPool func() (*browser.Pool, error), res *Resources, kafk
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 2 * cfg.Tabs
 	}
-	r := &Renderer{newPool: newPool, res: res, log: log, batch: cfg.BatchSize}
+	if cfg.AwaitPending <= 0 {
+		cfg.AwaitPending = 2 * time.Minute
+	}
+	r := &Renderer{newPool: newPool, res: res, log: log, batch: cfg.BatchSize, await: cfg.AwaitPending}
 	r.metrics = newMetrics(reg, r.poolStats)
 	res.observe = func(result string) { r.metrics.resources.WithLabelValues(result).Inc() }
 	opts := append([]kgo.Opt{}, kafkaOpts...)
@@ -212,16 +219,31 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 	}
 	r.metrics.busy.Inc()
 	doc := browser.Document{URL: pg.URL, Status: pg.Status, Header: headerOf(pg.RawResponse), Body: pg.Body}
-	res, cut, err := r.attempt(ctx, pool, doc, *pg)
-	if err == nil && res.TimedOut && cut > 0 && ctx.Err() == nil {
-		// The page timed out waiting for sub-resources the crawl was still
-		// fetching (a busy host's queue, a partition moving): they go on and
-		// land in the store, so a second render finds them and sees what
-		// the first could not.
-		r.log.Info("render timed out waiting for sub-resources; rendering again", "url", pg.URL, "waiting", cut)
-		r.metrics.pages.WithLabelValues("retried_subresources").Inc()
-		res, _, err = r.attempt(ctx, pool, doc, *pg)
-		pg.Render.Reason += "; rendered again after waiting for sub-resources"
+	res, err := pool.Render(ctx, doc, r.res.Loader(*pg))
+	var pending []string
+	rerendered := false
+	if err == nil && res.TimedOut && ctx.Err() == nil {
+		pending = res.Pending()
+	}
+	if len(pending) > 0 {
+		// The page's bound ran out while the crawl was still fetching
+		// sub-resources (a slow host, a long chain of them): they go on and
+		// land in the store. Once they have, a second render is served them
+		// from memory and sees what the first could not; if they do not
+		// come, the first render stands, with what it waited for.
+		actx, cancel := context.WithTimeout(ctx, r.await)
+		arrived := r.res.Await(actx, *pg, pending)
+		cancel()
+		if arrived {
+			r.log.Info("render timed out waiting for sub-resources; rendering again now they are archived", "url", pg.URL, "waiting", len(pending))
+			r.metrics.pages.WithLabelValues("retried_subresources").Inc()
+			if again, aerr := pool.Render(ctx, doc, r.res.Loader(*pg)); aerr == nil || ctx.Err() != nil {
+				res, err, rerendered = again, aerr, true
+				pg.Render.Reason += "; rendered again once the sub-resources it timed out waiting for were archived"
+			}
+		} else if ctx.Err() == nil {
+			r.log.Info("render timed out waiting for sub-resources, which did not come", "url", pg.URL, "waiting", len(pending), "waited", r.await)
+		}
 	}
 	r.metrics.busy.Dec()
 	took := time.Since(start)
@@ -239,6 +261,10 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 	pg.DOM = []byte(res.DOM)
 	pg.Render.Outcome, pg.Render.TimedOut, pg.Render.FinalURL = queue.RenderRendered, res.TimedOut, res.FinalURL
 	pg.Render.Requests, pg.Render.Blocked = res.Requests, res.Blocked
+	pg.Render.Detail = detailOf(res)
+	pg.Render.Detail.TimedOutWaiting, pg.Render.Detail.Rerendered = pending, rerendered
+	r.metrics.waited.Observe(res.Waited.Seconds())
+	r.metrics.scriptErrors.Add(float64(len(res.ScriptErrors)))
 	pg.Screenshot, pg.Render.ScreenshotType = res.Screenshot, res.ScreenshotType
 	r.countScreenshot(res)
 	outcome := "rendered"
@@ -258,19 +284,15 @@ func (r *Renderer) countScreenshot(res browser.Result) {
 	}
 }
 
-// attempt renders a page once and counts its sub-resource waits the render's
-// end cut short.
-func (r *Renderer) attempt(ctx context.Context, pool *browser.Pool, doc browser.Document, pg queue.Page) (browser.Result, int, error) {
-	load := r.res.Loader(pg)
-	var cut atomic.Int32
-	res, err := pool.Render(ctx, doc, func(lctx context.Context, req browser.Request) (browser.Response, error) {
-		resp, err := load(lctx, req)
-		if err != nil && lctx.Err() != nil {
-			cut.Add(1)
-		}
-		return resp, err
-	})
-	return res, int(cut.Load()), err
+// detailOf is what a render waited for and what the page raised, for the
+// page's record.
+func detailOf(res browser.Result) *store.RenderDetail {
+	d := &store.RenderDetail{BoundMS: res.Bound.Milliseconds(), WaitedMS: res.Waited.Milliseconds(), ScriptErrors: res.ScriptErrors}
+	for _, s := range res.Subresources {
+		d.Subresources = append(d.Subresources, store.RenderSubresource{URL: s.URL, Type: s.Type, Status: s.Status,
+			Error: s.Err, WaitMS: s.Waited.Milliseconds(), FetchMS: s.Fetch.Milliseconds(), Pending: s.Pending})
+	}
+	return d
 }
 
 // failReason names why a render failed, for the record and the metrics.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -51,12 +52,21 @@ type Resources struct {
 	maxBody int64
 	observe func(result string) // counts each answer; set by the renderer
 
+	budget       float64       // host delays a request adds to its page's bound
+	defaultDelay time.Duration // a host's delay until the store has one
+
 	mu       sync.Mutex
+	delays   map[string]hostDelay
 	cache    map[string]*list.Element // normalized URL -> *cached in lru
 	lru      *list.List
 	bytes    int64
 	maxBytes int64
 	inflight map[string]*call
+}
+
+type hostDelay struct {
+	d  time.Duration
+	at time.Time
 }
 
 type cached struct {
@@ -77,6 +87,11 @@ type ResourcesConfig struct {
 	CacheBytes int64         // answers kept in memory (default 64 MiB)
 	MaxBody    int64         // decoded bytes served per sub-resource (default 8 MiB)
 	Poll       time.Duration // how often the store is asked while a fetch is awaited (default 100 ms)
+	// Budget is how many of its host's delays a sub-resource the crawl
+	// must fetch adds to its page's bound (Resources.Budget); 0: none.
+	// DefaultDelay is a host's delay until the store has one (default 1s).
+	Budget       float64
+	DefaultDelay time.Duration
 }
 
 // NewResources returns the sub-resource loader of a renderer.
@@ -90,9 +105,85 @@ func NewResources(cfg ResourcesConfig, urls store.Reader, read RecordReader, pro
 	if cfg.Poll <= 0 {
 		cfg.Poll = 100 * time.Millisecond
 	}
+	if cfg.DefaultDelay <= 0 {
+		cfg.DefaultDelay = time.Second
+	}
 	return &Resources{urls: urls, read: read, produce: produce, norm: urlnorm.New(urlnorm.DefaultPolicy()),
 		poll: cfg.Poll, maxBody: cfg.MaxBody, cache: map[string]*list.Element{}, lru: list.New(),
-		maxBytes: cfg.CacheBytes, inflight: map[string]*call{}}
+		maxBytes: cfg.CacheBytes, inflight: map[string]*call{}, budget: cfg.Budget, defaultDelay: cfg.DefaultDelay,
+		delays: map[string]hostDelay{}}
+}
+
+// Budget is what a sub-resource request adds to its page's render bound
+// (browser.Config.RequestBudget): Budget times its host's delay, the
+// politeness the crawl keeps to fetch it; nothing for an answer in memory.
+func (r *Resources) Budget(req browser.Request) time.Duration {
+	if r.budget <= 0 {
+		return 0
+	}
+	n, err := r.norm.Normalize(req.URL)
+	if err != nil {
+		return 0
+	}
+	r.mu.Lock()
+	_, cached := r.cache[n]
+	r.mu.Unlock()
+	if cached {
+		return 0
+	}
+	return time.Duration(r.budget * float64(r.delayOf(urlnorm.Authority(n))))
+}
+
+// Bounds of the hosts' delays kept in memory: a delay changes with a
+// robots.txt, rarely, and a render must not wait on the store for it.
+const (
+	delayTTL   = time.Minute
+	delayHosts = 4096
+	delayWait  = 2 * time.Second
+)
+
+// delayOf is the host's delay (its backoff when longer) as the store last
+// had it from the fetcher that owns the host, else the default.
+func (r *Resources) delayOf(host string) time.Duration {
+	now := time.Now()
+	r.mu.Lock()
+	e, ok := r.delays[host]
+	r.mu.Unlock()
+	if ok && now.Sub(e.at) < delayTTL {
+		return e.d
+	}
+	d := r.defaultDelay
+	ctx, cancel := context.WithTimeout(context.Background(), delayWait)
+	h, err := r.urls.Host(ctx, host)
+	cancel()
+	if err == nil && max(h.Delay, h.Backoff) > 0 {
+		d = max(h.Delay, h.Backoff)
+	}
+	r.mu.Lock()
+	if len(r.delays) >= delayHosts {
+		clear(r.delays)
+	}
+	r.delays[host] = hostDelay{d: d, at: now}
+	r.mu.Unlock()
+	return d
+}
+
+// Await waits until the crawl has settled every URL of urls (archived,
+// excluded or failed), asking for those it does not know, or until ctx
+// ends; it reports whether all were settled. Their answers are kept, so a
+// second render of the page is served them from memory.
+func (r *Resources) Await(ctx context.Context, page queue.Page, urls []string) bool {
+	var wg sync.WaitGroup
+	var cut atomic.Bool
+	for _, u := range urls {
+		wg.Go(func() {
+			if _, err := r.Load(ctx, page, browser.Request{URL: u, Method: http.MethodGet}); err != nil && ctx.Err() != nil {
+				cut.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	return !cut.Load() && ctx.Err() == nil
 }
 
 // Loader returns the browser.Loader for one page.
@@ -202,13 +293,14 @@ func (r *Resources) settled(ctx context.Context, info store.URLInfo) (browser.Re
 		return browser.Response{}, true, fmt.Errorf("%w: %s %s", ErrRefused, info.URL.State, info.URL.Reason)
 	case store.StateStored:
 		for _, c := range info.Captures {
-			if c.WARCFile == "" || c.RevisitOf != 0 {
+			if c.WARCFile == "" {
 				continue
 			}
 			resp, err := r.fromArchive(ctx, c)
+			resp.Fetch = c.Duration
 			return resp, true, err
 		}
-		return browser.Response{}, true, fmt.Errorf("%w: stored without a response record", ErrRefused)
+		return browser.Response{}, true, fmt.Errorf("%w: stored without a WARC record", ErrRefused)
 	}
 	return browser.Response{}, false, nil
 }
@@ -227,13 +319,60 @@ func (r *Resources) ask(ctx context.Context, page queue.Page, n string) error {
 	return nil
 }
 
-// fromArchive reads a capture's response record back into an answer.
+// maxRevisitHops bounds the chain of revisits followed to an original.
+const maxRevisitHops = 4
+
+// fromArchive reads a capture's record back into an answer. A revisit (its
+// payload identical to an earlier capture's, of any URL) is served with the
+// original's body: the same library on every site of a crawl, or one 404
+// page for every missing stylesheet of a server, is archived once and then
+// only referred to, and refusing those left the pages rendered after the
+// first without their scripts.
 func (r *Resources) fromArchive(ctx context.Context, c store.Capture) (browser.Response, error) {
 	rec, err := r.read(ctx, c.WARCFile, c.WARCOffset, c.WARCLength)
 	if err != nil {
 		return browser.Response{}, fmt.Errorf("read the capture of %s: %w", c.URL, err)
 	}
-	return ResponseOf(rec, r.maxBody)
+	if rec.Type() != warc.TypeRevisit {
+		return ResponseOf(rec, r.maxBody)
+	}
+	if c.RevisitOf == 0 {
+		return browser.Response{}, fmt.Errorf("%w: revisit record of %s names no original capture", ErrRefused, c.URL)
+	}
+	// Two captures of one batch can both refer to the original in the
+	// store, or one to the other: a short chain, followed a few hops.
+	orig := c
+	for hops := 0; orig.RevisitOf != 0; hops++ {
+		if hops == maxRevisitHops {
+			return browser.Response{}, fmt.Errorf("%w: the capture of %s is a revisit of a revisit, %d times over", ErrRefused, c.URL, hops)
+		}
+		if orig, err = r.urls.Capture(ctx, orig.RevisitOf); err != nil {
+			return browser.Response{}, fmt.Errorf("the original of the capture of %s: %w", c.URL, err)
+		}
+	}
+	if orig.WARCFile == "" {
+		return browser.Response{}, fmt.Errorf("%w: the original of the capture of %s has no WARC record", ErrRefused, c.URL)
+	}
+	orec, err := r.read(ctx, orig.WARCFile, orig.WARCOffset, orig.WARCLength)
+	if err != nil {
+		return browser.Response{}, fmt.Errorf("read the original capture of %s: %w", c.URL, err)
+	}
+	resp, err := ResponseOf(orec, r.maxBody)
+	if err != nil {
+		return resp, err
+	}
+	// The status and headers are this URL's own, from the revisit's
+	// head; a 304's (a recrawl's server-not-modified revisit) say
+	// nothing of the content and leave the original's.
+	hr, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(rec.Block)), nil)
+	if err != nil {
+		return browser.Response{}, fmt.Errorf("%w: stored HTTP head of %s: %v", ErrRefused, c.URL, err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != http.StatusNotModified {
+		resp.Status, resp.Header = hr.StatusCode, servedHeader(hr.Header)
+	}
+	return resp, nil
 }
 
 // ResponseOf turns a WARC response record into what a browser is served: the
@@ -252,11 +391,17 @@ func ResponseOf(rec *warc.Record, maxBody int64) (browser.Response, error) {
 		return browser.Response{}, fmt.Errorf("%w: stored HTTP body: %v", ErrRefused, err)
 	}
 	body, _ := fetch.DecodeBody(raw.Bytes(), hr.Header.Get("Content-Encoding"), maxBody)
-	h := hr.Header.Clone()
+	return browser.Response{Status: hr.StatusCode, Header: servedHeader(hr.Header), Body: body}, nil
+}
+
+// servedHeader is a stored response's header as the browser is given it:
+// without those of the transfer (it gets the decoded body) or cookies.
+func servedHeader(stored http.Header) http.Header {
+	h := stored.Clone()
 	for _, k := range []string{"Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie"} {
 		h.Del(k)
 	}
-	return browser.Response{Status: hr.StatusCode, Header: h, Body: body}, nil
+	return h
 }
 
 // keep caches an answer, dropping the least recently used beyond the bound.

@@ -29,6 +29,39 @@ type RenderDecision struct {
 	Compared, Gained         bool
 	LinksHTML, LinksRendered int
 	TextHTML, TextRendered   int
+	// Detail is the render's RenderDetail as JSON; "" when there was no
+	// render (skipped) or it predates details.
+	Detail string
+}
+
+// RenderDetail is what one render waited for and what the page raised, so
+// that a render that yields nothing says why.
+type RenderDetail struct {
+	BoundMS int64 `json:"bound_ms"` // the render's time bound as it ended (-render-timeout plus its requests' budgets)
+	// WaitedMS is how long at least one sub-resource of the page was with
+	// the crawl: in its host's queue, waiting for its politeness turn,
+	// being fetched, stored.
+	WaitedMS     int64               `json:"waited_ms"`
+	Subresources []RenderSubresource `json:"subresources,omitempty"`
+	ScriptErrors []string            `json:"script_errors,omitempty"`
+	// TimedOutWaiting are the sub-resources a first render timed out
+	// waiting for; Rerendered says the page was rendered again once they
+	// were archived (this detail is the second render's).
+	TimedOutWaiting []string `json:"timed_out_waiting,omitempty"`
+	Rerendered      bool     `json:"rerendered,omitempty"`
+}
+
+// RenderSubresource is one request of a rendered page and its answer.
+type RenderSubresource struct {
+	URL    string `json:"url"`
+	Type   string `json:"type,omitempty"`   // the browser's: Script, Stylesheet, Fetch, XHR, ...
+	Status int    `json:"status,omitempty"` // 0: refused, or not answered before the render ended
+	Error  string `json:"error,omitempty"`  // why it was refused (robots, failed, ...)
+	WaitMS int64  `json:"wait_ms"`
+	// FetchMS is, of WaitMS, the fetch itself as the fetcher timed it; the
+	// rest is the host's queue and politeness turn, and the storing.
+	FetchMS int64 `json:"fetch_ms,omitempty"`
+	Pending bool  `json:"pending,omitempty"` // the render ended waiting for it
 }
 
 // RenderSample is what a host's, or a section's, compared pages showed.

@@ -57,40 +57,21 @@ func TestClusterRender(t *testing.T) {
 
 	rep := w.Audit(auditConfig())
 	t.Logf("audit:\n%s", rep.String())
-	apps := rep.Apps
-	if apps.Coverage != 1 || apps.OrdinaryCoverage != 1 {
-		t.Errorf("coverage: application pages %.3f (%d of %d), ordinary %.3f", apps.Coverage, apps.Fetched, apps.Reachable, apps.OrdinaryCoverage)
-	}
-	for _, v := range rep.RenderChecks() {
-		if v.Count > 0 {
-			t.Errorf("%s: %d violations: %v", v.Name, v.Count, v.Examples)
-		}
+	for _, p := range rep.RenderProblems() {
+		t.Error(p)
 	}
 
-	st, blobs := c.openStores()
+	_, blobs := c.openStores()
 	ctx := context.Background()
-	appHosts := w.AppHosts()
 	rendered, conversions := 0, 0
-	err := st.Captures(ctx, func(cp store.Capture) error {
-		d, err := st.Render().RenderDecisionOf(ctx, cp.URLHash)
-		if err != nil {
-			return nil
-		}
-		_, hostPath, _ := strings.Cut(cp.URL, "://")
-		host, _, _ := strings.Cut(hostPath, "/")
-		if appHosts[host] == "" {
-			t.Errorf("ordinary page %s has a render decision: %+v", cp.URL, d)
-		}
-		if d.Decision != store.RenderRendered {
-			return nil
-		}
+	renderedPages(t, c, w, func(cp store.Capture, _ store.RenderDecision) {
 		rendered++
 		// The conversion record is in the same segment, after the response
 		// (other pages' records of the batch may come between).
 		rest, err := readFrom(ctx, blobs, cp.WARCFile, cp.WARCOffset+cp.WARCLength)
 		if err != nil {
 			t.Errorf("read the segment of %s after its response: %v", cp.URL, err)
-			return nil
+			return
 		}
 		rd := warc.NewReader(bytes.NewReader(rest))
 		for {
@@ -104,15 +85,38 @@ func TestClusterRender(t *testing.T) {
 				break
 			}
 		}
+	})
+	if rendered == 0 || conversions != rendered {
+		t.Errorf("%d rendered pages, %d conversion records read back from S3", rendered, conversions)
+	}
+	t.Logf("%d pages rendered by the renderer process, each with its conversion record in S3", rendered)
+}
+
+// renderedPages calls fn with every capture the render tier rendered and its
+// decision, after checking that no page of an ordinary host has a decision.
+func renderedPages(t *testing.T, c *cluster, w *synthweb.Web, fn func(store.Capture, store.RenderDecision)) {
+	t.Helper()
+	st, _ := c.openStores()
+	ctx := context.Background()
+	appHosts := w.AppHosts()
+	err := st.Captures(ctx, func(cp store.Capture) error {
+		d, err := st.Render().RenderDecisionOf(ctx, cp.URLHash)
+		if err != nil {
+			return nil
+		}
+		_, hostPath, _ := strings.Cut(cp.URL, "://")
+		host, _, _ := strings.Cut(hostPath, "/")
+		if appHosts[host] == "" {
+			t.Errorf("ordinary page %s has a render decision: %+v", cp.URL, d)
+		}
+		if d.Decision == store.RenderRendered {
+			fn(cp, d)
+		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rendered == 0 || conversions != rendered {
-		t.Errorf("%d rendered pages, %d conversion records read back from S3", rendered, conversions)
-	}
-	t.Logf("%d pages rendered by the renderer process, each with its conversion record in S3", rendered)
 }
 
 // logDecisions logs every render decision and URL state of the crawl.

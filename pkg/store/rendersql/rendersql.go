@@ -1,6 +1,7 @@
 // Package rendersql is store.RenderStore written once for both SQL stores,
 // on the same connection adapters as package controlsql: the render table
-// (migrations sqlite/0009_render.sql and postgres/0007_render.sql) has the
+// (migrations sqlite/0009_render.sql and postgres/0007_render.sql, and
+// their later changes) has the
 // same columns in both dialects, times as integer milliseconds.
 package rendersql
 
@@ -23,16 +24,16 @@ func New(db controlsql.DB) *Store { return &Store{db: db} }
 
 const (
 	qUpsert = `INSERT INTO render_decisions (url_hash, host, url, at, decision, reason, compared, gained,
-			links_html, links_rendered, text_html, text_rendered, section)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+			links_html, links_rendered, text_html, text_rendered, section, detail)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 		ON CONFLICT (url_hash) DO UPDATE SET host = excluded.host, section = excluded.section, url = excluded.url, at = excluded.at,
 			decision = excluded.decision, reason = excluded.reason, compared = excluded.compared,
 			gained = excluded.gained, links_html = excluded.links_html, links_rendered = excluded.links_rendered,
-			text_html = excluded.text_html, text_rendered = excluded.text_rendered`
+			text_html = excluded.text_html, text_rendered = excluded.text_rendered, detail = excluded.detail`
 	qSamples = `SELECT section, count(*), coalesce(sum(gained), 0) FROM render_decisions
 		WHERE host = $1 AND compared = 1 GROUP BY section`
 	qOne = `SELECT url_hash, host, url, at, decision, reason, compared, gained,
-			links_html, links_rendered, text_html, text_rendered, section FROM render_decisions WHERE url_hash = $1`
+			links_html, links_rendered, text_html, text_rendered, section, detail FROM render_decisions WHERE url_hash = $1`
 )
 
 // Queries lists every statement, for a store's query-plan checks.
@@ -46,7 +47,7 @@ func (s *Store) RecordRenders(ctx context.Context, ds []store.RenderDecision) er
 	err := s.db.Write(ctx, func(tx controlsql.Tx) error {
 		for _, d := range ds {
 			if _, err := tx.Exec(ctx, qUpsert, d.URLHash, d.Host, d.URL, d.At.UnixMilli(), d.Decision, d.Reason,
-				flag(d.Compared), flag(d.Gained), d.LinksHTML, d.LinksRendered, d.TextHTML, d.TextRendered, d.Section); err != nil {
+				flag(d.Compared), flag(d.Gained), d.LinksHTML, d.LinksRendered, d.TextHTML, d.TextRendered, d.Section, d.Detail); err != nil {
 				return err
 			}
 		}
@@ -94,7 +95,7 @@ func (s *Store) RenderDecisionOf(ctx context.Context, urlHash int64) (store.Rend
 	err := s.db.Query(ctx, qOne, []any{urlHash}, func(r controlsql.Row) error {
 		found = true
 		return r.Scan(&d.URLHash, &d.Host, &d.URL, &at, &d.Decision, &d.Reason, &compared, &gained,
-			&d.LinksHTML, &d.LinksRendered, &d.TextHTML, &d.TextRendered, &d.Section)
+			&d.LinksHTML, &d.LinksRendered, &d.TextHTML, &d.TextRendered, &d.Section, &d.Detail)
 	})
 	if err != nil {
 		return d, fmt.Errorf("render decision of %d: %w", urlHash, err)

@@ -29,6 +29,7 @@ func RunRender(t *testing.T, rs store.RenderStore) {
 		d(6, "plain.example", store.RenderRendered, true, false),
 	}
 	in[5].Section = "/docs/"
+	in[0].Detail = `{"bound_ms":15000,"waited_ms":1200,"subresources":[{"url":"http://app.example/app.js","status":200,"wait_ms":1200}]}`
 	if err := rs.RecordRenders(ctx, in); err != nil {
 		t.Fatal(err)
 	}
