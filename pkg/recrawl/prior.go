@@ -1,0 +1,273 @@
+package recrawl
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// The change rates a prior spreads its weight over: log-spaced from once in
+// 116 days to 13 times a second, two per octave. A page's own history then
+// moves the weight (Posterior); the grid only needs to be fine enough that
+// freshness, which is flat near the best interval, does not notice.
+const (
+	atomLow        = 1e-7
+	atomsPerOctave = 2
+	atoms          = 54
+)
+
+func atomRate(j int) float64 { return atomLow * math.Exp2(float64(j)/atomsPerOctave) }
+
+// atomOf is the grid point nearest rate.
+func atomOf(rate float64) int {
+	j := int(math.Round(math.Log2(rate/atomLow) * atomsPerOctave))
+	return min(max(j, 0), atoms-1)
+}
+
+// Prior is what a host's pages have shown about how often its pages change:
+// how many were compared at least once and never seen to change, and how
+// many were seen to change, by their own estimated rate. A host whose pages
+// never changed says its next page likely will not either, which is worth
+// more than any one visit of that page: half the web never changes, and a
+// page's own history needs several unchanged visits to tell.
+type Prior struct {
+	Static float64
+	Rates  [atoms]float64
+}
+
+// Pages is how many pages the prior counts.
+func (p *Prior) Pages() float64 {
+	n := p.Static
+	for _, c := range p.Rates {
+		n += c
+	}
+	return n
+}
+
+// add counts a page with history h (sign 1) or takes it out (sign −1). A
+// page no visit has compared yet counts nowhere.
+func (p *Prior) add(h History, sign float64) {
+	if h.Unchanged+h.ChangedTime <= 0 {
+		return
+	}
+	if h.Changes == 0 {
+		p.Static = max(p.Static+sign, 0)
+		return
+	}
+	r, _ := h.Rate()
+	j := atomOf(r)
+	p.Rates[j] = max(p.Rates[j]+sign, 0)
+}
+
+// blend is the prior a page of this host starts from: the host's pages,
+// then the whole crawl's as priorCrawl pages more (a host of a few pages
+// tells little alone), then priorFlat pages spread over every rate and
+// over never changing, so that no page's history is ever ruled out.
+const (
+	priorCrawl = 4
+	priorFlat  = 0.5
+)
+
+func blend(host, all *Prior) Prior {
+	var out Prior
+	if host != nil {
+		out = *host
+	}
+	if all != nil {
+		if n := all.Pages(); n > 0 {
+			out.Static += priorCrawl * all.Static / n
+			for j := range out.Rates {
+				out.Rates[j] += priorCrawl * all.Rates[j] / n
+			}
+		}
+	}
+	out.Static += priorFlat / 2
+	for j := range out.Rates {
+		out.Rates[j] += priorFlat / 2 / atoms
+	}
+	return out
+}
+
+// Posterior returns the weights, summing to 1, that the prior and the
+// page's history give to "never changes" and to each rate of the grid. The
+// likelihood of a history of Poisson changes at rate λ is e^(−λ·Tu) for
+// the unchanged time and (1 − e^(−λ·t))^X for X changed intervals of mean
+// length t; a page seen to change does not have rate 0.
+func (h History) Posterior(prior Prior) (static float64, rates [atoms]float64) {
+	tu, tc := h.Unchanged.Seconds(), h.ChangedTime.Seconds()
+	x := float64(h.Changes)
+	t := 0.0
+	if h.Changes > 0 {
+		t = tc / x
+	}
+	logs := [atoms + 1]float64{}
+	best := math.Inf(-1)
+	for j := range atoms + 1 {
+		var w float64
+		if j == atoms {
+			w = prior.Static
+		} else {
+			w = prior.Rates[j]
+		}
+		if w <= 0 || j == atoms && h.Changes > 0 {
+			logs[j] = math.Inf(-1)
+			continue
+		}
+		l := math.Log(w)
+		if j < atoms {
+			lam := atomRate(j)
+			l -= lam * tu
+			if h.Changes > 0 {
+				l += x * math.Log(-math.Expm1(-lam*t))
+			}
+		}
+		logs[j] = l
+		best = max(best, l)
+	}
+	var sum float64
+	for j, l := range logs {
+		if math.IsInf(l, -1) {
+			logs[j] = 0
+			continue
+		}
+		logs[j] = math.Exp(l - best)
+		sum += logs[j]
+	}
+	if sum == 0 {
+		return 1, rates
+	}
+	for j := range atoms {
+		rates[j] = logs[j] / sum
+	}
+	return logs[atoms] / sum, rates
+}
+
+// Priors holds the Prior of each host a process has seen pages of, and the
+// whole crawl's, in memory: a prior is a head start, so a restart that
+// loses it costs a few visits, not the schedule (which stays in the store).
+// The hosts kept are bounded; past the bound a host is dropped at random
+// and its pages fall back on the crawl's prior.
+type Priors struct {
+	mu    sync.Mutex
+	hosts map[string]*Prior
+	all   Prior
+	limit int
+}
+
+// NewPriors returns an empty set keeping at most limit hosts.
+func NewPriors(limit int) *Priors {
+	return &Priors{hosts: map[string]*Prior{}, limit: max(limit, 1)}
+}
+
+// Update moves a page of host from what its history was to what it is.
+func (ps *Priors) Update(host string, before, after History) {
+	if ps == nil {
+		return
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	hp := ps.hosts[host]
+	if hp == nil {
+		if len(ps.hosts) >= ps.limit {
+			for k := range ps.hosts {
+				delete(ps.hosts, k)
+				break
+			}
+		}
+		hp = &Prior{}
+		ps.hosts[host] = hp
+	}
+	for _, p := range []*Prior{hp, &ps.all} {
+		p.add(before, -1)
+		p.add(after, 1)
+	}
+}
+
+// For returns the prior a page of host starts from.
+func (ps *Priors) For(host string) Prior {
+	if ps == nil {
+		return blend(nil, nil)
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return blend(ps.hosts[host], &ps.all)
+}
+
+// Plan is Next for the adaptive policy with what the page's host has shown
+// (prior, from Priors.For): it returns the next visit and the rate to store
+// as the page's estimate, which the fetcher ranks due visits by (Value).
+//
+// The interval is the one at which a revisit buys the policy's marginal
+// freshness in expectation over the posterior: Σ π_j·g(λ_j·a)/λ_j = μ/w,
+// the Lagrange condition of Interval averaged over what the page may be.
+// "Never changes" contributes nothing, so a page unchanged for a while on a
+// host of static pages is left alone after a visit or two, and a page whose
+// posterior sits on rates too fast to keep fresh (Σ π_j/λ_j < μ/w) waits
+// Max like a page known to change too fast. The stored rate is the one a
+// page of known rate would need for the same interval (on the slow side of
+// g(λa)/λ, which rises then falls with λ), or the posterior mean when no
+// interval reaches the margin, so that the fetcher's index for it reaches
+// μ/w exactly when the page falls due.
+func (p Policy) Plan(h History, o Outcome, at time.Time, weight float64, sitemap bool, prior Prior) (time.Time, float64) {
+	own, ok := h.Rate()
+	content := o == First || o == Changed || o.Unchanged()
+	if !p.Enabled || p.Kind != Adaptive || sitemap || h.Misses > 0 || weight <= 0 || !content {
+		return p.Next(h, o, at, weight, sitemap), own
+	}
+	if !ok && prior.Pages() < priorFlat+1 {
+		// Nothing seen yet, of the page or of any page: the first revisit
+		// is the scale.
+		return at.Add(p.Default), own
+	}
+	_, post := h.Posterior(prior)
+	target := p.marginal() / weight
+	worth := func(a float64) float64 {
+		var s float64
+		for j, w := range post {
+			if w > 1e-12 {
+				lam := atomRate(j)
+				s += w * g(lam*a) / lam
+			}
+		}
+		return s
+	}
+	lo, hi := p.Min.Seconds(), p.Max.Seconds()
+	var mean float64
+	for j, w := range post {
+		mean += w * atomRate(j)
+	}
+	switch {
+	case worth(hi) < target:
+		return at.Add(p.Max), mean
+	case worth(lo) >= target:
+		return at.Add(p.Min), mean
+	}
+	for range 60 {
+		mid := math.Sqrt(lo * hi)
+		if worth(mid) < target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return at.Add(seconds(hi)), mean
+}
+
+// effectiveRate is the rate λ ≤ 1.79/a (the peak of g(λa)/λ) with
+// g(λa)/λ = target, or the peak's rate when none reaches it.
+func effectiveRate(target, a float64) float64 {
+	const peak = 1.7933
+	lo, hi := 0.0, peak
+	if g(peak)/peak*a < target {
+		return peak / a
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if g(mid)/mid*a < target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi / a
+}
