@@ -92,8 +92,16 @@ type Run struct {
 	FreshnessChanging float64            `json:"freshness_changing"` // over the pages that do change
 	ByClass           map[string]float64 `json:"freshness_by_class"`
 	WindowSec         float64            `json:"window_seconds"`
-	Violations        int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
-	Error             string             `json:"error,omitempty"`
+	// The yardstick (synthweb.ChangeReport): freshness from each page's
+	// first copy, and what the optimal policy knowing the true rates and a
+	// uniform one would get with the same revisits per second.
+	FreshnessFetched float64            `json:"freshness_fetched"`
+	Optimal          float64            `json:"optimal_freshness"`
+	UniformExpected  float64            `json:"uniform_expected_freshness"`
+	OptimalShare     float64            `json:"optimal_share"`
+	OptimalByClass   map[string]float64 `json:"optimal_revisits_by_class"`
+	Violations       int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
+	Error            string             `json:"error,omitempty"`
 }
 
 // Result is the comparison: the adaptive run, the uniform runs made to match
@@ -185,6 +193,14 @@ func calibrate(iv time.Duration, u Run, want int, match float64) (next time.Dura
 	return time.Duration(float64(iv) * float64(u.Revisits) / float64(revisits)), false
 }
 
+func roundAll(m map[string]float64) map[string]int {
+	out := map[string]int{}
+	for k, v := range m {
+		out[k] = int(math.Round(v))
+	}
+	return out
+}
+
 func div(a, b float64) float64 {
 	if b == 0 {
 		return 0
@@ -193,8 +209,8 @@ func div(a, b float64) float64 {
 }
 
 func (r Run) line() string {
-	s := fmt.Sprintf("%d requests (%d revisits: %v; %d answered 304), freshness %.3f, of the pages that change %.3f (%v), violations %d",
-		r.Requests, r.Revisits, r.RevisitsByClass, r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass, r.Violations)
+	s := fmt.Sprintf("%d requests (%d revisits: %v; %d answered 304), freshness %.3f, of the pages that change %.3f (%v), from the first copy %.3f: %.3f of optimal %.3f (uniform %.3f), violations %d",
+		r.Requests, r.Revisits, r.RevisitsByClass, r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass, r.FreshnessFetched, r.OptimalShare, r.Optimal, r.UniformExpected, r.Violations)
 	if r.Error != "" {
 		s += ", error: " + r.Error
 	}
@@ -247,6 +263,7 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 	r.Requests = len(web.Requests())
 	r.PageRequests, r.Revisits, r.RevisitsByClass, r.NotModified = c.PageRequests, c.Revisits, c.RevisitsByClass, c.NotModified
 	r.Freshness, r.FreshnessChanging, r.ByClass, r.WindowSec = c.Freshness, c.FreshnessChanging, c.FreshnessByClass, c.WindowSeconds
+	r.FreshnessFetched, r.Optimal, r.UniformExpected, r.OptimalShare, r.OptimalByClass = c.FreshnessFetched, c.OptimalFreshness, c.UniformFreshness, c.OptimalShare, c.OptimalRevisitsByClass
 	r.Violations = rep.Politeness.Count + rep.Robots.Count + rep.Overlaps.Count + rep.UnconditionalRevisits.Count
 	return r, nil
 }
@@ -254,10 +271,11 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 // Table writes the comparison as a table.
 func Table(w io.Writer, res *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\trecrawl-default s\trequests\trevisits\t304s\tfreshness\tof pages that change\tnever\tslow\tfast\tviolations\t")
+	fmt.Fprintln(tw, "policy\trecrawl-default s\trequests\trevisits\t304s\tfreshness\tof pages that change\tnever\tslow\tfast\tfrom first copy\toptimal\tuniform (expected)\tof optimal\tviolations\t")
 	row := func(r Run, mark string) {
-		fmt.Fprintf(tw, "%s%s\t%.2f\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t\n", r.Policy, mark, r.DefaultSec, r.Requests, r.Revisits,
-			r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass[synthweb.ChangeNever], r.ByClass[synthweb.ChangeSlow], r.ByClass[synthweb.ChangeFast], r.Violations)
+		fmt.Fprintf(tw, "%s%s\t%.2f\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t\n", r.Policy, mark, r.DefaultSec, r.Requests, r.Revisits,
+			r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass[synthweb.ChangeNever], r.ByClass[synthweb.ChangeSlow], r.ByClass[synthweb.ChangeFast],
+			r.FreshnessFetched, r.Optimal, r.UniformExpected, r.OptimalShare, r.Violations)
 	}
 	row(res.Adaptive, "")
 	for i, u := range res.Uniform {
@@ -270,6 +288,9 @@ func Table(w io.Writer, res *Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	a := res.Adaptive
+	fmt.Fprintf(w, "adaptive: %.3f of the optimal policy's freshness with the same revisits (revisits %v; the optimum's %v)\n",
+		a.OptimalShare, a.RevisitsByClass, roundAll(a.OptimalByClass))
 	_, err := fmt.Fprintf(w, "adaptive / uniform (*): requests %.3f, freshness %.3f, of the pages that change %.3f (%.0f%% of pages never change; %.0f simulated hours per crawl)\n",
 		res.RequestRatio, res.Ratio, res.RatioChanging, 100*res.ShareNever, res.SimulatedHours)
 	return err

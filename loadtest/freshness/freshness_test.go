@@ -29,7 +29,8 @@ func TestCalibrate(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	res := &Result{
-		Adaptive: Run{Policy: "adaptive", DefaultSec: 6, Requests: 100, Freshness: 0.8, FreshnessChanging: 0.6},
+		Adaptive: Run{Policy: "adaptive", DefaultSec: 6, Requests: 100, Freshness: 0.8, FreshnessChanging: 0.6, OptimalShare: 0.961,
+			OptimalByClass: map[string]float64{"slow": 12.4}},
 		Uniform:  []Run{{Policy: "uniform", DefaultSec: 9, Requests: 90}, {Policy: "uniform", DefaultSec: 8, Requests: 99, Freshness: 0.7, FreshnessChanging: 0.4}},
 		Baseline: 1, RequestRatio: 100.0 / 99, Ratio: 0.8 / 0.7, RatioChanging: 1.5, ShareNever: 0.5, SimulatedHours: 300,
 	}
@@ -37,7 +38,7 @@ func TestTable(t *testing.T) {
 	if err := Table(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"uniform *", "of the pages that change 1.500", "requests 1.010", "freshness 1.143"} {
+	for _, want := range []string{"uniform *", "of the pages that change 1.500", "requests 1.010", "freshness 1.143", "0.961 of the optimal", "map[slow:12]"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -66,6 +67,7 @@ func BenchmarkFreshness(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.ReportMetric(res.Adaptive.OptimalShare, "of-optimal")
 		b.ReportMetric(res.RatioChanging, "ratio-changing")
 		b.ReportMetric(res.Ratio, "ratio-all")
 		b.ReportMetric(res.RequestRatio, "request-ratio")
