@@ -75,7 +75,7 @@ func (p *Parser) schedule(pd *pending, hist store.URLHistory) {
 	if !sitemap {
 		p.priors.Update(pd.page.Host, before, h)
 	}
-	next, rate := pol.Plan(h, o, at, recrawl.Weight(hist.Score), sitemap, p.priors.For(pd.page.Host))
+	next, rate := pol.Plan(h, o, at, recrawl.Weight(hist.Score), sitemap, p.priors.For(pd.page.Host, 1/pol.Min.Seconds()))
 	if (o == recrawl.Redirect || o == recrawl.Moved) && p.redirects.loop(pd.hash, p.redirectTarget(pd.page)) {
 		// A redirect loop serves nothing however often it is asked: its
 		// members are not visited again (see docs/recrawl.md).

@@ -39,9 +39,9 @@ type simResult struct {
 	revisits                    int
 	byClass, lateByClass        map[string]int
 	optimalByClass              map[string]float64 // revisits the optimum makes
+	freshByClass                map[string]float64
 }
 
-var debugSim = true
 
 func (s hostSim) run(seed uint64) simResult {
 	rng := rand.New(rand.NewPCG(seed, 24))
@@ -78,9 +78,11 @@ func (s hostSim) run(seed uint64) simResult {
 	pages := make([]page, n)
 	lambdas := make([]float64, n)
 	for i := range pages {
-		c := class[i]
+		var c int
 		if s.hostClasses {
 			c = class[i/s.pages]
+		} else {
+			c = class[i]
 		}
 		pg := &pages[i]
 		pg.host, pg.class = i/s.pages, c
@@ -93,6 +95,8 @@ func (s hostSim) run(seed uint64) simResult {
 	}
 	version := func(pg *page, t float64) int { return sort.SearchFloat64s(pg.changes, t+1e-12) }
 	var fresh float64
+	classFresh := make([]float64, len(s.mix))
+	classWindow := make([]float64, len(s.mix))
 	// The fresh time of [from, to) for a copy fetched at from.
 	span := func(pg *page, from, to float64) float64 {
 		i := sort.SearchFloat64s(pg.changes, from+1e-12)
@@ -112,6 +116,7 @@ func (s hostSim) run(seed uint64) simResult {
 		}
 		if pg.h.Fetches > 0 {
 			fresh += span(pg, pg.last, t)
+			classFresh[pg.class] += span(pg, pg.last, t)
 			o = Identical
 			if v := version(pg, t); v != pg.held {
 				o = Changed
@@ -123,7 +128,7 @@ func (s hostSim) run(seed uint64) simResult {
 		if s.prior {
 			host := fmt.Sprint(pg.host)
 			priors.Update(host, before, pg.h)
-			nx, r := s.policy.Plan(pg.h, o, at(t), 1, false, priors.For(host))
+			nx, r := s.policy.Plan(pg.h, o, at(t), 1, false, priors.For(host, 1/s.policy.Min.Seconds()))
 			pg.next, pg.rate = nx.Sub(epoch).Seconds(), r
 		} else {
 			pg.next = s.policy.Next(pg.h, o, at(t), 1, false).Sub(epoch).Seconds()
@@ -193,19 +198,12 @@ func (s hostSim) run(seed uint64) simResult {
 	}
 	for i := range pages {
 		fresh += span(&pages[i], pages[i].last, s.horizon)
+		classFresh[pages[i].class] += span(&pages[i], pages[i].last, s.horizon)
+		classWindow[pages[i].class] += s.horizon - pages[i].first
 	}
-	if debugSim {
-		for k, c := range s.mix {
-			var lr, iv, cnt float64
-			for i := range pages {
-				if pages[i].class == k && pages[i].rate > 0 {
-					lr += math.Log(pages[i].rate)
-					iv += pages[i].next - pages[i].last
-					cnt++
-				}
-			}
-			fmt.Printf("  %s: geo-mean stored rate 1/%.1fs, mean planned interval %.1fs\n", c.name, math.Exp(-lr/cnt), iv/cnt)
-		}
+	res.freshByClass = map[string]float64{}
+	for k, c := range s.mix {
+		res.freshByClass[c.name] = math.Round(1000*classFresh[k]/classWindow[k]) / 1000
 	}
 	// A page is judged from its first fetch: before it, no revisit policy
 	// has a copy to keep fresh.
@@ -245,22 +243,78 @@ func issuePolicy() Policy {
 	return p
 }
 
-func longMax(p Policy) Policy { p.Max = 10 * time.Minute; return p }
-
-func TestSimReport(t *testing.T) {
-	for _, c := range []struct {
+// TestPolicyNearOptimal runs the model on issue 24's web and on its second
+// mix, with the budget set by the flags (hosts take every due visit) and by
+// the hosts' delays (one request a second per host), over 20 mean change
+// intervals of the slow class, for several seeds (every seed draws its own
+// classes and change instants). The policy must stay within the share of
+// the optimum given per case, beat the uniform policy with the same
+// revisits. The policy without priors (Next, issue 11's estimator, ranked by
+// the same Value) is logged beside it: on this web, whose classes are
+// drawn per page and not per host, it is as close (docs/recrawl.md).
+func TestPolicyNearOptimal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 24 crawls")
+	}
+	cases := []struct {
 		name string
 		s    hostSim
+		want float64 // least share of the optimum, every seed
 	}{
-		{"issue web, delay 1s, max 10m", hostSim{hosts: 50, pages: 40, mix: issueMix, perHost: 1, horizon: 480, policy: longMax(issuePolicy())}},
-		{"issue web, delay 1s", hostSim{hosts: 50, pages: 40, mix: issueMix, perHost: 1, horizon: 480, policy: issuePolicy()}},
-		{"second mix, delay 1s, max 10m", hostSim{hosts: 50, pages: 40, mix: secondMix, perHost: 1, horizon: 480, policy: longMax(issuePolicy())}},
-		{"second mix, delay 1s", hostSim{hosts: 50, pages: 40, mix: secondMix, perHost: 1, horizon: 480, policy: issuePolicy()}},
-	} {
-		for _, prior := range []bool{false, true} {
-			c.s.prior = prior
-			r := c.s.run(1)
-			t.Logf("%-22s prior %-5v: freshness %.3f optimal %.3f (%.3f) per host %.3f uniform %.3f revisits %d %v late %v optimum %v", c.name, prior, r.freshness, r.optimal, r.freshness/r.optimal, r.perHostOptimal, r.uniform, r.revisits, r.byClass, r.lateByClass, r.optimalByClass)
+		{"issue mix, flags", hostSim{hosts: 20, pages: 30, mix: issueMix, horizon: 480, policy: issuePolicy()}, 0.95},
+		{"issue mix, delays", hostSim{hosts: 20, pages: 30, mix: issueMix, perHost: 1, horizon: 480, policy: issuePolicy()}, 0.95},
+		{"second mix, flags", hostSim{hosts: 20, pages: 30, mix: secondMix, horizon: 480, policy: issuePolicy()}, 0.95},
+		// Short of 0.95: a page found changed at every visit cannot be told
+		// from a slow one that happened to change by its own history, and
+		// the delays leave no request to find out (docs/recrawl.md).
+		{"second mix, delays", hostSim{hosts: 20, pages: 30, mix: secondMix, perHost: 1, horizon: 480, policy: issuePolicy()}, 0.91},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for seed := uint64(1); seed <= simSeeds; seed++ {
+				c.s.prior = true
+				r := c.s.run(seed)
+				c.s.prior = false
+				old := c.s.run(seed)
+				t.Logf("seed %d: freshness %.3f, %.3f of optimal %.3f %v (without priors %.3f %v %v), uniform %.3f; revisits %d %v, the optimum's %v",
+					seed, r.freshness, r.freshness/r.optimal, r.optimal, r.freshByClass, old.freshness/old.optimal, old.byClass, old.freshByClass, r.uniform, r.revisits, r.byClass, roundAll(r.optimalByClass))
+				if r.freshness < c.want*r.optimal {
+					t.Errorf("seed %d: freshness %.3f, %.3f of the optimum %.3f, want at least %.2f", seed, r.freshness, r.freshness/r.optimal, r.optimal, c.want)
+				}
+				if r.freshness <= r.uniform {
+					t.Errorf("seed %d: freshness %.3f not above uniform %.3f", seed, r.freshness, r.uniform)
+				}
+			}
+		})
+	}
+}
+
+const simSeeds = 3
+
+func roundAll(m map[string]float64) map[string]int {
+	out := map[string]int{}
+	for k, v := range m {
+		out[k] = int(math.Round(v))
+	}
+	return out
+}
+
+// BenchmarkPolicyVsOptimal runs the model on issue 24's web at its size (50
+// hosts of 40 pages) with the hosts' delays limiting revisits, and reports
+// the policy's share of the optimum on both mixes, with and without priors.
+func BenchmarkPolicyVsOptimal(b *testing.B) {
+	for range b.N {
+		for _, c := range []struct {
+			name string
+			mix  []simClass
+		}{{"issue", issueMix}, {"second", secondMix}} {
+			s := hostSim{hosts: 50, pages: 40, mix: c.mix, perHost: 1, horizon: 480, policy: issuePolicy(), prior: true}
+			r := s.run(1)
+			s.prior = false
+			old := s.run(1)
+			b.ReportMetric(r.freshness/r.optimal, c.name+"-of-optimal")
+			b.ReportMetric(old.freshness/old.optimal, c.name+"-of-optimal-without-priors")
+			b.ReportMetric(r.freshness/r.uniform, c.name+"-vs-uniform")
 		}
 	}
 }

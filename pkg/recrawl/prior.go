@@ -33,13 +33,21 @@ func atomOf(rate float64) int {
 type Prior struct {
 	Static float64
 	Rates  [atoms]float64
+	// AtLeast counts the pages found changed at every visit, by their
+	// estimate, which is then only a lower bound: their changes could be
+	// any number per interval. Counted at their estimate they would teach
+	// the next page a rate that is too low (a page changing every 4 s
+	// visited every 27 s is estimated at once per 8 s), so blend spreads
+	// them over every rate from the estimate up to the fastest one a
+	// policy can tell (one change per -recrawl-min).
+	AtLeast [atoms]float64
 }
 
 // Pages is how many pages the prior counts.
 func (p *Prior) Pages() float64 {
 	n := p.Static
-	for _, c := range p.Rates {
-		n += c
+	for j := range p.Rates {
+		n += p.Rates[j] + p.AtLeast[j]
 	}
 	return n
 }
@@ -56,6 +64,10 @@ func (p *Prior) add(h History, sign float64) {
 	}
 	r, _ := h.Rate()
 	j := atomOf(r)
+	if h.Unchanged == 0 {
+		p.AtLeast[j] = max(p.AtLeast[j]+sign, 0)
+		return
+	}
 	p.Rates[j] = max(p.Rates[j]+sign, 0)
 }
 
@@ -68,17 +80,31 @@ const (
 	priorFlat  = 0.5
 )
 
-func blend(host, all *Prior) Prior {
+// atLeastSpread is how many grid steps above its estimate a page found
+// changed at every visit is spread over (see Prior.AtLeast).
+const atLeastSpread = 4
+
+func blend(host, all *Prior, fastest float64) Prior {
 	var out Prior
+	top := atomOf(fastest)
+	mix := func(p *Prior, scale float64) {
+		out.Static += scale * p.Static
+		for j := range p.Rates {
+			out.Rates[j] += scale * p.Rates[j]
+			if c := p.AtLeast[j]; c > 0 {
+				hi := min(max(j, top), j+atLeastSpread)
+				for k := j; k <= hi; k++ {
+					out.Rates[k] += scale * c / float64(hi-j+1)
+				}
+			}
+		}
+	}
 	if host != nil {
-		out = *host
+		mix(host, 1)
 	}
 	if all != nil {
 		if n := all.Pages(); n > 0 {
-			out.Static += priorCrawl * all.Static / n
-			for j := range out.Rates {
-				out.Rates[j] += priorCrawl * all.Rates[j] / n
-			}
+			mix(all, priorCrawl/n)
 		}
 	}
 	out.Static += priorFlat / 2
@@ -183,14 +209,15 @@ func (ps *Priors) Update(host string, before, after History) {
 	}
 }
 
-// For returns the prior a page of host starts from.
-func (ps *Priors) For(host string) Prior {
+// For returns the prior a page of host starts from, for a policy that
+// tells rates up to fastest changes per second (1/-recrawl-min).
+func (ps *Priors) For(host string, fastest float64) Prior {
 	if ps == nil {
-		return blend(nil, nil)
+		return blend(nil, nil, fastest)
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	return blend(ps.hosts[host], &ps.all)
+	return blend(ps.hosts[host], &ps.all, fastest)
 }
 
 // Plan is Next for the adaptive policy with what the page's host has shown
@@ -236,11 +263,28 @@ func (p Policy) Plan(h History, o Outcome, at time.Time, weight float64, sitemap
 	for j, w := range post {
 		mean += w * atomRate(j)
 	}
+	// The rate stored for the fetcher's index (Value), which compares
+	// pages past their planned visit. A page seen to change is summarised
+	// by its posterior mean. A page never seen to change is mostly "never"
+	// with a tail of slow rates, whose mean misleads: its index g(λa)/λ
+	// grows like a² and comes to outrank pages that change, while the
+	// mixture's tops out at Σ π_j/λ_j ("never" adds nothing); the rate
+	// stored is the one whose index tops out there.
+	rate := mean
+	if h.Changes == 0 {
+		var top float64
+		for j, w := range post {
+			top += w / atomRate(j)
+		}
+		if top > 0 {
+			rate = 1 / top
+		}
+	}
 	switch {
 	case worth(hi) < target:
-		return at.Add(p.Max), mean
+		return at.Add(p.Max), rate
 	case worth(lo) >= target:
-		return at.Add(p.Min), mean
+		return at.Add(p.Min), rate
 	}
 	for range 60 {
 		mid := math.Sqrt(lo * hi)
@@ -250,7 +294,7 @@ func (p Policy) Plan(h History, o Outcome, at time.Time, weight float64, sitemap
 			hi = mid
 		}
 	}
-	return at.Add(seconds(hi)), mean
+	return at.Add(seconds(hi)), rate
 }
 
 // effectiveRate is the rate λ ≤ 1.79/a (the peak of g(λa)/λ) with
