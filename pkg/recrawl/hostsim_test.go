@@ -42,7 +42,6 @@ type simResult struct {
 	freshByClass                map[string]float64
 }
 
-
 func (s hostSim) run(seed uint64) simResult {
 	rng := rand.New(rand.NewPCG(seed, 24))
 	n := s.hosts * s.pages
