@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -101,7 +102,12 @@ type Run struct {
 	OptimalShare     float64            `json:"optimal_share"`
 	OptimalByClass   map[string]float64 `json:"optimal_revisits_by_class"`
 	Violations       int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
-	Error            string             `json:"error,omitempty"`
+	// With the web's features (-features): requests to the redirect loop
+	// /loop/a <-> /loop/b, and those that started after both of a host's
+	// members had answered, when the loop could be known.
+	LoopRequests      int    `json:"loop_requests"`
+	LoopAfterDetected int    `json:"loop_after_detected"`
+	Error             string `json:"error,omitempty"`
 }
 
 // Result is the comparison: the adaptive run, the uniform runs made to match
@@ -193,6 +199,41 @@ func calibrate(iv time.Duration, u Run, want int, match float64) (next time.Dura
 	return time.Duration(float64(iv) * float64(u.Revisits) / float64(revisits)), false
 }
 
+// loopRequests counts the requests to the redirect loop, and those that
+// started after both members of their host's loop had answered.
+func loopRequests(reqs []synthweb.Request) (all, after int) {
+	reqs = slices.Clone(reqs)
+	slices.SortStableFunc(reqs, func(a, b synthweb.Request) int { return a.Start.Compare(b.Start) })
+	type loop struct {
+		answered map[string]time.Time // member target -> end of its first answer
+	}
+	loops := map[string]*loop{}
+	for _, q := range reqs {
+		if q.Trap != "redirect_loop" {
+			continue
+		}
+		all++
+		l := loops[q.Host]
+		if l == nil {
+			l = &loop{answered: map[string]time.Time{}}
+			loops[q.Host] = l
+		}
+		known := len(l.answered) == 2
+		for _, at := range l.answered {
+			if q.Start.Before(at) {
+				known = false
+			}
+		}
+		if known {
+			after++
+		}
+		if _, ok := l.answered[q.Target]; !ok && q.Status != 0 {
+			l.answered[q.Target] = q.End
+		}
+	}
+	return all, after
+}
+
 func roundAll(m map[string]float64) map[string]int {
 	out := map[string]int{}
 	for k, v := range m {
@@ -209,8 +250,8 @@ func div(a, b float64) float64 {
 }
 
 func (r Run) line() string {
-	s := fmt.Sprintf("%d requests (%d revisits: %v; %d answered 304), freshness %.3f, of the pages that change %.3f (%v), from the first copy %.3f: %.3f of optimal %.3f (uniform %.3f), violations %d",
-		r.Requests, r.Revisits, r.RevisitsByClass, r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass, r.FreshnessFetched, r.OptimalShare, r.Optimal, r.UniformExpected, r.Violations)
+	s := fmt.Sprintf("%d requests (%d revisits: %v; %d answered 304), freshness %.3f, of the pages that change %.3f (%v), from the first copy %.3f: %.3f of optimal %.3f (uniform %.3f), violations %d, redirect loop requests %d (%d after it could be known)",
+		r.Requests, r.Revisits, r.RevisitsByClass, r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass, r.FreshnessFetched, r.OptimalShare, r.Optimal, r.UniformExpected, r.Violations, r.LoopRequests, r.LoopAfterDetected)
 	if r.Error != "" {
 		s += ", error: " + r.Error
 	}
@@ -260,7 +301,9 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 	if c == nil {
 		return r, errors.New("the audit has no change report")
 	}
-	r.Requests = len(web.Requests())
+	reqs := web.Requests()
+	r.Requests = len(reqs)
+	r.LoopRequests, r.LoopAfterDetected = loopRequests(reqs)
 	r.PageRequests, r.Revisits, r.RevisitsByClass, r.NotModified = c.PageRequests, c.Revisits, c.RevisitsByClass, c.NotModified
 	r.Freshness, r.FreshnessChanging, r.ByClass, r.WindowSec = c.Freshness, c.FreshnessChanging, c.FreshnessByClass, c.WindowSeconds
 	r.FreshnessFetched, r.Optimal, r.UniformExpected, r.OptimalShare, r.OptimalByClass = c.FreshnessFetched, c.OptimalFreshness, c.UniformFreshness, c.OptimalShare, c.OptimalRevisitsByClass

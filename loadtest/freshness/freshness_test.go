@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawlcluster/crawler/loadtest/synthweb"
 )
 
 func TestCalibrate(t *testing.T) {
@@ -73,5 +75,24 @@ func BenchmarkFreshness(b *testing.B) {
 		b.ReportMetric(res.RequestRatio, "request-ratio")
 		b.ReportMetric(res.Adaptive.FreshnessChanging, "fresh-changing-adaptive")
 		b.ReportMetric(res.Uniform[res.Baseline].FreshnessChanging, "fresh-changing-uniform")
+	}
+}
+
+// TestLoopRequests: requests to a host's loop count after both members have
+// answered, not before, and each host's loop on its own.
+func TestLoopRequests(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(1000, 0).Add(time.Duration(s) * time.Second) }
+	q := func(host, target string, s int) synthweb.Request {
+		return synthweb.Request{Host: host, Target: target, Trap: "redirect_loop", Status: 301, Start: at(s), End: at(s).Add(time.Millisecond)}
+	}
+	reqs := []synthweb.Request{
+		q("h1", "/loop/a", 1), q("h1", "/loop/a", 2), q("h1", "/loop/b", 3),
+		q("h2", "/loop/a", 4),
+		q("h1", "/loop/a", 5), q("h1", "/loop/b", 6),
+		{Host: "h1", Target: "/p/0.html", Status: 200, Start: at(7), End: at(7)},
+	}
+	all, after := loopRequests(reqs)
+	if all != 6 || after != 2 {
+		t.Errorf("loop requests %d, after detection %d; want 6 and 2", all, after)
 	}
 }
