@@ -187,7 +187,10 @@ func (p *Parser) modified(ctx context.Context, mods []store.Modification) error 
 	pol := p.cfg.Recrawl
 	keep := make([]store.Modification, 0, len(mods))
 	for i, m := range mods {
-		if pol.TooFast(hist[i].Recrawl.ChangeRate/86400, recrawl.Weight(hist[i].Score)) {
+		// Only a page seen to change can be too fast: the rate stored for
+		// one never seen to change summarises a posterior that is mostly
+		// "never" (recrawl.Policy.Plan), and its lastmod is news.
+		if hist[i].Recrawl.ChangeCount > 0 && pol.TooFast(hist[i].Recrawl.ChangeRate/86400, recrawl.Weight(hist[i].Score)) {
 			continue
 		}
 		keep = append(keep, m)

@@ -230,11 +230,8 @@ func (ps *Priors) For(host string, fastest float64) Prior {
 // "Never changes" contributes nothing, so a page unchanged for a while on a
 // host of static pages is left alone after a visit or two, and a page whose
 // posterior sits on rates too fast to keep fresh (Σ π_j/λ_j < μ/w) waits
-// Max like a page known to change too fast. The stored rate is the one a
-// page of known rate would need for the same interval (on the slow side of
-// g(λa)/λ, which rises then falls with λ), or the posterior mean when no
-// interval reaches the margin, so that the fetcher's index for it reaches
-// μ/w exactly when the page falls due.
+// Max like a page known to change too fast. Outcomes without content
+// (redirects, errors, gone), sitemaps and the uniform policy are Next's.
 func (p Policy) Plan(h History, o Outcome, at time.Time, weight float64, sitemap bool, prior Prior) (time.Time, float64) {
 	own, ok := h.Rate()
 	content := o == First || o == Changed || o.Unchanged()
@@ -295,23 +292,4 @@ func (p Policy) Plan(h History, o Outcome, at time.Time, weight float64, sitemap
 		}
 	}
 	return at.Add(seconds(hi)), rate
-}
-
-// effectiveRate is the rate λ ≤ 1.79/a (the peak of g(λa)/λ) with
-// g(λa)/λ = target, or the peak's rate when none reaches it.
-func effectiveRate(target, a float64) float64 {
-	const peak = 1.7933
-	lo, hi := 0.0, peak
-	if g(peak)/peak*a < target {
-		return peak / a
-	}
-	for range 60 {
-		mid := (lo + hi) / 2
-		if g(mid)/mid*a < target {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi / a
 }
