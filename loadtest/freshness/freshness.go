@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -92,8 +93,21 @@ type Run struct {
 	FreshnessChanging float64            `json:"freshness_changing"` // over the pages that do change
 	ByClass           map[string]float64 `json:"freshness_by_class"`
 	WindowSec         float64            `json:"window_seconds"`
-	Violations        int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
-	Error             string             `json:"error,omitempty"`
+	// The yardstick (synthweb.ChangeReport): freshness from each page's
+	// first copy, and what the optimal policy knowing the true rates and a
+	// uniform one would get with the same revisits per second.
+	FreshnessFetched float64            `json:"freshness_fetched"`
+	Optimal          float64            `json:"optimal_freshness"`
+	UniformExpected  float64            `json:"uniform_expected_freshness"`
+	OptimalShare     float64            `json:"optimal_share"`
+	OptimalByClass   map[string]float64 `json:"optimal_revisits_by_class"`
+	Violations       int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
+	// With the web's features (-features): requests to the redirect loop
+	// /loop/a <-> /loop/b, and those that started after both of a host's
+	// members had answered, when the loop could be known.
+	LoopRequests      int    `json:"loop_requests"`
+	LoopAfterDetected int    `json:"loop_after_detected"`
+	Error             string `json:"error,omitempty"`
 }
 
 // Result is the comparison: the adaptive run, the uniform runs made to match
@@ -185,6 +199,49 @@ func calibrate(iv time.Duration, u Run, want int, match float64) (next time.Dura
 	return time.Duration(float64(iv) * float64(u.Revisits) / float64(revisits)), false
 }
 
+// loopRequests counts the requests to the redirect loop, and those that
+// started after both members of their host's loop had answered.
+func loopRequests(reqs []synthweb.Request) (all, after int) {
+	reqs = slices.Clone(reqs)
+	slices.SortStableFunc(reqs, func(a, b synthweb.Request) int { return a.Start.Compare(b.Start) })
+	type loop struct {
+		answered map[string]time.Time // member target -> end of its first answer
+	}
+	loops := map[string]*loop{}
+	for _, q := range reqs {
+		if q.Trap != "redirect_loop" {
+			continue
+		}
+		all++
+		l := loops[q.Host]
+		if l == nil {
+			l = &loop{answered: map[string]time.Time{}}
+			loops[q.Host] = l
+		}
+		known := len(l.answered) == 2
+		for _, at := range l.answered {
+			if q.Start.Before(at) {
+				known = false
+			}
+		}
+		if known {
+			after++
+		}
+		if _, ok := l.answered[q.Target]; !ok && q.Status != 0 {
+			l.answered[q.Target] = q.End
+		}
+	}
+	return all, after
+}
+
+func roundAll(m map[string]float64) map[string]int {
+	out := map[string]int{}
+	for k, v := range m {
+		out[k] = int(math.Round(v))
+	}
+	return out
+}
+
 func div(a, b float64) float64 {
 	if b == 0 {
 		return 0
@@ -193,8 +250,8 @@ func div(a, b float64) float64 {
 }
 
 func (r Run) line() string {
-	s := fmt.Sprintf("%d requests (%d revisits: %v; %d answered 304), freshness %.3f, of the pages that change %.3f (%v), violations %d",
-		r.Requests, r.Revisits, r.RevisitsByClass, r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass, r.Violations)
+	s := fmt.Sprintf("%d requests (%d revisits: %v; %d answered 304), freshness %.3f, of the pages that change %.3f (%v), from the first copy %.3f: %.3f of optimal %.3f (uniform %.3f), violations %d, redirect loop requests %d (%d after it could be known)",
+		r.Requests, r.Revisits, r.RevisitsByClass, r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass, r.FreshnessFetched, r.OptimalShare, r.Optimal, r.UniformExpected, r.Violations, r.LoopRequests, r.LoopAfterDetected)
 	if r.Error != "" {
 		s += ", error: " + r.Error
 	}
@@ -244,9 +301,12 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 	if c == nil {
 		return r, errors.New("the audit has no change report")
 	}
-	r.Requests = len(web.Requests())
+	reqs := web.Requests()
+	r.Requests = len(reqs)
+	r.LoopRequests, r.LoopAfterDetected = loopRequests(reqs)
 	r.PageRequests, r.Revisits, r.RevisitsByClass, r.NotModified = c.PageRequests, c.Revisits, c.RevisitsByClass, c.NotModified
 	r.Freshness, r.FreshnessChanging, r.ByClass, r.WindowSec = c.Freshness, c.FreshnessChanging, c.FreshnessByClass, c.WindowSeconds
+	r.FreshnessFetched, r.Optimal, r.UniformExpected, r.OptimalShare, r.OptimalByClass = c.FreshnessFetched, c.OptimalFreshness, c.UniformFreshness, c.OptimalShare, c.OptimalRevisitsByClass
 	r.Violations = rep.Politeness.Count + rep.Robots.Count + rep.Overlaps.Count + rep.UnconditionalRevisits.Count
 	return r, nil
 }
@@ -254,10 +314,11 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 // Table writes the comparison as a table.
 func Table(w io.Writer, res *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\trecrawl-default s\trequests\trevisits\t304s\tfreshness\tof pages that change\tnever\tslow\tfast\tviolations\t")
+	fmt.Fprintln(tw, "policy\trecrawl-default s\trequests\trevisits\t304s\tfreshness\tof pages that change\tnever\tslow\tfast\tfrom first copy\toptimal\tuniform (expected)\tof optimal\tviolations\t")
 	row := func(r Run, mark string) {
-		fmt.Fprintf(tw, "%s%s\t%.2f\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t\n", r.Policy, mark, r.DefaultSec, r.Requests, r.Revisits,
-			r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass[synthweb.ChangeNever], r.ByClass[synthweb.ChangeSlow], r.ByClass[synthweb.ChangeFast], r.Violations)
+		fmt.Fprintf(tw, "%s%s\t%.2f\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t\n", r.Policy, mark, r.DefaultSec, r.Requests, r.Revisits,
+			r.NotModified, r.Freshness, r.FreshnessChanging, r.ByClass[synthweb.ChangeNever], r.ByClass[synthweb.ChangeSlow], r.ByClass[synthweb.ChangeFast],
+			r.FreshnessFetched, r.Optimal, r.UniformExpected, r.OptimalShare, r.Violations)
 	}
 	row(res.Adaptive, "")
 	for i, u := range res.Uniform {
@@ -270,6 +331,9 @@ func Table(w io.Writer, res *Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	a := res.Adaptive
+	fmt.Fprintf(w, "adaptive: %.3f of the optimal policy's freshness with the same revisits (revisits %v; the optimum's %v)\n",
+		a.OptimalShare, a.RevisitsByClass, roundAll(a.OptimalByClass))
 	_, err := fmt.Fprintf(w, "adaptive / uniform (*): requests %.3f, freshness %.3f, of the pages that change %.3f (%.0f%% of pages never change; %.0f simulated hours per crawl)\n",
 		res.RequestRatio, res.Ratio, res.RatioChanging, 100*res.ShareNever, res.SimulatedHours)
 	return err

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawlcluster/crawler/loadtest/synthweb"
 )
 
 func TestCalibrate(t *testing.T) {
@@ -29,7 +31,8 @@ func TestCalibrate(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	res := &Result{
-		Adaptive: Run{Policy: "adaptive", DefaultSec: 6, Requests: 100, Freshness: 0.8, FreshnessChanging: 0.6},
+		Adaptive: Run{Policy: "adaptive", DefaultSec: 6, Requests: 100, Freshness: 0.8, FreshnessChanging: 0.6, OptimalShare: 0.961,
+			OptimalByClass: map[string]float64{"slow": 12.4}},
 		Uniform:  []Run{{Policy: "uniform", DefaultSec: 9, Requests: 90}, {Policy: "uniform", DefaultSec: 8, Requests: 99, Freshness: 0.7, FreshnessChanging: 0.4}},
 		Baseline: 1, RequestRatio: 100.0 / 99, Ratio: 0.8 / 0.7, RatioChanging: 1.5, ShareNever: 0.5, SimulatedHours: 300,
 	}
@@ -37,7 +40,7 @@ func TestTable(t *testing.T) {
 	if err := Table(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"uniform *", "of the pages that change 1.500", "requests 1.010", "freshness 1.143"} {
+	for _, want := range []string{"uniform *", "of the pages that change 1.500", "requests 1.010", "freshness 1.143", "0.961 of the optimal", "map[slow:12]"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -66,10 +69,30 @@ func BenchmarkFreshness(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.ReportMetric(res.Adaptive.OptimalShare, "of-optimal")
 		b.ReportMetric(res.RatioChanging, "ratio-changing")
 		b.ReportMetric(res.Ratio, "ratio-all")
 		b.ReportMetric(res.RequestRatio, "request-ratio")
 		b.ReportMetric(res.Adaptive.FreshnessChanging, "fresh-changing-adaptive")
 		b.ReportMetric(res.Uniform[res.Baseline].FreshnessChanging, "fresh-changing-uniform")
+	}
+}
+
+// TestLoopRequests: requests to a host's loop count after both members have
+// answered, not before, and each host's loop on its own.
+func TestLoopRequests(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(1000, 0).Add(time.Duration(s) * time.Second) }
+	q := func(host, target string, s int) synthweb.Request {
+		return synthweb.Request{Host: host, Target: target, Trap: "redirect_loop", Status: 301, Start: at(s), End: at(s).Add(time.Millisecond)}
+	}
+	reqs := []synthweb.Request{
+		q("h1", "/loop/a", 1), q("h1", "/loop/a", 2), q("h1", "/loop/b", 3),
+		q("h2", "/loop/a", 4),
+		q("h1", "/loop/a", 5), q("h1", "/loop/b", 6),
+		{Host: "h1", Target: "/p/0.html", Status: 200, Start: at(7), End: at(7)},
+	}
+	all, after := loopRequests(reqs)
+	if all != 6 || after != 2 {
+		t.Errorf("loop requests %d, after detection %d; want 6 and 2", all, after)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/crawlcluster/crawler/pkg/recrawl"
 )
 
 // ChangeReport is the audit of a changing web (Config.Change): how fresh
@@ -23,6 +25,22 @@ type ChangeReport struct {
 	// and ChangeFast): pages that never change are fresh under any policy
 	// once fetched, so this is where revisit policies differ.
 	FreshnessChanging float64 `json:"freshness_changing"`
+
+	// The yardstick (pages never deleted, each from its first copy on, so
+	// that discovery, which no revisit policy changes, is left out):
+	// FreshnessFetched is the time-averaged share of those pages whose
+	// copy is the live version, and OptimalFreshness and UniformFreshness
+	// what the optimal policy knowing every page's true rate
+	// (recrawl.Optimal) and a uniform one would get in expectation with
+	// the same revisits per second; OptimalShare is FreshnessFetched over
+	// OptimalFreshness.
+	FreshnessFetched float64 `json:"freshness_fetched"`
+	OptimalFreshness float64 `json:"optimal_freshness"`
+	UniformFreshness float64 `json:"uniform_freshness"`
+	OptimalShare     float64 `json:"optimal_share"`
+	// OptimalRevisitsByClass is how the optimal policy would spend those
+	// revisits per class, beside RevisitsByClass.
+	OptimalRevisitsByClass map[string]float64 `json:"optimal_revisits_by_class"`
 
 	PageRequests        int            `json:"page_requests"`        // requests for changing pages
 	Revisits            int            `json:"revisits"`             // of those, for a page that had a final answer before
@@ -39,6 +57,7 @@ const goneRetire = 3
 // pageHistory is what the audit knows of a changing page by construction.
 type pageHistory struct {
 	class   string      // ChangeNever, ChangeSlow, ChangeFast
+	rate    float64     // changes per second of real time; 0: never
 	changes []time.Time // instants at which versions 1, 2, ... went live, increasing
 	deleted time.Time   // zero: not deleted
 }
@@ -80,6 +99,9 @@ func (p *livePage) history(end time.Time) *pageHistory {
 	p.mu.Lock()
 	p.grow(end.Sub(epoch))
 	ph := &pageHistory{class: p.class, changes: make([]time.Time, 0, len(p.changes))}
+	if p.mean > 0 {
+		ph.rate = 1 / p.mean.Seconds()
+	}
 	for _, c := range p.changes {
 		if at := epoch.Add(c); !at.After(end) && !(p.deletes && c >= p.deleteAt) {
 			ph.changes = append(ph.changes, at)
@@ -111,6 +133,7 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 	}
 	states := map[string]*state{}
 	copies := map[string][]copyAt{}
+	revisits := map[string]int{}
 	for i := range reqs {
 		r := &reqs[i]
 		if r.Kind == "robots" {
@@ -135,6 +158,7 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 		if st.answered {
 			rep.Revisits++
 			rep.RevisitsByClass[ph.class]++
+			revisits[r.Resource]++
 			switch {
 			case r.IfNoneMatch || r.IfModifiedSince:
 				rep.ConditionalRevisits++
@@ -168,6 +192,57 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 	}
 	if len(reqs) > 0 && end.After(a.t0) {
 		freshness(rep, cw.pages, copies, a.t0, end)
+		yardstick(rep, cw.pages, copies, revisits, end)
+	}
+}
+
+// yardstick compares the freshness of the pages that were never deleted,
+// each from its first copy to the end, with what the optimal and the
+// uniform policies would get from the same revisits per second.
+func yardstick(rep *ChangeReport, pages map[string]*pageHistory, copies map[string][]copyAt, revisits map[string]int, end time.Time) {
+	var lambdas []float64
+	var classes []string
+	var fresh, window float64
+	n := 0
+	for _, id := range slices.Sorted(maps.Keys(pages)) {
+		ph := pages[id]
+		cs := copies[id]
+		if !ph.deleted.IsZero() || len(cs) == 0 {
+			continue
+		}
+		from := cs[0].end
+		for _, c := range cs {
+			if c.end.Before(from) {
+				from = c.end
+			}
+		}
+		if !end.After(from) {
+			continue
+		}
+		for _, iv := range freshSpans(ph, cs, from, end) {
+			fresh += iv[1].Sub(iv[0]).Seconds()
+		}
+		window += end.Sub(from).Seconds()
+		n += revisits[id]
+		lambdas = append(lambdas, ph.rate)
+		classes = append(classes, ph.class)
+	}
+	if window <= 0 {
+		return
+	}
+	rep.FreshnessFetched = fresh / window
+	// Revisits per second over the mean page's window.
+	span := window / float64(len(lambdas))
+	budget := float64(n) / span
+	rates, opt := recrawl.Optimal(lambdas, budget)
+	rep.OptimalFreshness = opt
+	rep.UniformFreshness = recrawl.UniformFreshness(lambdas, budget)
+	if opt > 0 {
+		rep.OptimalShare = rep.FreshnessFetched / opt
+	}
+	rep.OptimalRevisitsByClass = map[string]float64{}
+	for i, r := range rates {
+		rep.OptimalRevisitsByClass[classes[i]] += r * span
 	}
 }
 
@@ -310,6 +385,8 @@ func (c *ChangeReport) string(b *strings.Builder) {
 		fmt.Fprintf(b, "%s %.1f%%", class, 100*c.FreshnessByClass[class])
 	}
 	b.WriteString(")\n")
+	fmt.Fprintf(b, "  yardstick:   %.1f%% fresh from the first copy on; optimal policy %.1f%%, uniform %.1f%% with the same revisits: %.3f of optimal\n",
+		100*c.FreshnessFetched, 100*c.OptimalFreshness, 100*c.UniformFreshness, c.OptimalShare)
 	fmt.Fprintf(b, "  revisits:    %d of %d page requests, %d conditional, %d answered 304; %d requests after %d answers 404/410\n",
 		c.Revisits, c.PageRequests, c.ConditionalRevisits, c.NotModified, c.RequestsAfterGone, goneRetire)
 }

@@ -97,6 +97,48 @@ func TestFreshness(t *testing.T) {
 	}
 }
 
+// TestYardstick replays a crawl whose yardstick is known by hand: /a.html
+// (rate 0.1/s) fetched at 5 s and 20 s, changing at 10 s and 30 s; /n.html
+// (never) fetched at 10 s and 30 s; /c.html deleted, left out. From each
+// first copy to the end at 40 s: a is fresh 4.999 + 9.999 s of 34.999, n
+// 29.999 of 29.999; 2 revisits over a mean window of 32.499 s.
+func TestYardstick(t *testing.T) {
+	pages := map[string]*pageHistory{
+		"/a.html": {class: ChangeFast, rate: 0.1, changes: []time.Time{ms(10000), ms(30000)}},
+		"/n.html": {class: ChangeNever},
+		"/c.html": {class: ChangeSlow, rate: 0.05, deleted: ms(20000)},
+	}
+	log := []Request{
+		rq(hostOpen, "/a.html", 200, 5000),
+		rq(hostOpen, "/c.html", 200, 6000),
+		rq(hostOpen, "/n.html", 200, 10000),
+		rq(hostOpen, "/a.html", 200, 20000),
+		rq(hostOpen, "/n.html", 200, 30000),
+	}
+	c := audit(log, changeTestWorld(pages, ms(40000)), AuditConfig{}).Change
+	fresh := (4.999 + 9.999 + 29.999) / (34.999 + 29.999)
+	budget := 2 / ((34.999 + 29.999) / 2)
+	// All of the budget to a: F = (r/λ)(1 − e^(−λ/r)); n is fresh anyway.
+	r := budget
+	opt := (1 + (r/0.1)*(1-math.Exp(-0.1/r))) / 2
+	half := budget / 2
+	uni := (1 + (half/0.1)*(1-math.Exp(-0.1/half))) / 2
+	for _, tt := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"fetched", c.FreshnessFetched, fresh},
+		{"optimal", c.OptimalFreshness, opt},
+		{"uniform", c.UniformFreshness, uni},
+		{"share", c.OptimalShare, fresh / opt},
+		{"optimal revisits of never", c.OptimalRevisitsByClass[ChangeNever], 0},
+	} {
+		if math.Abs(tt.got-tt.want) > 1e-6 {
+			t.Errorf("%s %.9f, want %.9f", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
 // TestRevisits checks the unconditional-revisit rule, the revisit counts,
 // the requests after a page is gone and which repeats are duplicates in a
 // changing web.

@@ -145,7 +145,7 @@ func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
 			}
 			rate := u.Recrawl.ChangeRate / 86400
 			age := now.Sub(u.Recrawl.LastVisitAt)
-			due = append(due, dueURL{u: u, value: pol.Value(rate, recrawl.Weight(u.Score), age, pol.Interval(rate, recrawl.Weight(u.Score)))})
+			due = append(due, dueURL{u: u, value: pol.Value(rate, recrawl.Weight(u.Score), age)})
 		}
 	}
 	f.metrics.recrawlDue.Set(float64(len(due)))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/crawlcluster/crawler/pkg/queue"
@@ -25,6 +26,10 @@ func outcome(pd *pending, hist store.URLHistory) recrawl.Outcome {
 		return recrawl.NotModified
 	case pg.Status == http.StatusNotFound || pg.Status == http.StatusGone:
 		return recrawl.Gone
+	case (pg.Status == http.StatusMovedPermanently || pg.Status == http.StatusPermanentRedirect) && pg.Location != "":
+		return recrawl.Moved
+	case pg.Status >= 300 && pg.Status < 400 && pg.Location != "" && pg.Status != http.StatusNotModified:
+		return recrawl.Redirect
 	case pg.Status >= 500 || pg.Status == http.StatusTooManyRequests:
 		return recrawl.Error
 	case !prior:
@@ -39,11 +44,22 @@ func outcome(pd *pending, hist store.URLHistory) recrawl.Outcome {
 	return recrawl.Changed
 }
 
+// priorHosts bounds the hosts whose change priors a parser keeps: about
+// 54 floats each, 45 MB at the bound.
+const priorHosts = 100_000
+
+// redirectsKept bounds the redirect answers kept to find loops (16 bytes
+// each and the map's overhead: a few MB).
+const redirectsKept = 100_000
+
 // schedule records what the fetch found and plans the URL's next visit.
 func (p *Parser) schedule(pd *pending, hist store.URLHistory) {
 	o := outcome(pd, hist)
 	pd.change = o
 	pd.capture.Change = string(o)
+	if o != recrawl.Redirect && o != recrawl.Moved {
+		p.redirects.forget(pd.hash)
+	}
 	p.metrics.changes.WithLabelValues(string(o)).Inc()
 	pol := p.cfg.Recrawl
 	if !pol.Enabled || pd.page.Kind == queue.KindSubresource {
@@ -52,13 +68,85 @@ func (p *Parser) schedule(pd *pending, hist store.URLHistory) {
 	r := hist.Recrawl
 	h := recrawl.History{Fetches: r.FetchCount, Changes: r.ChangeCount, Unchanged: r.Unchanged, ChangedTime: r.ChangedTime,
 		LastFetch: r.LastVisitAt, LastChange: r.LastChangeAt, Misses: r.Misses, Streak: r.Streak}
+	before := h
 	at := pd.page.FetchedAt
 	h.Observe(o, at)
-	next := pol.Next(h, o, at, recrawl.Weight(hist.Score), hist.Kind == store.KindSitemap)
-	rate, _ := h.Rate()
+	sitemap := hist.Kind == store.KindSitemap
+	if !sitemap {
+		p.priors.Update(pd.page.Host, before, h)
+	}
+	next, rate := pol.Plan(h, o, at, recrawl.Weight(hist.Score), sitemap, p.priors.For(pd.page.Host, 1/pol.Min.Seconds()))
+	if (o == recrawl.Redirect || o == recrawl.Moved) && p.redirects.loop(pd.hash, p.redirectTarget(pd.page)) {
+		// A redirect loop serves nothing however often it is asked: its
+		// members are not visited again (see docs/recrawl.md).
+		next = time.Time{}
+		p.metrics.redirectLoops.Inc()
+	}
 	pd.capture.Schedule = &store.Recrawl{NextFetchAt: next, FetchCount: h.Fetches, ChangeCount: h.Changes,
 		Unchanged: h.Unchanged, ChangedTime: h.ChangedTime, LastChangeAt: h.LastChange, LastVisitAt: h.LastFetch,
 		Misses: h.Misses, Streak: h.Streak, ChangeRate: rate * 86400}
+}
+
+// redirectTarget is the hash of the URL a redirect answer points to, or 0
+// when its Location does not normalise.
+func (p *Parser) redirectTarget(pg queue.Page) int64 {
+	norm, err := p.norm.Normalize(pg.Location)
+	if err != nil {
+		return 0
+	}
+	return store.HashURL(norm)
+}
+
+// redirectMap remembers the latest redirect answer of recently fetched URLs
+// (source hash to target hash), bounded, to find loops: a revisit of a
+// member of a loop answers the same redirect at every visit, and 2,056
+// requests went to one two-URL loop in a 480 s continuous crawl before
+// this. In memory: after a restart a loop costs one visit of each member
+// before it is found again.
+type redirectMap struct {
+	mu    sync.Mutex
+	next  map[int64]int64
+	limit int
+}
+
+func newRedirectMap(limit int) *redirectMap {
+	return &redirectMap{next: map[int64]int64{}, limit: limit}
+}
+
+// loop records that from redirects to to and reports whether following the
+// recorded redirects from to leads back to from within maxRedirects hops.
+func (m *redirectMap) loop(from, to int64) bool {
+	if to == 0 {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.next[from]; !ok && len(m.next) >= m.limit {
+		for k := range m.next {
+			delete(m.next, k)
+			break
+		}
+	}
+	m.next[from] = to
+	at := to
+	for range maxRedirects + 1 {
+		if at == from {
+			return true
+		}
+		n, ok := m.next[at]
+		if !ok {
+			return false
+		}
+		at = n
+	}
+	return false
+}
+
+// forget drops a URL that answered something other than a redirect.
+func (m *redirectMap) forget(h int64) {
+	m.mu.Lock()
+	delete(m.next, h)
+	m.mu.Unlock()
 }
 
 // confirm finds the capture a 304 confirms, for its WARC revisit record.
@@ -99,7 +187,10 @@ func (p *Parser) modified(ctx context.Context, mods []store.Modification) error 
 	pol := p.cfg.Recrawl
 	keep := make([]store.Modification, 0, len(mods))
 	for i, m := range mods {
-		if pol.TooFast(hist[i].Recrawl.ChangeRate/86400, recrawl.Weight(hist[i].Score)) {
+		// Only a page seen to change can be too fast: the rate stored for
+		// one never seen to change summarises a posterior that is mostly
+		// "never" (recrawl.Policy.Plan), and its lastmod is news.
+		if hist[i].Recrawl.ChangeCount > 0 && pol.TooFast(hist[i].Recrawl.ChangeRate/86400, recrawl.Weight(hist[i].Score)) {
 			continue
 		}
 		keep = append(keep, m)

@@ -22,6 +22,7 @@ type metrics struct {
 	changes         *prometheus.CounterVec
 	lastmodDue      prometheus.Counter
 	lastmodTooFast  prometheus.Counter
+	redirectLoops   prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -85,6 +86,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_recrawl_lastmod_too_fast_total",
 			Help: "Sitemap <lastmod> entries not acted on: the URL changes faster than the adaptive policy chases.",
 		}),
+		redirectLoops: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawler_recrawl_redirect_loops_total",
+			Help: "Redirect answers found to close a loop of redirects; the URL is not visited again.",
+		}),
 	}
 	// Several parsers in one process (the embedded mode) share one set.
 	m.pages = telemetry.Register(reg, m.pages)
@@ -101,5 +106,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.changes = telemetry.Register(reg, m.changes)
 	m.lastmodDue = telemetry.Register(reg, m.lastmodDue)
 	m.lastmodTooFast = telemetry.Register(reg, m.lastmodTooFast)
+	m.redirectLoops = telemetry.Register(reg, m.redirectLoops)
 	return m
 }

@@ -127,13 +127,15 @@ const DefaultStopGrace = 5 * time.Second
 
 // Parser is one member of the parsers group.
 type Parser struct {
-	cfg     Config
-	log     *slog.Logger
-	store   Store
-	archive Archive
-	kafka   *kgo.Client
-	norm    *urlnorm.Normalizer
-	metrics *metrics
+	cfg       Config
+	log       *slog.Logger
+	store     Store
+	archive   Archive
+	kafka     *kgo.Client
+	norm      *urlnorm.Normalizer
+	metrics   *metrics
+	priors    *recrawl.Priors // what each host's pages have shown of how often they change
+	redirects *redirectMap    // recent redirect answers, to find loops
 }
 
 // New builds a parser.
@@ -150,7 +152,8 @@ func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometh
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = DefaultStopGrace
 	}
-	p := &Parser{cfg: cfg, log: log, store: st, archive: archive, norm: urlnorm.New(urlnorm.DefaultPolicy()), metrics: newMetrics(reg)}
+	p := &Parser{cfg: cfg, log: log, store: st, archive: archive, norm: urlnorm.New(urlnorm.DefaultPolicy()), metrics: newMetrics(reg),
+		priors: recrawl.NewPriors(priorHosts), redirects: newRedirectMap(redirectsKept)}
 	opts := append([]kgo.Opt{}, kafkaOpts...)
 	opts = append(opts,
 		kgo.ConsumerGroup(queue.GroupParsers),

@@ -497,3 +497,75 @@ func TestSitemapLastmodBringsVisitForward(t *testing.T) {
 		})
 	}
 }
+
+// TestRedirectRevisits: a permanent redirect is not revisited (its target
+// is the page), a temporary one is, ever more rarely, and the members of a
+// loop of temporary redirects are not revisited once the loop is found.
+func TestRedirectRevisits(t *testing.T) {
+	e := testenv.New(t)
+	pol := recrawl.DefaultPolicy()
+	runParser(t, e, Config{RobotsAgent: "testbot", Recrawl: pol})
+	const moved, la, lb = "http://a.example/moved", "http://a.example/loop/a", "http://a.example/loop/b"
+	admit(t, e, moved, la, lb)
+	redirect := func(id, from, to string, status int) queue.Page {
+		return page(id, from, "", status, func(p *queue.Page) { p.Location = to })
+	}
+	hist := func(u string) store.URLHistory {
+		h, err := e.DB.URLHistories(context.Background(), []int64{store.HashURL(u)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h[0]
+	}
+	stored := func(u string, fetches int) store.URLHistory {
+		t.Helper()
+		testenv.Eventually(t, 10*time.Second, u+" stored", func() bool {
+			h := hist(u)
+			return h.State == store.StateStored && h.Recrawl.FetchCount == fetches
+		})
+		return hist(u)
+	}
+	produce(t, e, redirect("m1", moved, "http://a.example/new", 301))
+	if h := stored(moved, 1); !h.Recrawl.NextFetchAt.IsZero() {
+		t.Errorf("301: next visit %v, want none", h.Recrawl.NextFetchAt)
+	}
+	produce(t, e, redirect("a1", la, lb, 302))
+	h := stored(la, 1)
+	if h.Recrawl.NextFetchAt.IsZero() {
+		t.Fatal("302 not part of a known loop: no visit planned")
+	}
+	produce(t, e, redirect("b1", lb, la, 302))
+	if h := stored(lb, 1); !h.Recrawl.NextFetchAt.IsZero() {
+		t.Errorf("302 closing a loop: next visit %v, want none", h.Recrawl.NextFetchAt)
+	}
+}
+
+// TestRedirectMapFindsLoops: a loop is found when its last member answers,
+// whatever its length up to the redirect limit, and a member that stops
+// redirecting breaks it.
+func TestRedirectMapFindsLoops(t *testing.T) {
+	m := newRedirectMap(100)
+	if m.loop(1, 2) || m.loop(3, 4) {
+		t.Fatal("loop found in open chains")
+	}
+	if !m.loop(2, 1) {
+		t.Error("two-URL loop not found")
+	}
+	if m.loop(10, 11) || m.loop(11, 12) || m.loop(12, 13) || !m.loop(13, 10) {
+		t.Error("four-URL loop not found at its last member")
+	}
+	m.forget(11)
+	if m.loop(10, 11) {
+		t.Error("loop found after a member stopped redirecting")
+	}
+	if m.loop(5, 0) {
+		t.Error("a redirect without a target closed a loop")
+	}
+	small := newRedirectMap(2)
+	small.loop(20, 21)
+	small.loop(22, 23)
+	small.loop(24, 25)
+	if len(small.next) > 2 {
+		t.Errorf("map holds %d redirects, bound 2", len(small.next))
+	}
+}

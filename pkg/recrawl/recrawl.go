@@ -63,7 +63,9 @@ const (
 	Near        Outcome = "near"         // same text within the SimHash near-duplicate distance (an ad, a timestamp)
 	Gone        Outcome = "gone"         // 404 or 410
 	Error       Outcome = "error"        // 5xx, 429 after retries, a network error
-	Other       Outcome = "other"        // another status (3xx, 4xx): no content to compare
+	Moved       Outcome = "moved"        // 301 or 308: the target replaces the URL
+	Redirect    Outcome = "redirect"     // another 3xx with a Location: no page here, the target is one
+	Other       Outcome = "other"        // another status (3xx without Location, 4xx): no content to compare
 )
 
 // Unchanged reports whether the outcome confirms the held copy.
@@ -90,7 +92,7 @@ func (h *History) Observe(o Outcome, at time.Time) {
 		return
 	}
 	h.Misses = 0
-	if o.Unchanged() {
+	if o.Unchanged() || o == Redirect || o == Moved {
 		h.Streak++
 	} else {
 		h.Streak = 0
@@ -222,11 +224,21 @@ func Weight(score int) float64 {
 // a sitemap, whose value is the changes of the pages it lists, not its own
 // freshness.
 func (p Policy) Next(h History, o Outcome, at time.Time, weight float64, sitemap bool) time.Time {
-	if !p.Enabled || o == Gone && h.Misses >= p.Retire {
+	if !p.Enabled || o == Gone && h.Misses >= p.Retire || o == Moved {
+		// A permanent redirect hands the URL over to its target, which
+		// has a schedule of its own.
 		return time.Time{}
 	}
 	if h.Misses > 0 {
 		return p.backoff(h, at)
+	}
+	if o == Redirect {
+		// A temporary redirect is no page to keep fresh: its target is
+		// crawled on its own schedule, and where the redirect points is
+		// checked ever more rarely, the default interval doubled per
+		// redirect answer in a row, up to Max. Under either policy, so
+		// that they are compared on pages.
+		return at.Add(p.clamp(seconds(p.Default.Seconds() * math.Exp2(float64(min(h.Streak-1, 60))))))
 	}
 	if p.Kind == Uniform {
 		return at.Add(p.Default)
@@ -328,17 +340,22 @@ func (p Policy) TooFast(lambda, weight float64) bool {
 
 func g(r float64) float64 { return -math.Expm1(-r) - r*math.Exp(-r) }
 
-// Value is the expected freshness, in seconds, one revisit now buys a page
-// last fetched age ago: the chance it changed since, times the fresh time it
-// then holds over the next interval. The fetcher spends a host's scarce
-// revisit slots on the highest values first.
-func (p Policy) Value(lambda, weight float64, age, next time.Duration) float64 {
+// Value is the index a due visit is ranked by when a host cannot take all
+// its due visits: the freshness per request a page of change rate lambda
+// last fetched age ago would be revisited at if its interval were age,
+// w·g(λ·age)/λ (the Lagrange condition of Interval solved for the
+// marginal). Serving the highest first holds every page of a host to one
+// marginal, the optimum for the host's budget (Optimal), whatever that
+// budget is: a page never seen to change (λ small) ranks near 0 however old
+// its copy, a page changing faster than it can be kept fresh tops out at
+// w/λ, and a page whose planned interval was from Plan ranks at the
+// policy's marginal when due. The fetcher spends a host's scarce revisit
+// slots on the highest values first.
+func (p Policy) Value(lambda, weight float64, age time.Duration) float64 {
 	if lambda <= 0 {
 		lambda = 1 / p.Default.Seconds()
 	}
-	stale := -math.Expm1(-lambda * age.Seconds())
-	fresh := -math.Expm1(-lambda*next.Seconds()) / lambda
-	return weight * stale * fresh
+	return weight * g(lambda*max(age.Seconds(), 0)) / lambda
 }
 
 func (p Policy) clamp(d time.Duration) time.Duration {

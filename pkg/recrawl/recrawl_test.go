@@ -245,10 +245,9 @@ func TestUniformAndOff(t *testing.T) {
 
 func TestValueOrdersStaleAndChaseable(t *testing.T) {
 	p := testPolicy()
-	next := 10 * time.Second
-	slowStale := p.Value(1/20.0, 1, 60*time.Second, next)
-	slowFresh := p.Value(1/20.0, 1, time.Second, next)
-	hopeless := p.Value(10, 1, 60*time.Second, next)
+	slowStale := p.Value(1/20.0, 1, 60*time.Second)
+	slowFresh := p.Value(1/20.0, 1, time.Second)
+	hopeless := p.Value(10, 1, 60*time.Second)
 	if !(slowStale > slowFresh && slowStale > hopeless) {
 		t.Errorf("values: stale slow page %.3f, recently fetched %.3f, changing 10/s %.3f", slowStale, slowFresh, hopeless)
 	}

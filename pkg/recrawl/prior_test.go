@@ -1,0 +1,163 @@
+package recrawl
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// hist is a page observed n times at interval d, changed at the first x of
+// them.
+func hist(n, x int, d time.Duration) History {
+	var h History
+	at := time.Unix(0, 0)
+	h.Observe(First, at)
+	for i := range n {
+		at = at.Add(d)
+		o := Identical
+		if i < x {
+			o = Changed
+		}
+		h.Observe(o, at)
+	}
+	return h
+}
+
+func interval(t *testing.T, p Policy, h History, prior Prior) time.Duration {
+	t.Helper()
+	at := time.Unix(1000, 0)
+	next, _ := p.Plan(h, Identical, at, 1, false, prior)
+	return next.Sub(at)
+}
+
+// TestHostPriorLeavesStaticPageAlone: the same page history (one unchanged
+// visit) waits far longer on a host whose pages never changed than on one
+// whose pages change every 24 s.
+func TestHostPriorLeavesStaticPageAlone(t *testing.T) {
+	p := issuePolicy()
+	p.Max = 10 * time.Minute
+	static, changing := NewPriors(10), NewPriors(10)
+	for range 30 {
+		static.Update("s", History{}, hist(4, 0, 10*time.Second))
+		changing.Update("c", History{}, hist(4, 2, 10*time.Second))
+	}
+	page := hist(1, 0, 5*time.Second)
+	onStatic := interval(t, p, page, static.For("s", 1))
+	onChanging := interval(t, p, page, changing.For("c", 1))
+	if onStatic != p.Max || onChanging >= time.Minute {
+		t.Errorf("after one unchanged visit: %v on a static host (want %v), %v on a changing one (want under a minute)", onStatic, p.Max, onChanging)
+	}
+	// Seen to change, a page of the static host is revisited like any
+	// page that changes: "never" is ruled out.
+	if d := interval(t, p, hist(3, 3, 20*time.Second), static.For("s", 1)); d >= time.Minute {
+		t.Errorf("page seen to change on a static host waits %v", d)
+	}
+}
+
+// TestPosterior: weights sum to 1, "never" gets nothing once a change was
+// seen, and long unchanged time moves the weight to "never".
+func TestPosterior(t *testing.T) {
+	pr := NewPriors(1).For("h", 1)
+	for _, h := range []History{hist(3, 1, 10*time.Second), hist(10, 0, 10*time.Second), {}} {
+		static, rates := h.Posterior(pr)
+		sum := static
+		for _, w := range rates {
+			sum += w
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("%+v: weights sum to %v", h, sum)
+		}
+		if h.Changes > 0 && static != 0 {
+			t.Errorf("%+v: never-changes weight %v after a change", h, static)
+		}
+	}
+	// On a host where half the pages never changed and half change every
+	// 20 s or so.
+	ps := NewPriors(1)
+	for range 10 {
+		ps.Update("h", History{}, hist(10, 0, 10*time.Second))
+		ps.Update("h", History{}, hist(10, 4, 10*time.Second))
+	}
+	pr = ps.For("h", 1)
+	s1, _ := hist(2, 0, 10*time.Second).Posterior(pr)
+	s2, _ := hist(20, 0, 10*time.Second).Posterior(pr)
+	if !(s2 > s1 && s2 > 0.9) {
+		t.Errorf("never-changes weight after 20 s unchanged %.3f, after 200 s %.3f", s1, s2)
+	}
+}
+
+// TestPriorsUpdate: a page moves between where its histories put it, and
+// is counted once.
+func TestPriorsUpdate(t *testing.T) {
+	ps := NewPriors(1)
+	a, b := hist(2, 0, time.Second), hist(3, 1, time.Second)
+	ps.Update("h", History{}, a)
+	ps.Update("h", a, b)
+	hp := ps.hosts["h"]
+	if hp.Static != 0 || hp.Pages() != 1 {
+		t.Errorf("after a change: static %v, pages %v; want 0 and 1", hp.Static, hp.Pages())
+	}
+	// Found changed at every visit: counted as a lower bound.
+	c := hist(3, 3, time.Second)
+	ps.Update("h", b, c)
+	var atLeast float64
+	for _, n := range hp.AtLeast {
+		atLeast += n
+	}
+	if atLeast != 1 || hp.Pages() != 1 {
+		t.Errorf("changed at every visit: at least %v, pages %v", atLeast, hp.Pages())
+	}
+	// The bound holds: past it, the host that held it is dropped first.
+	ps.Update("other", History{}, a)
+	if len(ps.hosts) != 1 {
+		t.Errorf("%d hosts kept, bound 1", len(ps.hosts))
+	}
+}
+
+// TestPlanTooFast: a page changed at every visit on a host whose pages
+// change far faster than the policy can keep fresh waits -recrawl-max.
+func TestPlanTooFast(t *testing.T) {
+	p := issuePolicy()
+	ps := NewPriors(1)
+	for range 30 {
+		// Changing every 0.1 s, visited every 0.2 s: estimated, not bounded.
+		var h History
+		at := time.Unix(0, 0)
+		h.Observe(First, at)
+		for i := range 20 {
+			at = at.Add(200 * time.Millisecond)
+			o := Changed
+			if i%8 == 0 {
+				o = Identical
+			}
+			h.Observe(o, at)
+		}
+		ps.Update("f", History{}, h)
+	}
+	if d := interval(t, p, hist(3, 3, 5*time.Second), ps.For("f", 1)); d != p.Max {
+		t.Errorf("too fast a page: %v, want %v", d, p.Max)
+	}
+}
+
+// TestRedirectSchedule: a permanent redirect is not revisited; a temporary
+// one backs off from the default, doubling per redirect in a row.
+func TestRedirectSchedule(t *testing.T) {
+	p := testPolicy()
+	at := time.Unix(0, 0)
+	var h History
+	h.Observe(Moved, at)
+	if next := p.Next(h, Moved, at, 1, false); !next.IsZero() {
+		t.Errorf("301: next visit %v", next)
+	}
+	h = History{}
+	var last time.Duration
+	for i := range 4 {
+		h.Observe(Redirect, at)
+		d := p.Next(h, Redirect, at, 1, false).Sub(at)
+		if i == 0 && d != p.Default || i > 0 && d != min(2*last, p.Max) {
+			t.Errorf("redirect %d in a row: %v (before %v)", i+1, d, last)
+		}
+		last = d
+		at = at.Add(d)
+	}
+}
