@@ -254,12 +254,13 @@ func (f *Fetcher) sendRobots(recs []*kgo.Record) {
 func (f *Fetcher) fetchHop(ctx context.Context, lease *frontier.Lease, it frontier.Item) frontier.Outcome {
 	f.mu.Lock()
 	done, ok := f.hops.ended(it.URL, time.Now())
-	f.mu.Unlock()
+	var waiters map[string]int
 	if ok {
 		// Fetched for hosts that asked before this item was served.
-		f.mu.Lock()
-		waiters := f.hops.finish(it.URL, done)
-		f.mu.Unlock()
+		waiters = f.hops.finish(it.URL, done)
+	}
+	f.mu.Unlock()
+	if ok {
 		f.sendRobots(f.hopsOn(waiters, done))
 		return frontier.Outcome{}
 	}
@@ -293,7 +294,7 @@ func (f *Fetcher) fetchHop(ctx context.Context, lease *frontier.Lease, it fronti
 		}
 	}
 	f.mu.Lock()
-	waiters := f.hops.finish(it.URL, d)
+	waiters = f.hops.finish(it.URL, d)
 	f.mu.Unlock()
 	f.sendRobots(f.hopsOn(waiters, d))
 	if d.next == "" && it.URL == robotsURLOf(schemeOf(it.URL), lease.Host) {
