@@ -81,9 +81,7 @@ func (f *Fetcher) consume(ctx context.Context) error {
 				sleep(ctx, time.Second)
 				continue
 			}
-			if err := f.kafka.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
-				f.log.Warn("commit crawl.urls offsets", "err", err)
-			}
+			f.admitted(recs)
 		}
 		f.kafka.AllowRebalance()
 	}
@@ -180,7 +178,10 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	f.mu.Lock()
 	// Verdicts first: what this poll's pages turned out to be bears on the
 	// links found on them.
-	grown := f.observeVerdicts(decoded)
+	grown, unread := f.observeVerdicts(recs, decoded)
+	if len(unread) > 0 {
+		defer f.reloadOverflow(ctx, unread)
+	}
 	for i, rec := range recs {
 		u, norm := decoded[i].u, decoded[i].norm
 		if err := decoded[i].decodeErr; err != nil {
@@ -285,6 +286,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			c.pat = hi.patterns.Describe(f.cfg.Patterns, pattern.Found{URL: norm, Parent: u.Parent, Listed: u.Seed || u.Listed || u.Priority > 0,
 				ParentHops: u.ParentHops, ParentOrigin: pattern.Key(u.ParentOrigin), ParentDuplicate: u.DupHops > 0, Others: u.Referrers})
 			c.row.Hops, c.row.Origin, c.row.ParentSpace = c.pat.Hops, uint64(c.pat.Origin), uint64(c.pat.ParentSpace)
+			f.dirty[host] = true // what the link told its budgets is saved with the host
 		}
 		byHash[hash] = len(cands)
 		cands = append(cands, c)
@@ -421,33 +423,45 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 }
 
 // observeVerdicts feeds the poll's content verdicts to their hosts' pattern
-// budgets and returns the hosts whose budgets may release parked URLs. f.mu
-// is held.
-func (f *Fetcher) observeVerdicts(decoded []decodedURL) map[string]bool {
+// budgets and returns the hosts whose budgets may release parked URLs, and
+// those whose held URLs are still to be read from the store (heldUnread).
+// f.mu is held.
+func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (grown map[string]bool, unread []string) {
 	if !f.cfg.Patterns.Enabled() {
-		return nil
+		return nil, nil
 	}
-	var grown map[string]bool
+	readHeld := func(host string, hi *hostInfo) {
+		if hi.heldUnread {
+			hi.heldUnread = false
+			unread = append(unread, host)
+		}
+	}
 	for i := range decoded {
-		if u := decoded[i].u; decoded[i].decodeErr == nil && u.Kind == queue.KindSettled {
+		if decoded[i].decodeErr != nil || (decoded[i].u.Kind != queue.KindSettled && decoded[i].u.Verdict == nil) {
+			continue
+		}
+		if f.seenVerdict(recs[i]) {
+			continue
+		}
+		if u := decoded[i].u; u.Kind == queue.KindSettled {
 			if hi := f.hosts[urlnorm.Authority(u.URL)]; hi != nil && hi.patterns != nil {
 				hi.patterns.Settle(store.HashURL(u.URL))
 				if grown == nil {
 					grown = map[string]bool{}
 				}
 				grown[urlnorm.Authority(u.URL)] = true
+				f.dirty[urlnorm.Authority(u.URL)] = true
+				readHeld(urlnorm.Authority(u.URL), hi)
 			}
 			continue
 		}
 		v := decoded[i].u.Verdict
-		if decoded[i].decodeErr != nil || v == nil {
-			continue
-		}
 		host := urlnorm.Authority(v.URL)
 		hi := f.hosts[host]
 		if hi == nil {
 			continue // not a host this fetcher owns
 		}
+		readHeld(host, hi)
 		if hi.patterns == nil {
 			hi.patterns = pattern.NewHost[candidate]()
 		}
@@ -462,7 +476,7 @@ func (f *Fetcher) observeVerdicts(decoded []decodedURL) map[string]bool {
 			grown[host] = true
 		}
 	}
-	return grown
+	return grown, unread
 }
 
 func verdictLabel(dup bool) string {
@@ -498,6 +512,7 @@ func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown ma
 			grown = map[string]bool{}
 		}
 		grown[c.row.Host] = true // evidence admitted may release held URLs
+		f.dirty[c.row.Host] = true
 		d := hi.patterns.Admit(cfg, c.row.Hash, c.pat)
 		if d.Admit {
 			// Held before and found again with credentials its budgets admit:

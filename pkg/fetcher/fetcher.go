@@ -248,6 +248,9 @@ type Fetcher struct {
 	// partition loaded after it (settleResults) reads a URL fetched a moment
 	// ago as still queued and fetches it again.
 	saveMu sync.Mutex
+	// commitMu orders checkpoints and revokes: an offset a checkpoint took
+	// before a revoke must not be committed after the revoke's.
+	commitMu sync.Mutex
 
 	mu        sync.Mutex
 	hosts     map[string]*hostInfo // robots and bookkeeping of owned hosts
@@ -258,21 +261,28 @@ type Fetcher struct {
 	assigning int               // partition assignments loading
 	assignGen int               // assignments finished
 	dirty     map[string]bool   // hosts whose state changed since the last save
-	updates   []store.URLUpdate
-	cache     SharedCache // nil: nothing shared (embedded mode)
-	slots     ServerSlots // nil: per-server limits within this process only
-	processID string      // names this process's shared slots
-	gate      startGate   // spaces request starts per server
-	member    membership
-	fetched   atomic.Int64 // fetches in this run (pages and sitemaps)
-	inFlight  atomic.Int64 // requests and produces not yet settled
-	held      atomic.Bool  // Hold: no new requests until released
-	errCount  atomic.Int64 // network errors and 5xx answers
-	limitHit  chan struct{}
-	limitOnce sync.Once
-	halted    chan struct{} // closed when the stop begins: nothing new is requested after it
-	haltOnce  sync.Once
-	cancelled atomic.Int64 // requests cut by the end of a stop's grace
+	// The newest admitted crawl.urls record of each owned partition whose
+	// offset is not yet committed (checkpoint.go): offsets are committed
+	// only after the host state their records changed is saved.
+	pending map[int32]*kgo.Record
+	// The offset up to which each owned partition's verdicts are in the
+	// admission state in memory: a rewound poll does not count them twice.
+	observedTo map[int32]int64
+	updates    []store.URLUpdate
+	cache      SharedCache // nil: nothing shared (embedded mode)
+	slots      ServerSlots // nil: per-server limits within this process only
+	processID  string      // names this process's shared slots
+	gate       startGate   // spaces request starts per server
+	member     membership
+	fetched    atomic.Int64 // fetches in this run (pages and sitemaps)
+	inFlight   atomic.Int64 // requests and produces not yet settled
+	held       atomic.Bool  // Hold: no new requests until released
+	errCount   atomic.Int64 // network errors and 5xx answers
+	limitHit   chan struct{}
+	limitOnce  sync.Once
+	halted     chan struct{} // closed when the stop begins: nothing new is requested after it
+	haltOnce   sync.Once
+	cancelled  atomic.Int64 // requests cut by the end of a stop's grace
 
 	unacked unackedResults // fetch results the broker has not acknowledged
 
@@ -287,12 +297,16 @@ type Fetcher struct {
 
 // hostInfo is what the fetcher knows about an owned host besides its queue.
 type hostInfo struct {
-	robots   *robots.Entry
-	scheme   string // of the URL that first brought the host; its robots.txt uses it
-	shared   bool   // the shared next-allowed time was consulted since the host was loaded
-	pages    int    // admitted URLs (budget)
-	errors   int
-	sitemaps bool // sitemaps from robots.txt already queued
+	robots *robots.Entry
+	scheme string // of the URL that first brought the host; its robots.txt uses it
+	// heldUnread: the host came with a partition with nothing queued, so its
+	// held URLs were not read back from the store; a verdict that arrives for
+	// it anyway (its last pages' verdicts, replayed after a crash) reads them.
+	heldUnread bool
+	shared     bool // the shared next-allowed time was consulted since the host was loaded
+	pages      int  // admitted URLs (budget)
+	errors     int
+	sitemaps   bool // sitemaps from robots.txt already queued
 	// URL-pattern budgets and the URLs they hold back; nil until the host's
 	// first candidate.
 	patterns *pattern.Host[candidate]
@@ -325,7 +339,10 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		emitted:  map[int64]emitted{},
 		dirty:    map[string]bool{},
 		limitHit: make(chan struct{}),
-		halted:   make(chan struct{}),
+
+		pending:    map[int32]*kgo.Record{},
+		observedTo: map[int32]int64{},
+		halted:     make(chan struct{}),
 
 		patternHits: map[int64]int64{},
 	}
@@ -635,15 +652,7 @@ func (f *Fetcher) saveLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		f.mu.Lock()
-		var states []frontier.HostState
-		for h := range f.dirty {
-			if s, ok := f.fr.Host(h); ok {
-				states = append(states, s)
-			}
-		}
-		f.mu.Unlock()
-		if err := f.saveState(ctx, states); err != nil && ctx.Err() == nil {
+		if err := f.checkpoint(ctx); err != nil && ctx.Err() == nil {
 			f.log.Error("save fetcher state", "err", err)
 		}
 	}
@@ -693,6 +702,15 @@ func (f *Fetcher) saveState(ctx context.Context, states []frontier.HostState) er
 		err := f.store.SaveHosts(ctx, rows)
 		f.metrics.storeSeconds.WithLabelValues("save_hosts").Observe(time.Since(start).Seconds())
 		if err != nil {
+			// Saved by a later call, before any offset that depends on it
+			// is committed (checkpoint.go).
+			f.mu.Lock()
+			for _, r := range rows {
+				if f.hosts[r.Host] != nil {
+					f.dirty[r.Host] = true
+				}
+			}
+			f.mu.Unlock()
 			errs = append(errs, fmt.Errorf("save %d hosts: %w", len(rows), err))
 		}
 	}

@@ -3,9 +3,11 @@ package fetcher
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/pattern"
@@ -89,6 +91,7 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 	now := time.Now()
 	f.mu.Lock()
 	f.owned[p] = true
+	delete(f.observedTo, p) // its records after the committed offset are all new to the state restored here
 	for _, r := range rows {
 		hi := f.hostOf(r.Host)
 		hi.pages = r.Pages
@@ -141,6 +144,19 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 	held, err := f.heldRecords(ctx, p, queued)
 	if err != nil {
 		return 0, 0, err
+	}
+	if f.cfg.Patterns.Enabled() {
+		busy := make(map[string]bool, len(queued))
+		for _, u := range queued {
+			busy[u.Host] = true
+		}
+		f.mu.Lock()
+		for _, r := range rows {
+			if hi := f.hosts[r.Host]; hi != nil && !busy[r.Host] {
+				hi.heldUnread = true
+			}
+		}
+		f.mu.Unlock()
 	}
 	for _, u := range queued {
 		f.mu.Lock()
@@ -238,10 +254,41 @@ func (f *Fetcher) logHeldProduce(r *kgo.Record, err error) {
 // flight finish, and each host's next-allowed time is saved for the next owner
 // before offsets are committed and the partitions released.
 func (f *Fetcher) revoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	f.commitMu.Lock()
+	defer f.commitMu.Unlock()
 	f.release(ctx, revoked[queue.TopicURLs], true)
-	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
-		f.log.Warn("commit on revoke", "err", err)
+	// The commit below takes the partitions this fetcher keeps as well: their
+	// hosts' state is saved first, as a checkpoint would (checkpoint.go).
+	f.mu.Lock()
+	states := f.dirtyStatesLocked()
+	f.mu.Unlock()
+	offsets := cl.UncommittedOffsets()
+	if err := f.saveState(ctx, states); err != nil {
+		f.log.Warn("save host state of kept partitions on revoke; their offsets wait for the next save", "err", err)
+		for topic, parts := range offsets {
+			for p := range parts {
+				if !slices.Contains(revoked[topic], p) {
+					delete(parts, p)
+				}
+			}
+		}
 	}
+	if len(offsets) == 0 {
+		return
+	}
+	var cerr error
+	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, _ *kmsg.OffsetCommitResponse, err error) { cerr = err })
+	if cerr != nil {
+		f.log.Warn("commit on revoke", "err", cerr)
+		return
+	}
+	f.mu.Lock()
+	for _, parts := range offsets {
+		for p := range parts {
+			delete(f.pending, p)
+		}
+	}
+	f.mu.Unlock()
 }
 
 // lost drops partitions whose ownership could not be kept. Their state is not
@@ -270,6 +317,8 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
 		// of it into the frontier once RemovePartition has taken them out.
 		f.mu.Lock()
 		delete(f.owned, p)
+		delete(f.pending, p) // committed by the revoke, or not at all if lost
+		delete(f.observedTo, p)
 		f.mu.Unlock()
 		waitCtx, cancel := context.WithTimeout(ctx, 2*f.cfg.Fetch.TotalTimeout)
 		states, err := f.fr.RemovePartition(waitCtx, p)

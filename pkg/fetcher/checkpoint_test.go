@@ -1,0 +1,114 @@
+package fetcher
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/pattern"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
+
+// saveFailingStore refuses to save host state while fail is set, as a store
+// would whose writes of that table fail.
+type saveFailingStore struct {
+	Store
+	fail  atomic.Bool
+	saves atomic.Int64 // SaveHosts calls refused
+}
+
+func (s *saveFailingStore) SaveHosts(ctx context.Context, hosts []store.Host) error {
+	if s.fail.Load() {
+		s.saves.Add(1)
+		return errStoreDown
+	}
+	return s.Store.SaveHosts(ctx, hosts)
+}
+
+// committedAt returns the fetchers' committed offset of partition p of
+// crawl.urls (0 when none).
+func committedAt(t *testing.T, e *testenv.Env, p int32) int64 {
+	t.Helper()
+	offsets, err := kadm.NewClient(e.Kafka).FetchOffsets(context.Background(), queue.GroupFetchers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := offsets.Lookup(queue.TopicURLs, p)
+	if !ok || o.At < 0 {
+		return 0
+	}
+	return o.At
+}
+
+// TestOffsetsWaitForHostState: a poll's crawl.urls offsets are committed
+// only once the host state its records changed (the admission budgets) is
+// saved: a kill -9 in between must leave the next owner records to replay,
+// not a state that never saw them. While the host table refuses writes, the
+// URLs are admitted and fetched but nothing is committed; once it takes them,
+// the offsets follow.
+func TestOffsetsWaitForHostState(t *testing.T) {
+	e := testenv.New(t)
+	srv, hits := pageServer(t)
+	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
+	st := &saveFailingStore{Store: e.DB}
+	st.fail.Store(true)
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 10}
+	_, stop := startFetcherOn(t, e, st, cfg)
+	defer stop()
+	if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: srv.URL + "/seed", Seed: true}, part),
+		urlRecord(t, queue.URL{URL: srv.URL + "/a.html", Parent: srv.URL + "/seed"}, part)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "both URLs fetched", func() bool { return hits("/seed") == 1 && hits("/a.html") == 1 })
+	// Saves keep being tried (every 50 ms); three refused after the fetches
+	// are three checkpoints that must not have committed.
+	after := st.saves.Load()
+	testenv.Eventually(t, 20*time.Second, "three more refused saves", func() bool { return st.saves.Load() >= after+3 })
+	if at := committedAt(t, e, part); at != 0 {
+		t.Fatalf("crawl.urls/%d committed at %d while the host state of its records could not be saved", part, at)
+	}
+	st.fail.Store(false)
+	testenv.Eventually(t, 20*time.Second, "the offsets committed once the state is saved", func() bool { return committedAt(t, e, part) == 2 })
+}
+
+// TestVerdictReadsHeldOfFinishedHost: a partition whose host has nothing
+// queued brings no held URLs back when it is assigned (TestHeldReloadedAfterKill),
+// but a verdict that still arrives for that host (its last pages' verdicts,
+// replayed after the previous owner's crash) may grow its budgets: its held
+// URLs are then read from the store and decided again.
+func TestVerdictReadsHeldOfFinishedHost(t *testing.T) {
+	e := testenv.New(t)
+	ctx := context.Background()
+	srv, hits := pageServer(t)
+	base, host := strings.ToLower(srv.URL), urlnorm.Authority(srv.URL)
+	part := queue.PartitionOf(host)
+	if err := e.DB.SaveHosts(ctx, []store.Host{{Host: host, Partition: part, UpdatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	var held []store.Exclusion
+	for _, p := range []string{"/cal/3.html", "/cal/4.html"} {
+		held = append(held, store.Exclusion{URL: base + p, Host: host, Reason: pattern.ReasonPatternBudget, Parent: base + "/cal/1.html", Depth: 2})
+	}
+	if err := e.DB.RecordExclusions(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 10}
+	_, stop := startFetcher(t, e, cfg)
+	defer stop()
+	v := queue.Verdict{URL: base + "/cal/1.html", Hops: 1}
+	if err := e.Kafka.ProduceSync(ctx, urlRecord(t, queue.URL{URL: v.URL, Kind: queue.KindVerdict, Verdict: &v}, part)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the held URLs decided again and fetched", func() bool {
+		return hits("/cal/3.html") == 1 && hits("/cal/4.html") == 1
+	})
+}
