@@ -178,10 +178,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	f.mu.Lock()
 	// Verdicts first: what this poll's pages turned out to be bears on the
 	// links found on them.
-	grown, unread := f.observeVerdicts(recs, decoded)
-	if len(unread) > 0 {
-		defer f.reloadOverflow(ctx, unread)
-	}
+	grown := f.observeVerdicts(recs, decoded)
 	for i, rec := range recs {
 		u, norm := decoded[i].u, decoded[i].norm
 		if err := decoded[i].decodeErr; err != nil {
@@ -423,18 +420,11 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 }
 
 // observeVerdicts feeds the poll's content verdicts to their hosts' pattern
-// budgets and returns the hosts whose budgets may release parked URLs, and
-// those whose held URLs are still to be read from the store (heldUnread).
-// f.mu is held.
-func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (grown map[string]bool, unread []string) {
+// budgets and returns the hosts whose budgets may release parked URLs. f.mu
+// is held.
+func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (grown map[string]bool) {
 	if !f.cfg.Patterns.Enabled() {
-		return nil, nil
-	}
-	readHeld := func(host string, hi *hostInfo) {
-		if hi.heldUnread {
-			hi.heldUnread = false
-			unread = append(unread, host)
-		}
+		return nil
 	}
 	for i := range decoded {
 		if decoded[i].decodeErr != nil || (decoded[i].u.Kind != queue.KindSettled && decoded[i].u.Verdict == nil) {
@@ -451,7 +441,6 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 				}
 				grown[urlnorm.Authority(u.URL)] = true
 				f.dirty[urlnorm.Authority(u.URL)] = true
-				readHeld(urlnorm.Authority(u.URL), hi)
 			}
 			continue
 		}
@@ -461,7 +450,6 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		if hi == nil {
 			continue // not a host this fetcher owns
 		}
-		readHeld(host, hi)
 		if hi.patterns == nil {
 			hi.patterns = pattern.NewHost[candidate]()
 		}
@@ -476,7 +464,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 			grown[host] = true
 		}
 	}
-	return grown, unread
+	return grown
 }
 
 func verdictLabel(dup bool) string {

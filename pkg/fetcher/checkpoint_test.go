@@ -2,7 +2,6 @@ package fetcher
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,38 +76,4 @@ func TestOffsetsWaitForHostState(t *testing.T) {
 	}
 	st.fail.Store(false)
 	testenv.Eventually(t, 20*time.Second, "the offsets committed once the state is saved", func() bool { return committedAt(t, e, part) == 2 })
-}
-
-// TestVerdictReadsHeldOfFinishedHost: a partition whose host has nothing
-// queued brings no held URLs back when it is assigned (TestHeldReloadedAfterKill),
-// but a verdict that still arrives for that host (its last pages' verdicts,
-// replayed after the previous owner's crash) may grow its budgets: its held
-// URLs are then read from the store and decided again.
-func TestVerdictReadsHeldOfFinishedHost(t *testing.T) {
-	e := testenv.New(t)
-	ctx := context.Background()
-	srv, hits := pageServer(t)
-	base, host := strings.ToLower(srv.URL), urlnorm.Authority(srv.URL)
-	part := queue.PartitionOf(host)
-	if err := e.DB.SaveHosts(ctx, []store.Host{{Host: host, Partition: part, UpdatedAt: time.Now()}}); err != nil {
-		t.Fatal(err)
-	}
-	var held []store.Exclusion
-	for _, p := range []string{"/cal/3.html", "/cal/4.html"} {
-		held = append(held, store.Exclusion{URL: base + p, Host: host, Reason: pattern.ReasonPatternBudget, Parent: base + "/cal/1.html", Depth: 2})
-	}
-	if err := e.DB.RecordExclusions(ctx, held); err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig()
-	cfg.Patterns = pattern.Config{Budget: 10}
-	_, stop := startFetcher(t, e, cfg)
-	defer stop()
-	v := queue.Verdict{URL: base + "/cal/1.html", Hops: 1}
-	if err := e.Kafka.ProduceSync(ctx, urlRecord(t, queue.URL{URL: v.URL, Kind: queue.KindVerdict, Verdict: &v}, part)).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 20*time.Second, "the held URLs decided again and fetched", func() bool {
-		return hits("/cal/3.html") == 1 && hits("/cal/4.html") == 1
-	})
 }

@@ -297,16 +297,12 @@ type Fetcher struct {
 
 // hostInfo is what the fetcher knows about an owned host besides its queue.
 type hostInfo struct {
-	robots *robots.Entry
-	scheme string // of the URL that first brought the host; its robots.txt uses it
-	// heldUnread: the host came with a partition with nothing queued, so its
-	// held URLs were not read back from the store; a verdict that arrives for
-	// it anyway (its last pages' verdicts, replayed after a crash) reads them.
-	heldUnread bool
-	shared     bool // the shared next-allowed time was consulted since the host was loaded
-	pages      int  // admitted URLs (budget)
-	errors     int
-	sitemaps   bool // sitemaps from robots.txt already queued
+	robots   *robots.Entry
+	scheme   string // of the URL that first brought the host; its robots.txt uses it
+	shared   bool   // the shared next-allowed time was consulted since the host was loaded
+	pages    int    // admitted URLs (budget)
+	errors   int
+	sitemaps bool // sitemaps from robots.txt already queued
 	// URL-pattern budgets and the URLs they hold back; nil until the host's
 	// first candidate.
 	patterns *pattern.Host[candidate]

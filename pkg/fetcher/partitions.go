@@ -145,19 +145,6 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 	if err != nil {
 		return 0, 0, err
 	}
-	if f.cfg.Patterns.Enabled() {
-		busy := make(map[string]bool, len(queued))
-		for _, u := range queued {
-			busy[u.Host] = true
-		}
-		f.mu.Lock()
-		for _, r := range rows {
-			if hi := f.hosts[r.Host]; hi != nil && !busy[r.Host] {
-				hi.heldUnread = true
-			}
-		}
-		f.mu.Unlock()
-	}
 	for _, u := range queued {
 		f.mu.Lock()
 		hi := f.hostOf(u.Host)
