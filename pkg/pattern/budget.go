@@ -180,6 +180,29 @@ type space struct {
 	// As a family: all its pages' verdicts, and the distinct pages outside
 	// it that they led to.
 	famDup, famDistinct, famLead int
+	// As a family: found from outside the host (another host, a seed, a
+	// sitemap, the operator), and the first two other families of the host
+	// whose grounded pages linked it (Describe).
+	ext        bool
+	src1, src2 Key
+}
+
+// established reports whether a family has been pointed to from outside the
+// host or by two other families of it: not an offshoot (Host.offshoot).
+func (s *space) established() bool { return s.ext || s.src2 != 0 }
+
+// pointedFrom notes that a grounded page of family k linked a new URL of s,
+// and reports whether that was news.
+func (s *space) pointedFrom(k Key) bool {
+	switch {
+	case s.src1 == 0:
+		s.src1 = k
+	case s.src1 != k && s.src2 == 0:
+		s.src2 = k
+	default:
+		return false
+	}
+	return true
 }
 
 // copying reports whether a family's pages came back duplicates three times

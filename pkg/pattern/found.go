@@ -38,15 +38,18 @@ type Found struct {
 func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 	space := h.space(cfg, f.URL, true)
 	c := Candidate{URL: f.URL, Parent: f.Parent, Others: f.Others, Space: space, Grounded: true}
+	fam := Family(space)
 	if f.Parent == "" || urlnorm.Authority(f.Parent) != urlnorm.Authority(f.URL) {
+		h.pointedOutside(cfg, fam)
 		return c
 	}
 	pspace := h.space(cfg, f.Parent, false)
 	c.ParentSpace = KeyOf(pspace)
 	if f.Listed {
+		h.pointedOutside(cfg, fam)
 		return c
 	}
-	fam, pfam := Family(space), Family(pspace)
+	pfam := Family(pspace)
 	switch {
 	case f.ParentHops > 0:
 		// Down a generated chain: the chain's origin pays.
@@ -56,9 +59,64 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 		}
 	case fam == pfam || f.ParentDuplicate:
 		c.Grounded, c.Origin, c.Hops = false, KeyOf(pfam), 1
+	case offshoots && h.offshoot(KeyOf(pfam)):
+		// A page of an offshoot links a new family: generated, charged
+		// to the family the offshoots grew from.
+		c.Grounded, c.Origin, c.Hops = false, h.offshootRoot(KeyOf(pfam)), 1
+	default:
+		if e := h.familyOf(cfg, fam); e.pointedFrom(KeyOf(pfam)) {
+			h.version++
+		}
 	}
 	if c.Origin == 0 && !c.Grounded {
 		c.Origin = KeyOf(pfam)
 	}
 	return c
+}
+
+var offshoots = true
+
+// offshoot reports whether family k was first pointed to by a family that was
+// itself pointed to by only one other, and has had no other pointer since:
+// the second generation of new families grown from one family's pages. A
+// site's first generation is its sections and pages an index links (Sphinx's
+// index letters, hanging off genindex.html); a space that makes up a new
+// first path segment on every page grows a generation with every page.
+func (h *Host[T]) offshoot(k Key) bool {
+	f := h.spaces[k]
+	if f == nil || f.established() || f.src1 == 0 {
+		return false
+	}
+	p := h.spaces[f.src1]
+	return p != nil && !p.established()
+}
+
+// offshootRoot returns the family an offshoot's generations are charged to:
+// up its chain of first pointers, the last that is an offshoot (the first
+// generation grown from a family that is not), so that a real section an
+// offshoot hangs off does not pay for it.
+func (h *Host[T]) offshootRoot(k Key) Key {
+	for range 16 {
+		p := h.spaces[k].src1
+		if !h.offshoot(p) {
+			return k
+		}
+		k = p
+	}
+	return k
+}
+
+// pointedOutside notes that a URL of family fam was found from outside the
+// host (or listed).
+func (h *Host[T]) pointedOutside(cfg Config, fam string) {
+	if e := h.familyOf(cfg, fam); !e.ext {
+		e.ext = true
+		h.version++
+	}
+}
+
+// familyOf returns the entry of a family, creating it.
+func (h *Host[T]) familyOf(cfg Config, fam string) *space {
+	e, _ := h.entry(cfg, fam)
+	return e
 }

@@ -28,6 +28,10 @@ type savedSpace struct {
 	FamDup      int    `json:"fdu,omitempty"`
 	FamDistinct int    `json:"fdi,omitempty"`
 	FamLead     int    `json:"fl,omitempty"`
+	// Who pointed to the family first (Host.offshoot).
+	Ext  bool `json:"x,omitempty"`
+	Src1 Key  `json:"s1,omitempty"`
+	Src2 Key  `json:"s2,omitempty"`
 }
 
 type savedRule struct {
@@ -62,7 +66,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		}
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Ext: e.ext, Src1: e.src1, Src2: e.src2})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
 	if len(s.Spaces) > maxSavedSpaces {
@@ -101,7 +105,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		h.spaces[KeyOf(e.Name)] = &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
 			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
-			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead}
+			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, ext: e.Ext, src1: e.Src1, src2: e.Src2}
 	}
 	if len(s.Rules) > 0 {
 		h.rules = map[Rewrite]*ruleStats{}
@@ -122,9 +126,24 @@ func (h *Host[T]) Restore(b []byte) error {
 var errUnknownState = errors.New("unknown admission state format")
 
 func (s *space) activity() int {
-	return s.distinct + s.dup + s.evidence + s.charged + s.real + s.yield + s.lead
+	return s.distinct + s.dup + s.evidence + s.charged + s.real + s.yield + s.lead + pointers(s.ext, s.src1, s.src2)
 }
 
 func spaceActivity(s savedSpace) int {
-	return s.Distinct + s.Dup + s.Evidence + s.Charged + s.Real + s.Yield + s.Lead
+	return s.Distinct + s.Dup + s.Evidence + s.Charged + s.Real + s.Yield + s.Lead + pointers(s.Ext, s.Src1, s.Src2)
+}
+
+// pointers counts what is known of who pointed to a family.
+func pointers(ext bool, src1, src2 Key) int {
+	n := 0
+	if ext {
+		n++
+	}
+	if src1 != 0 {
+		n++
+	}
+	if src2 != 0 {
+		n++
+	}
+	return n
 }
