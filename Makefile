@@ -1,22 +1,27 @@
-# Targets: build, test, test-short, bench, lint, fmt, run, demo, fuzz.
+# Targets: build, deps, test, test-short, bench, lint, fmt, run, demo, fuzz.
 GO      ?= go
 BIN     ?= bin
 DATA    ?= demo-data
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test test-deploy test-short bench bench-compare bench-medium bench-large bench-freshness bench-micro lint fmt run demo fuzz warcio clean
+.PHONY: all build deps test test-deploy test-short bench bench-compare bench-medium bench-large bench-freshness bench-micro lint fmt run demo fuzz warcio clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/... ./loadtest/cmd/...
 
+# What the tests need (servers, browser, tools), installed if missing; the
+# same script .ci/run uses. `scripts/deps.sh -n` lists what is missing.
+deps:
+	scripts/deps.sh
+
 # The full suite: unit tables, race detector, end-to-end crawls of the synthetic
 # web, and the WARC check with an independent reader (warcio.js, installed by the
 # warcio target). Uncached: the end-to-end and cluster tests build the binaries at
 # run time, so the test cache cannot see changes in the packages they use.
-test: warcio
+test: deps warcio
 	$(GO) vet $(PKGS)
 	CRAWLER_REQUIRE_WARCIO=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) test-deploy
@@ -27,7 +32,9 @@ test-deploy:
 	cd deploy/helm/validate && $(GO) test -count=1 ./...
 	cd deploy/compose/validate && $(GO) test -count=1 ./...
 
-# Quick iteration: no end-to-end crawls, no race detector.
+# Quick iteration: no end-to-end crawls, no race detector, nothing to install:
+# tests whose server (PostgreSQL, Redis, versitygw, promtool, Chromium) is
+# missing skip, naming it.
 test-short:
 	$(GO) test -short -timeout 10m $(PKGS)
 
