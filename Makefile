@@ -109,12 +109,20 @@ fuzz:
 # audited from the servers' side when it finishes. The 15ms tolerance covers the
 # server stamping its own end time late on a loaded machine; the crawler waits its
 # delay plus 10ms from when it finished reading (see cmd/crawler's e2e tests).
+# LISTEN=127.0.0.1:8080 serves the console while it runs. At the end it says
+# where the crawl is and how to open it, whatever the audit found.
+LISTEN ?=
 demo: build
 	rm -rf $(DATA)
-	$(BIN)/synthweb -hosts 20 -addresses 5 -pages 50 -features -traps -agent crawlcluster \
+	@$(BIN)/synthweb -hosts 20 -addresses 5 -pages 50 -features -traps -agent crawlcluster \
 		-default-delay 100ms -max-delay 2s -tolerance 15ms -ip-concurrency 2 -ip-delay 25ms -- \
 		$(BIN)/crawler -data $(DATA) -seeds {seeds} -hosts-file {hosts-file} -allow-private-networks \
-		-exit-when-idle -default-delay 100ms -max-delay 2s -robots-retry 1s
+		-exit-when-idle -default-delay 100ms -max-delay 2s -robots-retry 1s $(if $(LISTEN),-listen $(LISTEN)); \
+	status=$$?; \
+	echo; \
+	echo "The crawl is in $(DATA)/: pages in $(DATA)/warc/ (WARC), what was found of every URL in $(DATA)/crawl.db (SQLite)."; \
+	echo "To browse it in the console: $(BIN)/crawler -data $(DATA) -listen 127.0.0.1:8080, then open http://127.0.0.1:8080/ (Ctrl-C stops it)."; \
+	exit $$status
 
 # Crawl whatever SEEDS names (a file) or URLS lists, into DATA.
 run: build

@@ -540,6 +540,7 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 		if cfg.Progress > 0 && time.Since(lastProgress) >= cfg.Progress {
 			lastProgress = time.Now()
 			live.progress(log, lags)
+			logPacing(log, pacing(fet.Hosts(), max(cfg.Fetcher.DefaultDelay, cfg.Fetcher.MinDelay)))
 		}
 		if !cfg.ExitWhenIdle {
 			continue
