@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestReadSeeds(t *testing.T) {
@@ -35,4 +37,35 @@ func TestReadSeeds(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("ReadSeeds =\n%+v\nwant\n%+v", got, want)
 	}
+}
+
+// FuzzReadSeeds: whatever a seeds file holds, each seed comes back trimmed,
+// without its comment, on a line after the one before, and refused exactly
+// when space is left inside it.
+func FuzzReadSeeds(f *testing.F) {
+	f.Add("https://example.org/\n# c\n  https://example.org/a # x\nhttps://example.org/b words\n")
+	f.Add("\r\n\t\n#\n\x00 \u00a0x\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) >= 1<<20 {
+			t.Skip("a line may be longer than the reader takes (1 MiB), which is an error")
+		}
+		file := filepath.Join(t.TempDir(), "seeds.txt")
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		seeds, err := (&Config{SeedsFile: file}).ReadSeeds()
+		if err != nil {
+			t.Fatal(err) // lines are far below the scanner's 1 MiB
+		}
+		last := 0
+		for _, s := range seeds {
+			if s.URL == "" || s.URL != strings.TrimSpace(s.URL) || strings.Contains(s.URL, "#") || s.Line <= last {
+				t.Errorf("seed %+v after line %d", s, last)
+			}
+			last = s.Line
+			if spaced := strings.ContainsFunc(s.URL, unicode.IsSpace); spaced != (s.Reason != "") {
+				t.Errorf("seed %+v: space inside %v, refused %v", s, spaced, s.Reason != "")
+			}
+		}
+	})
 }
