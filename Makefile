@@ -1,22 +1,27 @@
-# Targets: build, test, test-short, bench, lint, fmt, run, demo, fuzz.
+# Targets: build, deps, test, test-short, bench, lint, fmt, run, demo, fuzz.
 GO      ?= go
 BIN     ?= bin
 DATA    ?= demo-data
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test test-deploy test-short bench bench-compare bench-medium bench-large bench-freshness bench-micro lint fmt run demo fuzz warcio clean
+.PHONY: all build deps test test-deploy test-short bench bench-compare bench-medium bench-large bench-freshness bench-micro lint fmt run demo fuzz warcio clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/... ./loadtest/cmd/...
 
+# What the tests need (servers, browser, tools), installed if missing; the
+# same script .ci/run uses. `scripts/deps.sh -n` lists what is missing.
+deps:
+	scripts/deps.sh
+
 # The full suite: unit tables, race detector, end-to-end crawls of the synthetic
 # web, and the WARC check with an independent reader (warcio.js, installed by the
 # warcio target). Uncached: the end-to-end and cluster tests build the binaries at
 # run time, so the test cache cannot see changes in the packages they use.
-test: warcio
+test: deps warcio
 	$(GO) vet $(PKGS)
 	CRAWLER_REQUIRE_WARCIO=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) test-deploy
@@ -27,7 +32,9 @@ test-deploy:
 	cd deploy/helm/validate && $(GO) test -count=1 ./...
 	cd deploy/compose/validate && $(GO) test -count=1 ./...
 
-# Quick iteration: no end-to-end crawls, no race detector.
+# Quick iteration: no end-to-end crawls, no race detector, nothing to install:
+# tests whose server (PostgreSQL, Redis, versitygw, promtool, Chromium) is
+# missing skip, naming it.
 test-short:
 	$(GO) test -short -timeout 10m $(PKGS)
 
@@ -102,12 +109,20 @@ fuzz:
 # audited from the servers' side when it finishes. The 15ms tolerance covers the
 # server stamping its own end time late on a loaded machine; the crawler waits its
 # delay plus 10ms from when it finished reading (see cmd/crawler's e2e tests).
+# LISTEN=127.0.0.1:8080 serves the console while it runs. At the end it says
+# where the crawl is and how to open it, whatever the audit found.
+LISTEN ?=
 demo: build
 	rm -rf $(DATA)
-	$(BIN)/synthweb -hosts 20 -addresses 5 -pages 50 -features -traps -agent crawlcluster \
+	@$(BIN)/synthweb -hosts 20 -addresses 5 -pages 50 -features -traps -agent crawlcluster \
 		-default-delay 100ms -max-delay 2s -tolerance 15ms -ip-concurrency 2 -ip-delay 25ms -- \
 		$(BIN)/crawler -data $(DATA) -seeds {seeds} -hosts-file {hosts-file} -allow-private-networks \
-		-exit-when-idle -default-delay 100ms -max-delay 2s -robots-retry 1s
+		-exit-when-idle -default-delay 100ms -max-delay 2s -robots-retry 1s $(if $(LISTEN),-listen $(LISTEN)); \
+	status=$$?; \
+	echo; \
+	echo "The crawl is in $(DATA)/: pages in $(DATA)/warc/ (WARC), what was found of every URL in $(DATA)/crawl.db (SQLite)."; \
+	echo "To browse it in the console: $(BIN)/crawler -data $(DATA) -listen 127.0.0.1:8080, then open http://127.0.0.1:8080/ (Ctrl-C stops it)."; \
+	exit $$status
 
 # Crawl whatever SEEDS names (a file) or URLS lists, into DATA.
 run: build

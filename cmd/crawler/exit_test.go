@@ -55,6 +55,15 @@ func (s *smallSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serveSmallSite serves a smallSite of pages pages on loopback until the test
+// ends, and returns it with its URL.
+func serveSmallSite(t *testing.T, pages int) (*smallSite, string) {
+	site := &smallSite{pages: pages}
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	return site, srv.URL
+}
+
 // pageRequests returns how often each page (the index and /pN) was asked for.
 func (s *smallSite) pageRequests() map[string]int {
 	s.mu.Lock()
@@ -187,12 +196,10 @@ func TestExitResumedCrawl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}
-	site := &smallSite{pages: 5}
-	srv := httptest.NewServer(site)
-	t.Cleanup(srv.Close)
+	site, srvURL := serveSmallSite(t, 5)
 	data := filepath.Join(t.TempDir(), "data")
 
-	first := runExit(t, nil, exitArgs(data, "-max-pages", "2", srv.URL+"/")...).want(t, 0, map[string]string{"reason": "max-pages", "exit": "0"})
+	first := runExit(t, nil, exitArgs(data, "-max-pages", "2", srvURL+"/")...).want(t, 0, map[string]string{"reason": "max-pages", "exit": "0"})
 	if first["fetched"] == "0" {
 		t.Errorf("first run fetched nothing: %v", first)
 	}

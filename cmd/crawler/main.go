@@ -73,12 +73,8 @@ func run() int {
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), exitStatusUsage)
 	}
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		return exitUsage
-	}
-	if err := config.ApplyEnv(fs, os.LookupEnv); err != nil {
-		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
-		return exitUsage
+	if code := config.ParseArgs(fs, os.Args[1:]); code >= 0 {
+		return code
 	}
 	if *showVersion {
 		version.Print(os.Stdout, "crawler")
@@ -86,7 +82,7 @@ func run() int {
 	}
 	cfg.Seeds = fs.Args()
 	if err := errors.Join(cfg.Validate(), gc.validate()); err != nil {
-		fmt.Fprintf(os.Stderr, "crawler: %v\n", err)
+		config.UsageError(fs, err)
 		return exitUsage
 	}
 	gc.apply(os.LookupEnv)

@@ -11,7 +11,8 @@
 //     socket in that folder. Its binaries come from /usr/lib/postgresql/*/bin (the
 //     Debian and Ubuntu layout, the newest version wins) or PATH. A machine without
 //     them fails the test, naming the package to install: tests of the PostgreSQL
-//     store must not pass by skipping.
+//     store must not pass by skipping. Under -short (make test-short) it skips
+//     instead, naming what is missing.
 //
 // A test that takes the server down (a fault test) gets a private server of
 // its own from NewServer, which it may crash, stop and start again.
@@ -56,6 +57,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/crawlcluster/crawler/internal/testproc"
 )
 
 // EnvDSN names the environment variable with a DSN of an existing server.
@@ -74,6 +77,7 @@ var (
 // sessions still open on it) when t ends.
 func DSN(t testing.TB) string {
 	t.Helper()
+	skipShortWithoutServer(t)
 	admin, err := adminDSN()
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
@@ -118,6 +122,16 @@ func Stop() {
 		private = nil
 	}
 	failed = nil
+}
+
+// skipShortWithoutServer skips t under -short when no server is named and
+// none could be started.
+func skipShortWithoutServer(t testing.TB) {
+	t.Helper()
+	if os.Getenv(EnvDSN) == "" {
+		_, err := FindBinaries()
+		testproc.SkipShortIfMissing(t, err)
+	}
 }
 
 // adminDSN returns the DSN of the server's administrative role, starting the

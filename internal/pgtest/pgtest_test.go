@@ -15,6 +15,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestDSN(t *testing.T) {
+	skipShortWithoutServer(t)
 	ctx := context.Background()
 	var name string
 	t.Run("fresh database", func(t *testing.T) {

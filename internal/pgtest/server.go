@@ -38,6 +38,8 @@ type Server struct {
 // the machine does not crash, only the server.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
+	_, err := FindBinaries()
+	testproc.SkipShortIfMissing(t, err)
 	s, err := newServer("-c", "synchronous_commit=on")
 	if err != nil {
 		t.Fatalf("pgtest: start a private PostgreSQL server: %v", err)

@@ -6,7 +6,7 @@
 // (--save "" --appendonly no), and later calls in the same test process share
 // it. The binary must be installed (CI does it, and the Debian service need
 // not run); a missing one fails the test with the install command rather than
-// skipping:
+// skipping (under -short, make test-short, it skips naming what is missing):
 //
 //	apt-get install -y redis-server
 //
@@ -84,6 +84,10 @@ func URL(t testing.TB) string {
 // Get returns the server, starting the private one on first use.
 func Get(t testing.TB) *Server {
 	t.Helper()
+	if os.Getenv(EnvVar) == "" {
+		_, err := FindBinary()
+		testproc.SkipShortIfMissing(t, err)
+	}
 	return server.Get(t, "redistest", func() (*Server, error) {
 		if env := os.Getenv(EnvVar); env != "" {
 			return external(env)
@@ -263,6 +267,7 @@ type Private struct {
 func StartPrivate(t testing.TB) *Private {
 	t.Helper()
 	bin, err := FindBinary()
+	testproc.SkipShortIfMissing(t, err)
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}

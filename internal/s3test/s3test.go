@@ -9,7 +9,8 @@
 // over a folder, Apache-2.0, in Go) on a free loopback port with a temporary
 // data folder, and later calls in the same test process share it. The binary
 // must be installed (CI does it); a missing one fails the test with the
-// install command rather than skipping, so S3 coverage cannot silently vanish:
+// install command rather than skipping, so S3 coverage cannot silently vanish
+// (under -short, make test-short, it skips naming what is missing):
 //
 //	go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
 //
@@ -105,6 +106,10 @@ func (s *Server) BucketURL(bucket string) string {
 // Get returns the server, starting the private one on first use.
 func Get(t testing.TB) *Server {
 	t.Helper()
+	if os.Getenv(EnvVar) == "" {
+		_, err := FindBinary()
+		testproc.SkipShortIfMissing(t, err)
+	}
 	return server.Get(t, "s3test", func() (*Server, error) {
 		if env := os.Getenv(EnvVar); env != "" {
 			return external(env)

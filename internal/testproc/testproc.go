@@ -192,3 +192,15 @@ func Tail(path string) string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// SkipShortIfMissing skips t under -short when the server binary it needs
+// could not be found (missing is that look-up's error), naming it and how to
+// install it: `make test-short` is the quick check on a machine that has
+// not run scripts/deps.sh yet. Without -short the caller fails instead, so
+// CI's coverage of the real servers cannot vanish by skipping.
+func SkipShortIfMissing(t testing.TB, missing error) {
+	t.Helper()
+	if missing != nil && testing.Short() {
+		t.Skipf("skipped under -short: %v (scripts/deps.sh installs every test server)", missing)
+	}
+}

@@ -2,6 +2,8 @@ package config
 
 import (
 	"flag"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +53,70 @@ func TestUsage(t *testing.T) {
 	Usage(fs)
 	if u := fs.Lookup("allow-private-networks").Usage; u != "allow [$CRAWLER_ALLOW_PRIVATE_NETWORKS]" {
 		t.Errorf("usage = %q", u)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     string // CRAWLER_WORKERS
+		code    int
+		out     []string // lines printed, exactly; nil for none
+		usage   bool     // the whole usage printed
+		rest    []string
+		workers int // after a successful parse
+	}{
+		{name: "flags and arguments", args: []string{"-workers", "3", "https://example.org/"}, code: -1, rest: []string{"https://example.org/"}, workers: 3},
+		{name: "environment", env: "5", code: -1, workers: 5},
+		{name: "help", args: []string{"-h"}, code: 0, usage: true},
+		{name: "bad value", args: []string{"-workers", "many"}, code: 2,
+			out: []string{`x: invalid value "many" for flag -workers: parse error`, "x -h lists the flags."}},
+		{name: "unknown flag", args: []string{"-wrokers", "2"}, code: 2,
+			out: []string{"x: flag provided but not defined: -wrokers", "x -h lists the flags."}},
+		{name: "bad environment", env: "lots", code: 2,
+			out: []string{`x: CRAWLER_WORKERS="lots": parse error`, "x -h lists the flags."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("CRAWLER_WORKERS", tc.env)
+			}
+			fs := flag.NewFlagSet("x", flag.ContinueOnError)
+			workers := fs.Int("workers", 1, "concurrent requests")
+			var out strings.Builder
+			fs.SetOutput(&out)
+			fs.Usage = func() { fmt.Fprintln(fs.Output(), "usage: x [flags]") }
+			if code := ParseArgs(fs, tc.args); code != tc.code {
+				t.Errorf("code = %d, want %d", code, tc.code)
+			}
+			got := out.String()
+			switch {
+			case tc.usage:
+				if got != "usage: x [flags]\n" {
+					t.Errorf("printed %q, want the usage", got)
+				}
+			case tc.out == nil:
+				if got != "" {
+					t.Errorf("printed %q, want nothing", got)
+				}
+			case got != strings.Join(tc.out, "\n")+"\n":
+				t.Errorf("printed %q, want %q: the error and the hint, not the usage", got, strings.Join(tc.out, "\n")+"\n")
+			}
+			if tc.code == -1 && *workers != tc.workers || (tc.rest != nil && !slices.Equal(fs.Args(), tc.rest)) {
+				t.Errorf("workers %d, args %q; want %d, %q", *workers, fs.Args(), tc.workers, tc.rest)
+			}
+		})
+	}
+}
+
+func TestParseRefusesArguments(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	var out strings.Builder
+	fs.SetOutput(&out)
+	if code := Parse(fs, []string{"stray"}); code != 2 {
+		t.Errorf("code = %d, want 2", code)
+	}
+	if want := "x: unexpected arguments [stray]\nx -h lists the flags.\n"; out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
 	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,23 +60,54 @@ func (s stdLog) Write(p []byte) (int, error) {
 }
 
 // Parse parses args, then the environment (ApplyEnv), with the environment names
-// shown in -h. It returns -1 to go on, or the exit code for the caller to return:
-// 0 after -h, 2 for a usage error.
+// shown in -h, and refuses arguments that are not flags. It returns -1 to go on,
+// or the exit code for the caller to return: 0 after -h, 2 for a usage error.
 func Parse(fs *flag.FlagSet, args []string) int {
 	Usage(fs)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if err := ApplyEnv(fs, os.LookupEnv); err != nil {
-		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
-		return 2
+	if code := ParseArgs(fs, args); code >= 0 {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %v\n", fs.Name(), fs.Args())
+		UsageError(fs, fmt.Errorf("unexpected arguments %v", fs.Args()))
 		return 2
 	}
 	return -1
+}
+
+// ParseArgs parses args, then the environment (ApplyEnv), leaving arguments
+// that are not flags in fs.Args(). It returns -1 to go on, or the exit code for
+// the caller to return: 0 after -h (which prints fs.Usage), 2 for a bad flag or
+// value, reported by UsageError. The flag package would print the whole usage
+// after the error, well over a hundred lines that scroll the one line that
+// matters away.
+func ParseArgs(fs *flag.FlagSet, args []string) int {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if errors.Is(err, flag.ErrHelp) {
+		if usage == nil {
+			fmt.Fprintf(out, "Usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
+		} else {
+			usage()
+		}
+		return 0
+	}
+	if err == nil {
+		err = ApplyEnv(fs, os.LookupEnv)
+	}
+	if err != nil {
+		UsageError(fs, err)
+		return 2
+	}
+	return -1
+}
+
+// UsageError reports a bad flag or value, found while parsing or by a
+// Validate after it: the error and one line that says where the flags are.
+func UsageError(fs *flag.FlagSet, err error) {
+	fmt.Fprintf(fs.Output(), "%s: %v\n%s -h lists the flags.\n", fs.Name(), err, fs.Name())
 }

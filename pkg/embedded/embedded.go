@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -151,9 +152,25 @@ func (c *Config) Logger(w io.Writer) *slog.Logger {
 	return l
 }
 
+// Seed is a seed URL and where it was given: Line is its line in the seeds
+// file, 0 for an argument. Reason, when set, is why the line was refused
+// before it could be submitted.
+type Seed struct {
+	URL    string
+	Line   int
+	Reason string
+}
+
+// ReasonSeedWords refuses a seeds-file line with more than a URL on it. Taken
+// whole, "https://example.org/ our home page" would be one URL with %20s in
+// its path, which no site has; taking the first word would guess at what the
+// operator meant (a URL broken by a space, a note without '#').
+const ReasonSeedWords = "more than a URL on the line (a comment starts with '#'; a space in a URL is written %20)"
+
 // ReadSeeds returns the seeds of the file (if any) followed by the arguments.
-func (c *Config) ReadSeeds() ([]string, error) {
-	var seeds []string
+// A line of the file with words after its URL comes back with its Reason set.
+func (c *Config) ReadSeeds() ([]Seed, error) {
+	var seeds []Seed
 	if c.SeedsFile != "" {
 		f, err := os.Open(c.SeedsFile)
 		if err != nil {
@@ -162,20 +179,28 @@ func (c *Config) ReadSeeds() ([]string, error) {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
+		for n := 1; sc.Scan(); n++ {
 			line := sc.Text()
 			if i := strings.IndexByte(line, '#'); i >= 0 {
 				line = line[:i]
 			}
-			if line = strings.TrimSpace(line); line != "" {
-				seeds = append(seeds, line)
+			if line = strings.TrimSpace(line); line == "" {
+				continue
 			}
+			s := Seed{URL: line, Line: n}
+			if strings.ContainsFunc(line, unicode.IsSpace) {
+				s.Reason = ReasonSeedWords
+			}
+			seeds = append(seeds, s)
 		}
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("read seeds %s: %w", c.SeedsFile, err)
 		}
 	}
-	return append(seeds, c.Seeds...), nil
+	for _, u := range c.Seeds {
+		seeds = append(seeds, Seed{URL: u})
+	}
+	return seeds, nil
 }
 
 // ErrNothingToCrawl is returned by Run when nothing could ever give the run
@@ -269,7 +294,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	// Seeds go in through the same path as API submissions, before any
 	// tier starts, so a run with nothing to crawl ends having started none.
 	sub := submit.New(db, admin)
-	accepted, rejected, err := submitSeeds(ctx, sub, seeds, cfg.CrawlID, log)
+	accepted, rejected, err := submitSeeds(ctx, sub, seeds, cfg.SeedsFile, cfg.CrawlID, log)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -422,29 +447,46 @@ const (
 	reasonNothingToCrawl = "nothing-to-crawl"
 )
 
-// submitSeeds submits the seeds and counts those accepted and rejected.
-func submitSeeds(ctx context.Context, sub *submit.Submitter, seeds []string, crawlID string, log *slog.Logger) (accepted, rejected int, err error) {
+// submitSeeds submits the seeds and counts those accepted and rejected. A
+// rejected seed is logged with its line in file, the seeds file, when it came
+// from there, so the operator can find the line to mend.
+func submitSeeds(ctx context.Context, sub *submit.Submitter, seeds []Seed, file, crawlID string, log *slog.Logger) (accepted, rejected int, err error) {
 	if len(seeds) == 0 {
 		return 0, 0, nil
 	}
-	var ss []submit.Seed
-	for _, s := range seeds {
-		ss = append(ss, submit.Seed{URL: s})
+	reject := func(s Seed, reason string) {
+		rejected++
+		if s.Line > 0 {
+			log.Warn("seed rejected", "file", file, "line", s.Line, "text", s.URL, "reason", reason)
+			return
+		}
+		log.Warn("seed rejected", "url", s.URL, "reason", reason)
 	}
-	results, err := sub.Submit(ctx, ss, crawlID)
-	if err != nil {
-		return 0, 0, err
+	var ss []submit.Seed
+	var from []Seed // the seed each of ss came from
+	for _, s := range seeds {
+		if s.Reason != "" {
+			reject(s, s.Reason)
+			continue
+		}
+		ss = append(ss, submit.Seed{URL: s.URL})
+		from = append(from, s)
+	}
+	var results []submit.Result
+	if len(ss) > 0 {
+		if results, err = sub.Submit(ctx, ss, crawlID); err != nil {
+			return 0, 0, err
+		}
 	}
 	var dup int
-	for _, r := range results {
+	for i, r := range results {
 		switch r.Status {
 		case submit.Accepted:
 			accepted++
 		case submit.Duplicate:
 			dup++
 		default:
-			rejected++
-			log.Warn("seed rejected", "url", r.URL, "reason", r.Reason)
+			reject(from[i], r.Reason)
 		}
 	}
 	log.Info("seeds submitted", "accepted", accepted, "duplicate", dup, "rejected", rejected)
@@ -498,6 +540,7 @@ func watch(ctx context.Context, cfg Config, fet *fetcher.Fetcher, admin *kgo.Cli
 		if cfg.Progress > 0 && time.Since(lastProgress) >= cfg.Progress {
 			lastProgress = time.Now()
 			live.progress(log, lags)
+			logPacing(log, pacing(fet.Hosts(), max(cfg.Fetcher.DefaultDelay, cfg.Fetcher.MinDelay)))
 		}
 		if !cfg.ExitWhenIdle {
 			continue

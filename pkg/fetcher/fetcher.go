@@ -527,6 +527,9 @@ func (f *Fetcher) Errors() int64 { return f.errCount.Load() }
 // Host returns the frontier's view of one host, for the API.
 func (f *Fetcher) Host(key string) (frontier.HostState, bool) { return f.fr.Host(key) }
 
+// Hosts returns the frontier's view of every host it holds.
+func (f *Fetcher) Hosts() []frontier.HostState { return f.fr.Hosts() }
+
 // Run consumes crawl.urls and fetches until ctx ends, then stops within
 // seconds: nothing new is requested, requests in flight get StopGrace to
 // finish and are then cancelled (their URLs stay queued in the store for the

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/crawlcluster/crawler/internal/testproc"
 )
 
 // promtoolInstall is what CI runs to get promtool (Debian package prometheus).
@@ -15,6 +17,7 @@ const promtoolInstall = "apt-get install -y prometheus"
 func promtool(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("promtool")
+	testproc.SkipShortIfMissing(t, err)
 	if err != nil {
 		t.Fatalf("promtool not found in PATH; install it with\n\t%s", promtoolInstall)
 	}

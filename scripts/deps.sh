@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Installs what the tests need on a fresh machine (Debian or Ubuntu), and only
+# what is missing: `make deps` runs it, `make test` runs it first, and .ci/run
+# calls it, so the README's test command and CI install the same things.
+#
+#   scripts/deps.sh      install what is missing (apt-get as root, or via sudo)
+#   scripts/deps.sh -n   only list what is missing
+#
+# The tests start their own private servers from these binaries (no systemd
+# here); the Debian services themselves are not needed. Go itself is not
+# installed: the README names the version (go.mod's).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dry=
+[ "${1:-}" = "-n" ] && dry=1
+
+export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
+if ! command -v go >/dev/null; then
+	echo "deps: Go is not installed; get the version go.mod names from https://go.dev/dl/" >&2
+	exit 1
+fi
+
+# bash's command -v also names a file that is not executable; a tool is there
+# only if it can run.
+have() { local p; p="$(command -v "$1")" && [ -x "$p" ]; }
+
+apt=()
+{ have node && have npm; } || apt+=(nodejs npm)
+have make || apt+=(make)
+# The store tests: PostgreSQL and Redis servers, started privately per test run.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || have initdb || apt+=(postgresql)
+have redis-server || apt+=(redis-server)
+# The alert rules' tests (promtool).
+have promtool || apt+=(prometheus)
+# The documentation-site crawls serve real documentation trees with nginx.
+{ [ -x /usr/sbin/nginx ] && [ -e /usr/share/doc/python3/html/index.html ] && [ -e /usr/share/doc/postgresql-doc-15/html/index.html ] && [ -e /usr/share/doc/git/html/git.html ]; } || apt+=(nginx python3-doc postgresql-doc-15 git-doc)
+# The disk-full test mounts a small tmpfs as the crawler's data folder.
+have mount || apt+=(mount)
+# The console's and the render tier's browser tests drive headless Chromium.
+[ -x /usr/bin/chromium ] || apt+=(chromium)
+
+gotools=()
+have versitygw || gotools+=(github.com/versity/versitygw/cmd/versitygw@v1.8.0) # S3 server of the blob and cluster tests
+have helm || gotools+=(helm.sh/helm/v3/cmd/helm@v3.22.0)                      # the chart's validation (make test-deploy)
+
+warcio=
+[ -e tools/warcio-check/node_modules/.package-lock.json ] || warcio=1
+
+if [ -n "$dry" ]; then
+	[ ${#apt[@]} -eq 0 ] || echo "missing Debian packages: ${apt[*]}"
+	[ ${#gotools[@]} -eq 0 ] || echo "missing Go tools: ${gotools[*]}"
+	[ -z "$warcio" ] || echo "missing: warcio.js (npm ci --prefix tools/warcio-check)"
+	[ ${#apt[@]} -eq 0 ] && [ ${#gotools[@]} -eq 0 ] && [ -z "$warcio" ] && echo "nothing missing"
+	exit 0
+fi
+
+if [ ${#apt[@]} -gt 0 ]; then
+	sudo=
+	if [ "$(id -u)" != 0 ]; then
+		if ! command -v sudo >/dev/null; then
+			echo "deps: not root and no sudo; install these Debian packages: ${apt[*]}" >&2
+			exit 1
+		fi
+		sudo=sudo
+	fi
+	echo "== Debian packages: ${apt[*]}"
+	$sudo apt-get update -qq
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt[@]}"
+fi
+for t in "${gotools[@]}"; do
+	echo "== go install $t"
+	go install "$t"
+done
+
+echo "== Go modules"
+go mod download
+go mod verify
+
+if [ -n "$warcio" ]; then
+	echo "== warcio.js (independent WARC reader)"
+	npm ci --prefix tools/warcio-check --no-audit --no-fund
+fi
