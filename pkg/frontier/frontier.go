@@ -38,6 +38,12 @@ const (
 	// ahead of its queue and before its own robots.txt, since it needs no
 	// permission and another host waits on it.
 	KindRobots
+	// KindRequisite is what a page needs to display, for the archive: it
+	// waits in its host's requisite queue, which is served only when none of
+	// the host's pages is queued, so requisites never change the order in
+	// which a host's pages are fetched, and a host with only requisites
+	// comes after every host with pages.
+	KindRequisite
 )
 
 // Item is one queued URL.
@@ -123,6 +129,7 @@ type host struct {
 	key         string
 	partition   int32
 	levels      [][]Item
+	requisites  []Item // KindRequisite, after every level
 	count       int
 	nextAllowed time.Time     // the later of polite and until
 	polite      time.Time     // earliest request the host's and its server's delays allow
@@ -183,6 +190,8 @@ func (f *Frontier) Push(it Item) {
 			i++
 		}
 		h.levels[0] = slices.Insert(q, i, it)
+	} else if it.Kind == KindRequisite {
+		h.requisites = append(h.requisites, it)
 	} else {
 		h.levels[lvl] = append(h.levels[lvl], it)
 	}

@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,6 +111,10 @@ type Config struct {
 	// Render decides which pages go to crawl.render to be rendered in a
 	// browser before they are stored; nil renders none.
 	Render *render.Decider
+	// Requisites is how many page requisites (stylesheets, images, scripts,
+	// fonts, icons) of one page, or references of one stylesheet, go to the
+	// crawl (queue.KindRequisite); 0 sends none.
+	Requisites int
 }
 
 // Batch defaults. On the medium load test (500 hosts x 100 pages, two
@@ -497,8 +502,8 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 		// A redirect is no page: the chain of duplicates it is on goes on.
 		// A sub-resource's target is one too: the browser asks for it next.
 		kind := queue.KindPage
-		if pg.Kind == queue.KindSubresource {
-			kind = queue.KindSubresource
+		if pg.Kind == queue.KindSubresource || pg.Kind == queue.KindRequisite {
+			kind = pg.Kind
 		}
 		out.add(pg.Location, pg, pg.Depth, pg.Redirects+1, kind, false)
 		for i := range out.cands {
@@ -520,28 +525,74 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 		p.metrics.pages.WithLabelValues("subresource").Inc()
 		return nil
 	}
+	if pg.Kind == queue.KindRequisite {
+		p.metrics.pages.WithLabelValues("requisite").Inc()
+		p.stylesheet(pg, out)
+		return nil
+	}
 	if !parse.IsHTML(pg.ContentType, pg.Body) {
 		p.metrics.pages.WithLabelValues("not_html").Inc()
 		return nil
 	}
-	doc, err := parse.Parse(pg.Body, pg.ContentType, pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
+	doc, err := parse.Parse(pg.Body, pg.ContentType, pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent, MaxRequisites: p.cfg.Requisites})
 	if err != nil {
 		p.metrics.pages.WithLabelValues("parse_error").Inc()
 		p.log.Warn("parse page", "url", pg.URL, "err", err)
 		return nil
 	}
 	p.metrics.pages.WithLabelValues("html").Inc()
-	if doc.NoFollow {
-		return doc
+	if !doc.NoFollow {
+		out.follow(doc, pg)
+		if doc.Canonical != "" {
+			out.add(doc.Canonical, pg, pg.Depth, 0, queue.KindPage, false)
+		}
+		if doc.RefreshURL != "" {
+			out.add(doc.RefreshURL, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
+		}
 	}
-	out.follow(doc, pg)
-	if doc.Canonical != "" {
-		out.add(doc.Canonical, pg, pg.Depth, 0, queue.KindPage, false)
+	// A nofollow page is still archived to be displayed: its requisites
+	// are no links. They go after its links, so that admission has the
+	// pages in hand first.
+	for _, u := range doc.Requisites {
+		out.add(u, pg, pg.Depth+1, 0, queue.KindRequisite, false)
 	}
-	if doc.RefreshURL != "" {
-		out.add(doc.RefreshURL, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
+	if doc.RequisitesDropped > 0 {
+		p.metrics.excluded.WithLabelValues(reasonRequisiteDropped).Add(float64(doc.RequisitesDropped))
 	}
 	return doc
+}
+
+// reasonRequisiteDropped counts requisites past the per-page cap or that
+// name no URL: counted, not recorded one by one, like links past MaxLinks.
+const reasonRequisiteDropped = "requisite_dropped"
+
+// stylesheet sends a requisite stylesheet's own requisites (fonts, images,
+// @imports) to the crawl, one hop deeper; a requisite of any other type
+// leads nowhere.
+func (p *Parser) stylesheet(pg queue.Page, out *pageOut) {
+	if p.cfg.Requisites <= 0 || !isCSS(pg.ContentType, pg.URL) {
+		return
+	}
+	refs, dropped := parse.CSSRefs(pg.Body, p.cfg.Requisites)
+	urls, bad := parse.ResolveCSSRefs(pg.URL, refs)
+	p.metrics.excluded.WithLabelValues(reasonRequisiteDropped).Add(float64(dropped + bad))
+	for _, u := range urls {
+		out.add(u, pg, pg.Depth+1, 0, queue.KindRequisite, false)
+	}
+}
+
+// isCSS reports whether a requisite is a stylesheet: by its type, or by
+// its name when the server sent none or a generic one.
+func isCSS(contentType, rawURL string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	switch strings.ToLower(strings.TrimSpace(mt)) {
+	case "text/css":
+		return true
+	case "", "text/plain", "application/octet-stream":
+		path, _, _ := strings.Cut(rawURL, "?")
+		return strings.HasSuffix(strings.ToLower(path), ".css")
+	}
+	return false
 }
 
 // sitemap turns a sitemap's entries into candidates: pages from a urlset or text
