@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"github.com/crawlcluster/crawler/pkg/render"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -241,8 +242,9 @@ type Uploader interface {
 }
 
 // UploadSegments is the SegmentConfig.OnClose of a parser with RollEachBatch:
-// it uploads each closed segment under its file name and then removes the
-// local file, whether the upload succeeded or not. A segment whose upload
+// it uploads each closed segment under its file name, then its CDXJ index
+// (warc.IndexName), and then removes the local files, whether the uploads
+// succeeded or not. A segment whose upload
 // failed belongs to a batch that is not committed and is written again, to a
 // new segment, when the batch is retried: it is of no use, and kept, such
 // segments would fill the spool folder for as long as the object store
@@ -250,9 +252,15 @@ type Uploader interface {
 // of a segment whose batch is being committed is not cut short by a stop.
 func UploadSegments(ctx context.Context, up Uploader) func(path string) error {
 	return func(path string) error {
+		index := filepath.Join(filepath.Dir(path), warc.IndexName(filepath.Base(path)))
 		err := up.Put(context.WithoutCancel(ctx), filepath.Base(path), path)
-		if rerr := os.Remove(path); rerr != nil && err == nil {
-			err = fmt.Errorf("remove uploaded WARC segment: %w", rerr)
+		if _, serr := os.Stat(index); err == nil && serr == nil {
+			err = up.Put(context.WithoutCancel(ctx), filepath.Base(index), index)
+		}
+		for _, p := range []string{path, index} {
+			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+				err = fmt.Errorf("remove uploaded WARC segment: %w", rerr)
+			}
 		}
 		return err
 	}
