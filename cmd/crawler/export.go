@@ -12,17 +12,21 @@ import (
 	"syscall"
 
 	"github.com/crawlcluster/crawler/internal/version"
+	"github.com/crawlcluster/crawler/pkg/backend"
 	"github.com/crawlcluster/crawler/pkg/store"
-	"github.com/crawlcluster/crawler/pkg/store/sqlite"
 	"github.com/crawlcluster/crawler/pkg/wacz"
 )
 
 const exportUsage = `usage: crawler export -wacz FILE -data DIR [-title T]
+       crawler export -wacz FILE -db URL -blobs URL [-title T]
 
-Writes the crawl in DIR as a WACZ package (archive/, indexes/index.cdxj,
+Writes a crawl as a WACZ package (archive/, indexes/index.cdxj,
 pages/pages.jsonl, datapackage.json) that ReplayWeb.page and pywb open, then
-reads the package back and checks its digests and index. Run it on a crawl
-that is not running: the segment being written has no index yet.
+reads the package back and checks its digests and index: the crawl in the
+data folder DIR, or a cluster's, from its metadata store (-db, for the
+pages) and its blob store (-blobs, folder or S3, for the WARC segments and
+their indexes). Run it on a crawl that is not running: a segment being
+written has no index yet.
 `
 
 // runExport is `crawler export`: exit 0 written and checked, 1 an error, 2
@@ -30,7 +34,9 @@ that is not running: the segment being written has no index yet.
 func runExport(args []string) int {
 	fs := flag.NewFlagSet("crawler export", flag.ContinueOnError)
 	out := fs.String("wacz", "", "the WACZ file to write (required)")
-	data := fs.String("data", "", "the crawl's data folder (required)")
+	data := fs.String("data", "", "the crawl's data folder (the crawler command's crawl)")
+	db := fs.String("db", "", "a cluster's metadata store, postgres://... (with -blobs, instead of -data)")
+	blobs := fs.String("blobs", "", "a cluster's blob store, s3://bucket/prefix?... or file:///dir (with -db)")
 	title := fs.String("title", "", "the package's title (default: the data folder's name)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), exportUsage+"\n")
@@ -39,27 +45,43 @@ func runExport(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if *out == "" || *data == "" || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "crawler export: -wacz and -data are required, and nothing else")
+	if *out == "" || fs.NArg() > 0 || (*data == "") == (*db == "" || *blobs == "") || (*data != "" && (*db != "" || *blobs != "")) {
+		fmt.Fprintln(os.Stderr, "crawler export: want -wacz FILE and either -data DIR or -db URL with -blobs URL")
 		return exitUsage
 	}
+	src := exportSource{db: *db, blobs: *blobs}
+	if *data != "" {
+		abs, err := filepath.Abs(*data)
+		if err == nil {
+			_, err = os.Stat(filepath.Join(abs, "crawl.db"))
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "crawler export: no crawl in %s: %v\n", *data, err)
+			return exitUsage
+		}
+		src = exportSource{db: "sqlite://" + filepath.Join(abs, "crawl.db"), blobs: "file://" + filepath.Join(abs, "warc")}
+	}
 	if *title == "" {
-		*title = filepath.Base(filepath.Clean(*data))
+		*title = "crawl"
+		if *data != "" {
+			*title = filepath.Base(filepath.Clean(*data))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := exportWACZ(ctx, *out, *data, *title); err != nil {
+	if err := exportWACZ(ctx, *out, src, *title); err != nil {
 		fmt.Fprintf(os.Stderr, "crawler export: %v\n", err)
 		return exitError
 	}
 	return exitOK
 }
 
-func exportWACZ(ctx context.Context, out, data, title string) error {
-	if _, err := os.Stat(filepath.Join(data, "crawl.db")); err != nil {
-		return fmt.Errorf("no crawl in %s: %w", data, err)
-	}
-	db, err := sqlite.Open(ctx, filepath.Join(data, "crawl.db"))
+// exportSource names the stores a crawl is exported from: a data folder's
+// as URLs, or a cluster's.
+type exportSource struct{ db, blobs string }
+
+func exportWACZ(ctx context.Context, out string, src exportSource, title string) error {
+	db, err := backend.OpenStore(ctx, src.db)
 	if err != nil {
 		return err
 	}
@@ -68,13 +90,24 @@ func exportWACZ(ctx context.Context, out, data, title string) error {
 	if err != nil {
 		return err
 	}
+	var arc wacz.Archive
+	if dir, ok := backend.IsLocalBlobs(src.blobs); ok {
+		arc = wacz.Dir(dir)
+	} else {
+		bs, err := backend.OpenBlobs(ctx, src.blobs)
+		if err != nil {
+			return err
+		}
+		defer bs.Close()
+		arc = &wacz.Objects{Store: bs}
+	}
 	tmp := out + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp)
-	sum, err := wacz.Write(ctx, f, wacz.Dir(filepath.Join(data, "warc")), pages, wacz.Options{Title: title, Software: version.Product("crawler")})
+	sum, err := wacz.Write(ctx, f, arc, pages, wacz.Options{Title: title, Software: version.Product("crawler")})
 	if err == nil {
 		err = f.Sync()
 	}

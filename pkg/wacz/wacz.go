@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crawlcluster/crawler/pkg/blob"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
 
@@ -295,4 +296,53 @@ func (d Dir) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
 	}
 	return f, err
+}
+
+// ObjectStore is what Objects needs of a blob store (blob.Store has it).
+type ObjectStore interface {
+	List(ctx context.Context, prefix string) ([]blob.Object, error)
+	ReadRange(ctx context.Context, key string, off, n int64) ([]byte, error)
+}
+
+// Objects is the Archive of a cluster's blob store, where the parsers put
+// each segment and its index under their file names. A cluster's segments
+// are one parser batch each (a few MiB), so Open reads one whole.
+type Objects struct {
+	Store ObjectStore
+	sizes map[string]int64
+}
+
+var _ Archive = (*Objects)(nil)
+
+// Segments lists the store's .warc.gz objects by key.
+func (o *Objects) Segments(ctx context.Context) ([]string, error) {
+	objs, err := o.Store.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	o.sizes = make(map[string]int64, len(objs))
+	var segs []string
+	for _, obj := range objs {
+		o.sizes[obj.Key] = obj.Size
+		if strings.HasSuffix(obj.Key, ".warc.gz") {
+			segs = append(segs, obj.Key)
+		}
+	}
+	return segs, nil
+}
+
+// Open reads an object that Segments listed.
+func (o *Objects) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	size, ok := o.sizes[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
+	}
+	if size == 0 {
+		return io.NopCloser(bytes.NewReader(nil)), nil
+	}
+	b, err := o.Store.ReadRange(ctx, name, 0, size)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(b)), nil
 }

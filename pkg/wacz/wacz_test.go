@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcluster/crawler/internal/s3test"
+	"github.com/crawlcluster/crawler/pkg/blob"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
 
@@ -114,8 +116,85 @@ func rezip(t *testing.T, b []byte, tamper func(string, []byte) []byte) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := zipFiles(t, b)
 	var out bytes.Buffer
 	zw := zip.NewWriter(&out)
+	for _, f := range zr.File {
+		fw, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.Write(tamper(f.Name, []byte(files[f.Name])))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestObjectsArchive exports the same archive from a folder and from an S3
+// bucket holding its files under their names, as a cluster's parsers put
+// them: the two packages verify clean and hold the same index and WARCs.
+func TestObjectsArchive(t *testing.T) {
+	dir := archiveOf(t, 4)
+	ctx := context.Background()
+	for _, kind := range []string{"file", "s3"} {
+		t.Run(kind, func(t *testing.T) {
+			url := "file://" + t.TempDir()
+			if kind == "s3" {
+				url = s3test.Endpoint(t)
+			}
+			st, err := blob.Open(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			entries, err := os.ReadDir(string(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if err := st.Put(ctx, e.Name(), filepath.Join(string(dir), e.Name())); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var fromDir, fromStore bytes.Buffer
+			if _, err := Write(ctx, &fromDir, dir, nil, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			sum, err := Write(ctx, &fromStore, &Objects{Store: st}, nil, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Segments != 2 || sum.Indexed != 1 {
+				t.Errorf("from the store: %+v; want 2 segments, 1 indexed here", sum)
+			}
+			rep, err := Verify(bytes.NewReader(fromStore.Bytes()), int64(fromStore.Len()))
+			if err != nil || len(rep.Problems) > 0 {
+				t.Fatalf("package from the store: %+v, %v", rep, err)
+			}
+			a, b := zipFiles(t, fromDir.Bytes()), zipFiles(t, fromStore.Bytes())
+			for _, name := range []string{"indexes/index.cdxj"} {
+				if a[name] != b[name] || a[name] == "" {
+					t.Errorf("%s differs between the folder's package and the store's", name)
+				}
+			}
+			for name, content := range a {
+				if strings.HasPrefix(name, "archive/") && b[name] != content {
+					t.Errorf("%s differs between the folder's package and the store's", name)
+				}
+			}
+		})
+	}
+}
+
+func zipFiles(t *testing.T, b []byte) map[string]string {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
 	for _, f := range zr.File {
 		rc, err := f.Open()
 		if err != nil {
@@ -126,14 +205,7 @@ func rezip(t *testing.T, b []byte, tamper func(string, []byte) []byte) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fw, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fw.Write(tamper(f.Name, data))
+		out[f.Name] = string(data)
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return out
 }
