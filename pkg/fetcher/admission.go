@@ -341,6 +341,11 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		for i, c := range cands {
 			if !res.Seen[i] {
 				fresh = append(fresh, c)
+			} else if c.row.Kind == store.KindSubresource {
+				// A page being rendered asks for what another page's
+				// requisites queued behind the host's pages: the tab would
+				// time out first.
+				f.fr.Promote(c.row.Host, c.row.URL)
 			}
 		}
 	}

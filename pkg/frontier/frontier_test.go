@@ -373,3 +373,52 @@ func TestRequisitesAfterPages(t *testing.T) {
 		t.Errorf("%d items left", len(removed))
 	}
 }
+
+// TestPromoteRequisite: a requisite a browser tab asks for moves ahead of
+// the host's pages, behind the sub-resources already waiting, and stays a
+// requisite; an unknown URL is not promoted.
+func TestPromoteRequisite(t *testing.T) {
+	f := New(Config{Levels: 4})
+	defer f.Close()
+	f.Push(Item{URL: "http://a/1", Host: "a", Level: 0})
+	f.Push(Item{URL: "http://a/s.css", Host: "a", Kind: KindRequisite})
+	f.Push(Item{URL: "http://a/app.js", Host: "a", Kind: KindSubresource})
+	f.Push(Item{URL: "http://b/1", Host: "b", Level: 2})
+	f.Push(Item{URL: "http://b/only.css", Host: "b", Kind: KindRequisite})
+	if f.Promote("a", "http://a/other.css") || f.Promote("c", "http://c/x.css") {
+		t.Fatal("promoted a URL that is not queued")
+	}
+	if !f.Promote("a", "http://a/s.css") || !f.Promote("b", "http://b/only.css") {
+		t.Fatal("Promote missed a queued requisite")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got := map[string][]Item{}
+	for range 2 {
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			it, ok := l.Take()
+			if !ok {
+				break
+			}
+			got[l.Host] = append(got[l.Host], it)
+		}
+		l.Done(Outcome{})
+	}
+	var a []string
+	for _, it := range got["a"] {
+		a = append(a, it.URL)
+	}
+	if want := []string{"http://a/app.js", "http://a/s.css", "http://a/1"}; !slices.Equal(a, want) {
+		t.Errorf("host a served %q, want %q", a, want)
+	}
+	if it := got["a"][1]; it.Kind != KindRequisite {
+		t.Errorf("the promoted item is of kind %v, want a requisite still", it.Kind)
+	}
+	if b := got["b"]; len(b) != 2 || b[0].URL != "http://b/only.css" {
+		t.Errorf("host b served %v: the promoted requisite first", b)
+	}
+}

@@ -94,7 +94,7 @@ func (l *Lease) putBack(it Item, first bool) {
 	l.f.mu.Lock()
 	defer l.f.mu.Unlock()
 	lvl := min(max(it.Level, 0), l.f.cfg.Levels-1)
-	if it.Kind == KindRequisite {
+	if it.Kind == KindRequisite { // a promoted one too: a retry is no longer urgent
 		if first {
 			l.h.requisites = append([]Item{it}, l.h.requisites...)
 		} else {

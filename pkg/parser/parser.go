@@ -561,12 +561,7 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 	// A nofollow page is still archived to be displayed: its requisites
 	// are no links. They go after its links, so that admission has the
 	// pages in hand first.
-	for _, u := range doc.Requisites {
-		out.add(u, pg, pg.Depth+1, 0, queue.KindRequisite, false)
-	}
-	if doc.RequisitesDropped > 0 {
-		p.metrics.excluded.WithLabelValues(reasonRequisiteDropped).Add(float64(doc.RequisitesDropped))
-	}
+	out.requisites(doc, pg)
 	return doc
 }
 
