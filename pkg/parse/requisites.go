@@ -19,7 +19,7 @@ import (
 // DefaultMaxCSSRefs bounds the references CSSRefs returns for one stylesheet.
 const DefaultMaxCSSRefs = 200
 
-var reqAttrs = []string{"src", "srcset", "poster", "data"}
+var reqAttrs = []string{"src", "srcset", "poster", "data", "type"}
 
 // requisiteRel reports whether a <link>'s rel names something the page
 // needs to display, rather than a page to crawl.
@@ -36,9 +36,12 @@ func requisiteRel(rel string) bool {
 // requisiteElement collects the requisites of an element that has any (the
 // caller knows it has attributes).
 func (p *htmlParser) requisiteElement(z *html.Tokenizer, a atom.Atom) {
-	var v [4]string
+	var v [5]string
 	found := attrs(z, reqAttrs, v[:])
-	src, srcset, poster, data := v[0], v[1], v[2], v[3]
+	src, srcset, poster, data, typ := v[0], v[1], v[2], v[3], v[4]
+	if a == atom.Input && !strings.EqualFold(trimASCIISpace(typ), "image") {
+		return // only an image button shows what src names
+	}
 	if found&1 != 0 {
 		p.addRequisite(src)
 	}

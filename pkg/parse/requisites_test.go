@@ -21,13 +21,14 @@ func TestRequisites(t *testing.T) {
 <script src="app.js"></script><style>body{background:url('bg.png')} @import "more.css";</style></head>
 <body><a href="next.html">next</a><img src="a.png" srcset="a-2x.png 2x, a-3x.png 3x">
 <picture><source srcset="p.webp 1x,p2.webp 2x"><img src="p.jpg"></picture>
-<video poster="poster.jpg"><source src="v.mp4"></video><img src="a.png"></body></html>`,
+<video poster="poster.jpg"><source src="v.mp4"></video><img src="a.png">
+<input type="text" src="not.png"><input type=IMAGE src="button.png"></body></html>`,
 			max: 100,
 			want: []string{"http://example.com/s/main.css", "http://example.com/docs/favicon.ico", "http://example.com/docs/app.js",
 				"http://example.com/docs/bg.png", "http://example.com/docs/more.css", "http://example.com/docs/a.png",
 				"http://example.com/docs/a-2x.png", "http://example.com/docs/a-3x.png", "http://example.com/docs/p.webp",
 				"http://example.com/docs/p2.webp", "http://example.com/docs/p.jpg", "http://example.com/docs/poster.jpg",
-				"http://example.com/docs/v.mp4"},
+				"http://example.com/docs/v.mp4", "http://example.com/docs/button.png"},
 			links: []string{"http://example.com/docs/next.html"},
 		},
 		{

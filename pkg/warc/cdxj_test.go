@@ -170,3 +170,28 @@ func checkIndex(t *testing.T, path string, entries []IndexEntry) {
 		t.Errorf("%d lines for %d response and revisit records", len(entries), indexed)
 	}
 }
+
+// FuzzIndexLine: ParseIndexLine takes any line without a panic, and a line
+// it reads renders back to an entry it reads the same.
+func FuzzIndexLine(f *testing.F) {
+	f.Add([]byte(`com,example)/ 20250314150926 {"url":"http://example.com/","mime":"text/html","status":"200","digest":"AB","length":"10","offset":"0","filename":"a.warc.gz"}`))
+	f.Add([]byte(`x 1 {}`))
+	f.Add([]byte(`k 20250314150926 {"url":"\u2028"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := ParseIndexLine(line)
+		if err != nil {
+			return
+		}
+		out, err := e.Line()
+		if err != nil {
+			t.Fatalf("Line of a parsed entry: %v", err)
+		}
+		again, err := ParseIndexLine(out)
+		if err != nil {
+			t.Fatalf("re-read %q: %v", out, err)
+		}
+		if again != e {
+			t.Fatalf("round trip: %+v, then %+v", e, again)
+		}
+	})
+}
