@@ -50,12 +50,15 @@ window.replay = (url) => new Promise((resolve) => {
 // python3-doc documentation under nginx with -requisites (its start page
 // and the pages it links, -max-depth 1), exported with crawler export, is
 // loaded into ReplayWeb.page's engine (npm @webrecorder/wabac, installed
-// in tools/replay-check) in headless Chromium, and the start page replays
+// in tools/replay-check) in headless Chromium: the start page replays
 // from the archive with its stylesheets applied (the sidebar's background
-// and the flex layout come from pydoctheme.css) and its logo image decoded
-// (naturalWidth), while nginx receives no request: nothing leaves the
-// archive (the browser reaches nothing but loopback anyway). The replayed
-// page's screenshot is kept in test-artifacts/replay/.
+// and the flex layout come from pydoctheme.css, its @imports load) and its
+// logo image decoded (naturalWidth), and library/turtle.html, a second
+// start page, with its figure (turtle-star.png, which no link names: without
+// -requisites it is not in the archive and this test fails), while nginx
+// receives no request: nothing leaves the archive (the browser reaches
+// nothing but loopback anyway). Screenshots of both replayed pages are kept
+// in test-artifacts/replay/.
 func TestReplayDocSite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crawl and replay; skipped with -short")
@@ -72,13 +75,17 @@ func TestReplayDocSite(t *testing.T) {
 
 	srv := nginxtest.Start(t, root)
 	seed := srv.URL + "/index.html"
+	// A second start page with a figure: an image no link names, which
+	// only -requisites fetches (the index's stylesheets and logo are
+	// <link>s, crawled without the flag too).
+	figure := srv.URL + "/library/turtle.html"
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	args := []string{"-data", data, "-user-agent", agent + "/1.0 (+http://example.test/bot)",
 		"-allow-private-networks", "-exit-when-idle", "-scope", "host", "-max-depth", "1", "-requisites",
-		"-default-delay", "20ms", "-min-delay", "20ms", "-max-duration", "4m", "-progress", "0", seed}
+		"-default-delay", "20ms", "-min-delay", "20ms", "-max-duration", "4m", "-progress", "0", seed, figure}
 	if out, err := exec.CommandContext(ctx, crawlerBinary(t), args...).CombinedOutput(); err != nil {
 		t.Fatalf("crawler: %v\n%s", err, docSiteTail(out, 30))
 	}
@@ -164,6 +171,24 @@ func TestReplayDocSite(t *testing.T) {
 	if got.LogoWidth <= 0 || got.Loaded != got.Images || got.Images == 0 {
 		t.Errorf("images: %d of %d loaded, logo naturalWidth %d", got.Loaded, got.Images, got.LogoWidth)
 	}
+
+	// The figure page: every image decoded, the figure among them.
+	href = browsertest.Eval[string](t, b, fmt.Sprintf(`window.replay(%q)`, figure))
+	t.Logf("replayed at %s", href)
+	fig := browsertest.Eval[look](t, b, `(async () => {
+  const d = document.getElementById("replay").contentDocument;
+  const imgs = [...d.images];
+  await Promise.race([Promise.all(imgs.map(i => i.decode().catch(() => null))), new Promise(r => setTimeout(r, 10000))]);
+  const figure = d.querySelector("img[src*='turtle-star.png']");
+  return {title: d.title, images: imgs.length, loaded: imgs.filter(i => i.complete && i.naturalWidth > 0).length,
+    logoWidth: figure ? figure.naturalWidth : -1};
+})()`)
+	t.Logf("replayed figure page: %+v", fig)
+	b.Screenshot(t, browsertest.ArtifactsDir(t, "replay"), "python3-doc-turtle")
+	if fig.LogoWidth <= 0 || fig.Loaded != fig.Images {
+		t.Errorf("figure page: %d of %d images decoded, turtle-star.png naturalWidth %d", fig.Loaded, fig.Images, fig.LogoWidth)
+	}
+
 	after, err := srv.Requests()
 	if err != nil {
 		t.Fatal(err)
