@@ -73,7 +73,7 @@ func run() int {
 	memProfile := fs.String("memprofile", "", "write a heap profile to this file whenever the live heap reaches a new peak (checked every 5s; go tool pprof)")
 	config.Usage(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n\n")
+		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n       crawler export -wacz FILE -data DIR   (crawler export -h)\n\n")
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), exitStatusUsage)
 	}
