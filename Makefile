@@ -5,7 +5,7 @@ DATA    ?= demo-data
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build deps test test-deploy test-short bench bench-compare bench-medium bench-large bench-freshness bench-micro lint fmt run demo fuzz warcio clean
+.PHONY: all build deps test test-deploy test-short bench bench-compare bench-medium bench-large bench-freshness bench-micro lint fmt run demo fuzz warcio replay clean
 
 all: build
 
@@ -21,7 +21,7 @@ deps:
 # web, and the WARC check with an independent reader (warcio.js, installed by the
 # warcio target). Uncached: the end-to-end and cluster tests build the binaries at
 # run time, so the test cache cannot see changes in the packages they use.
-test: deps warcio
+test: deps warcio replay
 	$(GO) vet $(PKGS)
 	CRAWLER_REQUIRE_WARCIO=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) test-deploy
@@ -42,6 +42,12 @@ warcio: tools/warcio-check/node_modules/.package-lock.json
 
 tools/warcio-check/node_modules/.package-lock.json: tools/warcio-check/package-lock.json
 	npm ci --prefix tools/warcio-check --no-audit --no-fund
+
+# ReplayWeb.page's engine (wabac.js) for the WACZ replay test (TestReplayDocSite).
+replay: tools/replay-check/node_modules/.package-lock.json
+
+tools/replay-check/node_modules/.package-lock.json: tools/replay-check/package-lock.json
+	npm ci --prefix tools/replay-check --no-audit --no-fund
 
 # The side-by-side comparison on the synthetic web (ours, our cluster, Colly,
 # Scrapy: table, JSON, PNG of pages/s over time) at the small scale, then every

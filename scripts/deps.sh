@@ -46,12 +46,15 @@ have helm || gotools+=(helm.sh/helm/v3/cmd/helm@v3.22.0)                      # 
 
 warcio=
 [ -e tools/warcio-check/node_modules/.package-lock.json ] || warcio=1
+replay=
+[ -e tools/replay-check/node_modules/.package-lock.json ] || replay=1
 
 if [ -n "$dry" ]; then
 	[ ${#apt[@]} -eq 0 ] || echo "missing Debian packages: ${apt[*]}"
 	[ ${#gotools[@]} -eq 0 ] || echo "missing Go tools: ${gotools[*]}"
 	[ -z "$warcio" ] || echo "missing: warcio.js (npm ci --prefix tools/warcio-check)"
-	[ ${#apt[@]} -eq 0 ] && [ ${#gotools[@]} -eq 0 ] && [ -z "$warcio" ] && echo "nothing missing"
+	[ -z "$replay" ] || echo "missing: ReplayWeb.page's engine, wabac.js (npm ci --prefix tools/replay-check)"
+	[ ${#apt[@]} -eq 0 ] && [ ${#gotools[@]} -eq 0 ] && [ -z "$warcio" ] && [ -z "$replay" ] && echo "nothing missing"
 	exit 0
 fi
 
@@ -80,4 +83,9 @@ go mod verify
 if [ -n "$warcio" ]; then
 	echo "== warcio.js (independent WARC reader)"
 	npm ci --prefix tools/warcio-check --no-audit --no-fund
+fi
+if [ -n "$replay" ]; then
+	# TestReplayDocSite serves wabac.js's service worker to headless Chromium.
+	echo "== ReplayWeb.page's engine (wabac.js), for the WACZ replay test"
+	npm ci --prefix tools/replay-check --no-audit --no-fund
 fi

@@ -2,6 +2,7 @@
 // parser tiers over an embedded Kafka broker, SQLite metadata and local WARC files.
 //
 //	crawler -data DIR [-seeds FILE] [flags] [URL ...]
+//	crawler export -wacz FILE -data DIR
 //
 // Running it again on the same folder resumes. See the README for the flags.
 //
@@ -57,6 +58,9 @@ run ended and what it did.
 `
 
 func run() int {
+	if len(os.Args) > 1 && os.Args[1] == "export" {
+		return runExport(os.Args[2:])
+	}
 	var cfg embedded.Config
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
@@ -69,7 +73,7 @@ func run() int {
 	memProfile := fs.String("memprofile", "", "write a heap profile to this file whenever the live heap reaches a new peak (checked every 5s; go tool pprof)")
 	config.Usage(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n\n")
+		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n       crawler export -wacz FILE -data DIR   (crawler export -h)\n\n")
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), exitStatusUsage)
 	}

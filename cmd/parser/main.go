@@ -51,6 +51,8 @@ func run() int {
 	var recrawlPolicy recrawl.Policy
 	recrawlPolicy.RegisterFlags(fs)
 	linkGraph := fs.Bool("link-graph", true, "store the link graph (each stored page's out-links) for the URL look-up's in- and out-links; off saves an index write per link")
+	var requisites parser.RequisiteFlags
+	requisites.RegisterFlags(fs)
 	var renderFlags render.Flags
 	renderFlags.RegisterFlags(fs, render.ModeNever)
 	spool := fs.String("spool", filepath.Join(os.TempDir(), "crawler-parser-spool"), "local folder where WARC segments are written before upload")
@@ -63,7 +65,7 @@ func run() int {
 		return 0
 	}
 	renderPolicy, renderErr := renderFlags.Policy()
-	if err := errors.Join(be.Validate(uses), recrawlPolicy.Validate(), renderErr); err != nil {
+	if err := errors.Join(be.Validate(uses), recrawlPolicy.Validate(), requisites.Validate(), renderErr); err != nil {
 		fmt.Fprintf(os.Stderr, "parser: %v\n", err)
 		return 2
 	}
@@ -119,7 +121,7 @@ func run() int {
 			decider.Watch(ctx, c.Control(), logger) // the console's render mode of a host
 		}
 	}
-	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
+	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph, Requisites: requisites.Limit()}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
 	if err != nil {
 		logger.Error("build parser", "err", err)
 		return 1

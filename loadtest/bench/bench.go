@@ -62,6 +62,9 @@ type Options struct {
 	WorkDir string // seeds, logs, data and built binaries go here
 	Python  string // interpreter with Scrapy for run.sh; "" = $PYTHON or /usr/bin/python3
 	Log     io.Writer
+
+	// OursFlags are added to our crawler's command line (ours only).
+	OursFlags []string
 }
 
 // DefaultOptions returns the defaults of the bench command.
@@ -346,9 +349,10 @@ func prepare(ctx context.Context, o Options, name string) (argv []string, skip s
 			return nil, fmt.Sprintf("binary %s: %v", bin, err)
 		}
 		data := filepath.Join(o.WorkDir, "ours-data")
-		return []string{bin, "-data", data, "-seeds", "{seeds}", "-allow-private-networks", "-exit-when-idle",
+		argv := []string{bin, "-data", data, "-seeds", "{seeds}", "-allow-private-networks", "-exit-when-idle",
 			"-default-delay", d.String(), "-user-agent", ua, "-max-pages", maxPages, "-workers", workers,
-			"-sitemap-probe=false", "-progress", "0"}, ""
+			"-sitemap-probe=false", "-progress", "0"}
+		return append(argv, o.OursFlags...), ""
 	case Colly:
 		bin := filepath.Join(o.WorkDir, "colly-peer")
 		if out, err := goBuild(ctx, filepath.Join(o.Root, "loadtest", "peers", "colly"), bin, "."); err != nil {

@@ -60,7 +60,18 @@ type Candidate struct {
 	Seed      bool   // seeds bypass scope and depth, not trap rules
 	HostPages int    // pages already admitted for this host (caller counts)
 	Now       time.Time
+	// Requisite is what a page needs to display (parse.Document.Requisites):
+	// it may come from any host (a CDN, a font service), since it is
+	// fetched for a page that was in scope and is never crawled for links;
+	// it takes RequisiteDepth hops past -max-depth and no share of the
+	// host's page budget. Trap rules still apply.
+	Requisite bool
 }
+
+// RequisiteDepth is how far past the depth limit a requisite may be: a
+// page at the limit gets its stylesheet, and that stylesheet's images,
+// fonts and one level of @import.
+const RequisiteDepth = 3
 
 // Verdict is the outcome of Check. Score and Level are set whenever the URL
 // could be read, also for a rejected candidate, so the exclusion log can
@@ -89,6 +100,12 @@ func (r *Rules) Check(c Candidate) Verdict {
 }
 
 func (r *Rules) reject(c Candidate, u parts) string {
+	if c.Requisite {
+		if r.cfg.MaxDepth > 0 && c.Depth > r.cfg.MaxDepth+RequisiteDepth {
+			return ReasonMaxDepth
+		}
+		return r.trap(u, c.Now)
+	}
 	if !c.Seed {
 		if !r.inScope(u.authority) {
 			return ReasonOutOfScope

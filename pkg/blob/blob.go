@@ -26,8 +26,17 @@ type Store interface {
 	ReadRange(ctx context.Context, key string, off, n int64) ([]byte, error)
 	// Exists reports whether an object is stored under key.
 	Exists(ctx context.Context, key string) (bool, error)
+	// List returns the objects whose keys start with prefix, by key: what
+	// an export (crawler export -wacz) packages.
+	List(ctx context.Context, prefix string) ([]Object, error)
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Object is one stored object, as List gives it.
+type Object struct {
+	Key  string
+	Size int64
 }
 
 var (

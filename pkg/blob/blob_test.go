@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,6 +173,28 @@ func TestContract(t *testing.T) {
 				}
 				if _, err := s.ReadRange(ctx, "empty", 0, 1); !errors.Is(err, blob.ErrOutOfRange) {
 					t.Fatalf("ReadRange of an empty object = %v; want ErrOutOfRange", err)
+				}
+			})
+
+			t.Run("List", func(t *testing.T) {
+				// Its own prefix: the subtests before it stored other keys.
+				src, _ := writeFile(t, 1234, 8)
+				keys := []string{"list/b.cdxj", "list/a.warc.gz", "list/sub/c.warc.gz"}
+				for _, k := range keys {
+					if err := s.Put(ctx, k, src); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got, err := s.List(ctx, "list/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := []blob.Object{{Key: "list/a.warc.gz", Size: 1234}, {Key: "list/b.cdxj", Size: 1234}, {Key: "list/sub/c.warc.gz", Size: 1234}}
+				if !slices.Equal(got, want) {
+					t.Fatalf("List = %v, want %v", got, want)
+				}
+				if got, err := s.List(ctx, "nothing-here/"); err != nil || len(got) != 0 {
+					t.Fatalf("List of an empty prefix = %v, %v", got, err)
 				}
 			})
 

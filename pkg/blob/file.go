@@ -12,6 +12,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -214,6 +216,48 @@ func (s *fileStore) exists(ctx context.Context, key string) (bool, error) {
 // isNotExist also counts a path through a file (ENOTDIR) as missing.
 func isNotExist(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// list walks the folder; names starting with "." (Put's temporary files)
+// are no objects.
+func (s *fileStore) list(ctx context.Context, prefix string) ([]Object, error) {
+	var out []Object
+	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != s.dir {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(s.dir, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out = append(out, Object{Key: key, Size: info.Size()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list blobs under %q: %w", prefix, err)
+	}
+	slices.SortFunc(out, func(a, b Object) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
 }
 
 func (s *fileStore) close() error { return nil }

@@ -116,6 +116,13 @@ func (s *instrumented) Exists(ctx context.Context, key string) (bool, error) {
 	return ok, err
 }
 
+func (s *instrumented) List(ctx context.Context, prefix string) ([]Object, error) {
+	start := time.Now()
+	objs, err := s.next.list(ctx, prefix)
+	s.observe("list", start, 0, err)
+	return objs, err
+}
+
 func (s *instrumented) Close() error { return s.next.close() }
 
 // String returns the store's URL without secrets.
@@ -127,5 +134,6 @@ type backend interface {
 	put(ctx context.Context, key, path string) (int64, error) // bytes stored
 	readRange(ctx context.Context, key string, off, n int64) ([]byte, error)
 	exists(ctx context.Context, key string) (bool, error)
+	list(ctx context.Context, prefix string) ([]Object, error) // sorted by key
 	close() error
 }

@@ -372,5 +372,30 @@ func apiCode(err error) string {
 	return ""
 }
 
+// list pages through ListObjectsV2, whose keys come sorted.
+func (s *s3Store) list(ctx context.Context, prefix string) ([]Object, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.timeout)
+	defer cancel()
+	var out []Object
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.prefix + prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list blobs under %q in bucket %s: %w", prefix, s.bucket, err)
+		}
+		for _, o := range page.Contents {
+			if o.Key == nil {
+				continue
+			}
+			obj := Object{Key: strings.TrimPrefix(*o.Key, s.prefix)}
+			if o.Size != nil {
+				obj.Size = *o.Size
+			}
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
 // close has nothing to release: idle connections time out on their own.
 func (s *s3Store) close() error { return nil }

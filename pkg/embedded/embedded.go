@@ -65,6 +65,7 @@ type Config struct {
 	WARCOperator     string
 	Parsers          int
 	LinkGraph        bool
+	Requisites       parser.RequisiteFlags
 	MinFreeMiB       int64
 	LogFormat        string
 	Fetcher          fetcher.Config
@@ -93,6 +94,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.WARCGzipLevel, "warc-gzip-level", warc.DefaultLevel, "gzip level of WARC records, 1 (fastest) to 9 (smallest); the default 3 takes 28% less CPU per record than 6 for 4-8% more bytes on uncompressed HTML")
 	fs.StringVar(&c.WARCOperator, "warc-operator", "", "who runs the crawl and how to reach them, for the operator field of every WARC file's warcinfo record (empty: left out)")
 	fs.BoolVar(&c.LinkGraph, "link-graph", true, "store the link graph (each stored page's out-links) for the URL look-up's in- and out-links; off saves about 7% of the crawler's CPU on pages of 5 to 10 links")
+	c.Requisites.RegisterFlags(fs)
 	fs.IntVar(&c.Parsers, "parsers", 2, "parser tier members in this process; each takes a share of crawl.pages' partitions, so one's disk and store waits overlap another's parsing")
 	fs.Int64Var(&c.MinFreeMiB, "min-free-mib", 64, "stop with an error when the data folder's file system has less free space than this, in MiB, while the stop can still save its state; the same command resumes once space is freed (0: only when nothing is left)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -112,6 +114,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WARCSegmentBytes < 1<<20 {
 		errs = append(errs, fmt.Errorf("-warc-segment-bytes %d: at least 1 MiB", c.WARCSegmentBytes))
+	}
+	if err := c.Requisites.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.WARCGzipLevel < 1 || c.WARCGzipLevel > 9 {
 		errs = append(errs, fmt.Errorf("-warc-gzip-level %d: want 1..9", c.WARCGzipLevel))
@@ -332,7 +337,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	}
 	var parsers []*parser.Parser
 	for i := range cfg.Parsers {
-		par, err := parser.New(parser.Config{RobotsAgent: robotsAgent, Recrawl: cfg.Fetcher.Recrawl, Render: decider, NoLinkGraph: !cfg.LinkGraph}, nearDups, segments, kopts, reg, log.With("component", "parser", "parser", i))
+		par, err := parser.New(parser.Config{RobotsAgent: robotsAgent, Recrawl: cfg.Fetcher.Recrawl, Render: decider, NoLinkGraph: !cfg.LinkGraph, Requisites: cfg.Requisites.Limit()}, nearDups, segments, kopts, reg, log.With("component", "parser", "parser", i))
 		if err != nil {
 			return Summary{}, err
 		}

@@ -233,7 +233,8 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		if u.Revisit != nil {
 			hostPages = 0 // a revisit adds no page to the host's budget
 		}
-		v := f.checkRules(controls, host, admit.Candidate{URL: norm, Depth: u.Depth, Seed: u.Seed, HostPages: hostPages, Now: now}, u.Revisit != nil)
+		requisite := u.Kind == queue.KindRequisite
+		v := f.checkRules(controls, host, admit.Candidate{URL: norm, Depth: u.Depth, Seed: u.Seed, HostPages: hostPages, Now: now, Requisite: requisite}, u.Revisit != nil || requisite)
 		if !v.Admit && u.Revisit != nil {
 			// The rules changed since the URL was stored (scope, depth): the
 			// planned visit lapses. It is claimed like a visit, so a replay
@@ -262,6 +263,9 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		case queue.KindSubresource:
 			// A browser tab waits for it: first in its host's queue.
 			kind, c.level = store.KindSubresource, 0
+		case queue.KindRequisite:
+			// Behind the host's pages (frontier.KindRequisite).
+			kind, c.level = store.KindRequisite, admitLevels(f.cfg.Admit)-1
 		}
 		c.row = store.URL{
 			Hash: hash, Partition: rec.Partition, URL: norm, Host: host, Depth: u.Depth,
@@ -336,6 +340,11 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		for i, c := range cands {
 			if !res.Seen[i] {
 				fresh = append(fresh, c)
+			} else if c.row.Kind == store.KindSubresource {
+				// A page being rendered asks for what another page's
+				// requisites queued behind the host's pages: the tab would
+				// time out first.
+				f.fr.Promote(c.row.Host, c.row.URL)
 			}
 		}
 	}
@@ -404,7 +413,9 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		}
 		f.metrics.admitted.Inc()
 		hi := f.hostOf(c.row.Host)
-		hi.pages++
+		if c.row.Kind != store.KindRequisite {
+			hi.pages++
+		}
 		if f.givenUp(hi, now) {
 			// The host's robots.txt has failed too often and its retry is not
 			// due: waiting for it would hold the crawl open for the whole
@@ -609,6 +620,8 @@ func itemOf(u store.URL, fromRobots bool) frontier.Item {
 		kind = frontier.KindSitemap
 	case store.KindSubresource:
 		kind = frontier.KindSubresource
+	case store.KindRequisite:
+		kind = frontier.KindRequisite
 	}
 	return frontier.Item{
 		URL: u.URL, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,

@@ -439,6 +439,8 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 		kind = queue.KindSitemap
 	case frontier.KindSubresource:
 		kind = queue.KindSubresource
+	case frontier.KindRequisite:
+		kind = queue.KindRequisite
 	}
 	p := pageOf(it, resp)
 	p.Kind = kind

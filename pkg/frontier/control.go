@@ -50,21 +50,25 @@ func (f *Frontier) Remove(key string, match func(Item) bool) []Item {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []Item
+	keep := func(h *host, q []Item) []Item {
+		kept := q[:0]
+		for _, it := range q {
+			if match(it) {
+				out = append(out, it)
+				h.count--
+				f.queued--
+			} else {
+				kept = append(kept, it)
+			}
+		}
+		clear(q[len(kept):])
+		return kept
+	}
 	filter := func(h *host) {
 		for i, q := range h.levels {
-			kept := q[:0]
-			for _, it := range q {
-				if match(it) {
-					out = append(out, it)
-					h.count--
-					f.queued--
-				} else {
-					kept = append(kept, it)
-				}
-			}
-			clear(q[len(kept):])
-			h.levels[i] = kept
+			h.levels[i] = keep(h, q)
 		}
+		h.requisites = keep(h, h.requisites)
 		if h.count == 0 && h.heapIdx >= 0 {
 			if h.inReady {
 				heap.Remove(&f.ready, h.heapIdx)

@@ -38,6 +38,12 @@ const (
 	// ahead of its queue and before its own robots.txt, since it needs no
 	// permission and another host waits on it.
 	KindRobots
+	// KindRequisite is what a page needs to display, for the archive: it
+	// waits in its host's requisite queue, which is served only when none of
+	// the host's pages is queued, so requisites never change the order in
+	// which a host's pages are fetched, and a host with only requisites
+	// comes after every host with pages.
+	KindRequisite
 )
 
 // Item is one queued URL.
@@ -123,6 +129,7 @@ type host struct {
 	key         string
 	partition   int32
 	levels      [][]Item
+	requisites  []Item // KindRequisite, after every level
 	count       int
 	nextAllowed time.Time     // the later of polite and until
 	polite      time.Time     // earliest request the host's and its server's delays allow
@@ -177,12 +184,9 @@ func (f *Frontier) Push(it Item) {
 		// hops and the sub-resources queued before it. It keeps the
 		// host's waits and delay.
 		lvl = 0
-		q := h.levels[0]
-		i := 0
-		for i < len(q) && (q[i].Kind == KindRobots || q[i].Kind == KindSubresource) {
-			i++
-		}
-		h.levels[0] = slices.Insert(q, i, it)
+		f.insertUrgentLocked(h, it)
+	} else if it.Kind == KindRequisite {
+		h.requisites = append(h.requisites, it)
 	} else {
 		h.levels[lvl] = append(h.levels[lvl], it)
 	}
@@ -197,6 +201,43 @@ func (f *Frontier) Push(it Item) {
 	} else if h.inReady {
 		heap.Fix(&f.ready, h.heapIdx) // its best level may have improved
 	}
+}
+
+// insertUrgentLocked puts an item a browser tab waits on first in its
+// host's queue, after the robots.txt hops and the items queued so before
+// it (a requisite Promote moved there is one).
+func (f *Frontier) insertUrgentLocked(h *host, it Item) {
+	q := h.levels[0]
+	i := 0
+	for i < len(q) && (q[i].Kind == KindRobots || q[i].Kind == KindSubresource || q[i].Kind == KindRequisite) {
+		i++
+	}
+	h.levels[0] = slices.Insert(q, i, it)
+}
+
+// Promote moves a queued requisite to where a sub-resource goes (Push): a
+// browser tab rendering a page now waits on what was fetched for the
+// archive only, after the host's pages. It stays a requisite, so that a
+// stylesheet still gives its own requisites. It reports whether the URL
+// was in the host's requisite queue.
+func (f *Frontier) Promote(key, url string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.hosts[key]
+	if h == nil {
+		return false
+	}
+	i := slices.IndexFunc(h.requisites, func(it Item) bool { return it.URL == url })
+	if i < 0 {
+		return false
+	}
+	it := h.requisites[i]
+	h.requisites = slices.Delete(h.requisites, i, i+1)
+	f.insertUrgentLocked(h, it)
+	if h.inReady {
+		heap.Fix(&f.ready, h.heapIdx) // its best level is 0 now
+	}
+	return true
 }
 
 // SetHostDelay sets the base delay of a host (its Crawl-delay, clamped by the caller).

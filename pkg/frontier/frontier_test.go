@@ -329,3 +329,96 @@ func TestSubresourcesFirst(t *testing.T) {
 		t.Fatalf("taken in order %v, want %v", got, want)
 	}
 }
+
+// TestRequisitesAfterPages: a host's requisites wait until none of its
+// pages is queued, whatever the order they came in, and a host with only
+// requisites is served after hosts with pages.
+func TestRequisitesAfterPages(t *testing.T) {
+	f := New(Config{Levels: 4})
+	defer f.Close()
+	f.Push(Item{URL: "http://a/1", Host: "a", Level: 3})
+	f.Push(Item{URL: "http://a/s.css", Host: "a", Kind: KindRequisite})
+	f.Push(Item{URL: "http://a/2", Host: "a", Level: 3})
+	f.Push(Item{URL: "http://a/i.png", Host: "a", Kind: KindRequisite})
+	f.Push(Item{URL: "http://a/3", Host: "a", Level: 1})
+	f.Push(Item{URL: "http://b/logo.png", Host: "b", Kind: KindRequisite})
+	f.Push(Item{URL: "http://c/1", Host: "c", Level: 3})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var hosts []string
+	var got []string
+	for range 3 {
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts = append(hosts, l.Host)
+		for {
+			it, ok := l.Take()
+			if !ok {
+				break
+			}
+			got = append(got, it.URL)
+		}
+		l.Done(Outcome{})
+	}
+	if want := []string{"http://a/3", "http://a/1", "http://a/2", "http://a/s.css", "http://a/i.png"}; !slices.Equal(got[:5], want) {
+		t.Errorf("host a served %q, want %q", got[:5], want)
+	}
+	if hosts[2] != "b" {
+		t.Errorf("hosts served in order %q: the host with only requisites should be last", hosts)
+	}
+	if removed := f.Remove("", func(Item) bool { return true }); len(removed) != 0 {
+		t.Errorf("%d items left", len(removed))
+	}
+}
+
+// TestPromoteRequisite: a requisite a browser tab asks for moves ahead of
+// the host's pages, behind the sub-resources already waiting, and stays a
+// requisite; an unknown URL is not promoted.
+func TestPromoteRequisite(t *testing.T) {
+	f := New(Config{Levels: 4})
+	defer f.Close()
+	f.Push(Item{URL: "http://a/1", Host: "a", Level: 0})
+	f.Push(Item{URL: "http://a/s.css", Host: "a", Kind: KindRequisite})
+	f.Push(Item{URL: "http://a/app.js", Host: "a", Kind: KindSubresource})
+	f.Push(Item{URL: "http://b/1", Host: "b", Level: 2})
+	f.Push(Item{URL: "http://b/only.css", Host: "b", Kind: KindRequisite})
+	if f.Promote("a", "http://a/other.css") || f.Promote("c", "http://c/x.css") {
+		t.Fatal("promoted a URL that is not queued")
+	}
+	if !f.Promote("a", "http://a/s.css") || !f.Promote("b", "http://b/only.css") {
+		t.Fatal("Promote missed a queued requisite")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got := map[string][]Item{}
+	for range 2 {
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			it, ok := l.Take()
+			if !ok {
+				break
+			}
+			got[l.Host] = append(got[l.Host], it)
+		}
+		l.Done(Outcome{})
+	}
+	var a []string
+	for _, it := range got["a"] {
+		a = append(a, it.URL)
+	}
+	if want := []string{"http://a/app.js", "http://a/s.css", "http://a/1"}; !slices.Equal(a, want) {
+		t.Errorf("host a served %q, want %q", a, want)
+	}
+	if it := got["a"][1]; it.Kind != KindRequisite {
+		t.Errorf("the promoted item is of kind %v, want a requisite still", it.Kind)
+	}
+	if b := got["b"]; len(b) != 2 || b[0].URL != "http://b/only.css" {
+		t.Errorf("host b served %v: the promoted requisite first", b)
+	}
+}

@@ -38,6 +38,17 @@ func (l *Lease) Take() (Item, bool) {
 		l.f.queued--
 		return it, true
 	}
+	if len(l.h.requisites) > 0 {
+		it := l.h.requisites[0]
+		l.h.requisites[0] = Item{}
+		l.h.requisites = l.h.requisites[1:]
+		if len(l.h.requisites) == 0 {
+			l.h.requisites = nil
+		}
+		l.h.count--
+		l.f.queued--
+		return it, true
+	}
 	return Item{}, false
 }
 
@@ -83,7 +94,13 @@ func (l *Lease) putBack(it Item, first bool) {
 	l.f.mu.Lock()
 	defer l.f.mu.Unlock()
 	lvl := min(max(it.Level, 0), l.f.cfg.Levels-1)
-	if first {
+	if it.Kind == KindRequisite { // a promoted one too: a retry is no longer urgent
+		if first {
+			l.h.requisites = append([]Item{it}, l.h.requisites...)
+		} else {
+			l.h.requisites = append(l.h.requisites, it)
+		}
+	} else if first {
 		l.h.levels[lvl] = append([]Item{it}, l.h.levels[lvl]...)
 	} else {
 		l.h.levels[lvl] = append(l.h.levels[lvl], it)
@@ -199,7 +216,7 @@ func bestLevel(h *host) int {
 			return i
 		}
 	}
-	return len(h.levels)
+	return len(h.levels) // requisites only, or nothing
 }
 
 func (q readyHeap) Len() int { return len(q.hosts) }

@@ -29,7 +29,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`<meta charset="iso-2022-jp"><a href="?`+"\x1b$BF|\x1b(B"+`">`), "text/html", "")
 	f.Add([]byte(`<template><meta charset=koi8-r></template><meta http-equiv=refresh content="0;url='http://r.example/'">`), "", "")
 
-	opt := Options{MaxLinks: 20, MaxTextSize: 512, RobotsAgent: "FuzzBot"}
+	f.Add([]byte(`<link rel=stylesheet href=a.css><img src=b.png srcset="c.png 2x, d.png"><style>x{y:url(e.png)}</style>`), "text/html", "")
+
+	opt := Options{MaxLinks: 20, MaxTextSize: 512, RobotsAgent: "FuzzBot", MaxRequisites: 20}
 	f.Fuzz(func(t *testing.T, body []byte, contentType, xRobots string) {
 		d, err := Parse(body, contentType, pageURL, strings.Split(xRobots, "\n"), opt)
 		if err != nil {
@@ -41,6 +43,12 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, l := range d.Links {
 			checkURL(t, l.URL)
+		}
+		if len(d.Requisites) > opt.MaxRequisites {
+			t.Fatalf("%d requisites, max %d", len(d.Requisites), opt.MaxRequisites)
+		}
+		for _, u := range d.Requisites {
+			checkURL(t, u)
 		}
 		for _, u := range []string{d.Canonical, d.RefreshURL} {
 			if u != "" {

@@ -80,6 +80,7 @@ type htmlParser struct {
 	titleSeen, descSeen, canonicalSeen bool
 	refreshSeen                        bool
 	canonicalRef, refreshRef           string
+	reqRefs                            []string // requisites as found, resolved in finish
 	htmlLang, metaLang                 string
 
 	encodingSettled bool            // a <meta> charset has been considered
@@ -150,7 +151,15 @@ func (p *htmlParser) handleText(z *html.Tokenizer, raw atom.Atom) {
 		}
 	case atom.Noscript:
 		p.run(html.NewTokenizer(bytes.NewReader(z.Text())), true)
-	case atom.Script, atom.Style, atom.Textarea, atom.Iframe, atom.Noembed, atom.Noframes:
+	case atom.Style:
+		if p.opt.MaxRequisites > 0 && p.foreignDepth == 0 {
+			refs, dropped := CSSRefs(z.Text(), p.opt.MaxRequisites)
+			p.doc.RequisitesDropped += dropped
+			for _, ref := range refs {
+				p.addRequisite(ref)
+			}
+		}
+	case atom.Script, atom.Textarea, atom.Iframe, atom.Noembed, atom.Noframes:
 		// Not rendered as page text.
 	default: // normal text, <xmp>, <plaintext>
 		if p.foreignDepth > 0 {
@@ -214,6 +223,10 @@ func (p *htmlParser) handleStart(z *html.Tokenizer, selfClosing bool) (stop bool
 		return p.metaElement(z)
 	case atom.Html:
 		p.htmlElement(z)
+	default:
+		if p.opt.MaxRequisites > 0 && isRequisiteElement(a) {
+			p.requisiteElement(z, a)
+		}
 	}
 	return false
 }
@@ -349,6 +362,10 @@ func (p *htmlParser) linkElement(z *html.Tokenizer, a atom.Atom) {
 		p.canonicalSeen = true
 		p.canonicalRef = ref
 	}
+	if a == atom.Link && p.opt.MaxRequisites > 0 && requisiteRel(rel) {
+		p.addRequisite(ref)
+		return
+	}
 	p.addLink(a.String(), ref, rel)
 }
 
@@ -452,6 +469,7 @@ func (p *htmlParser) finish() *Document {
 			p.reject(p.refreshRef, res, false)
 		}
 	}
+	p.resolveRequisites()
 	d.NoIndex = p.robots.noIndex
 	d.NoFollow = p.robots.noFollow
 	d.NoArchive = p.robots.noArchive

@@ -34,6 +34,9 @@ type Options struct {
 	MaxLinks    int    // default 5000, for Links and Rejected each; excess dropped unresolved and counted in Document.LinksDropped
 	MaxTextSize int    // bytes of main text kept; default 256 KiB
 	RobotsAgent string // product token honoured in <meta name=...> and X-Robots-Tag "agent:" forms, besides "robots"
+	// MaxRequisites is how many page requisites (requisites.go) to keep;
+	// 0 collects none, and stylesheet and icon <link>s stay links.
+	MaxRequisites int
 
 	maxToken int // maxTokenBytes, unless a test wants a cut sooner
 }
@@ -86,6 +89,11 @@ type Document struct {
 	NoFollow     bool       // meta robots / X-Robots-Tag nofollow (or "none"): caller follows no links
 	NoArchive    bool       // meta robots / X-Robots-Tag noarchive (or "nocache")
 	RefreshURL   string     // absolute http(s) target of the first <meta http-equiv=refresh>
+	// Requisites are what the page needs to display (Options.MaxRequisites),
+	// absolute http(s), each once, in document order; RequisitesDropped
+	// counts those past the cap or that did not resolve.
+	Requisites        []string `json:",omitempty"` // omitted: the golden files predate them
+	RequisitesDropped int      `json:",omitempty"`
 }
 
 // Parse reads body (already content-decoded), contentType is the Content-Type

@@ -62,7 +62,7 @@ func (p *Parser) schedule(pd *pending, hist store.URLHistory) {
 	}
 	p.metrics.changes.WithLabelValues(string(o)).Inc()
 	pol := p.cfg.Recrawl
-	if !pol.Enabled || pd.page.Kind == queue.KindSubresource {
+	if !pol.Enabled || pd.page.Kind == queue.KindSubresource || pd.page.Kind == queue.KindRequisite {
 		return
 	}
 	r := hist.Recrawl

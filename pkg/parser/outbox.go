@@ -61,6 +61,17 @@ func (o *pageOut) follow(doc *parse.Document, pg queue.Page) {
 	doc.Rejected = nil
 }
 
+// requisites takes what a parsed page (or its rendered DOM) needs to be
+// displayed as requisite candidates, one hop deeper.
+func (o *pageOut) requisites(doc *parse.Document, pg queue.Page) {
+	for _, u := range doc.Requisites {
+		o.add(u, pg, pg.Depth+1, 0, queue.KindRequisite, false)
+	}
+	if doc.RequisitesDropped > 0 {
+		o.p.metrics.excluded.WithLabelValues(reasonRequisiteDropped).Add(float64(doc.RequisitesDropped))
+	}
+}
+
 // exclude records u, as found on from, as not admitted for reason. A long u
 // is cut here, not in the store: a page may hold megabytes of references,
 // and the batch keeps its exclusions until it is flushed.

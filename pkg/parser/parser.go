@@ -24,10 +24,12 @@ import (
 	"fmt"
 	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"github.com/crawlcluster/crawler/pkg/render"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,6 +112,10 @@ type Config struct {
 	// Render decides which pages go to crawl.render to be rendered in a
 	// browser before they are stored; nil renders none.
 	Render *render.Decider
+	// Requisites is how many page requisites (stylesheets, images, scripts,
+	// fonts, icons) of one page, or references of one stylesheet, go to the
+	// crawl (queue.KindRequisite); 0 sends none.
+	Requisites int
 }
 
 // Batch defaults. On the medium load test (500 hosts x 100 pages, two
@@ -236,8 +242,9 @@ type Uploader interface {
 }
 
 // UploadSegments is the SegmentConfig.OnClose of a parser with RollEachBatch:
-// it uploads each closed segment under its file name and then removes the
-// local file, whether the upload succeeded or not. A segment whose upload
+// it uploads each closed segment under its file name, then its CDXJ index
+// (warc.IndexName), and then removes the local files, whether the uploads
+// succeeded or not. A segment whose upload
 // failed belongs to a batch that is not committed and is written again, to a
 // new segment, when the batch is retried: it is of no use, and kept, such
 // segments would fill the spool folder for as long as the object store
@@ -245,9 +252,15 @@ type Uploader interface {
 // of a segment whose batch is being committed is not cut short by a stop.
 func UploadSegments(ctx context.Context, up Uploader) func(path string) error {
 	return func(path string) error {
+		index := filepath.Join(filepath.Dir(path), warc.IndexName(filepath.Base(path)))
 		err := up.Put(context.WithoutCancel(ctx), filepath.Base(path), path)
-		if rerr := os.Remove(path); rerr != nil && err == nil {
-			err = fmt.Errorf("remove uploaded WARC segment: %w", rerr)
+		if _, serr := os.Stat(index); err == nil && serr == nil {
+			err = up.Put(context.WithoutCancel(ctx), filepath.Base(index), index)
+		}
+		for _, p := range []string{path, index} {
+			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+				err = fmt.Errorf("remove uploaded WARC segment: %w", rerr)
+			}
 		}
 		return err
 	}
@@ -497,8 +510,8 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 		// A redirect is no page: the chain of duplicates it is on goes on.
 		// A sub-resource's target is one too: the browser asks for it next.
 		kind := queue.KindPage
-		if pg.Kind == queue.KindSubresource {
-			kind = queue.KindSubresource
+		if pg.Kind == queue.KindSubresource || pg.Kind == queue.KindRequisite {
+			kind = pg.Kind
 		}
 		out.add(pg.Location, pg, pg.Depth, pg.Redirects+1, kind, false)
 		for i := range out.cands {
@@ -520,28 +533,69 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 		p.metrics.pages.WithLabelValues("subresource").Inc()
 		return nil
 	}
+	if pg.Kind == queue.KindRequisite {
+		p.metrics.pages.WithLabelValues("requisite").Inc()
+		p.stylesheet(pg, out)
+		return nil
+	}
 	if !parse.IsHTML(pg.ContentType, pg.Body) {
 		p.metrics.pages.WithLabelValues("not_html").Inc()
 		return nil
 	}
-	doc, err := parse.Parse(pg.Body, pg.ContentType, pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
+	doc, err := parse.Parse(pg.Body, pg.ContentType, pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent, MaxRequisites: p.cfg.Requisites})
 	if err != nil {
 		p.metrics.pages.WithLabelValues("parse_error").Inc()
 		p.log.Warn("parse page", "url", pg.URL, "err", err)
 		return nil
 	}
 	p.metrics.pages.WithLabelValues("html").Inc()
-	if doc.NoFollow {
-		return doc
+	if !doc.NoFollow {
+		out.follow(doc, pg)
+		if doc.Canonical != "" {
+			out.add(doc.Canonical, pg, pg.Depth, 0, queue.KindPage, false)
+		}
+		if doc.RefreshURL != "" {
+			out.add(doc.RefreshURL, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
+		}
 	}
-	out.follow(doc, pg)
-	if doc.Canonical != "" {
-		out.add(doc.Canonical, pg, pg.Depth, 0, queue.KindPage, false)
-	}
-	if doc.RefreshURL != "" {
-		out.add(doc.RefreshURL, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
-	}
+	// A nofollow page is still archived to be displayed: its requisites
+	// are no links. They go after its links, so that admission has the
+	// pages in hand first.
+	out.requisites(doc, pg)
 	return doc
+}
+
+// reasonRequisiteDropped counts requisites past the per-page cap or that
+// name no URL: counted, not recorded one by one, like links past MaxLinks.
+const reasonRequisiteDropped = "requisite_dropped"
+
+// stylesheet sends a requisite stylesheet's own requisites (fonts, images,
+// @imports) to the crawl, one hop deeper; a requisite of any other type
+// leads nowhere.
+func (p *Parser) stylesheet(pg queue.Page, out *pageOut) {
+	if p.cfg.Requisites <= 0 || !isCSS(pg.ContentType, pg.URL) {
+		return
+	}
+	refs, dropped := parse.CSSRefs(pg.Body, p.cfg.Requisites)
+	urls, bad := parse.ResolveCSSRefs(pg.URL, refs)
+	p.metrics.excluded.WithLabelValues(reasonRequisiteDropped).Add(float64(dropped + bad))
+	for _, u := range urls {
+		out.add(u, pg, pg.Depth+1, 0, queue.KindRequisite, false)
+	}
+}
+
+// isCSS reports whether a requisite is a stylesheet: by its type, or by
+// its name when the server sent none or a generic one.
+func isCSS(contentType, rawURL string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	switch strings.ToLower(strings.TrimSpace(mt)) {
+	case "text/css":
+		return true
+	case "", "text/plain", "application/octet-stream":
+		path, _, _ := strings.Cut(rawURL, "?")
+		return strings.HasSuffix(strings.ToLower(path), ".css")
+	}
+	return false
 }
 
 // sitemap turns a sitemap's entries into candidates: pages from a urlset or text

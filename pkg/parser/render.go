@@ -57,7 +57,7 @@ func (p *Parser) renderStage(ctx context.Context, pg queue.Page, a *analysis) {
 
 // readRendered reads a page's DOM in place of its HTML.
 func (p *Parser) readRendered(pg queue.Page, a *analysis) {
-	dom, err := parse.Parse(pg.DOM, "text/html; charset=utf-8", pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
+	dom, err := parse.Parse(pg.DOM, "text/html; charset=utf-8", pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent, MaxRequisites: p.cfg.Requisites})
 	if err != nil {
 		p.log.Warn("parse rendered page", "url", pg.URL, "err", err)
 		return
@@ -77,6 +77,9 @@ func (p *Parser) readRendered(pg queue.Page, a *analysis) {
 	if !dom.NoFollow {
 		a.out.follow(dom, pg)
 	}
+	// What scripts inserted (images above all, which the browser was not
+	// let fetch); what the HTML named too is merged in the batch.
+	a.out.requisites(dom, pg)
 	// Duplicates of a rendered page are judged on what it shows, not on
 	// its shell, which every page of an application shares; an exact
 	// digest of the shell would also make its WARC record a revisit of

@@ -49,15 +49,21 @@ func TestUploadSegmentsLeavesNothingInSpool(t *testing.T) {
 		if err := os.WriteFile(path, []byte("warc"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		index := filepath.Join(dir, fmt.Sprintf("seg-%d.cdxj", i))
+		if err := os.WriteFile(index, []byte("com,example)/ 20250101000000 {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if err := onClose(path); (err != nil) != wantErr {
 			t.Errorf("upload %d: error %v, want an error: %v", i, err, wantErr)
 		}
-		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("upload %d: %s still in the spool (%v)", i, path, err)
+		for _, p := range []string{path, index} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("upload %d: %s still in the spool (%v)", i, p, err)
+			}
 		}
 	}
-	if !up.stored["seg-1.warc.gz"] || len(up.stored) != 1 {
-		t.Errorf("uploaded %v, want seg-1.warc.gz under its file name", up.stored)
+	if !up.stored["seg-1.warc.gz"] || !up.stored["seg-1.cdxj"] || len(up.stored) != 2 {
+		t.Errorf("uploaded %v, want seg-1.warc.gz and its index seg-1.cdxj under their file names", up.stored)
 	}
 }
 

@@ -54,6 +54,12 @@ const (
 	// asked for by the renderer tier: fetched like a page (robots, politeness,
 	// the SSRF guard, the WARC), never parsed for links nor revisited.
 	KindSubresource = "subresource"
+	// KindRequisite is what a page needs to display (a stylesheet, an
+	// image, a script, a font), found by the parser with -requisites: fetched
+	// like a page but after its host's pages, archived for replay, never
+	// parsed for links (a stylesheet only for its own requisites) nor
+	// revisited. Parent is the page that needed it.
+	KindRequisite = "requisite"
 )
 
 // URL is one URL candidate on crawl.urls.

@@ -267,6 +267,15 @@ func (r *Resources) load(ctx context.Context, page queue.Page, n string) (browse
 			}
 			// A store that fails now may answer on the next poll.
 		default:
+			if u := info.URL; !asked && u != nil && u.State == store.StateQueued && u.Kind == store.KindRequisite {
+				// Queued for the archive (-requisites), behind its host's
+				// pages: asked for, it goes first (the fetcher's admission
+				// promotes it).
+				if err := r.ask(ctx, page, n); err != nil {
+					return browser.Response{}, err
+				}
+				asked = true
+			}
 			resp, done, err := r.settled(ctx, info)
 			if done {
 				return resp, err

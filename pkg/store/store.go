@@ -61,6 +61,8 @@ const (
 	// KindSubresource is a script or data a rendered page asked for
 	// (queue.KindSubresource).
 	KindSubresource Kind = "subresource"
+	// KindRequisite is what a page needs to display (queue.KindRequisite).
+	KindRequisite Kind = "requisite"
 )
 
 // URL is one row of the urls table.

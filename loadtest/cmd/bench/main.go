@@ -52,6 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Fetchers, "fetchers", o.Fetchers, "cluster: fetcher processes (-workers and -max-pages are split over them)")
 	fs.IntVar(&o.Parsers, "parsers", o.Parsers, "cluster: parser processes")
 	fs.StringVar(&o.OursBin, "ours", "", "our crawler binary (default: build ./cmd/crawler)")
+	oursFlags := fs.String("ours-flags", "", "extra flags for our crawler, space-separated (e.g. -requisites, to measure what page requisites cost)")
 	fs.StringVar(&o.Root, "root", "", "repository root (default: the nearest directory up holding go.mod)")
 	fs.StringVar(&o.WorkDir, "work", "", "directory for seeds, logs and binaries (default: a new temporary directory)")
 	jsonPath := fs.String("json", "", "write the results as JSON here")
@@ -62,6 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	o.OursFlags = strings.Fields(*oursFlags)
 	o.Crawlers = nil
 	for _, c := range strings.Split(*crawlers, ",") {
 		if c = strings.TrimSpace(c); c != "" {
