@@ -139,6 +139,11 @@ type host struct {
 	blocked     bool    // queued on srv for a slot, in neither heap
 	released    bool    // let go by srv, counted in its pending
 	paused      bool    // by an operator: in neither heap, never leased
+	// For Lease.Ready: since when the host has had work (queued URLs and no
+	// operator's pause), and the ready time a wait of the fetcher's own
+	// making (Outcome.Hold) kept; zero: nextAllowed says.
+	workSince time.Time
+	ready     time.Time
 }
 
 // New returns an empty frontier.
@@ -164,6 +169,9 @@ func (f *Frontier) Push(it Item) {
 		return
 	}
 	h := f.hostLocked(it.Host, it.Partition)
+	if h.count == 0 {
+		h.workSince = f.cfg.Now()
+	}
 	lvl := min(max(it.Level, 0), f.cfg.Levels-1)
 	if it.Kind == KindRobots {
 		// Another host waits on it: first in the queue (Lease.TakeRobots),
@@ -373,8 +381,11 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			h.leased = true
 			h.done = make(chan struct{})
 			f.inFlight++
+			if h.ready.IsZero() {
+				h.ready = later(h.nextAllowed, h.workSince)
+			}
 			f.mu.Unlock()
-			l := &Lease{f: f, h: h, Host: h.key, Partition: h.partition}
+			l := &Lease{f: f, h: h, Host: h.key, Partition: h.partition, Ready: h.ready}
 			if slot {
 				l.srv = h.srv
 			}

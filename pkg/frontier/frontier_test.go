@@ -329,3 +329,54 @@ func TestSubresourcesFirst(t *testing.T) {
 		t.Fatalf("taken in order %v, want %v", got, want)
 	}
 }
+
+// Lease.Ready is when the host could first have gone with work queued: its
+// politeness time, or when its work came if that was later; a wait of the
+// fetcher's own (Outcome.Hold) does not move it, one for the host does.
+func TestLeaseReady(t *testing.T) {
+	f, clk := newTest(time.Second)
+	t0 := clk.Now()
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	clk.Add(30 * time.Millisecond)
+	l := nextNow(t, f)
+	if !l.Ready.Equal(t0) {
+		t.Fatalf("first lease ready at %v, want when its work came (%v)", l.Ready.Sub(t0), time.Duration(0))
+	}
+	l.Take()
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	done := clk.Now()
+	l.Done(Outcome{Requested: true, At: done})
+	allowed := done.Add(time.Second)
+
+	// Due, but the fetcher holds it 20 ms and takes it again 50 ms late.
+	clk.Add(time.Second + 50*time.Millisecond)
+	l = nextNow(t, f)
+	if !l.Ready.Equal(allowed) {
+		t.Fatalf("ready %v after the request, want %v", l.Ready.Sub(done), time.Second)
+	}
+	l.Done(Outcome{Until: clk.Now().Add(20 * time.Millisecond), Hold: true})
+	clk.Add(20 * time.Millisecond)
+	l = nextNow(t, f)
+	if !l.Ready.Equal(allowed) {
+		t.Fatalf("after a hold: ready %v after the request, want %v", l.Ready.Sub(done), time.Second)
+	}
+
+	// A wait for the host (robots.txt unavailable, say) is politeness.
+	until := clk.Now().Add(5 * time.Second)
+	l.Done(Outcome{Until: until})
+	clk.Add(5 * time.Second)
+	l = nextNow(t, f)
+	if !l.Ready.Equal(until) {
+		t.Fatalf("after a wait for the host: ready %v, want %v", l.Ready, until)
+	}
+	l.Take()
+	l.Done(Outcome{Requested: true, At: clk.Now()})
+
+	// A host that ran dry is ready when new work comes, after its delay.
+	clk.Add(3 * time.Second)
+	f.Push(Item{URL: "http://a/3", Host: "a"})
+	pushed := clk.Now()
+	if l = nextNow(t, f); !l.Ready.Equal(pushed) {
+		t.Fatalf("ready %v, want when the URL came (%v)", l.Ready, pushed)
+	}
+}
