@@ -144,6 +144,7 @@ type host struct {
 	// making (Outcome.Hold) kept; zero: nextAllowed says.
 	workSince time.Time
 	ready     time.Time
+	held      bool // until is a hold of the fetcher's own (Outcome.Hold), which Unhold ends
 }
 
 // New returns an empty frontier.
@@ -259,11 +260,22 @@ func (f *Frontier) Wake(key string) {
 	}
 }
 
+// Unhold ends a wait of host key's that the fetcher asked for with
+// Outcome.Hold (what it held the host for has come); a wait for the host's
+// own sake (its robots.txt, its server, a previous owner's time) stays.
+func (f *Frontier) Unhold(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h := f.hosts[key]; h != nil && h.held {
+		f.endWaitLocked(h)
+	}
+}
+
 func (f *Frontier) endWaitLocked(h *host) {
 	if h.until.IsZero() {
 		return
 	}
-	h.until = time.Time{}
+	h.until, h.held = time.Time{}, false
 	t := later(h.polite, f.cfg.Now())
 	if !t.Before(h.nextAllowed) {
 		return

@@ -257,6 +257,24 @@ func TestWakeEndsAWaitNotPoliteness(t *testing.T) {
 	}
 }
 
+// TestUnholdEndsOnlyAHold: Unhold lets a host the fetcher held for its own
+// reasons go at once (its delay is over), and leaves a wait for the host's
+// sake alone.
+func TestUnholdEndsOnlyAHold(t *testing.T) {
+	f, clk := newTest(time.Second)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	f.Push(Item{URL: "http://b/1", Host: "b"})
+	la, lb := nextNow(t, f), nextNow(t, f)
+	la.Done(Outcome{Until: clk.Now().Add(time.Minute), Hold: true})
+	lb.Done(Outcome{Until: clk.Now().Add(time.Minute)})
+	f.Unhold("a")
+	f.Unhold("b")
+	if l := nextNow(t, f); l.Host != "a" {
+		t.Fatalf("host %q, want a, its hold ended", l.Host)
+	}
+	noneDue(t, f) // b still waits for its minute
+}
+
 // TestRobotsItemsFirstAndUnblocked: a robots.txt hop another host waits on
 // is queued first and ends the host's own wait, but not its delay.
 func TestRobotsItemsFirstAndUnblocked(t *testing.T) {

@@ -137,6 +137,7 @@ func (l *Lease) Done(o Outcome) {
 		h.polite = at.Add(max(h.delay, h.backoff))
 	}
 	h.until = o.Until
+	h.held = o.Hold && !o.Until.IsZero()
 	h.nextAllowed = later(h.polite, h.until)
 	if o.Requested || !o.Hold {
 		h.ready = time.Time{}
