@@ -5,7 +5,7 @@ DATA    ?= demo-data
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build deps test test-deploy test-short bench bench-compare bench-medium bench-large bench-freshness bench-micro lint fmt run demo fuzz warcio replay clean
+.PHONY: all build deps test test-deploy test-short bench bench-compare bench-medium bench-large bench-freshness bench-guard bench-micro lint fmt run demo fuzz warcio replay clean
 
 all: build
 
@@ -63,6 +63,12 @@ bench-medium:
 
 bench-large:
 	$(GO) run ./loadtest/cmd/bench -hosts 10000 -pages 100 -delay 100ms -crawlers ours -max-pages 2000000 -timeout 40m -json bench-large.json -png bench-large.png
+
+# CPU per page of the working tree's crawler against the previous commit's (HEAD
+# with uncommitted changes, else HEAD~1; BASE=<rev> to choose), medium web, one
+# run, the ratio printed (docs/performance.md, "The guard"; ~3 minutes a pair).
+bench-guard:
+	GO=$(GO) tools/bench-guard.sh
 
 # The recrawl policy against the uniform baseline on a changing web, given the
 # same number of requests (docs/recrawl.md, "What it measures"; ~10 minutes).

@@ -42,6 +42,9 @@ const (
 	Colly   = "colly"
 	Scrapy  = "scrapy"
 	Cluster = "cluster" // frontier, fetchers and parsers on PostgreSQL, Redis, S3 and the broker (cluster.go)
+	// Base is our crawler built from another commit (Options.BaseBin), run
+	// as a peer of ours so that one run compares two builds (make bench-guard).
+	Base = "base"
 )
 
 // Options configures a benchmark run.
@@ -59,6 +62,7 @@ type Options struct {
 
 	Root    string // repository root (holds go.mod, cmd/crawler, loadtest/peers)
 	OursBin string // our crawler binary; "" builds ./cmd/crawler into WorkDir
+	BaseBin string // Base: our crawler of another commit, run with ours' flags
 	WorkDir string // seeds, logs, data and built binaries go here
 	Python  string // interpreter with Scrapy for run.sh; "" = $PYTHON or /usr/bin/python3
 	Log     io.Writer
@@ -142,6 +146,9 @@ type Result struct {
 	Politeness int     `json:"politeness_violations"`
 	Overlaps   int     `json:"overlaps"`
 	Duplicates int     `json:"duplicates"`
+	// Politeness utilisation: per host, delay over the median gap from a
+	// request's end to the next start (synthweb.GapStats).
+	Utilisation float64 `json:"politeness_utilisation"`
 
 	Series    []float64        `json:"series"`              // unique pages per bucket, from the first request's start
 	Processes []ProcessUsage   `json:"processes,omitempty"` // Cluster: every process behind CPU and peak RSS (their sums)
@@ -266,8 +273,11 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		return nil, fmt.Errorf("bench: invalid settings (delay %v, max pages %d, workers %d, timeout %v)", o.Delay, o.MaxPages, o.Workers, o.Timeout)
 	}
 	for _, c := range o.Crawlers {
-		if c != Ours && c != Colly && c != Scrapy && c != Cluster {
-			return nil, fmt.Errorf("bench: unknown crawler %q (want ours, colly, scrapy, cluster)", c)
+		if c != Ours && c != Colly && c != Scrapy && c != Cluster && c != Base {
+			return nil, fmt.Errorf("bench: unknown crawler %q (want ours, colly, scrapy, cluster, base)", c)
+		}
+		if c == Base && o.BaseBin == "" {
+			return nil, errors.New("bench: crawler base needs its binary (-base)")
 		}
 		if c == Cluster && (o.Fetchers < 1 || o.Parsers < 1) {
 			return nil, fmt.Errorf("bench: cluster needs at least one fetcher and one parser (have %d, %d)", o.Fetchers, o.Parsers)
@@ -338,8 +348,11 @@ func prepare(ctx context.Context, o Options, name string) (argv []string, skip s
 	d := o.Delay
 	ua, maxPages, workers := o.UserAgent, strconv.Itoa(o.MaxPages), strconv.Itoa(o.Workers)
 	switch name {
-	case Ours:
+	case Ours, Base:
 		bin := o.OursBin
+		if name == Base {
+			bin = o.BaseBin
+		}
 		if bin == "" {
 			bin = filepath.Join(o.WorkDir, "crawler")
 			if out, err := goBuild(ctx, o.Root, bin, "./cmd/crawler"); err != nil {
@@ -427,7 +440,7 @@ func runOne(ctx context.Context, o Options, name string, argv []string) (Result,
 		return r, err
 	}
 	data := filepath.Join(o.WorkDir, "ours-data")
-	if name == Ours {
+	if name == Ours || name == Base {
 		os.RemoveAll(data)
 		defer os.RemoveAll(data) // large at scale; the audit is what counts
 	}
@@ -529,6 +542,7 @@ func fill(r *Result, reqs []synthweb.Request, audit synthweb.Report) {
 	r.Politeness = audit.Politeness.Count
 	r.Overlaps = audit.Overlaps.Count
 	r.Duplicates = audit.Duplicates.Count
+	r.Utilisation = audit.Gaps.Utilisation
 	r.Series = Series(reqs, time.Second)
 	r.Audit = &audit
 }

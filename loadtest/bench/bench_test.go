@@ -55,8 +55,8 @@ func TestSeries(t *testing.T) {
 func TestFill(t *testing.T) {
 	reqs := []synthweb.Request{req("h/", "page", 200, 0, 500), req("h/p/1.html", "page", 200, 600, 2000)}
 	r := Result{CPUUserSec: 0.3, CPUSysSec: 0.1, WebCPUSec: 0.002}
-	fill(&r, reqs, synthweb.Report{Fetched: 2, Coverage: 1, Politeness: synthweb.Violations{Count: 3}})
-	if r.Pages != 2 || r.CrawlSec != 2 || r.PagesPerSec != 1 || r.CPUMicrosPage != 200000 || r.WebMicrosPerRq != 1000 || r.Politeness != 3 {
+	fill(&r, reqs, synthweb.Report{Fetched: 2, Coverage: 1, Politeness: synthweb.Violations{Count: 3}, Gaps: synthweb.GapStats{Count: 1, Median: 1.25, Utilisation: 0.8}})
+	if r.Pages != 2 || r.CrawlSec != 2 || r.PagesPerSec != 1 || r.CPUMicrosPage != 200000 || r.WebMicrosPerRq != 1000 || r.Politeness != 3 || r.Utilisation != 0.8 {
 		t.Fatalf("fill: %+v", r)
 	}
 }
@@ -67,7 +67,7 @@ func sample() *Results {
 		Settings: Settings{Hosts: 10, PagesPerHost: 5, Fanout: 5, PageBytes: 4096, DelayMS: 100, MaxPages: 1000, Workers: 256},
 		Crawlers: []Result{
 			{Crawler: Ours, Pages: 50, CrawlSec: 2, PagesPerSec: 400, CPUMicrosPage: 300, PeakRSSKiB: 51200, Coverage: 1, Series: []float64{100, 300}},
-			{Crawler: Colly, Pages: 50, CrawlSec: 4, PagesPerSec: 200, CPUMicrosPage: 600, PeakRSSKiB: 20480, Coverage: 0.98, Politeness: 10, Duplicates: 2, Series: []float64{50, 150, 0, 20}},
+			{Crawler: Colly, Pages: 50, CrawlSec: 4, PagesPerSec: 200, CPUMicrosPage: 600, PeakRSSKiB: 20480, Coverage: 0.98, Politeness: 10, Duplicates: 2, Utilisation: 0.8, Series: []float64{50, 150, 0, 20}},
 			{Crawler: Scrapy, Skipped: "no scrapy"},
 		},
 	}
@@ -117,8 +117,12 @@ func TestRatiosAndTable(t *testing.T) {
 			colly = l
 		}
 	}
-	if f := strings.Fields(colly); len(f) != 12 || f[3] != "200.0" || f[4] != "600" || f[5] != "20.0" || f[9] != "10" || f[11] != "2" {
+	if f := strings.Fields(colly); len(f) != 13 || f[3] != "200.0" || f[4] != "600" || f[5] != "20.0" || f[9] != "10" || f[11] != "2" || f[12] != "0.800" {
 		t.Errorf("colly row %q", colly)
+	}
+	// A build of another commit is a peer like any: ours/base.
+	if got := Ratios([]Result{{Crawler: Base, CPUMicrosPage: 400}, {Crawler: Ours, CPUMicrosPage: 300}}); len(got) != 1 || got[0].Peer != Base || got[0].CPUPerPage != 0.75 {
+		t.Errorf("ours/base: %+v", got)
 	}
 	if ratio(0) != "-" || ratio(1.234) != "1.23x" {
 		t.Error("ratio formatting")
@@ -139,6 +143,14 @@ func TestChart(t *testing.T) {
 	}
 	if niceCeil(1) != 1 || niceCeil(301) != 500 || niceCeil(3001) != 5000 || niceCeil(120) != 200 {
 		t.Error("niceCeil")
+	}
+}
+
+func TestRunNeedsBaseBinary(t *testing.T) {
+	o := DefaultOptions()
+	o.Crawlers, o.WorkDir = []string{Base, Ours}, t.TempDir()
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "-base") {
+		t.Fatalf("Run with base and no binary: %v", err)
 	}
 }
 

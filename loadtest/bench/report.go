@@ -15,17 +15,17 @@ func FormatTable(w io.Writer, res *Results) error {
 	fmt.Fprintf(w, "web: %d hosts x %d pages (fanout %d, ~%d B/page), delay %gms, max pages %d, %d in flight; %d CPUs, load before %s\n",
 		s.Hosts, s.PagesPerHost, s.Fanout, s.PageBytes, s.DelayMS, s.MaxPages, s.Workers, res.Machine.CPUs, res.Machine.LoadAvg)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "crawler\tpages\tcrawl s\tpages/s\tCPU µs/page\tpeak RSS MiB\tweb µs/req\tcoverage\trobots\tpoliteness\toverlaps\tduplicates\t")
+	fmt.Fprintln(tw, "crawler\tpages\tcrawl s\tpages/s\tCPU µs/page\tpeak RSS MiB\tweb µs/req\tcoverage\trobots\tpoliteness\toverlaps\tduplicates\tpoliteness util\t")
 	var notes []string
 	for _, r := range res.Crawlers {
 		if r.Skipped != "" {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", r.Crawler)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", r.Crawler)
 			notes = append(notes, fmt.Sprintf("%s skipped: %s", r.Crawler, r.Skipped))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f%%\t%d\t%d\t%d\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f%%\t%d\t%d\t%d\t%d\t%.3f\t\n",
 			r.Crawler, r.Pages, r.CrawlSec, r.PagesPerSec, r.CPUMicrosPage, r.PeakRSSMiB(), r.WebMicrosPerRq,
-			r.Coverage*100, r.Robots, r.Politeness, r.Overlaps, r.Duplicates)
+			r.Coverage*100, r.Robots, r.Politeness, r.Overlaps, r.Duplicates, r.Utilisation)
 		if r.Error != "" {
 			notes = append(notes, fmt.Sprintf("%s failed: %s (log %s)", r.Crawler, r.Error, r.LogFile))
 		}

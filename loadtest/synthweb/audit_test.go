@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -661,4 +662,28 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// The gaps are measured from the end of a host's request to its next start,
+// over the delay in force: the default before robots.txt is known, the
+// Crawl-delay after.
+func TestAuditGaps(t *testing.T) {
+	cfg := AuditConfig{DefaultDelay: 100 * time.Millisecond, MinDelay: 50 * time.Millisecond, MaxDelay: 2 * time.Second}
+	log := []Request{
+		// Ends at 1; gaps 120, 110, 130 ms at the 100 ms default delay.
+		rq(hostOpen, "/robots.txt", 404, 0), rq(hostOpen, "/", 200, 121), rq(hostOpen, "/a", 200, 232), rq(hostOpen, "/b", 200, 363),
+		// Crawl-delay 0.5 s once robots.txt answered: a gap of 600 ms is 1.2 delays.
+		rq(hostAgent, "/robots.txt", 200, 0), rq(hostAgent, "/", 200, 601),
+	}
+	g := audit(log, testWorld(nil, nil), cfg).Gaps
+	if g.Count != 4 {
+		t.Fatalf("gaps = %d, want 4: %+v", g.Count, g)
+	}
+	// Sorted: 1.1, 1.2, 1.2, 1.3.
+	if math.Abs(g.Median-1.2) > 1e-9 || math.Abs(g.P90-1.3) > 1e-9 || math.Abs(g.Utilisation-1/1.2) > 1e-9 {
+		t.Errorf("gaps = %+v, want median 1.2, p90 1.3, utilisation 0.833", g)
+	}
+	if g := audit(nil, testWorld(nil, nil), cfg).Gaps; g != (GapStats{}) {
+		t.Errorf("empty log: gaps = %+v", g)
+	}
 }

@@ -123,11 +123,21 @@ func New(cfg Config) (*Client, error) {
 		// We send Accept-Encoding ourselves and decode under our caps;
 		// transparent decoding would bypass MaxDecodedBytes.
 		DisableCompression:  true,
-		MaxIdleConns:        cfg.MaxIdleConns,
+		MaxIdleConns:        idleBudget(cfg.MaxIdleConns, openFilesLimit()),
 		MaxIdleConnsPerHost: maxIdleConnsPerHost,
 		IdleConnTimeout:     idleConnTimeout,
 	}
 	return &Client{cfg: cfg, transport: t, dialer: d}, nil
+}
+
+// idleBudget bounds the idle pool to half the open files the process may
+// have, so that idle connections never starve the store, the broker or new
+// connections of descriptors. A limit unknown (0) leaves n as it is.
+func idleBudget(n int, openFiles uint64) int {
+	if openFiles == 0 {
+		return n
+	}
+	return int(min(uint64(n), max(openFiles/2, 1)))
 }
 
 // Close releases idle connections. The Client stays usable.

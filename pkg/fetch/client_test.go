@@ -1565,3 +1565,24 @@ func TestRegisterFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestIdleBudget(t *testing.T) {
+	for _, c := range []struct {
+		n         int
+		openFiles uint64
+		want      int
+	}{
+		{4096, 0, 4096},       // limit unknown
+		{4096, 1 << 20, 4096}, // plenty of descriptors
+		{4096, 1024, 512},     // a common soft limit: half of it
+		{100, 1024, 100},      // a small pool stays
+		{4096, 1, 1},          // never zero
+	} {
+		if got := idleBudget(c.n, c.openFiles); got != c.want {
+			t.Errorf("idleBudget(%d, %d) = %d, want %d", c.n, c.openFiles, got, c.want)
+		}
+	}
+	if openFilesLimit() == 0 {
+		t.Log("open-files limit unknown here")
+	}
+}

@@ -119,6 +119,26 @@ func TestBrokenURLsDoNotHoldTheirHost(t *testing.T) {
 	if n, over := politenessOver(t, reg, 0.9); n == 0 || over > 0 {
 		t.Errorf("%d of %d waits imposed on the host were over 0.9 s with a 0.2 s delay, want none", over, n)
 	}
+	// Every request, robots.txt and the retries included, was timed from
+	// its host's ready time to its start.
+	if n, got := histogramCount(t, reg, "crawler_frontier_ready_to_start_seconds"), len(log.snapshot()); n != uint64(got) {
+		t.Errorf("%d samples of ready to start for %d requests", n, got)
+	}
+}
+
+func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	t.Fatalf("no histogram %s", name)
+	return 0
 }
 
 // politenessOver reads the fetcher's politeness histogram: how many waits it

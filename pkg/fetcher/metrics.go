@@ -24,6 +24,7 @@ type metrics struct {
 	fenced          prometheus.Gauge
 	held            prometheus.Gauge
 	politeness      prometheus.Histogram
+	readyToStart    prometheus.Histogram
 	storeSeconds    *prometheus.HistogramVec
 	recrawlDue      prometheus.Gauge
 	recrawlOverdue  prometheus.Gauge
@@ -167,6 +168,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Wait imposed on a host after each request: its delay (Crawl-delay or default) or adaptive backoff, whichever is longer.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 12),
 		}),
+		readyToStart: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "crawler_frontier_ready_to_start_seconds",
+			Help:    "Per request, from when its host's politeness allowed it (with work queued) to its start: the allowed time the crawl did not use.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
 		serverWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_frontier_server_waits_total",
 			Help: "Turns a host gave up because its server (IP address) was at its limit: local (this fetcher's requests), shared (the cluster's, from Redis), shared_error (Redis unreachable: the local limit only), unresolved (no address known; the fetch fails on DNS).",
@@ -190,7 +196,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.serverWaits,
+		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.readyToStart, m.serverWaits,
 			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims)
 	}
 	return m

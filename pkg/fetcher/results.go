@@ -16,7 +16,9 @@ type unackedResults struct {
 	parts map[int32]int
 }
 
-func (u *unackedResults) add(host string, partition int32, n int) {
+// add counts n more results of host (n < 0: acknowledged) and reports
+// whether the host has none left unacknowledged.
+func (u *unackedResults) add(host string, partition int32, n int) (clear bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.hosts == nil {
@@ -24,10 +26,12 @@ func (u *unackedResults) add(host string, partition int32, n int) {
 	}
 	if u.hosts[host] += n; u.hosts[host] <= 0 {
 		delete(u.hosts, host)
+		clear = true
 	}
 	if u.parts[partition] += n; u.parts[partition] <= 0 {
 		delete(u.parts, partition)
 	}
+	return clear
 }
 
 // pending reports whether host has a result not yet acknowledged.
@@ -52,7 +56,9 @@ func (u *unackedResults) in(partitions []int32) int {
 // before it is looked at again. An acknowledgement takes the producer's linger
 // (10ms) and a round trip, less than any host's delay, so a healthy broker
 // holds no host back; a broker that is slow or gone holds each host to one
-// result it may have to fetch again.
+// result it may have to fetch again. The acknowledgement wakes the host
+// (produce), so the wait is only the bound for an acknowledgement that came
+// while the host was being put back.
 const ackWait = 20 * time.Millisecond
 
 // settleResults makes this fetcher's own fetches in partitions durable as

@@ -222,3 +222,23 @@ func TestOneUnacknowledgedResultPerHost(t *testing.T) {
 		t.Errorf("%d page requests for %d pages", n, len(urls))
 	}
 }
+
+// add reports when a host's last unacknowledged result is acknowledged: that
+// is when a host held back for it is woken (produce).
+func TestUnackedResultsClear(t *testing.T) {
+	var u unackedResults
+	for _, h := range []string{"a", "a", "b"} {
+		if u.add(h, int32(len(h)), 1) {
+			t.Fatalf("adding a result of %s reported it clear", h)
+		}
+	}
+	if u.add("a", 1, -1) {
+		t.Error("host a clear with one result still unacknowledged")
+	}
+	if !u.add("a", 1, -1) || u.pending("a") {
+		t.Error("host a not clear after its last acknowledgement")
+	}
+	if !u.pending("b") || u.in([]int32{1}) != 1 {
+		t.Errorf("host b: pending %v, in flight %d", u.pending("b"), u.in([]int32{1}))
+	}
+}

@@ -264,11 +264,11 @@ func (f *Fetcher) fetchHop(ctx context.Context, lease *frontier.Lease, it fronti
 		f.sendRobots(f.hopsOn(waiters, done))
 		return frontier.Outcome{}
 	}
-	if err := f.spaceStart(ctx, lease.Server()); err != nil {
+	start, err := f.startRequest(ctx, lease)
+	if err != nil {
 		lease.Requeue(it)
 		return frontier.Outcome{}
 	}
-	start := time.Now()
 	status, location, body, err := f.getRobots(ctx, it.URL, lease.Host)
 	at := time.Now().Add(politenessMargin)
 	out := frontier.Outcome{Requested: true, At: at, Status: status, Duration: at.Sub(start), Failed: err != nil || status >= 500}

@@ -27,6 +27,8 @@ func (f *Frontier) SetHostPaused(key string, partition int32, paused bool) {
 		}
 		return
 	}
+	// Paused, the host had no work to be served.
+	h.workSince = f.cfg.Now()
 	if h.count > 0 && !h.leased && !h.blocked && h.heapIdx < 0 {
 		heap.Push(&f.waiting, h)
 		f.wakeLocked()

@@ -146,6 +146,12 @@ type host struct {
 	blocked     bool    // queued on srv for a slot, in neither heap
 	released    bool    // let go by srv, counted in its pending
 	paused      bool    // by an operator: in neither heap, never leased
+	// For Lease.Ready: since when the host has had work (queued URLs and no
+	// operator's pause), and the ready time a wait of the fetcher's own
+	// making (Outcome.Hold) kept; zero: nextAllowed says.
+	workSince time.Time
+	ready     time.Time
+	held      bool // until is a hold of the fetcher's own (Outcome.Hold), which Unhold ends
 }
 
 // New returns an empty frontier.
@@ -171,6 +177,9 @@ func (f *Frontier) Push(it Item) {
 		return
 	}
 	h := f.hostLocked(it.Host, it.Partition)
+	if h.count == 0 {
+		h.workSince = f.cfg.Now()
+	}
 	lvl := min(max(it.Level, 0), f.cfg.Levels-1)
 	if it.Kind == KindRobots {
 		// Another host waits on it: first in the queue (Lease.TakeRobots),
@@ -292,11 +301,22 @@ func (f *Frontier) Wake(key string) {
 	}
 }
 
+// Unhold ends a wait of host key's that the fetcher asked for with
+// Outcome.Hold (what it held the host for has come); a wait for the host's
+// own sake (its robots.txt, its server, a previous owner's time) stays.
+func (f *Frontier) Unhold(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h := f.hosts[key]; h != nil && h.held {
+		f.endWaitLocked(h)
+	}
+}
+
 func (f *Frontier) endWaitLocked(h *host) {
 	if h.until.IsZero() {
 		return
 	}
-	h.until = time.Time{}
+	h.until, h.held = time.Time{}, false
 	t := later(h.polite, f.cfg.Now())
 	if !t.Before(h.nextAllowed) {
 		return
@@ -414,8 +434,11 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			h.leased = true
 			h.done = make(chan struct{})
 			f.inFlight++
+			if h.ready.IsZero() {
+				h.ready = later(h.nextAllowed, h.workSince)
+			}
 			f.mu.Unlock()
-			l := &Lease{f: f, h: h, Host: h.key, Partition: h.partition}
+			l := &Lease{f: f, h: h, Host: h.key, Partition: h.partition, Ready: h.ready}
 			if slot {
 				l.srv = h.srv
 			}

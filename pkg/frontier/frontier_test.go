@@ -257,6 +257,24 @@ func TestWakeEndsAWaitNotPoliteness(t *testing.T) {
 	}
 }
 
+// TestUnholdEndsOnlyAHold: Unhold lets a host the fetcher held for its own
+// reasons go at once (its delay is over), and leaves a wait for the host's
+// sake alone.
+func TestUnholdEndsOnlyAHold(t *testing.T) {
+	f, clk := newTest(time.Second)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	f.Push(Item{URL: "http://b/1", Host: "b"})
+	la, lb := nextNow(t, f), nextNow(t, f)
+	la.Done(Outcome{Until: clk.Now().Add(time.Minute), Hold: true})
+	lb.Done(Outcome{Until: clk.Now().Add(time.Minute)})
+	f.Unhold("a")
+	f.Unhold("b")
+	if l := nextNow(t, f); l.Host != "a" {
+		t.Fatalf("host %q, want a, its hold ended", l.Host)
+	}
+	noneDue(t, f) // b still waits for its minute
+}
+
 // TestRobotsItemsFirstAndUnblocked: a robots.txt hop another host waits on
 // is queued first and ends the host's own wait, but not its delay.
 func TestRobotsItemsFirstAndUnblocked(t *testing.T) {
@@ -420,5 +438,56 @@ func TestPromoteRequisite(t *testing.T) {
 	}
 	if b := got["b"]; len(b) != 2 || b[0].URL != "http://b/only.css" {
 		t.Errorf("host b served %v: the promoted requisite first", b)
+	}
+}
+
+// Lease.Ready is when the host could first have gone with work queued: its
+// politeness time, or when its work came if that was later; a wait of the
+// fetcher's own (Outcome.Hold) does not move it, one for the host does.
+func TestLeaseReady(t *testing.T) {
+	f, clk := newTest(time.Second)
+	t0 := clk.Now()
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	clk.Add(30 * time.Millisecond)
+	l := nextNow(t, f)
+	if !l.Ready.Equal(t0) {
+		t.Fatalf("first lease ready at %v, want when its work came (%v)", l.Ready.Sub(t0), time.Duration(0))
+	}
+	l.Take()
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	done := clk.Now()
+	l.Done(Outcome{Requested: true, At: done})
+	allowed := done.Add(time.Second)
+
+	// Due, but the fetcher holds it 20 ms and takes it again 50 ms late.
+	clk.Add(time.Second + 50*time.Millisecond)
+	l = nextNow(t, f)
+	if !l.Ready.Equal(allowed) {
+		t.Fatalf("ready %v after the request, want %v", l.Ready.Sub(done), time.Second)
+	}
+	l.Done(Outcome{Until: clk.Now().Add(20 * time.Millisecond), Hold: true})
+	clk.Add(20 * time.Millisecond)
+	l = nextNow(t, f)
+	if !l.Ready.Equal(allowed) {
+		t.Fatalf("after a hold: ready %v after the request, want %v", l.Ready.Sub(done), time.Second)
+	}
+
+	// A wait for the host (robots.txt unavailable, say) is politeness.
+	until := clk.Now().Add(5 * time.Second)
+	l.Done(Outcome{Until: until})
+	clk.Add(5 * time.Second)
+	l = nextNow(t, f)
+	if !l.Ready.Equal(until) {
+		t.Fatalf("after a wait for the host: ready %v, want %v", l.Ready, until)
+	}
+	l.Take()
+	l.Done(Outcome{Requested: true, At: clk.Now()})
+
+	// A host that ran dry is ready when new work comes, after its delay.
+	clk.Add(3 * time.Second)
+	f.Push(Item{URL: "http://a/3", Host: "a"})
+	pushed := clk.Now()
+	if l = nextNow(t, f); !l.Ready.Equal(pushed) {
+		t.Fatalf("ready %v, want when the URL came (%v)", l.Ready, pushed)
 	}
 }

@@ -16,8 +16,12 @@ type Lease struct {
 	h         *host
 	Host      string
 	Partition int32
-	returned  bool
-	srv       *server // the server slot the lease holds, if any
+	// Ready is when the host's politeness (its delay, its server's, a wait
+	// for its robots.txt) first allowed the request this lease is for, with
+	// work queued: what the time to the request's start is measured from.
+	Ready    time.Time
+	returned bool
+	srv      *server // the server slot the lease holds, if any
 }
 
 // Take pops the host's most urgent item. ok is false when the host's queue is empty.
@@ -118,6 +122,9 @@ type Outcome struct {
 	RetryAfter time.Duration // from a 429/503 Retry-After header
 	Duration   time.Duration // response time
 	Until      time.Time     // no request before this time (robots.txt unavailable, retry later)
+	// Hold says Until is the fetcher's own wait (its last result not yet
+	// acknowledged), not the host's: the host stays ready since Lease.Ready.
+	Hold bool
 }
 
 // Done returns the lease and schedules the host's next request.
@@ -147,7 +154,11 @@ func (l *Lease) Done(o Outcome) {
 		h.polite = at.Add(max(h.delay, h.backoff))
 	}
 	h.until = o.Until
+	h.held = o.Hold && !o.Until.IsZero()
 	h.nextAllowed = later(h.polite, h.until)
+	if o.Requested || !o.Hold {
+		h.ready = time.Time{}
+	}
 	if f.hosts[h.key] != h || f.closed {
 		return // the partition was removed while the request ran
 	}

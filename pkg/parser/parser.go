@@ -127,6 +127,9 @@ const (
 	DefaultBatchBytes = 1 << 20
 )
 
+// maxFetchBatches bounds a fetch of crawl.pages to this many BatchBytes.
+const maxFetchBatches = 4
+
 // DefaultStopGrace is Config.StopGrace's default: a healthy batch is stored
 // well within it.
 const DefaultStopGrace = 5 * time.Second
@@ -166,6 +169,12 @@ func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometh
 		kgo.ConsumeTopics(queue.TopicPages),
 		kgo.FetchMaxWait(cfg.BatchWait),
 		kgo.FetchMinBytes(cfg.BatchBytes),
+		// What a fetch returns is held, decompressed, until it is polled, and
+		// the in-process broker builds it in memory too: at franz-go's 50 MiB
+		// a parser behind its backlog held ~70 MB of the embedded crawler's
+		// heap at its peak for batches of ~410 pages. A few batches' worth
+		// keeps the next batch ready; a larger first record still comes whole.
+		kgo.FetchMaxBytes(int32(max(min(int64(cfg.BatchBytes)*maxFetchBatches, queue.MaxRecordBytes), int64(cfg.BatchBytes)))),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {

@@ -3,6 +3,7 @@ package parser
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -568,4 +569,28 @@ func TestRedirectMapFindsLoops(t *testing.T) {
 	if len(small.next) > 2 {
 		t.Errorf("map holds %d redirects, bound 2", len(small.next))
 	}
+}
+
+// A fetch of crawl.pages is bounded to a few batches' worth of bytes
+// (maxFetchBatches), but a record larger than that bound still comes whole
+// and is stored, with the smaller ones after it.
+func TestRecordOverFetchBoundStored(t *testing.T) {
+	e := testenv.New(t)
+	cfg := Config{BatchBytes: 64 << 10} // a fetch of at most 256 KiB
+	runParser(t, e, cfg)
+	big := "http://a.example/big"
+	small := "http://a.example/small"
+	admit(t, e, big, small)
+	// Incompressible text, so that the record on the wire is over the bound too.
+	r := rand.New(rand.NewPCG(1, 2))
+	rnd := make([]byte, 600<<10)
+	for i := range rnd {
+		rnd[i] = 'a' + byte(r.IntN(26))
+	}
+	body := "<html><body><p>" + string(rnd) + "</p></body></html>"
+	produce(t, e, page("00000000000000000000000000000b16", big, body, 200), page("000000000000000000000000000005a1", small, "<html><body>x</body></html>", 200))
+	testenv.Eventually(t, 60*time.Second, "both pages stored", func() bool {
+		c := captures(t, e)
+		return len(c[big]) == 1 && len(c[small]) == 1
+	})
 }

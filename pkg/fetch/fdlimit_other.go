@@ -1,0 +1,5 @@
+//go:build !unix
+
+package fetch
+
+func openFilesLimit() uint64 { return 0 }
