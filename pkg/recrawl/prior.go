@@ -264,19 +264,11 @@ func (p Policy) Plan(h History, o Outcome, at time.Time, weight float64, sitemap
 	// pages past their planned visit. A page seen to change is summarised
 	// by its posterior mean. A page never seen to change is mostly "never"
 	// with a tail of slow rates, whose mean misleads: its index g(λa)/λ
-	// grows like a² and comes to outrank pages that change. The rate
-	// stored is the one whose index equals the mixture's, Σ π_j·g(λ_j·a)/λ_j,
-	// at a = Max, the oldest the policy means to let a copy get, which is
-	// the age range where such a page competes for a slot. Matching where
-	// the mixture tops out instead (1/Σ π_j/λ_j, as first written) let the
-	// prior's flat share on rates down to once in 116 days set the rate:
-	// near 0, an index near 0 at any age, and a page changing every 24 s
-	// that was unchanged at its first revisit was never revisited where
-	// host delays left no spare request (a quarter of such pages in the
-	// model of the second mix; TestPolicyNearOptimal).
+	// grows like a² and comes to outrank pages that change. Its rate is
+	// matched to the mixture's index instead (unseenIndexRate).
 	rate := mean
 	if h.Changes == 0 {
-		rate = indexRate(worth(hi), hi)
+		rate = p.unseenIndexRate(post, weight, worth)
 	}
 	switch {
 	case worth(hi) < target:
@@ -315,4 +307,31 @@ func indexRate(v, age float64) float64 {
 		}
 	}
 	return hi
+}
+
+// unseenIndexRate is the rate stored for a page never seen to change,
+// whose posterior is post: the one whose index g(λ·a)/λ equals the
+// mixture's, Σ π_j·g(λ_j·a)/λ_j, at the age a the policy would revisit
+// the page at were it known to change, at its posterior's mean rate given
+// that it changes (Interval). That is where such a page competes for a
+// host's slot; one number cannot follow the mixture at every age.
+//
+// Matched where the mixture tops out instead (the rate 1/Σ π_j/λ_j, as
+// first written), the prior's flat share on rates down to once in 116
+// days set the rate: near 0, an index near 0 at any age, and a page
+// changing every 24 s that was unchanged at its first revisit was never
+// revisited where host delays left no spare request (a quarter of such
+// pages in the model of the second mix, TestPolicyNearOptimal). Matched at
+// Max, the same happened once Max was ten times the change interval.
+func (p Policy) unseenIndexRate(post [atoms]float64, weight float64, worth func(float64) float64) float64 {
+	var changing, mean float64
+	for j, w := range post {
+		changing += w
+		mean += w * atomRate(j)
+	}
+	if changing <= 0 {
+		return indexRate(0, 1)
+	}
+	a := p.Interval(mean/changing, weight).Seconds()
+	return indexRate(worth(a), a)
 }
