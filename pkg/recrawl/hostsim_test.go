@@ -266,8 +266,9 @@ func issuePolicy() Policy {
 // the same Value) is logged beside it: on this web, whose classes are
 // drawn per page and not per host, it is about as close (docs/recrawl.md).
 // The dated cases feed the Last-Modified of two hosts in three to the
-// estimator (ObserveDated), which the parser does not do: they come out
-// lower than without the dates (docs/recrawl.md).
+// estimator (ObserveDated), as the parser does: in the model they come out
+// a little lower than without the dates, on the crawler higher
+// (docs/recrawl.md).
 func TestPolicyNearOptimal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates 42 crawls")
