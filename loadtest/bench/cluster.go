@@ -61,6 +61,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -274,9 +275,48 @@ type clusterRun struct {
 	bins  string
 	dir   string // logs; data/ under it
 	pgDir string // postgres's folder (outside WorkDir: its user must reach it)
+	// For ContinuousCluster: flags added to every fetcher's and parser's,
+	// and how long the crawl runs after the seeds (0: until idle).
+	tierArgs   []string
+	continuous time.Duration
 
 	mu    sync.Mutex
 	procs []*proc
+}
+
+// ContinuousCluster crawls web with the cluster of o (o.Fetchers fetchers,
+// o.Parsers parsers, on the backends FindClusterBackends finds, binaries
+// built from o.Root) for d after the seeds are posted, then stops it: a
+// continuous crawl, as the recrawl measurement needs, not one waited idle.
+// tierArgs go to every fetcher and parser (both read the recrawl flags).
+// The web stays up for the caller's audit; logs go to o.WorkDir/cluster.
+func ContinuousCluster(ctx context.Context, o Options, web *synthweb.Web, d time.Duration, tierArgs []string) error {
+	be, bins, skip := prepareCluster(ctx, o)
+	if skip != "" {
+		return errors.New(skip)
+	}
+	dir := filepath.Join(o.WorkDir, "cluster")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(filepath.Join(dir, "data"))
+	c := &clusterRun{o: o, be: be, bins: bins, dir: dir, tierArgs: tierArgs, continuous: d}
+	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	err := c.crawl(runCtx, web)
+	c.stopAll()
+	if c.pgDir != "" {
+		os.RemoveAll(c.pgDir)
+	}
+	for _, p := range c.procs {
+		if u := p.usage(); u.Error != "" && err == nil {
+			err = fmt.Errorf("%s: %s", u.Name, u.Error)
+		}
+	}
+	return err
 }
 
 // crawl starts everything, posts the seeds and waits until the crawl is done.
@@ -310,6 +350,7 @@ func (c *clusterRun) crawl(ctx context.Context, web *synthweb.Web) error {
 			"-max-pages", perFetcher(o.MaxPages), "-workers", perFetcher(o.Workers), "-sitemap-probe=false",
 			// One machine, CPU-bound like the embedded row: its backpressure bounds.
 			"-hold-pages-lag", strconv.Itoa(fetcher.DefaultHoldPages), "-hold-urls-lag", strconv.Itoa(fetcher.DefaultHoldURLs))
+		cmd.Args = append(cmd.Args, c.tierArgs...)
 		if _, err := c.start(name, GroupFetcher, syscall.SIGTERM, cmd, nil, nil); err != nil {
 			return err
 		}
@@ -318,6 +359,7 @@ func (c *clusterRun) crawl(ctx context.Context, web *synthweb.Web) error {
 		name := "parser-" + strconv.Itoa(i)
 		cmd := exec.Command(filepath.Join(c.bins, "parser"), "-broker", broker, "-db", dsn, "-blobs", blobs, "-listen", "",
 			"-user-agent", o.UserAgent, "-spool", filepath.Join(c.dir, "data", name+"-spool"))
+		cmd.Args = append(cmd.Args, c.tierArgs...)
 		if _, err := c.start(name, GroupParser, syscall.SIGTERM, cmd, nil, nil); err != nil {
 			return err
 		}
@@ -329,6 +371,9 @@ func (c *clusterRun) crawl(ctx context.Context, web *synthweb.Web) error {
 		return err
 	}
 	fmt.Fprintf(c.o.Log, "bench: %s: %d seeds posted, crawling\n", Cluster, len(web.Seeds()))
+	if c.continuous > 0 {
+		return c.runFor(ctx, c.continuous)
+	}
 	return c.crawlDone(ctx, api, web, (o.MaxPages+o.Fetchers-1)/o.Fetchers)
 }
 
@@ -1000,6 +1045,23 @@ func (c *clusterRun) crawlDone(ctx context.Context, api string, web *synthweb.We
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("crawl not idle: %d requests so far, stats %+v (%v)", lastCount, s.Store.URLs, err)
+		case <-time.After(statsPoll):
+		}
+	}
+}
+
+// runFor lets the crawl run for d, failing if a process exits.
+func (c *clusterRun) runFor(ctx context.Context, d time.Duration) error {
+	end := time.After(d)
+	for {
+		if err := c.checkAlive(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-end:
+			return nil
 		case <-time.After(statsPoll):
 		}
 	}

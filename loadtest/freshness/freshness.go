@@ -29,6 +29,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/crawlcluster/crawler/loadtest/bench"
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
 	"github.com/crawlcluster/crawler/pkg/recrawl"
 )
@@ -48,6 +49,14 @@ type Options struct {
 	CrawlerBin string // our crawler binary
 	WorkDir    string // seeds, data folders and logs
 	Log        io.Writer
+
+	// Cluster crawls with the cluster (frontier, Fetchers fetchers and
+	// Parsers parsers on PostgreSQL, Redis, S3 and the broker, built from
+	// Root; bench.ContinuousCluster) instead of CrawlerBin: each parser's
+	// host priors then see only the pages it parses.
+	Cluster           bool
+	Fetchers, Parsers int
+	Root              string
 }
 
 // DefaultOptions returns the settings of `make bench-freshness`: 20 hosts of
@@ -133,8 +142,10 @@ func Compare(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	switch {
-	case o.CrawlerBin == "" || o.WorkDir == "":
-		return nil, errors.New("freshness: CrawlerBin and WorkDir are required")
+	case o.CrawlerBin == "" && !o.Cluster || o.WorkDir == "":
+		return nil, errors.New("freshness: CrawlerBin (or Cluster) and WorkDir are required")
+	case o.Cluster && (o.Fetchers < 1 || o.Parsers < 1):
+		return nil, fmt.Errorf("freshness: the cluster needs at least one fetcher and one parser (have %d, %d)", o.Fetchers, o.Parsers)
 	case o.Duration <= 0 || o.Rounds < 1 || o.Match <= 0:
 		return nil, fmt.Errorf("freshness: invalid settings (duration %v, rounds %d, match %v)", o.Duration, o.Rounds, o.Match)
 	}
@@ -278,20 +289,33 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 		return r, err
 	}
 	defer logf.Close()
-	// Continuous: no -exit-when-idle; -max-duration ends the crawl.
-	args := []string{"-data", data, "-seeds", seeds, "-allow-private-networks",
-		"-user-agent", o.Web.Agent + "/1.0 (+http://example.test/bot)",
-		"-default-delay", o.Delay.String(), "-max-duration", o.Duration.String(), "-progress", "0",
-		"-recrawl-policy", policy, "-recrawl-min", o.Min.String(), "-recrawl-default", max(def, o.Min).String(),
+	agent := o.Web.Agent + "/1.0 (+http://example.test/bot)"
+	recrawlArgs := []string{"-recrawl-policy", policy, "-recrawl-min", o.Min.String(), "-recrawl-default", max(def, o.Min).String(),
 		"-recrawl-max", max(o.Max, def).String()}
-	runCtx, cancel := context.WithTimeout(ctx, o.Duration+time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, o.CrawlerBin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	if err := cmd.Run(); err != nil {
-		r.Error = fmt.Sprintf("%v (log %s)", err, logf.Name())
+	if o.Cluster {
+		bo := bench.DefaultOptions()
+		bo.Web, bo.Delay, bo.UserAgent = o.Web, o.Delay, agent
+		bo.Fetchers, bo.Parsers, bo.Root = o.Fetchers, o.Parsers, o.Root
+		bo.WorkDir, bo.Log = filepath.Join(o.WorkDir, name), logf
+		// Start-up (postgres, the broker, consumer groups) comes first.
+		bo.Timeout = o.Duration + 5*time.Minute
+		if err := bench.ContinuousCluster(ctx, bo, web, o.Duration, recrawlArgs); err != nil {
+			r.Error = fmt.Sprintf("%v (logs %s)", err, filepath.Join(bo.WorkDir, "cluster"))
+		}
+	} else {
+		// Continuous: no -exit-when-idle; -max-duration ends the crawl.
+		args := append([]string{"-data", data, "-seeds", seeds, "-allow-private-networks",
+			"-user-agent", agent, "-default-delay", o.Delay.String(), "-max-duration", o.Duration.String(), "-progress", "0"},
+			recrawlArgs...)
+		runCtx, cancel := context.WithTimeout(ctx, o.Duration+time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(runCtx, o.CrawlerBin, args...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		if err := cmd.Run(); err != nil {
+			r.Error = fmt.Sprintf("%v (log %s)", err, logf.Name())
+		}
 	}
 	if err := web.Close(); err != nil {
 		return r, fmt.Errorf("stop web: %w", err)

@@ -96,3 +96,23 @@ func TestLoopRequests(t *testing.T) {
 		t.Errorf("loop requests %d, after detection %d; want 6 and 2", all, after)
 	}
 }
+
+// TestCompareRejectsBadClusterSettings: a cluster without a fetcher or a
+// parser, or no crawler at all, is a usage error before any web starts.
+func TestCompareRejectsBadClusterSettings(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(*Options)
+	}{
+		{"no crawler", func(o *Options) {}},
+		{"cluster without fetchers", func(o *Options) { o.Cluster, o.Parsers = true, 1 }},
+		{"cluster without parsers", func(o *Options) { o.Cluster, o.Fetchers = true, 1 }},
+	} {
+		o := DefaultOptions()
+		o.WorkDir = t.TempDir()
+		c.set(&o)
+		if _, err := Compare(context.Background(), o); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}

@@ -70,7 +70,7 @@ func (p *Parser) schedule(pd *pending, hist store.URLHistory) {
 		LastFetch: r.LastVisitAt, LastChange: r.LastChangeAt, Misses: r.Misses, Streak: r.Streak}
 	before := h
 	at := pd.page.FetchedAt
-	h.Observe(o, at)
+	h.ObserveDated(o, at, lastModified(pd.page))
 	sitemap := hist.Kind == store.KindSitemap
 	if !sitemap {
 		p.priors.Update(pd.page.Host, before, h)
@@ -85,6 +85,18 @@ func (p *Parser) schedule(pd *pending, hist store.URLHistory) {
 	pd.capture.Schedule = &store.Recrawl{NextFetchAt: next, FetchCount: h.Fetches, ChangeCount: h.Changes,
 		Unchanged: h.Unchanged, ChangedTime: h.ChangedTime, LastChangeAt: h.LastChange, LastVisitAt: h.LastFetch,
 		Misses: h.Misses, Streak: h.Streak, ChangeRate: rate * 86400}
+}
+
+// lastModified is the window a page's Last-Modified puts its last change
+// in: HTTP dates are whole seconds, truncated by some servers and rounded
+// up by others, so a second either way. A missing or malformed date tells
+// nothing (recrawl.Dated{}).
+func lastModified(pg queue.Page) recrawl.Dated {
+	lm, err := http.ParseTime(pg.LastModified)
+	if pg.LastModified == "" || err != nil {
+		return recrawl.Dated{}
+	}
+	return recrawl.Dated{From: lm.Add(-time.Second), To: lm.Add(time.Second)}
 }
 
 // redirectTarget is the hash of the URL a redirect answer points to, or 0

@@ -161,3 +161,65 @@ func TestRedirectSchedule(t *testing.T) {
 		at = at.Add(d)
 	}
 }
+
+// TestIndexRateOfUnseenPage: the rate stored for a page never seen to
+// change gives the fetcher's index the value the page's posterior gives
+// it at the age the policy would revisit it at were it known to change,
+// on hosts of every mix of static and changing pages, after any unchanged
+// time, for -recrawl-max a minute or an hour. Matched where the mixture
+// tops out, as first written, the prior's flat share on rates of once in
+// months made the index of a page changing every 24 s, unchanged at its
+// first 8 s revisit on a host of such pages, a hundredth of its worth.
+func TestIndexRateOfUnseenPage(t *testing.T) {
+	for _, max := range []time.Duration{time.Minute, time.Hour} {
+		p := issuePolicy()
+		p.Max = max
+		for _, static := range []int{0, 3, 10, 30} {
+			for _, changing := range []int{0, 3, 10, 30} {
+				ps := NewPriors(1)
+				for range static {
+					ps.Update("h", History{}, hist(10, 0, 10*time.Second))
+				}
+				for range changing {
+					ps.Update("h", History{}, hist(20, 8, 10*time.Second))
+				}
+				prior := ps.For("h", 1/p.Min.Seconds())
+				for _, d := range []time.Duration{time.Second, 8 * time.Second, time.Minute, time.Hour} {
+					h := hist(1, 0, d)
+					_, rate := p.Plan(h, Identical, time.Unix(1000, 0), 1, false, prior)
+					_, post := h.Posterior(prior)
+					var mass, mean float64
+					for j, w := range post {
+						mass += w
+						mean += w * atomRate(j)
+					}
+					age := p.Interval(mean/mass, 1)
+					var want float64
+					for j, w := range post {
+						want += w * g(atomRate(j)*age.Seconds()) / atomRate(j)
+					}
+					got := p.Value(rate, 1, age)
+					if math.Abs(got-want) > 1e-6*want+1e-9 {
+						t.Errorf("max %v, %d static, %d changing pages, unchanged %v: index at %v %.4g, posterior's %.4g (rate %.3g)", max, static, changing, d, age, got, want, rate)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestIndexRate: the slower rate whose index at age is v, for indices a
+// page of rate below the peak reaches.
+func TestIndexRate(t *testing.T) {
+	for _, age := range []float64{1, 60, 86400} {
+		for _, x := range []float64{1e-6, 0.01, 0.5, 1, 1.7} {
+			lam := x / age
+			if got := indexRate(g(x)/lam, age); math.Abs(got-lam) > 1e-6*lam {
+				t.Errorf("age %v, rate %v: got %v", age, lam, got)
+			}
+		}
+	}
+	if r := indexRate(0, 60); r <= 0 {
+		t.Errorf("no index: rate %v, want above 0 (0 reads as unknown)", r)
+	}
+}

@@ -8,7 +8,8 @@
 //	go run ./loadtest/cmd/freshness -json freshness.json
 //
 // Run it from the repository root (or pass -root). It builds ./cmd/crawler
-// unless -crawler names a binary. The exit status is 0 when every crawl ran
+// unless -crawler names a binary; with -cluster it crawls with the cluster
+// instead (the backends of make bench's cluster row must be installed). The exit status is 0 when every crawl ran
 // without error or violation, 1 otherwise, 2 for a usage error.
 package main
 
@@ -45,7 +46,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "uniform runs at most, to match the adaptive run's requests")
 	fs.Float64Var(&o.Match, "match", o.Match, "stop calibrating once requests are within this fraction")
 	fs.StringVar(&o.CrawlerBin, "crawler", "", "our crawler binary (default: build ./cmd/crawler)")
-	root := fs.String("root", ".", "repository root, to build ./cmd/crawler")
+	root := fs.String("root", ".", "repository root, to build ./cmd/crawler (or the cluster's binaries)")
+	fs.BoolVar(&o.Cluster, "cluster", false, "crawl with the cluster (frontier, fetchers, parsers on PostgreSQL, Redis, S3 and the broker, as make bench's cluster row) instead of the embedded crawler")
+	fs.IntVar(&o.Fetchers, "fetchers", 2, "with -cluster: fetcher processes")
+	fs.IntVar(&o.Parsers, "parsers", 2, "with -cluster: parser processes")
 	fs.StringVar(&o.WorkDir, "work", "", "directory for seeds, logs and data (default: a new temporary directory)")
 	jsonPath := fs.String("json", "", "write the result as JSON here")
 	if err := fs.Parse(args); err != nil {
@@ -65,7 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		o.WorkDir = d
 	}
-	if o.CrawlerBin == "" {
+	o.Root = *root
+	if o.CrawlerBin == "" && !o.Cluster {
 		o.CrawlerBin = filepath.Join(o.WorkDir, "crawler")
 		cmd := exec.Command("go", "build", "-o", o.CrawlerBin, "./cmd/crawler")
 		cmd.Dir, cmd.Stdout, cmd.Stderr = *root, stderr, stderr
