@@ -72,6 +72,8 @@ type htmlParser struct {
 	baseSeen   bool
 
 	text          textBuilder
+	headings      textBuilder
+	headingDepth  int       // inside <h1>-<h3>: its text also goes to headings
 	raw           atom.Atom // raw-text element whose content the next text token is
 	templateDepth int
 	foreignDepth  int // inside <svg> or <math>
@@ -94,6 +96,9 @@ func newHTMLParser(enc encodingChoice, page *pageAddr, opt Options) *htmlParser 
 		page:  page,
 		doc:   &Document{HTML: true, Charset: enc.name},
 		text:  textBuilder{max: opt.MaxTextSize},
+		// Headings are a short summary that a search ranks above the
+		// body; a page of a thousand headings is not.
+		headings: textBuilder{max: maxHeadingsBytes},
 	}
 }
 
@@ -161,11 +166,18 @@ func (p *htmlParser) handleText(z *html.Tokenizer, raw atom.Atom) {
 			// LF; the latter is white space either way, so without an '&'
 			// the raw token is the same text and need not be scanned.
 			if b := z.Raw(); bytes.IndexByte(b, '&') < 0 {
-				p.text.write(b)
+				p.writeText(b)
 				return
 			}
 		}
-		p.text.write(z.Text())
+		p.writeText(z.Text())
+	}
+}
+
+func (p *htmlParser) writeText(b []byte) {
+	p.text.write(b)
+	if p.headingDepth > 0 {
+		p.headings.write(b)
 	}
 }
 
@@ -175,6 +187,7 @@ func (p *htmlParser) handleStart(z *html.Tokenizer, selfClosing bool) (stop bool
 	a, hasAttr := tagAtom(z)
 	if !isInline(a) {
 		p.text.boundary()
+		p.headings.boundary()
 	}
 	if p.foreignDepth > 0 && breaksOut(z, a, hasAttr) {
 		// An HTML element inside SVG or MathML closes it, as in the tree
@@ -201,6 +214,13 @@ func (p *htmlParser) handleStart(z *html.Tokenizer, selfClosing bool) (stop bool
 			p.templateDepth++
 		}
 		return false
+	case atom.H1, atom.H2, atom.H3:
+		// h4-h6 are as often layout as structure: only these are
+		// weighed above the body by a search.
+		if p.templateDepth == 0 && p.foreignDepth == 0 && !selfClosing {
+			p.headingDepth++
+			p.headings.boundary()
+		}
 	}
 	if p.templateDepth > 0 || !hasAttr {
 		return false
@@ -233,6 +253,7 @@ func (p *htmlParser) handleEnd(z *html.Tokenizer) {
 	a, _ := tagAtom(z)
 	if !isInline(a) {
 		p.text.boundary()
+		p.headings.boundary()
 	}
 	switch a {
 	case atom.Svg, atom.Math:
@@ -242,6 +263,10 @@ func (p *htmlParser) handleEnd(z *html.Tokenizer) {
 	case atom.Template:
 		if p.templateDepth > 0 && p.foreignDepth == 0 {
 			p.templateDepth--
+		}
+	case atom.H1, atom.H2, atom.H3:
+		if p.headingDepth > 0 {
+			p.headingDepth--
 		}
 	}
 }
@@ -434,6 +459,7 @@ func (p *htmlParser) htmlElement(z *html.Tokenizer) {
 func (p *htmlParser) finish() *Document {
 	d := p.doc
 	d.Text = p.text.String()
+	d.Headings = p.headings.String()
 	d.Language = p.htmlLang
 	if d.Language == "" {
 		d.Language = p.metaLang

@@ -21,6 +21,7 @@ const (
 const (
 	maxTitleBytes       = 1 << 10
 	maxDescriptionBytes = 1 << 10
+	maxHeadingsBytes    = 2 << 10
 	maxLanguageBytes    = 64
 	maxRelBytes         = 256
 )
@@ -81,6 +82,7 @@ type Document struct {
 	Links        []Link     // in document order, at most Options.MaxLinks
 	Rejected     []Rejected // references that name no usable URL, in document order, at most Options.MaxLinks
 	LinksDropped int        // references beyond Options.MaxLinks, not resolved (so possibly invalid or not http(s))
+	Headings     string     // text of <h1>-<h3>, in document order, whitespace collapsed, at most 2 KiB
 	Text         string     // visible text (no script/style/noscript/template/svg), whitespace collapsed, at most Options.MaxTextSize bytes
 	NoIndex      bool       // meta robots / X-Robots-Tag noindex (or "none")
 	NoFollow     bool       // meta robots / X-Robots-Tag nofollow (or "none"): caller follows no links
