@@ -1,0 +1,54 @@
+package sqlite
+
+import (
+	"strings"
+
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/searchsql"
+)
+
+var _ store.Searcher = (*DB)(nil)
+
+// Search returns the store's full-text index (FTS5).
+func (db *DB) Search() store.SearchIndex { return searchsql.New(controlDB{db}, searchDialect) }
+
+// bm25 weights of title, description, headings and body: a page whose
+// title names the terms is what a search for them most often means.
+const searchRank = `bm25(search_fts, 10.0, 2.0, 5.0, 1.0)`
+
+var searchDialect = &searchsql.Dialect{
+	Upsert: []string{
+		`INSERT INTO search_docs (` + searchsql.DocColumns + `) VALUES ($1, $2, 0, $3, $4, $5, $6, $7, $8, $9) ` + searchsql.DocUpdate,
+		`DELETE FROM search_fts WHERE rowid = $1`,
+		`INSERT INTO search_fts (rowid, title, description, headings, body) VALUES ($1, $9, $10, $11, $12)`,
+	},
+	UpsertDup: `INSERT INTO search_docs (` + searchsql.DocColumns + `)
+		SELECT $1, $2, c.url_hash, $3, $4, $5, $6, $7, $8, $9 FROM captures c WHERE c.id = $10 AND c.url_hash <> $1 ` + searchsql.DocUpdate,
+	ClearText: []string{`DELETE FROM search_fts WHERE rowid = $1`},
+	Remove:    []string{`DELETE FROM search_docs WHERE url_hash = $1`, `DELETE FROM search_fts WHERE rowid = $1`},
+	// The match and its ranks come first, from FTS5 alone; the filters
+	// then read the rows of the matches.
+	Search: `SELECT d.url_hash, d.capture_id, d.url, d.host, d.status, d.fetched_at, d.content_type, d.language, d.title, m.score,
+			(SELECT count(*) FROM search_docs x WHERE x.dup_of = d.url_hash)
+		FROM (SELECT rowid AS h, ` + searchRank + ` AS score FROM search_fts WHERE search_fts MATCH $1) m
+		JOIN search_docs d ON d.url_hash = m.h
+		WHERE ($2 = '' OR d.host = $2) AND ($3 = 0 OR d.status = $3) AND d.fetched_at >= $4 AND d.fetched_at < $5
+			AND (m.score > $6 OR (m.score = $6 AND d.url_hash > $7))
+		ORDER BY m.score, d.url_hash LIMIT $8`,
+	Snippet: `SELECT snippet(search_fts, -1, char(2), char(3), '…', 32) FROM search_fts WHERE search_fts MATCH $1 AND rowid = $2`,
+	Pages: `SELECT d.url_hash, d.capture_id, d.url, d.host, d.status, d.fetched_at, d.content_type, d.language, d.title,
+			d.dup_of, coalesce(f.description, ''), coalesce(f.headings, ''), coalesce(f.body, '')
+		FROM search_docs d LEFT JOIN search_fts f ON f.rowid = d.url_hash
+		WHERE d.url_hash > $1 ORDER BY d.url_hash LIMIT $2`,
+	Match: ftsMatch,
+}
+
+// ftsMatch quotes each term, so that FTS5 reads words whatever they are
+// ("and", "near", "col:") and a page must hold them all.
+func ftsMatch(terms []string) string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	return strings.Join(q, " ")
+}
