@@ -64,6 +64,7 @@ type Config struct {
 	WARCOperator     string
 	Parsers          int
 	LinkGraph        bool
+	Index            bool // write pages to the full-text index (-index)
 	MinFreeMiB       int64
 	LogFormat        string
 	Fetcher          fetcher.Config
@@ -92,6 +93,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.WARCGzipLevel, "warc-gzip-level", warc.DefaultLevel, "gzip level of WARC records, 1 (fastest) to 9 (smallest); the default 3 takes 28% less CPU per record than 6 for 4-8% more bytes on uncompressed HTML")
 	fs.StringVar(&c.WARCOperator, "warc-operator", "", "who runs the crawl and how to reach them, for the operator field of every WARC file's warcinfo record (empty: left out)")
 	fs.BoolVar(&c.LinkGraph, "link-graph", true, "store the link graph (each stored page's out-links) for the URL look-up's in- and out-links; off saves about 7% of the crawler's CPU on pages of 5 to 10 links")
+	fs.BoolVar(&c.Index, "index", true, "write each stored page's title, description, headings and text to the full-text index of the search API and console (off: search finds nothing this run stores)")
 	fs.IntVar(&c.Parsers, "parsers", 2, "parser tier members in this process; each takes a share of crawl.pages' partitions, so one's disk and store waits overlap another's parsing")
 	fs.Int64Var(&c.MinFreeMiB, "min-free-mib", 64, "stop with an error when the data folder's file system has less free space than this, in MiB, while the stop can still save its state; the same command resumes once space is freed (0: only when nothing is left)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -307,7 +309,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	}
 	var parsers []*parser.Parser
 	for i := range cfg.Parsers {
-		par, err := parser.New(parser.Config{RobotsAgent: robotsAgent, Recrawl: cfg.Fetcher.Recrawl, Render: decider, NoLinkGraph: !cfg.LinkGraph}, nearDups, segments, kopts, reg, log.With("component", "parser", "parser", i))
+		par, err := parser.New(parser.Config{RobotsAgent: robotsAgent, Recrawl: cfg.Fetcher.Recrawl, Render: decider, NoLinkGraph: !cfg.LinkGraph, NoSearchIndex: !cfg.Index}, nearDups, segments, kopts, reg, log.With("component", "parser", "parser", i))
 		if err != nil {
 			return Summary{}, err
 		}

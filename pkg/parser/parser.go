@@ -107,6 +107,9 @@ type Config struct {
 	// then shows no in- or out-links, and the store keeps no edge (README,
 	// REST API: what the graph costs).
 	NoLinkGraph bool
+	// NoSearchIndex writes nothing to the full-text index: the search
+	// finds nothing this parser stored.
+	NoSearchIndex bool
 	// Render decides which pages go to crawl.render to be rendered in a
 	// browser before they are stored; nil renders none.
 	Render *render.Decider
@@ -390,6 +393,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		if err := p.dedup(ctx, pd, len(batch), contents, near, batch); err != nil {
 			return err
 		}
+		pd.capture.Index = p.indexEntry(pd)
 		batch = append(batch, pd)
 		out.merge(&a.out, pd.verdict())
 	}
