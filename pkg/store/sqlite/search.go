@@ -35,7 +35,10 @@ var searchDialect = &searchsql.Dialect{
 		WHERE ($2 = '' OR d.host = $2) AND ($3 = 0 OR d.status = $3) AND d.fetched_at >= $4 AND d.fetched_at < $5
 			AND (m.score > $6 OR (m.score = $6 AND d.url_hash > $7))
 		ORDER BY m.score, d.url_hash LIMIT $8`,
-	Snippet: `SELECT snippet(search_fts, -1, char(2), char(3), '…', 32) FROM search_fts WHERE search_fts MATCH $1 AND rowid = $2`,
+	// A passage of the body (the title is shown apart), else of the
+	// description.
+	Snippet: `SELECT coalesce(nullif(snippet(search_fts, 3, char(2), char(3), '…', 32), ''), snippet(search_fts, 1, char(2), char(3), '…', 32))
+		FROM search_fts WHERE search_fts MATCH $1 AND rowid = $2`,
 	Pages: `SELECT d.url_hash, d.capture_id, d.url, d.host, d.status, d.fetched_at, d.content_type, d.language, d.title,
 			d.dup_of, coalesce(f.description, ''), coalesce(f.headings, ''), coalesce(f.body, '')
 		FROM search_docs d LEFT JOIN search_fts f ON f.rowid = d.url_hash
