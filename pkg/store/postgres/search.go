@@ -21,6 +21,15 @@ const searchDocUpdate = searchsql.DocUpdate + `, description = excluded.descript
 // declared.
 const searchQuery = `plainto_tsquery('english', $1::text)`
 
+// The rank sums a ts_rank per weight class (ts_rank's weights are {D, C,
+// B, A}: body, description, headings, title), the title's counting most,
+// as the SQLite store sums a bm25 per column. On python3-doc's
+// storetest.DocQueries one ts_rank over all classes (normalization 1) put
+// two pages at ranks 4 and 5 (sum of ranks 21); this finds each query's
+// page first (sum 12). No length normalization: the text is bounded.
+const searchRank = `ts_rank('{1,0,0,0}', d.tsv, q) + 3 * ts_rank('{0,0,0,1}', d.tsv, q) +
+	1.5 * ts_rank('{0,0,1,0}', d.tsv, q) + ts_rank('{0,1,0,0}', d.tsv, q)`
+
 var searchDialect = &searchsql.Dialect{
 	Upsert: []string{
 		`INSERT INTO search_docs (` + searchsql.DocColumns + `, description, headings, body, tsv)
@@ -34,11 +43,10 @@ var searchDialect = &searchsql.Dialect{
 	ClearText: nil, // UpsertDup's update clears description, headings, body and tsv
 	Remove:    []string{`DELETE FROM search_docs WHERE url_hash = $1`},
 	// ts_rank grows with relevance; the score is its negation, so that
-	// both stores order hits by ascending score. Normalization 1 divides
-	// by the log of the length, so long pages do not win by size.
+	// both stores order hits by ascending score.
 	Search: `SELECT url_hash, capture_id, url, host, status, fetched_at, content_type, language, title, score,
 			(SELECT count(*) FROM search_docs x WHERE x.dup_of = m.url_hash)
-		FROM (SELECT d.*, -ts_rank(d.tsv, q, 1)::float8 AS score FROM search_docs d, ` + searchQuery + ` q
+		FROM (SELECT d.*, -(` + searchRank + `)::float8 AS score FROM search_docs d, ` + searchQuery + ` q
 			WHERE d.tsv @@ q AND ($2::text = '' OR d.host = $2) AND ($3::integer = 0 OR d.status = $3)
 				AND d.fetched_at >= $4::bigint AND d.fetched_at < $5::bigint) m
 		WHERE score > $6::float8 OR (score = $6 AND url_hash > $7::bigint)

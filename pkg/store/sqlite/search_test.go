@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"testing"
+
+	"github.com/crawlcluster/crawler/pkg/store/storetest"
 )
 
 // TestFTS5 holds the pure-Go driver to what the search index needs of it:
@@ -27,4 +29,11 @@ func TestFTS5(t *testing.T) {
 	if id != 1 || snippet != "[running] event [loops]" || rank >= 0 {
 		t.Errorf("match: row %d, snippet %q, bm25 %v; want row 1, stems marked, a negative rank", id, snippet, rank)
 	}
+}
+
+// TestDocRelevance: readers' queries of python3-doc find their page in
+// the top 3 (cmd/crawler's TestSearchDocSite does the same on a crawl).
+func TestDocRelevance(t *testing.T) {
+	db, _ := openTemp(t)
+	storetest.RunDocRelevance(t, db)
 }
