@@ -45,10 +45,11 @@ var searchDialect = &searchsql.Dialect{
 	// ts_rank grows with relevance; the score is its negation, so that
 	// both stores order hits by ascending score.
 	Search: `SELECT url_hash, capture_id, url, host, status, fetched_at, content_type, language, title, score,
-			(SELECT count(*) FROM search_docs x WHERE x.dup_of = m.url_hash)
-		FROM (SELECT d.*, -(` + searchRank + `)::float8 AS score FROM search_docs d, ` + searchQuery + ` q
-			WHERE d.tsv @@ q AND ($2::text = '' OR d.host = $2) AND ($3::integer = 0 OR d.status = $3)
-				AND d.fetched_at >= $4::bigint AND d.fetched_at < $5::bigint) m
+			(SELECT count(*) FROM search_docs x WHERE x.dup_of = m.url_hash AND x.dup_of <> 0)
+		FROM (SELECT d.*, -(` + searchRank + `)::float8 AS score
+			FROM (SELECT d.* FROM search_docs d, ` + searchQuery + ` q
+				WHERE d.tsv @@ q AND ($2::text = '' OR d.host = $2) AND ($3::integer = 0 OR d.status = $3)
+					AND d.fetched_at >= $4::bigint AND d.fetched_at < $5::bigint LIMIT $9) d, ` + searchQuery + ` q) m
 		WHERE score > $6::float8 OR (score = $6 AND url_hash > $7::bigint)
 		ORDER BY score, url_hash LIMIT $8`,
 	Snippet: `SELECT ts_headline('english', CASE WHEN body <> '' THEN body WHEN description <> '' THEN description ELSE title END,

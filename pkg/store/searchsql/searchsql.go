@@ -42,7 +42,8 @@ type Dialect struct {
 	Remove []string
 	// Search returns hits without snippets, best first: $1 the Match of the
 	// terms, $2 host or '', $3 status or 0, $4 since and $5 until (ms),
-	// $6 and $7 the score and URL hash the page starts after, $8 limit.
+	// $6 and $7 the score and URL hash the page starts after, $8 limit,
+	// $9 the most matches ranked (MaxCandidates).
 	// Columns: url_hash, capture_id, url, host, status, fetched_at,
 	// content_type, language, title, score, duplicates.
 	Search string
@@ -148,6 +149,13 @@ func clean(s string, max int) string {
 	return s
 }
 
+// MaxCandidates bounds the matches a search ranks, taken in the index's
+// order: ranking costs microseconds a match, and two common words match
+// most of a million pages (BenchmarkSearch: a p99 of seconds unbounded).
+// A query that matches more is ranked on the first MaxCandidates; more
+// words narrow it.
+const MaxCandidates = 10_000
+
 // Query limits.
 const (
 	MaxTerms    = 16
@@ -196,7 +204,7 @@ func (x *Index) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 	}
 	match := x.d.Match(q.Terms)
 	var hits []store.SearchHit
-	err := x.db.Query(ctx, x.d.Search, []any{match, q.Host, q.Status, since, until, after.Score, after.URLHash, limit}, func(r controlsql.Row) error {
+	err := x.db.Query(ctx, x.d.Search, []any{match, q.Host, q.Status, since, until, after.Score, after.URLHash, limit, MaxCandidates}, func(r controlsql.Row) error {
 		var h store.SearchHit
 		err := scanURL(r, &h.IndexedURL, &h.Score, &h.Duplicates)
 		hits = append(hits, h)

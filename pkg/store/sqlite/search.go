@@ -31,14 +31,18 @@ var searchDialect = &searchsql.Dialect{
 		SELECT $1, $2, c.url_hash, $3, $4, $5, $6, $7, $8, $9 FROM captures c WHERE c.id = $10 AND c.url_hash <> $1 ` + searchsql.DocUpdate,
 	ClearText: []string{`DELETE FROM search_fts WHERE rowid = $1`},
 	Remove:    []string{`DELETE FROM search_docs WHERE url_hash = $1`, `DELETE FROM search_fts WHERE rowid = $1`},
-	// The match and its ranks come first, from FTS5 alone; the filters
-	// then read the rows of the matches.
+	// The matches that pass the filters are ranked, at most $9 of them in
+	// the index's order, so that a query of common words costs a bounded
+	// time (see searchsql.MaxCandidates); the page is then sorted.
 	Search: `SELECT d.url_hash, d.capture_id, d.url, d.host, d.status, d.fetched_at, d.content_type, d.language, d.title, m.score,
-			(SELECT count(*) FROM search_docs x WHERE x.dup_of = d.url_hash)
-		FROM (SELECT rowid AS h, ` + searchRank + ` AS score FROM search_fts WHERE search_fts MATCH $1) m
+			(SELECT count(*) FROM search_docs x WHERE x.dup_of = d.url_hash AND x.dup_of <> 0)
+		FROM (SELECT search_fts.rowid AS h, ` + searchRank + ` AS score
+			FROM search_fts JOIN search_docs d ON d.url_hash = search_fts.rowid
+			WHERE search_fts MATCH $1 AND ($2 = '' OR d.host = $2) AND ($3 = 0 OR d.status = $3)
+				AND d.fetched_at >= $4 AND d.fetched_at < $5
+			LIMIT $9) m
 		JOIN search_docs d ON d.url_hash = m.h
-		WHERE ($2 = '' OR d.host = $2) AND ($3 = 0 OR d.status = $3) AND d.fetched_at >= $4 AND d.fetched_at < $5
-			AND (m.score > $6 OR (m.score = $6 AND d.url_hash > $7))
+		WHERE m.score > $6 OR (m.score = $6 AND d.url_hash > $7)
 		ORDER BY m.score, d.url_hash LIMIT $8`,
 	// A passage of the body (the title is shown apart), else of the
 	// description.
