@@ -105,10 +105,7 @@ func Parse(body []byte, contentType string, pageURL string, xRobotsTag []string,
 		return nil, err
 	}
 
-	var robots directives
-	for _, v := range xRobotsTag {
-		robots.applyHeader(v, opt.RobotsAgent)
-	}
+	robots := headerDirectives(xRobotsTag, opt.RobotsAgent)
 
 	doc := &Document{}
 	if IsHTML(contentType, body) {
@@ -122,6 +119,15 @@ func Parse(body []byte, contentType string, pageURL string, xRobotsTag []string,
 	doc.NoFollow = doc.NoFollow || robots.noFollow
 	doc.NoArchive = doc.NoArchive || robots.noArchive
 	return doc, nil
+}
+
+// headerDirectives reads the X-Robots-Tag header values.
+func headerDirectives(xRobotsTag []string, agent string) directives {
+	var d directives
+	for _, v := range xRobotsTag {
+		d.applyHeader(v, agent)
+	}
+	return d
 }
 
 // pageAddr is the URL a body was fetched from, the base of its references

@@ -524,6 +524,9 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 		p.metrics.pages.WithLabelValues("subresource").Inc()
 		return nil
 	}
+	if parse.IsPDF(pg.ContentType, pg.Body) {
+		return p.pdf(pg, out)
+	}
 	if !parse.IsHTML(pg.ContentType, pg.Body) {
 		p.metrics.pages.WithLabelValues("not_html").Inc()
 		return nil
@@ -544,6 +547,33 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 	}
 	if doc.RefreshURL != "" {
 		out.add(doc.RefreshURL, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)
+	}
+	return doc
+}
+
+// pdf reads a PDF's text and links; its links go through admission as a
+// page's do. A PDF cut short by the body limits, encrypted or broken is
+// stored without text, its reason counted and logged.
+func (p *Parser) pdf(pg queue.Page, out *pageOut) *parse.Document {
+	if pg.Truncated != "" {
+		// Its cross-reference table is at the end: nothing can be read.
+		p.metrics.pages.WithLabelValues("pdf_truncated").Inc()
+		p.log.Info("PDF not read", "url", pg.URL, "reason", "pdf_truncated", "truncated", pg.Truncated)
+		return nil
+	}
+	doc, err := parse.ParsePDF(pg.Body, pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
+	if err != nil {
+		reason := "pdf_broken"
+		if errors.Is(err, parse.ErrPDFEncrypted) {
+			reason = "pdf_encrypted"
+		}
+		p.metrics.pages.WithLabelValues(reason).Inc()
+		p.log.Info("PDF not read", "url", pg.URL, "reason", reason, "err", err)
+		return nil
+	}
+	p.metrics.pages.WithLabelValues("pdf").Inc()
+	if !doc.NoFollow {
+		out.follow(doc, pg)
 	}
 	return doc
 }
