@@ -2,6 +2,7 @@
 // parser tiers over an embedded Kafka broker, SQLite metadata and local WARC files.
 //
 //	crawler -data DIR [-seeds FILE] [flags] [URL ...]
+//	crawler export -FORMAT -data DIR [-out FILE]
 //
 // Running it again on the same folder resumes. See the README for the flags.
 //
@@ -33,6 +34,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "export" {
+		os.Exit(runExport(os.Args[2:]))
+	}
 	os.Exit(run())
 }
 

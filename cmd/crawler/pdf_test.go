@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,5 +103,34 @@ func TestCrawlPDFs(t *testing.T) {
 	}
 	if urls, err := storetest.SearchURLs(db, "zebra"); err != nil || len(urls) != 0 {
 		t.Errorf("the encrypted PDF's text is found: %v %v", urls, err)
+	}
+
+	db.Close()
+
+	// The same index, exported for OpenSearch.
+	nd, err := exec.CommandContext(ctx, crawlerBinary(t), "export", "-opensearch", "-data", data, "-index", "pdfs").Output()
+	if err != nil {
+		t.Fatalf("crawler export: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(nd), "\n"), "\n")
+	var guide bool
+	for i := 1; i < len(lines); i += 2 {
+		if !strings.HasPrefix(lines[i-1], `{"index":{"_index":"pdfs","_id":"`) {
+			t.Fatalf("line %d %q: want a bulk index action", i, lines[i-1])
+		}
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(lines[i]), &doc); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		guide = guide || doc["url"] == srv.URL+"/guide.pdf" && strings.Contains(doc["text"].(string), "Pinnipeds") && doc["title"] == "Walrus field guide"
+	}
+	if len(lines)%2 != 0 || !guide {
+		t.Errorf("export: %d lines, guide.pdf with its text and title: %v", len(lines), guide)
+	}
+	for _, args := range [][]string{{"export"}, {"export", "-opensearch"}, {"export", "-opensearch", "-data", t.TempDir()}} {
+		err := exec.Command(crawlerBinary(t), args...).Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
+			t.Errorf("crawler %v: %v, want exit status %d", args, err, exitUsage)
+		}
 	}
 }
