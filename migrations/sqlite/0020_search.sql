@@ -1,7 +1,8 @@
 -- The full-text index (store.Searcher, package searchsql): one row per URL
 -- with its latest stored content. search_docs holds what a hit shows and
 -- what the filters read; search_fts the text, tokenized by FTS5 with
--- Porter stemming, its rowid the URL hash. A near or exact duplicate of
+-- Porter stemming, its rowid the capture ID (growing as pages are stored,
+-- so FTS5 writes a batch's rows as one segment). A near or exact duplicate of
 -- another URL's page has a search_docs row naming that URL (dup_of) and no
 -- text: it is indexed once, as its original. Times in milliseconds.
 CREATE TABLE search_docs (
@@ -16,6 +17,7 @@ CREATE TABLE search_docs (
     language     TEXT NOT NULL,
     title        TEXT NOT NULL
 );
+CREATE UNIQUE INDEX search_docs_capture ON search_docs (capture_id);
 CREATE INDEX search_docs_dup ON search_docs (dup_of) WHERE dup_of <> 0;
 CREATE VIRTUAL TABLE search_fts USING fts5 (
     title, description, headings, body,

@@ -54,7 +54,7 @@ var searchDialect = &searchsql.Dialect{
 		ORDER BY score, url_hash LIMIT $8`,
 	Snippet: `SELECT ts_headline('english', CASE WHEN body <> '' THEN body WHEN description <> '' THEN description ELSE title END,
 			` + searchQuery + `, 'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', MaxWords=40, MinWords=20, MaxFragments=2, FragmentDelimiter=" … "')
-		FROM search_docs WHERE url_hash = $2`,
+		FROM search_docs WHERE url_hash = $2 AND capture_id = $3`,
 	Pages: `SELECT url_hash, capture_id, url, host, status, fetched_at, content_type, language, title, dup_of, description, headings, body
 		FROM search_docs WHERE url_hash > $1 ORDER BY url_hash LIMIT $2`,
 	Match: func(terms []string) string { return strings.Join(terms, " ") },

@@ -13,6 +13,7 @@ package searchsql
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -31,13 +32,20 @@ type Dialect struct {
 	// $3 url, $4 host, $5 status, $6 fetched_at (ms), $7 content_type,
 	// $8 language, $9 title, $10 description, $11 headings, $12 body.
 	Upsert []string
+	// InsertTexts, when set, writes the text of every page Upsert wrote
+	// in one statement, after them: $1 a JSON array of [capture_id,
+	// title, description, headings, body]. (FTS5 flushes its pending rows
+	// at each statement's savepoint, so a statement a page wrote a
+	// segment a page.)
+	InsertTexts string
+	// ClearText, $1 url_hash, drops the text a URL has; it runs before
+	// UpsertDup.
+	ClearText []string
 	// UpsertDup writes the entry of a duplicate, without text: $1-$9 as
 	// Upsert, $10 the ID of the capture it duplicates. It affects no row
 	// when that capture is of the same URL (a page near its own earlier
-	// copy is indexed as itself). ClearText, $1, then drops any text the
-	// URL had.
+	// copy is indexed as itself: Upsert follows).
 	UpsertDup string
-	ClearText []string
 	// Remove drops a URL's entry and text: $1 url_hash.
 	Remove []string
 	// Search returns hits without snippets, best first: $1 the Match of the
@@ -48,7 +56,7 @@ type Dialect struct {
 	// content_type, language, title, score, duplicates.
 	Search string
 	// Snippet returns the marked-up passage of one hit: $1 the Match,
-	// $2 url_hash.
+	// $2 its url_hash, $3 its capture_id.
 	Snippet string
 	// Pages reads entries for the export: $1 after url_hash, $2 limit;
 	// columns as Search's up to title, then dup_of, description,
@@ -82,41 +90,58 @@ func New(db controlsql.DB, d *Dialect) *Index { return &Index{db: db, d: d} }
 // is caps[i]'s new ID, 0 when it was stored already (a replayed batch wrote
 // its entry the first time).
 func Write(ctx context.Context, tx controlsql.Tx, d *Dialect, caps []store.Capture, ids []int64) error {
+	var texts [][5]any
 	for i := range caps {
 		c := &caps[i]
 		if c.Index == nil || ids[i] == 0 {
 			continue
 		}
-		if err := writeOne(ctx, tx, d, c, ids[i]); err != nil {
+		text, err := writeOne(ctx, tx, d, c, ids[i])
+		if err != nil {
 			return fmt.Errorf("index %s: %w", c.URL, err)
 		}
+		if text != nil && d.InsertTexts != "" {
+			texts = append(texts, [5]any{ids[i], text[8], text[9], text[10], text[11]})
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	rows, err := json.Marshal(texts)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, d.InsertTexts, string(rows)); err != nil {
+		return fmt.Errorf("index the text of %d pages: %w", len(texts), err)
 	}
 	return nil
 }
 
-func writeOne(ctx context.Context, tx controlsql.Tx, d *Dialect, c *store.Capture, id int64) error {
+// writeOne writes one capture's entry; it returns Upsert's arguments when
+// the page is indexed with its text.
+func writeOne(ctx context.Context, tx controlsql.Tx, d *Dialect, c *store.Capture, id int64) ([]any, error) {
 	hash := c.URLHash
 	if hash == 0 {
 		hash = store.HashURL(c.URL)
 	}
 	if c.Index.Remove {
-		return execAll(ctx, tx, d.Remove, hash)
+		return nil, execAll(ctx, tx, d.Remove, hash)
 	}
 	entry := []any{hash, id, c.URL, c.Index.Host, c.Status, c.FetchedAt.UnixMilli(), c.ContentType, clean(c.Language, 64), clean(c.Title, 1<<10)}
 	if of := c.RevisitOf; of != 0 || c.NearDupOf != 0 {
 		if of == 0 {
 			of = c.NearDupOf
 		}
-		n, err := tx.Exec(ctx, d.UpsertDup, append(entry, of)...)
-		if err != nil {
-			return err
+		if err := execAll(ctx, tx, d.ClearText, hash); err != nil {
+			return nil, err
 		}
-		if n > 0 {
-			return execAll(ctx, tx, d.ClearText, hash)
+		n, err := tx.Exec(ctx, d.UpsertDup, append(entry, of)...)
+		if err != nil || n > 0 {
+			return nil, err
 		}
 	}
 	args := append(entry, clean(c.Description, 1<<10), clean(c.Index.Headings, 2<<10), clean(c.Index.Text, store.MaxIndexText))
-	return execAll(ctx, tx, d.Upsert, args...)
+	return args, execAll(ctx, tx, d.Upsert, args...)
 }
 
 func execAll(ctx context.Context, tx controlsql.Tx, qs []string, args ...any) error {
@@ -216,7 +241,7 @@ func (x *Index) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 	// Snippets are made for the page shown only: making one for every
 	// match would cost as much as reading every matching page.
 	for i := range hits {
-		err := x.db.Query(ctx, x.d.Snippet, []any{match, hits[i].URLHash}, func(r controlsql.Row) error {
+		err := x.db.Query(ctx, x.d.Snippet, []any{match, hits[i].URLHash, hits[i].CaptureID}, func(r controlsql.Row) error {
 			return r.Scan(&hits[i].Snippet)
 		})
 		if err != nil {
