@@ -93,7 +93,9 @@ func BenchAddCapturesLinks(b *testing.B, s store.Store, links int) { benchAddCap
 
 // BenchAddCapturesIndexed is BenchAddCaptures with each capture's text, of
 // words words drawn from a vocabulary of 20,000, written to the search index.
-func BenchAddCapturesIndexed(b *testing.B, s store.Store, words int) { benchAddCaptures(b, s, 0, words) }
+func BenchAddCapturesIndexed(b *testing.B, s store.Store, words int) {
+	benchAddCaptures(b, s, 0, words)
+}
 
 func benchAddCaptures(b *testing.B, s store.Store, links, words int) {
 	ctx := context.Background()
