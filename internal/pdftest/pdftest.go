@@ -21,6 +21,9 @@ type Doc struct {
 	// bytes, declared FlateDecode: a stream that inflates to what a test
 	// wants (a bomb).
 	Deflated map[int][]byte
+	// PrevLoop makes the trailer's /Prev name its own cross-reference
+	// table: a reader that follows it without remembering loops.
+	PrevLoop bool
 	// Encrypted adds a standard security handler whose user password is
 	// not empty: a reader without the password reads nothing.
 	Encrypted bool
@@ -84,6 +87,9 @@ func Make(d Doc) []byte {
 		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
 	}
 	xref := b.Len()
+	if d.PrevLoop {
+		trailerExtra += fmt.Sprintf(" /Prev %d", xref)
+	}
 	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
 	for _, off := range offsets {
 		fmt.Fprintf(&b, "%010d 00000 n \n", off)

@@ -29,6 +29,29 @@ const (
 	pdfTimeBudget     = 5 * time.Second
 )
 
+// maxPDFReads bounds the bytes the library may read from the file, however
+// often it reads the same ones: it reads objects anew at every use and
+// follows references without remembering where it has been, so a /Prev
+// chain or a page tree that loops would read forever (FuzzParsePDF found
+// both). Running out, or past the time budget, ends the reading as a
+// broken file does.
+const maxPDFReads = 512 << 20
+
+// budgetReader is the file as the library reads it, within the bounds.
+type budgetReader struct {
+	r        io.ReaderAt
+	left     int64
+	deadline time.Time
+}
+
+func (b *budgetReader) ReadAt(p []byte, off int64) (int, error) {
+	b.left -= int64(len(p))
+	if b.left < 0 || time.Now().After(b.deadline) {
+		panic(errPDFStop) // the library's callers and ours recover
+	}
+	return b.r.ReadAt(p, off)
+}
+
 // Reasons a PDF yields no document, for the parser's records.
 var (
 	ErrPDFEncrypted = errors.New("pdf_encrypted") // a password is needed to read it
@@ -66,14 +89,15 @@ func ParsePDF(body []byte, pageURL string, xRobotsTag []string, opt Options) (do
 		return nil, err
 	}
 	robots := headerDirectives(xRobotsTag, opt.RobotsAgent)
-	r, err := pdf.NewReader(bytes.NewReader(body), int64(len(body)))
+	deadline := time.Now().Add(pdfTimeBudget)
+	r, err := pdf.NewReader(&budgetReader{r: bytes.NewReader(body), left: maxPDFReads, deadline: deadline}, int64(len(body)))
 	if err != nil {
 		if errors.Is(err, pdf.ErrInvalidPassword) {
 			return nil, fmt.Errorf("%w: %v", ErrPDFEncrypted, err)
 		}
 		return nil, fmt.Errorf("%w: %v", ErrPDFBroken, err)
 	}
-	p := &pdfReader{r: r, doc: &Document{}, text: textBuilder{max: opt.MaxTextSize}, deadline: time.Now().Add(pdfTimeBudget),
+	p := &pdfReader{r: r, doc: &Document{}, text: textBuilder{max: opt.MaxTextSize}, deadline: deadline,
 		html: newHTMLParser(encodingChoice{name: "utf-8"}, page, opt)}
 	if err := p.read(); err != nil {
 		return nil, err
@@ -102,7 +126,7 @@ func (p *pdfReader) read() (err error) {
 	p.doc.Description = collapse(info.Key("Subject").Text(), maxDescriptionBytes)
 	n := min(p.r.NumPage(), maxPDFPages)
 	for i := 1; i <= n && time.Now().Before(p.deadline); i++ {
-		p.page(p.r.Page(i))
+		p.page(i)
 		p.text.boundary()
 	}
 	p.doc.Text = p.text.String()
@@ -112,8 +136,9 @@ func (p *pdfReader) read() (err error) {
 
 // page adds one page's text and links; a page that breaks off keeps what
 // it gave.
-func (p *pdfReader) page(pg pdf.Page) {
+func (p *pdfReader) page(i int) {
 	defer func() { _ = recover() }()
+	pg := p.r.Page(i)
 	if pg.V.IsNull() {
 		return
 	}

@@ -45,6 +45,10 @@ func TestParsePDFBadInput(t *testing.T) {
 	if _, err := ParsePDF(encrypted, "http://a.example/e.pdf", nil, Options{}); !errors.Is(err, ErrPDFEncrypted) {
 		t.Errorf("encrypted: %v, want ErrPDFEncrypted", err)
 	}
+	// A /Prev chain that loops ends when the reads run out of budget.
+	if _, err := ParsePDF(pdftest.Make(pdftest.Doc{Pages: []string{"loop"}, PrevLoop: true}), "http://a.example/l.pdf", nil, Options{}); !errors.Is(err, ErrPDFBroken) {
+		t.Errorf("a looping /Prev: %v, want ErrPDFBroken", err)
+	}
 	good := pdftest.Make(pdftest.Doc{Pages: []string{"text"}})
 	for name, body := range map[string][]byte{
 		"empty":     nil,
