@@ -18,7 +18,10 @@ import (
 	"github.com/crawlcluster/crawler/pkg/store/searchsql"
 )
 
-var searchPages = flag.Int("search-pages", 1_000_000, "pages indexed by BenchmarkSearch")
+var (
+	searchPages = flag.Int("search-pages", 1_000_000, "pages indexed by BenchmarkSearch")
+	searchReuse = flag.String("search-index", "", "BenchmarkSearch: the crawl.db of an index an earlier run built (its log names the folder), instead of building one")
+)
 
 // synthText draws words from a vocabulary of 50,000 made-up words with
 // Zipf's law (s = 1.1), as word frequencies in text are distributed: a few
@@ -72,6 +75,13 @@ var (
 )
 
 func buildSearchIndex(b *testing.B) (*DB, *synthText) {
+	if *searchReuse != "" {
+		db, err := Open(context.Background(), *searchReuse)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return db, newSynthText(rand.New(rand.NewPCG(1, 2)))
+	}
 	dir, err := os.MkdirTemp("", "search-bench")
 	if err != nil {
 		b.Fatal(err)
