@@ -19,6 +19,7 @@ import (
 
 const exportUsage = `usage: crawler export -wacz FILE -data DIR [-title T]
        crawler export -wacz FILE -db URL -blobs URL [-title T]
+       crawler export -opensearch -data DIR [-out FILE] [-index NAME]
 
 Writes a crawl as a WACZ package (archive/, indexes/index.cdxj,
 pages/pages.jsonl, datapackage.json) that ReplayWeb.page and pywb open, then
@@ -32,6 +33,11 @@ written has no index yet.
 // runExport is `crawler export`: exit 0 written and checked, 1 an error, 2
 // usage.
 func runExport(args []string) int {
+	for _, a := range args {
+		if a == "-opensearch" || a == "--opensearch" {
+			return runExportOpenSearch(args)
+		}
+	}
 	fs := flag.NewFlagSet("crawler export", flag.ContinueOnError)
 	out := fs.String("wacz", "", "the WACZ file to write (required)")
 	data := fs.String("data", "", "the crawl's data folder (the crawler command's crawl)")

@@ -3,6 +3,7 @@
 //
 //	crawler -data DIR [-seeds FILE] [flags] [URL ...]
 //	crawler export -wacz FILE -data DIR
+//	crawler export -opensearch -data DIR [-out FILE]
 //
 // Running it again on the same folder resumes. See the README for the flags.
 //
@@ -34,6 +35,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "export" {
+		os.Exit(runExport(os.Args[2:]))
+	}
 	os.Exit(run())
 }
 

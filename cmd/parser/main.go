@@ -50,6 +50,7 @@ func run() int {
 	operator := fs.String("warc-operator", "", "who runs the crawl and how to reach them, for the operator field of every WARC file's warcinfo record (empty: left out)")
 	var recrawlPolicy recrawl.Policy
 	recrawlPolicy.RegisterFlags(fs)
+	index := fs.Bool("index", false, "write each stored page's title, description, headings and text to the full-text index of the search API; off by default for its CPU cost (off: search finds nothing this parser stores)")
 	linkGraph := fs.Bool("link-graph", true, "store the link graph (each stored page's out-links) for the URL look-up's in- and out-links; off saves an index write per link")
 	var requisites parser.RequisiteFlags
 	requisites.RegisterFlags(fs)
@@ -121,7 +122,7 @@ func run() int {
 			decider.Watch(ctx, c.Control(), logger) // the console's render mode of a host
 		}
 	}
-	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph, Requisites: requisites.Limit()}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
+	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph, Requisites: requisites.Limit(), NoSearchIndex: !*index}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
 	if err != nil {
 		logger.Error("build parser", "err", err)
 		return 1

@@ -241,6 +241,7 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/hosts", s.getHosts, false},
 		{"GET", "/api/v1/hosts/{host}", s.getHost, false},
 		{"GET", "/api/v1/captures/{id}/warc", s.getWARC, false},
+		{"GET", "/api/v1/search", s.getSearch, false},
 		{"GET", "/api/v1/openapi.yaml", getOpenAPI, true},
 		{"GET", "/-/healthy", getHealthy, true},
 		{"GET", "/-/ready", s.getReady, true},

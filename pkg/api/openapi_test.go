@@ -130,6 +130,8 @@ func TestOpenAPISchemasMatchStructs(t *testing.T) {
 		{"RobotsRuleLine", ruleView{}},
 		{"Capture", captureView{}},
 		{"CaptureRef", captureRef{}},
+		{"SearchResults", searchView{}},
+		{"SearchResult", searchHitView{}},
 		{"WARCLocation", warcView{}},
 		{"Links", linksView{}},
 		{"Link", linkView{}},

@@ -72,6 +72,8 @@ type htmlParser struct {
 	baseSeen   bool
 
 	text          textBuilder
+	headings      textBuilder
+	headingDepth  int       // inside <h1>-<h3>: its text also goes to headings
 	raw           atom.Atom // raw-text element whose content the next text token is
 	templateDepth int
 	foreignDepth  int // inside <svg> or <math>
@@ -95,6 +97,9 @@ func newHTMLParser(enc encodingChoice, page *pageAddr, opt Options) *htmlParser 
 		page:  page,
 		doc:   &Document{HTML: true, Charset: enc.name},
 		text:  textBuilder{max: opt.MaxTextSize},
+		// Headings are a short summary that a search ranks above the
+		// body; a page of a thousand headings is not.
+		headings: textBuilder{max: maxHeadingsBytes},
 	}
 }
 
@@ -170,11 +175,18 @@ func (p *htmlParser) handleText(z *html.Tokenizer, raw atom.Atom) {
 			// LF; the latter is white space either way, so without an '&'
 			// the raw token is the same text and need not be scanned.
 			if b := z.Raw(); bytes.IndexByte(b, '&') < 0 {
-				p.text.write(b)
+				p.writeText(b)
 				return
 			}
 		}
-		p.text.write(z.Text())
+		p.writeText(z.Text())
+	}
+}
+
+func (p *htmlParser) writeText(b []byte) {
+	p.text.write(b)
+	if p.headingDepth > 0 {
+		p.headings.write(b)
 	}
 }
 
@@ -184,6 +196,7 @@ func (p *htmlParser) handleStart(z *html.Tokenizer, selfClosing bool) (stop bool
 	a, hasAttr := tagAtom(z)
 	if !isInline(a) {
 		p.text.boundary()
+		p.headings.boundary()
 	}
 	if p.foreignDepth > 0 && breaksOut(z, a, hasAttr) {
 		// An HTML element inside SVG or MathML closes it, as in the tree
@@ -210,6 +223,13 @@ func (p *htmlParser) handleStart(z *html.Tokenizer, selfClosing bool) (stop bool
 			p.templateDepth++
 		}
 		return false
+	case atom.H1, atom.H2, atom.H3:
+		// h4-h6 are as often layout as structure: only these are
+		// weighed above the body by a search.
+		if p.templateDepth == 0 && p.foreignDepth == 0 && !selfClosing {
+			p.headingDepth++
+			p.headings.boundary()
+		}
 	}
 	if p.templateDepth > 0 || !hasAttr {
 		return false
@@ -246,6 +266,7 @@ func (p *htmlParser) handleEnd(z *html.Tokenizer) {
 	a, _ := tagAtom(z)
 	if !isInline(a) {
 		p.text.boundary()
+		p.headings.boundary()
 	}
 	switch a {
 	case atom.Svg, atom.Math:
@@ -255,6 +276,10 @@ func (p *htmlParser) handleEnd(z *html.Tokenizer) {
 	case atom.Template:
 		if p.templateDepth > 0 && p.foreignDepth == 0 {
 			p.templateDepth--
+		}
+	case atom.H1, atom.H2, atom.H3:
+		if p.headingDepth > 0 {
+			p.headingDepth--
 		}
 	}
 }
@@ -451,6 +476,7 @@ func (p *htmlParser) htmlElement(z *html.Tokenizer) {
 func (p *htmlParser) finish() *Document {
 	d := p.doc
 	d.Text = p.text.String()
+	d.Headings = p.headings.String()
 	d.Language = p.htmlLang
 	if d.Language == "" {
 		d.Language = p.metaLang

@@ -21,6 +21,7 @@ const (
 const (
 	maxTitleBytes       = 1 << 10
 	maxDescriptionBytes = 1 << 10
+	maxHeadingsBytes    = 2 << 10
 	maxLanguageBytes    = 64
 	maxRelBytes         = 256
 )
@@ -84,6 +85,7 @@ type Document struct {
 	Links        []Link     // in document order, at most Options.MaxLinks
 	Rejected     []Rejected // references that name no usable URL, in document order, at most Options.MaxLinks
 	LinksDropped int        // references beyond Options.MaxLinks, not resolved (so possibly invalid or not http(s))
+	Headings     string     // text of <h1>-<h3>, in document order, whitespace collapsed, at most 2 KiB
 	Text         string     // visible text (no script/style/noscript/template/svg), whitespace collapsed, at most Options.MaxTextSize bytes
 	NoIndex      bool       // meta robots / X-Robots-Tag noindex (or "none")
 	NoFollow     bool       // meta robots / X-Robots-Tag nofollow (or "none"): caller follows no links
@@ -111,10 +113,7 @@ func Parse(body []byte, contentType string, pageURL string, xRobotsTag []string,
 		return nil, err
 	}
 
-	var robots directives
-	for _, v := range xRobotsTag {
-		robots.applyHeader(v, opt.RobotsAgent)
-	}
+	robots := headerDirectives(xRobotsTag, opt.RobotsAgent)
 
 	doc := &Document{}
 	if IsHTML(contentType, body) {
@@ -128,6 +127,15 @@ func Parse(body []byte, contentType string, pageURL string, xRobotsTag []string,
 	doc.NoFollow = doc.NoFollow || robots.noFollow
 	doc.NoArchive = doc.NoArchive || robots.noArchive
 	return doc, nil
+}
+
+// headerDirectives reads the X-Robots-Tag header values.
+func headerDirectives(xRobotsTag []string, agent string) directives {
+	var d directives
+	for _, v := range xRobotsTag {
+		d.applyHeader(v, agent)
+	}
+	return d
 }
 
 // pageAddr is the URL a body was fetched from, the base of its references

@@ -268,13 +268,16 @@ func checkInvariants(t *testing.T, d *Document, opt Options) {
 	if len(d.Links) > opt.MaxLinks {
 		t.Errorf("%d links, MaxLinks %d", len(d.Links), opt.MaxLinks)
 	}
-	for name, s := range map[string]string{"Text": d.Text, "Title": d.Title, "Description": d.Description, "Language": d.Language} {
+	for name, s := range map[string]string{"Text": d.Text, "Title": d.Title, "Description": d.Description, "Language": d.Language, "Headings": d.Headings} {
 		if !utf8.ValidString(s) {
 			t.Errorf("%s is not valid UTF-8: %q", name, s)
 		}
 		if s != strings.TrimSpace(s) || strings.Contains(s, "  ") {
 			t.Errorf("%s is not collapsed: %q", name, s)
 		}
+	}
+	if len(d.Headings) > maxHeadingsBytes {
+		t.Errorf("headings of %d bytes, over the %d-byte cap", len(d.Headings), maxHeadingsBytes)
 	}
 	if len(d.Text) > opt.MaxTextSize || len(d.Title) > maxTitleBytes || len(d.Description) > maxDescriptionBytes || len(d.Language) > maxLanguageBytes {
 		t.Errorf("output over its cap: text %d, title %d, description %d, language %d",
@@ -540,6 +543,29 @@ func TestParseLinks(t *testing.T) {
 			wantEq(t, "Canonical", d.Canonical, tt.canonical)
 			wantEq(t, "RefreshURL", d.RefreshURL, tt.refresh)
 			wantEq(t, "NoFollow", d.NoFollow, tt.docNoFollow)
+		})
+	}
+}
+
+func TestParseHeadings(t *testing.T) {
+	tests := []struct{ name, page, want string }{
+		{"h1 to h3 in order", "<h1>Top</h1><p>body</p><h2>Second <b>bold</b></h2><h3>Third</h3>", "Top Second bold Third"},
+		{"lower levels are body only", "<h4>four</h4><h5>five</h5><h6>six</h6>", ""},
+		{"nested and unclosed", "<h1>a<h2>b</h2>c</h1>d<h3>e", "a b c e"},
+		{"template headings are not the page's", "<template><h1>t</h1></template>body", ""},
+		{"stray end tags", "</h1></h2>text<h1>x</h1>", "x"},
+		{"capped", "<h1>" + strings.Repeat("word ", 1000) + "</h1>", strings.Repeat("word ", 1000)[:maxHeadingsBytes]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Parse([]byte(tt.page), "text/html", "http://example.org/", nil, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Headings != tt.want {
+				t.Errorf("Headings = %q, want %q", d.Headings, tt.want)
+			}
+			checkInvariants(t, d, Options{}.withDefaults())
 		})
 	}
 }

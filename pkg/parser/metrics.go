@@ -30,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_parser_pages_total",
-			Help: "Fetch results handled by the parser, by what they were (html, not_html, sitemap, redirect, status_4xx, noindex, already_stored, ...).",
+			Help: "Fetch results handled by the parser, by what they were (html, not_html, pdf, pdf_broken, sitemap, redirect, status_4xx, noindex, already_stored, ...).",
 		}, []string{"kind"}),
 		captures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "crawler_parser_captures_total",

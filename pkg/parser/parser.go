@@ -109,6 +109,9 @@ type Config struct {
 	// then shows no in- or out-links, and the store keeps no edge (README,
 	// REST API: what the graph costs).
 	NoLinkGraph bool
+	// NoSearchIndex writes nothing to the full-text index: the search
+	// finds nothing this parser stored.
+	NoSearchIndex bool
 	// Render decides which pages go to crawl.render to be rendered in a
 	// browser before they are stored; nil renders none.
 	Render *render.Decider
@@ -412,6 +415,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		if err := p.dedup(ctx, pd, len(batch), contents, near, batch); err != nil {
 			return err
 		}
+		pd.capture.Index = p.indexEntry(pd)
 		batch = append(batch, pd)
 		out.merge(&a.out, pd.verdict())
 	}
@@ -547,6 +551,9 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 		p.stylesheet(pg, out)
 		return nil
 	}
+	if parse.IsPDF(pg.ContentType, pg.Body) {
+		return p.pdf(pg, out)
+	}
 	if !parse.IsHTML(pg.ContentType, pg.Body) {
 		p.metrics.pages.WithLabelValues("not_html").Inc()
 		return nil
@@ -605,6 +612,33 @@ func isCSS(contentType, rawURL string) bool {
 		return strings.HasSuffix(strings.ToLower(path), ".css")
 	}
 	return false
+}
+
+// pdf reads a PDF's text and links; its links go through admission as a
+// page's do. A PDF cut short by the body limits, encrypted or broken is
+// stored without text, its reason counted and logged.
+func (p *Parser) pdf(pg queue.Page, out *pageOut) *parse.Document {
+	if pg.Truncated != "" {
+		// Its cross-reference table is at the end: nothing can be read.
+		p.metrics.pages.WithLabelValues("pdf_truncated").Inc()
+		p.log.Info("PDF not read", "url", pg.URL, "reason", "pdf_truncated", "truncated", pg.Truncated)
+		return nil
+	}
+	doc, err := parse.ParsePDF(pg.Body, pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
+	if err != nil {
+		reason := "pdf_broken"
+		if errors.Is(err, parse.ErrPDFEncrypted) {
+			reason = "pdf_encrypted"
+		}
+		p.metrics.pages.WithLabelValues(reason).Inc()
+		p.log.Info("PDF not read", "url", pg.URL, "reason", reason, "err", err)
+		return nil
+	}
+	p.metrics.pages.WithLabelValues("pdf").Inc()
+	if !doc.NoFollow {
+		out.follow(doc, pg)
+	}
+	return doc
 }
 
 // sitemap turns a sitemap's entries into candidates: pages from a urlset or text

@@ -241,6 +241,10 @@ type Capture struct {
 	// AddCaptures stores them as link-graph edges in the same transaction.
 	// Not read back with the capture (see Reader.Links).
 	OutLinks []int64 `json:"-"`
+	// Index, when set, is what AddCaptures writes to the full-text index
+	// (see Searcher) for the capture's URL, in the captures' transaction;
+	// nil leaves the URL's entry as it is.
+	Index *IndexEntry `json:"-"`
 }
 
 // URLHistory is what the parser needs of a URL to compare a new fetch with

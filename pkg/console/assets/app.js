@@ -338,7 +338,7 @@
     const hasToken = Boolean(sessionStorage.getItem(TOKEN_KEY));
     document.getElementById('logout').hidden = !hasToken;
     document.getElementById('login-open').hidden = hasToken || !access.tokens;
-    const pages = { overview, hosts: arg ? hostPage : hostsPage, urls: arg ? urlPage : urlsPage, control };
+    const pages = { overview, hosts: arg ? hostPage : hostsPage, urls: arg ? urlPage : urlsPage, search: searchPage, control };
     const fn = pages[page] || overview;
     const view = h('div', { 'data-page': page || 'overview' });
     main.replaceChildren(view);
@@ -681,6 +681,70 @@
         },
       },
     }, 'WARC record' + (length ? ' (' + fmtBytes(length) + ')' : ''));
+  }
+
+  // ---- search ------------------------------------------------------------------
+
+  // searchPage shows the full-text search (GET /api/v1/search); the route's
+  // argument is the query string after "?", so a search can be linked.
+  async function searchPage(view, arg) {
+    view.appendChild(h('h1', null, 'Search'));
+    const params = new URLSearchParams(arg.replace(/^\?/, ''));
+    const q = h('input', { type: 'search', name: 'q', placeholder: 'Words, e.g. event loop', 'aria-label': 'Words', value: params.get('q') || '' });
+    const host = h('input', { type: 'text', name: 'host', placeholder: 'any host', 'aria-label': 'Host', value: params.get('host') || '' });
+    view.appendChild(h('form', { class: 'search', on: { submit: (ev) => {
+      ev.preventDefault();
+      const p = new URLSearchParams();
+      if (q.value.trim()) p.set('q', q.value.trim());
+      if (host.value.trim()) p.set('host', host.value.trim());
+      location.hash = '#/search/' + encodeURIComponent('?' + p.toString());
+    } } }, q, host, h('button', { type: 'submit' }, 'Search')));
+    if (!params.get('q')) {
+      view.appendChild(h('p', { class: 'muted' }, 'Finds the crawled pages that hold every word, best first, in their title, headings, description and text.'));
+      return;
+    }
+    const path = '/api/v1/search?' + params.toString();
+    const body = h('div', { 'data-api': path });
+    view.appendChild(body);
+    const list = h('ol', { class: 'hits' });
+    body.appendChild(list);
+    const more = async (cursor) => {
+      let d;
+      try {
+        d = await api(path + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+      } catch (err) {
+        if (err.status === 400 || err.status === 501) { body.replaceChildren(h('p', { class: 'error' }, err.message)); return; }
+        throw err;
+      }
+      d.results.forEach((r) => list.appendChild(hitItem(r)));
+      if (!list.children.length) body.appendChild(h('p', { class: 'muted' }, 'No page holds every word.'));
+      if (d.next_cursor) {
+        const btn = h('button', { type: 'button', class: 'secondary', 'data-more': '', on: { click: () => { btn.remove(); more(d.next_cursor); } } }, 'More results');
+        body.appendChild(btn);
+      }
+      body.setAttribute('data-loaded', new Date().toISOString());
+    };
+    await more('');
+  }
+
+  function hitItem(r) {
+    return h('li', { class: 'hit', 'data-url': r.url },
+      h('a', { class: 'title', href: '#/urls/' + encodeURIComponent(r.url) }, r.title || r.url),
+      h('div', { class: 'muted' }, h('a', { href: r.url, rel: 'noreferrer noopener', target: '_blank' }, r.url)),
+      h('p', { class: 'snippet' }, snippetNodes(r.snippet)),
+      h('div', { class: 'muted' }, 'fetched ', r.fetched_at ? new Date(r.fetched_at).toLocaleString() : 'unknown', ' · ', r.status, ' · ',
+        hostLink(r.host), r.duplicates ? ' · ' + r.duplicates + ' duplicate' + (r.duplicates > 1 ? 's' : '') : '', ' ',
+        warcButton(r.warc_href)));
+  }
+
+  // snippetNodes turns the API's snippet (escaped text with <mark> around the
+  // matched words) into nodes, never into markup: the page's text stays text.
+  function snippetNodes(s) {
+    const unescape = (t) => t.replace(/&(lt|gt|amp|#39|#34);/g, (_, e) => ({ lt: '<', gt: '>', amp: '&', '#39': "'", '#34': '"' })[e]);
+    return String(s || '').split(/(<mark>.*?<\/mark>)/).filter((p) => p).map((p) => {
+      const m = /^<mark>(.*)<\/mark>$/.exec(p);
+      return m ? h('mark', null, unescape(m[1])) : unescape(p);
+    });
   }
 
   // ---- control -----------------------------------------------------------------

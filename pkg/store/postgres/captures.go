@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/searchsql"
 )
 
 // StoredFetches reports for each fetch ID whether a capture with it exists.
@@ -194,6 +195,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 		return fmt.Errorf("add captures: %w", err)
 	}
 	pages, from, to := linkArgs(caps)
+	indexed := slices.ContainsFunc(caps, func(c store.Capture) bool { return c.Index != nil })
 	var ids []int64
 	err = retry(ctx, func() error {
 		ids = make([]int64, len(caps))
@@ -205,11 +207,12 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			ids[ord-1] = id
 			return nil
 		}
-		if len(pages) == 0 {
+		if len(pages) == 0 && !indexed {
 			return db.queryRows(ctx, qAddCaptures, args, scan)
 		}
 		// The pages' edges go in the captures' transaction, one round trip:
 		// a replayed batch writes the same edges again, which changes nothing.
+		// Index entries follow, once the captures' IDs are known.
 		return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 			b := &pgx.Batch{}
 			b.Queue(qAddCaptures, args...).Query(func(rows pgx.Rows) error {
@@ -220,9 +223,14 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 				}
 				return rows.Err()
 			})
-			b.Queue(qDeleteLinks, pages)
-			b.Queue(qInsertLinks, from, to)
-			return tx.SendBatch(ctx, b).Close()
+			if len(pages) > 0 {
+				b.Queue(qDeleteLinks, pages)
+				b.Queue(qInsertLinks, from, to)
+			}
+			if err := tx.SendBatch(ctx, b).Close(); err != nil || !indexed {
+				return err
+			}
+			return searchsql.Write(ctx, controlTx{tx}, searchDialect, caps, ids)
 		})
 	})
 	if err != nil {

@@ -36,6 +36,14 @@ func BenchmarkAddCaptures(b *testing.B) {
 	}
 }
 
+// BenchmarkAddCapturesIndexed: what the search index costs AddCaptures,
+// per capture, at 600 words of text a page (about the synthetic web's 4 KiB
+// pages) against BenchmarkAddCaptures.
+func BenchmarkAddCapturesIndexed(b *testing.B) {
+	db, _ := openTemp(b, WithSynchronous("NORMAL"))
+	storetest.BenchAddCapturesIndexed(b, db, 600)
+}
+
 // BenchmarkAddCapturesLinks: what the link graph costs AddCaptures, per
 // capture in time and in file size, at 0 and 40 out-links a page.
 func BenchmarkAddCapturesLinks(b *testing.B) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/searchsql"
 )
 
 // StoredFetches reports for each fetch ID whether a capture with it exists.
@@ -341,6 +342,9 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			}
 		}
 		if err := links.write(ctx, db, tx); err != nil {
+			return err
+		}
+		if err := searchsql.Write(ctx, controlTx{tx}, searchDialect, caps, ids); err != nil {
 			return err
 		}
 		if err := moves.apply(ctx, db, tx); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -87,9 +89,25 @@ func BenchAddCaptures(b *testing.B, s store.Store) { BenchAddCapturesLinks(b, s,
 // BenchAddCapturesLinks is BenchAddCaptures with links out-links per capture
 // (the link graph's edges, written in the same transaction): half to pages of
 // the batch, half to URLs the store does not hold, as on a crawl's frontier.
-func BenchAddCapturesLinks(b *testing.B, s store.Store, links int) {
+func BenchAddCapturesLinks(b *testing.B, s store.Store, links int) { benchAddCaptures(b, s, links, 0) }
+
+// BenchAddCapturesIndexed is BenchAddCaptures with each capture's text, of
+// words words drawn from a vocabulary of 20,000, written to the search index.
+func BenchAddCapturesIndexed(b *testing.B, s store.Store, words int) {
+	benchAddCaptures(b, s, 0, words)
+}
+
+func benchAddCaptures(b *testing.B, s store.Store, links, words int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
+	zipf := rand.NewZipf(rng, 1.1, 1, 19_999)
+	text := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = strconv.FormatUint(zipf.Uint64(), 36) + "x"
+		}
+		return strings.Join(w, " ")
+	}
 	n := 0
 	for b.Loop() {
 		b.StopTimer()
@@ -100,6 +118,10 @@ func BenchAddCapturesLinks(b *testing.B, s store.Store, links int) {
 		caps := make([]store.Capture, len(urls))
 		for i, u := range urls {
 			caps[i] = Capture(u, fmt.Sprintf("fetch-%d-%d", n, i), u.URL, rng.Uint64()|1)
+			if words > 0 {
+				caps[i].Title = text(6)
+				caps[i].Index = &store.IndexEntry{Host: u.Host, Headings: text(10), Text: text(words)}
+			}
 			if links > 0 {
 				caps[i].OutLinks = make([]int64, links)
 				for j := range caps[i].OutLinks {

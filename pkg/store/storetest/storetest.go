@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Links", testLinks},
 		{"CaptureCounts", testCaptureCounts},
 		{"HostList", testHostList},
+		{"Search", testSearch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
