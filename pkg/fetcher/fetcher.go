@@ -600,9 +600,10 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	finalCtx, cancelFinal := context.WithTimeout(context.WithoutCancel(ctx), stopSaveTimeout)
 	defer cancelFinal()
 	if serr := f.saveState(finalCtx, f.fr.Hosts()); serr != nil {
-		f.log.Error("save fetcher state on shutdown", "err", serr)
-	}
-	if cerr := f.kafka.CommitUncommittedOffsets(finalCtx); cerr != nil {
+		// Nothing committed past the last checkpoint (checkpoint.go): the
+		// next run replays those records against the state the store has.
+		f.log.Error("save fetcher state on shutdown; offsets since the last save left uncommitted", "err", serr)
+	} else if cerr := f.kafka.CommitUncommittedOffsets(finalCtx); cerr != nil {
 		f.log.Warn("commit offsets on shutdown", "err", cerr)
 	}
 	// Within what is left of the save deadline: if none is, the report ages

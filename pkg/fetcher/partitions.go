@@ -243,20 +243,24 @@ func (f *Fetcher) logHeldProduce(r *kgo.Record, err error) {
 func (f *Fetcher) revoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
 	f.commitMu.Lock()
 	defer f.commitMu.Unlock()
-	f.release(ctx, revoked[queue.TopicURLs], true)
+	unsaved := f.release(ctx, revoked[queue.TopicURLs], true)
 	// The commit below takes the partitions this fetcher keeps as well: their
-	// hosts' state is saved first, as a checkpoint would (checkpoint.go).
+	// hosts' state is saved first, as a checkpoint would (checkpoint.go). An
+	// offset whose hosts' state could not be saved is not committed: the
+	// next owner replays its records against the state the store has.
 	f.mu.Lock()
 	states := f.dirtyStatesLocked()
 	f.mu.Unlock()
 	offsets := cl.UncommittedOffsets()
+	keptSaved := true
 	if err := f.saveState(ctx, states); err != nil {
 		f.log.Warn("save host state of kept partitions on revoke; their offsets wait for the next save", "err", err)
-		for topic, parts := range offsets {
-			for p := range parts {
-				if !slices.Contains(revoked[topic], p) {
-					delete(parts, p)
-				}
+		keptSaved = false
+	}
+	for topic, parts := range offsets {
+		for p := range parts {
+			if slices.Contains(unsaved, p) || (!keptSaved && !slices.Contains(revoked[topic], p)) {
+				delete(parts, p)
 			}
 		}
 	}
@@ -285,10 +289,9 @@ func (f *Fetcher) lost(ctx context.Context, _ *kgo.Client, lost map[string][]int
 	f.release(ctx, lost[queue.TopicURLs], false)
 }
 
-func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
+func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) (unsaved []int32) {
 	// A store that refuses one partition's save (down, disk full) usually
 	// refuses them all: each is tried, and the failures are logged once.
-	var unsaved []int32
 	var saveErr error
 	defer func() {
 		if saveErr != nil {
@@ -357,6 +360,7 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) {
 			f.mu.Unlock()
 		}
 	}
+	return unsaved
 }
 
 func maxTime(a, b time.Time) time.Time {
