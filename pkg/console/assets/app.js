@@ -97,8 +97,12 @@
     return el;
   }
 
+  // A key in seconds is labelled without its unit, which its value carries
+  // ("Window 10.00 s", not "Window seconds 10").
+  const SECONDS = /_seconds$/;
+
   function label(key) {
-    const t = String(key).replace(/_/g, ' ');
+    const t = String(key).replace(SECONDS, '').replace(/_/g, ' ');
     return t.charAt(0).toUpperCase() + t.slice(1);
   }
 
@@ -120,10 +124,12 @@
     return v.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
   }
 
+  // fmtSeconds is the one way a duration is written: under two minutes as the
+  // seconds themselves are (fmtNum), so that "6.90 s" never stands above "6.9 s".
   function fmtSeconds(sec) {
     if (!(sec >= 0)) return '—';
-    if (sec < 1) return Math.round(sec * 1000) + ' ms';
-    if (sec < 120) return (Math.round(sec * 10) / 10) + ' s';
+    if (sec < 0.1) return Math.round(sec * 1000) + ' ms';
+    if (sec < 120) return fmtNum(Math.round(sec * 100) / 100) + ' s';
     if (sec < 7200) return Math.round(sec / 60) + ' min';
     if (sec < 172800) return (Math.round(sec / 360) / 10) + ' h';
     return (Math.round(sec / 8640) / 10) + ' d';
@@ -140,6 +146,12 @@
   // A number the page derived has no path (null).
   function num(v, path) {
     return h('span', { class: 'num', 'data-path': path }, fmtNum(v));
+  }
+
+  // keyed renders the value of key k, with its unit when the key names one.
+  function keyed(k, v, path) {
+    if (typeof v === 'number' && SECONDS.test(k)) return [num(v, path), ' s'];
+    return value(v, path);
   }
 
   // Paths are JSON Pointers (RFC 6901): keys may hold dots (topic names).
@@ -164,7 +176,9 @@
     if (typeof v === 'string') {
       if (TIME_RE.test(v) && !v.startsWith('0001-')) {
         const d = new Date(v);
-        if (!isNaN(d)) return h('time', { datetime: v, title: v }, d.toLocaleString());
+        // Today's times without the date: a column of them stays narrow.
+        const today = d.toDateString() === new Date().toDateString();
+        if (!isNaN(d)) return h('time', { datetime: v, title: v }, today ? d.toLocaleTimeString() : d.toLocaleString());
       }
       return v;
     }
@@ -182,16 +196,24 @@
   const reasonText = {};
   const REASON_LIST = /\/(failed_by_reason|by_reason)$/;
 
+  // A nested object or table goes below the list under its own heading, at
+  // the card's width: in the list's value column a table's columns were
+  // squeezed to a letter each, and a nested list's values pushed out of view.
   function kv(obj, path, skip) {
     const dl = h('dl', { class: 'kv' });
+    const below = [];
     const reasons = typeof path === 'string' && REASON_LIST.test(path);
     for (const [k, v] of Object.entries(obj)) {
       if (skip && skip.includes(k)) continue;
       const p = sub(path, k);
+      if ((isObj(v) && Object.keys(v).length) || (Array.isArray(v) && v.length && v.every(isObj))) {
+        below.push(h('h3', null, label(k)), value(v, p));
+        continue;
+      }
       dl.appendChild(h('dt', reasons && reasonText[k] ? { title: reasonText[k] } : null, label(k)));
-      dl.appendChild(h('dd', { class: typeof v === 'number' ? 'num' : null }, value(v, p)));
+      dl.appendChild(h('dd', { class: typeof v === 'number' ? 'num' : null }, keyed(k, v, p)));
     }
-    return dl;
+    return below.length ? h('div', null, dl.childElementCount ? dl : null, below) : dl;
   }
 
   // table renders rows of objects; cell(key, value, row, index) may render a
@@ -207,7 +229,7 @@
       h('tbody', null, rows.map((r, i) => h('tr', null, cols.map((c) => {
         const custom = cell && cell(c, r[c], r, i);
         return h('td', { class: numeric(c) },
-          custom !== undefined ? custom : value(r[c], sub(sub(path, i), c)));
+          custom !== undefined ? custom : keyed(c, r[c], sub(sub(path, i), c)));
       })))));
   }
 
@@ -219,7 +241,7 @@
     return h('p', { class: 'error', role: 'alert' }, String(err && err.message ? err.message : err));
   }
 
-  function hostLink(host) { return h('a', { href: '#/hosts/' + encodeURIComponent(host) }, host); }
+  function hostLink(host) { return h('a', { class: 'host', href: '#/hosts/' + encodeURIComponent(host) }, host); }
   function urlLink(u) { return h('a', { href: '#/urls/' + encodeURIComponent(u) }, u); }
 
   // ---- charts --------------------------------------------------------------
@@ -395,7 +417,7 @@
     if (points.length < 2) points = samples.slice();
     const head = h('p', { class: 'muted wide-line' },
       st.mode ? [st.mode === 'cluster' ? 'Cluster' : st.mode === 'embedded' ? 'Embedded crawler' : st.mode, ' · '] : '',
-      typeof st.uptime_seconds === 'number' ? ['up ', fmtSeconds(st.uptime_seconds), ' (', num(st.uptime_seconds, P('uptime_seconds')), ' s) · '] : '',
+      typeof st.uptime_seconds === 'number' ? [h('span', { title: st.uptime_seconds + ' s' }, 'up ', fmtSeconds(st.uptime_seconds)), ' · '] : '',
       st.at ? ['as of ', value(st.at)] : '');
     cards.push(h('div', { class: 'card wide plain' }, head));
     cards.push(card('Pages per second, last hour', h('div', { class: 'chart' }, lineChart(points, 'pages/s')), true));
@@ -403,8 +425,8 @@
     const eta = st.estimated_finish || st.eta || thr.estimated_finish;
     const etaSec = st.estimated_finish_seconds ?? (isObj(eta) ? eta.seconds : undefined);
     cards.push(card('Estimated time to finish', h('div', null,
-      h('div', { class: 'big' }, typeof etaSec === 'number' ? fmtSeconds(etaSec) : (typeof eta === 'string' ? value(eta) : '—')),
-      typeof etaSec === 'number' ? h('div', { class: 'muted' }, num(etaSec, 'estimated_finish_seconds' in st ? P('estimated_finish_seconds') : P('estimated_finish', 'seconds')), ' s') : null,
+      h('div', { class: 'big', title: typeof etaSec === 'number' ? etaSec + ' s' : null },
+        typeof etaSec === 'number' ? fmtSeconds(etaSec) : (typeof eta === 'string' ? value(eta) : '—')),
       isObj(eta) ? kv(eta, P('estimated_finish'), ['seconds']) : null,
       (etaSec === undefined && !eta) ? h('p', { class: 'muted' }, 'Shown when the crawl is bounded.') : null)));
 
@@ -428,7 +450,9 @@
       const v = st[key];
       if (v === undefined || v === null) continue;
       const content = key === 'live' ? kv(v, P(key), ['queued_by_level']) : key === 'workers' ? workers(v)
-        : key === 'errors' ? errorRates(v, st.urls) : value(v, P(key));
+        : key === 'errors' ? errorRates(v, st.urls)
+        // The reasons' descriptions are the titles of their counts, not a card of text.
+        : key === 'urls' && isObj(v) ? kv(v, P(key), ['reason_descriptions']) : value(v, P(key));
       cards.push(card(title, content, key === 'workers' || key === 'errors'));
     }
     for (const [key, v] of Object.entries(st)) {
@@ -487,7 +511,7 @@
   async function hostsPage(view) {
     view.appendChild(h('h1', null, 'Hosts'));
     view.appendChild(searchForm('Host, e.g. example.com', (q) => { location.hash = '#/hosts/' + encodeURIComponent(q.toLowerCase()); }));
-    const grid = h('div', { class: 'grid' });
+    const grid = h('div', { class: 'grid lists' });
     view.appendChild(grid);
     await Promise.all(HOST_SORTS.map(async ([sort, title]) => {
       const path = '/api/v1/hosts?sort=' + sort + '&limit=10';
@@ -536,7 +560,7 @@
   function hostCards(d) {
     const cards = [];
     const order = [['robots', 'robots.txt'], ['politeness', 'Delay'], ['delay', 'Delay'], ['budget', 'Budget'],
-      ['patterns', 'URL patterns'], ['queue', 'Queue by level'], ['throughput', 'Throughput'],
+      ['patterns', 'URL patterns'], ['rewrites', 'Rewrites learned (duplicate-producing parameters and paths)'], ['queue', 'Queue by level'], ['throughput', 'Throughput'],
       ['recent_fetches', 'Recent fetches'], ['fetches', 'Recent fetches'], ['live', 'Live frontier state'], ['stored', 'Stored state']];
     const done = new Set(['host']);
     for (const [key, title] of order) {
@@ -555,7 +579,10 @@
       } else {
         content = value(v, P(key));
       }
-      cards.push(card(title, content, key === 'recent_fetches' || key === 'fetches' || key === 'throughput'));
+      // Tables of many columns get the page's width.
+      const wide = ['recent_fetches', 'fetches', 'throughput', 'patterns', 'rewrites'].includes(key) ||
+        (key === 'robots' && isObj(v) && Array.isArray(v.rules) && v.rules.length > 0);
+      cards.push(card(title, content, wide));
     }
     const rest = Object.fromEntries(Object.entries(d).filter(([k]) => !done.has(k)));
     if (Object.keys(rest).length) cards.unshift(card('State', kv(rest, '')));
@@ -743,7 +770,7 @@
       h('button', { type: 'button', id: 'crawl-pause', on: { click: action(crawlOut, () => api(CONTROL.crawlPause, { method: 'POST' }), refresh) } }, 'Pause crawl'),
       ' ',
       h('button', { type: 'button', id: 'crawl-resume', class: 'secondary', on: { click: action(crawlOut, () => api(CONTROL.crawlResume, { method: 'POST' }), refresh) } }, 'Resume crawl'),
-      crawlOut, h('h3', null, 'Controls in force'), stateBox)));
+      crawlOut, h('h3', null, 'Controls in force'), stateBox), true));
 
     // One host.
     const hostIn = h('input', { name: 'host', id: 'host-name', placeholder: 'host[:port]', value: hostArg || '', required: true });
