@@ -163,6 +163,14 @@ func TestConsole(t *testing.T) {
 		t.Errorf("overview shows %d numbers from the API, want at least 10", n)
 	}
 	c.CheckLayout(t, shots, "overview")
+	// The one fetcher holds every partition of crawl.urls (the page said 0).
+	if n := browsertest.Eval[string](t, b, `(() => {
+		const h = Array.from(document.querySelectorAll('[data-page="overview"] h3')).find((x) => x.textContent.startsWith('fetchers'));
+		const row = h && h.nextElementSibling && h.nextElementSibling.nextElementSibling.querySelector('tbody tr');
+		return row ? row.children[2].textContent : 'no fetchers table';
+	})()`); n != "256" {
+		t.Errorf("the workers card shows %q partitions for the embedded fetcher, want 256", n)
+	}
 
 	if c.Serves(t, "/api/v1/hosts") {
 		t.Logf("hosts: %d numbers match the API", c.CheckHosts(t, consoletest.Tolerance{Float: 0.1}))

@@ -225,7 +225,9 @@ func countsOf(st store.Stats) (urlCountsView, errorCountsView) {
 		}
 	}
 	u.ReasonDescriptions = descriptionsOf(u.FailedByReason, u.Excluded.ByReason)
-	e.Robots = u.BlockedByRobots
+	// A URL a robots.txt rule refuses is the crawler being polite, not an
+	// error; one held because its host's robots.txt could not be read is.
+	e.Robots = u.Excluded.ByReason[robots.ReasonUnavailable] + u.FailedByReason[robots.ReasonUnavailable]
 	e.HTTP4xx = st.Statuses["4xx"]
 	e.HTTP5xx = st.Statuses["5xx"]
 	return u, e

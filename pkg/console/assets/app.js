@@ -490,7 +490,8 @@
       if (Array.isArray(g.member_list) && g.member_list.length) {
         out.push(table(g.member_list.map((m) => ({
           client: m.client_id || m.id, host: m.host,
-          partitions: Object.values(m.partitions || {}).reduce((a, l) => a + l.length, 0),
+          // Unlisted is unknown, not none: a member the broker has not described.
+          partitions: Object.keys(m.partitions || {}).length ? Object.values(m.partitions).reduce((a, l) => a + l.length, 0) : null,
           lag: Object.values(m.lag || {}).reduce((a, n) => a + n, 0),
         })), null));
       }
@@ -568,7 +569,9 @@
       done.add(key);
       let content;
       const v = d[key];
-      if (key === 'throughput' && isObj(v) && Array.isArray(v.history)) {
+      if (key === 'queue' && isObj(v) && Array.isArray(v.by_level)) {
+        content = [h('p', null, num(v.queued, P(key, 'queued')), ' URLs queued'), levelTable(v.by_level, P(key, 'by_level'))];
+      } else if (key === 'throughput' && isObj(v) && Array.isArray(v.history)) {
         content = [h('div', { class: 'chart' }, lineChart(historyPoints(v.history, Date.now()), 'pages/s')), kv(v, P(key), ['history'])];
       } else if ((key === 'recent_fetches' || key === 'fetches') && Array.isArray(v) && v.every(isObj)) {
         content = table(v.map(withDuration), P(key), (c, x) => {
@@ -587,6 +590,13 @@
     const rest = Object.fromEntries(Object.entries(d).filter(([k]) => !done.has(k)));
     if (Object.keys(rest).length) cards.unshift(card('State', kv(rest, '')));
     return cards;
+  }
+
+  // levelTable shows queued URLs per priority level, each row named.
+  function levelTable(levels, path) {
+    return h('table', null, h('thead', null, h('tr', null, h('th', null, 'Level'), h('th', { class: 'num' }, 'Queued'))),
+      h('tbody', null, levels.map((n, i) => h('tr', null,
+        h('td', null, 'level ' + i, i === 0 ? ' (fetched first)' : ''), h('td', { class: 'num' }, num(n, sub(path, i)))))));
   }
 
   // withDuration renames a row's duration_seconds to duration, keeping its
@@ -630,9 +640,15 @@
     const done = new Set();
     const take = (key) => { done.add(key); return d[key]; };
     const head = {};
+    // A URL not fetched yet has no status and no links: "Status 0" and "0
+    // links on the page" would read as an answer and an empty page.
+    const fetched = Boolean(d.fetched_at) || (Array.isArray(d.captures) && d.captures.length > 0);
     for (const k of ['normalized', 'url', 'host', 'state', 'reason', 'reason_description', 'depth', 'priority', 'crawl_id', 'discovered_at', 'fetched_at', 'attempts', 'status']) {
-      if (k in d) head[k] = take(k);
+      if (!(k in d)) continue;
+      if (!fetched && (k === 'status' || k === 'fetched_at' || k === 'attempts')) { done.add(k); continue; }
+      head[k] = take(k);
     }
+    if (!fetched) head.fetched = 'not yet';
     if (typeof head.host === 'string') head.host = hostLink(head.host);
     const headDl = h('dl', { class: 'kv' });
     for (const [k, v] of Object.entries(head)) {
@@ -648,7 +664,8 @@
     }
     const links = take('links');
     if (isObj(links) && (Array.isArray(links.out) || Array.isArray(links.in))) {
-      cards.push(card('Out-links', [h('p', null, num(links.out_count, P('links', 'out_count')), ' links on the page'), linkList(links.out)]));
+      cards.push(card('Out-links', fetched ? [h('p', null, num(links.out_count, P('links', 'out_count')), ' links on the page'), linkList(links.out)]
+        : h('p', { class: 'muted' }, 'Not fetched yet: its links are not known.')));
       cards.push(card('In-links', [h('p', null, num(links.in_count, P('links', 'in_count')), ' pages link here, from ',
         num(links.inlink_hosts, P('links', 'inlink_hosts')), ' hosts'), linkList(links.in)]));
     } else if (links !== undefined) {
@@ -775,6 +792,8 @@
     // One host.
     const hostIn = h('input', { name: 'host', id: 'host-name', placeholder: 'host[:port]', value: hostArg || '', required: true });
     const hostOut = h('div', { class: 'result', id: 'host-result' });
+    // A host the crawl does not know is refused (a typo), unless asked for.
+    const createIn = h('input', { type: 'checkbox', id: 'host-create', name: 'create' });
     const delayIn = h('input', { name: 'delay_seconds', id: 'host-delay', type: 'number', step: 'any', min: 0, placeholder: 'seconds' });
     const budgetIn = h('input', { name: 'page_budget', id: 'host-budget', type: 'number', min: 0, placeholder: 'pages' });
     // The render mode: '' leaves it as it is, auto gives the host back to the evidence.
@@ -788,9 +807,10 @@
     grid.appendChild(card('One host', h('div', null,
       h('form', { class: 'inline', on: { submit: (ev) => ev.preventDefault() } }, h('label', null, 'Host', hostIn)),
       h('p', null,
-        h('button', { type: 'button', id: 'host-pause', on: { click: action(hostOut, () => api(CONTROL.hostPause(hostName()), { method: 'POST' }), refresh) } }, 'Pause host'), ' ',
+        h('button', { type: 'button', id: 'host-pause', on: { click: action(hostOut, () => api(CONTROL.hostPause(hostName()) + (createIn.checked ? '?create=true' : ''), { method: 'POST' }), refresh) } }, 'Pause host'), ' ',
         h('button', { type: 'button', id: 'host-resume', class: 'secondary', on: { click: action(hostOut, () => api(CONTROL.hostResume(hostName()), { method: 'POST' }), refresh) } }, 'Resume host'), ' ',
         h('button', { type: 'button', id: 'host-export', class: 'secondary', on: { click: action(hostOut, () => exportQueue(hostName())) } }, 'Export queue')),
+      h('p', null, h('label', null, createIn, ' pause it even if the crawl does not know it yet')),
       h('form', {
         class: 'inline', id: 'host-settings', on: {
           submit: action(hostOut, () => {

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HeldURLs", testHeldURLs},
 		{"StoredFetchesAndURLStates", testStoredFetchesAndStates},
 		{"AddCaptures", testAddCaptures},
+		{"AttemptsOfAFetch", testAttemptsOfAFetch},
 		{"ContentOwner", testContentOwner},
 		{"NearDuplicate", testNearDuplicate},
 		{"Stats", testStats},
@@ -746,6 +747,32 @@ func testStoredFetchesAndStates(t *testing.T, s store.Store) {
 	}
 	if want := []store.State{store.StateQueued, store.StateStored, ""}; !slices.Equal(states, want) {
 		t.Errorf("URLStates = %v, want %v", states, want)
+	}
+}
+
+// A URL's attempts count its requests, whichever of the fetcher's update
+// (fetched) and the parser's capture (stored) reaches the store first: the
+// console showed 0 for URLs whose capture won the race and 1 for the others.
+func testAttemptsOfAFetch(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	first, race, retried := URL(1, "a.example", "/first"), URL(1, "a.example", "/race"), URL(1, "a.example", "/retried")
+	admit(t, s, first, race, retried)
+	update(t, s, store.URLUpdate{Hash: first.Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: t0},
+		store.URLUpdate{Hash: retried.Hash, State: store.StateQueued, Status: 503, Attempts: 2})
+	addCaptures(t, s, []store.Capture{Capture(first, "f-first", "a", 0), Capture(race, "f-race", "b", 0), Capture(retried, "f-retried", "c", 0)})
+	// The fetcher's update of the raced URL comes late and is refused.
+	update(t, s, store.URLUpdate{Hash: race.Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: t0})
+	for _, c := range []struct {
+		u    store.URL
+		want int
+	}{{first, 1}, {race, 1}, {retried, 3}} {
+		info, err := s.URLInfo(ctx, c.u.URL)
+		if err != nil {
+			t.Fatalf("URLInfo(%s): %v", c.u.URL, err)
+		}
+		if info.URL.Attempts != c.want || info.URL.State != store.StateStored {
+			t.Errorf("%s: attempts %d, state %s; want %d, stored", c.u.URL, info.URL.Attempts, info.URL.State, c.want)
+		}
 	}
 }
 
