@@ -294,6 +294,18 @@ func (s *Server) mux() *http.ServeMux {
 	return mux
 }
 
+// nonZero is m less its zero counts (a store's counters table keeps rows
+// that came back to 0), never nil: JSON {} rather than null.
+func nonZero(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, n := range m {
+		if n != 0 {
+			out[k] = n
+		}
+	}
+	return out
+}
+
 func getOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
 	_, _ = w.Write(apidoc.OpenAPI)
@@ -437,7 +449,7 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 		Mode: "store", At: now.UTC(), URLs: urls, Errors: errs,
 		Hosts:           hostCountsView{Total: st.Hosts, Blocked: st.BlockedHosts},
 		Queue:           queueView{Queued: urls.Queued},
-		Storage:         storageView{Captures: st.Captures, Bytes: st.ContentLen, WARCBytes: st.WARCBytes, WARCSegments: st.Segments},
+		Storage:         storageView{Captures: st.Captures, ByStatus: nonZero(st.Statuses), Bytes: st.ContentLen, WARCBytes: st.WARCBytes, WARCSegments: st.Segments},
 		Workers:         workersView{Groups: []workerGroupView{}},
 		EstimatedFinish: finishView{Basis: "unknown"},
 	}

@@ -126,10 +126,11 @@ type queueView struct {
 }
 
 type storageView struct {
-	Captures     int64 `json:"captures"`
-	Bytes        int64 `json:"bytes"`
-	WARCBytes    int64 `json:"warc_bytes"`
-	WARCSegments int64 `json:"warc_segments"`
+	Captures     int64            `json:"captures"`
+	ByStatus     map[string]int64 `json:"captures_by_status"` // "2xx".."5xx", "other"
+	Bytes        int64            `json:"bytes"`
+	WARCBytes    int64            `json:"warc_bytes"`
+	WARCSegments int64            `json:"warc_segments"`
 }
 
 type workersView struct {
