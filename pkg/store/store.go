@@ -498,6 +498,12 @@ type Reader interface {
 	HostActivity(ctx context.Context, host string, since time.Time, bucket time.Duration) ([]Bucket, error)
 }
 
+// SeedURL is a URL the crawl started from and where its redirect led.
+type SeedURL struct {
+	URL
+	RedirectTo string // the first URL its redirect led to; "" when none
+}
+
 // Fetch is a URL as its last fetch left it.
 type Fetch struct {
 	URL

@@ -1,0 +1,241 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// A crawl's report (GET /api/v1/report, and the files the embedded crawler
+// writes at every stop, pkg/report) sums the crawl up from the store alone:
+// the same answer from the crawler that ran it, from one serving the finished
+// folder, and from `crawler report`. It reads every capture once, so it is
+// built on request or at a stop, never polled.
+
+// SeedLister lists the URLs a crawl started from; the SQLite store does.
+// Without it a report's seeds are null.
+type SeedLister interface {
+	Seeds(ctx context.Context, limit int) ([]store.SeedURL, error)
+}
+
+// Limits of a report's lists.
+const (
+	reportSeeds   = 1000
+	reportHosts   = 50
+	reportTypes   = 20
+	reportBuckets = 120 // the timeline's points at most
+)
+
+// ReportView is a crawl's report.
+type ReportView struct {
+	GeneratedAt time.Time       `json:"generated_at"`
+	URLs        urlCountsView   `json:"urls"`
+	Errors      errorCountsView `json:"errors"`
+	Hosts       int64           `json:"hosts"`
+	Storage     storageView     `json:"storage"`
+	// Statuses counts captures by exact HTTP status ("200", "404"; "0" for
+	// none), ContentTypes by media type without parameters, the
+	// reportTypes commonest, the rest under "other".
+	Statuses     map[string]int64 `json:"statuses"`
+	ContentTypes map[string]int64 `json:"content_types"`
+	Timeline     timelineView     `json:"timeline"`
+	Seeds        []seedView       `json:"seeds"` // null when the store cannot list them
+	BusiestHosts []hostListItem   `json:"busiest_hosts"`
+	// Held are the URLs the trap defences excluded or hold, by reason.
+	Held []reasonCount `json:"held"`
+}
+
+type timelineView struct {
+	BucketSeconds float64         `json:"bucket_seconds"`
+	Points        []timelinePoint `json:"points"`
+}
+
+// timelinePoint is one bucket of the crawl's captures by fetch time.
+type timelinePoint struct {
+	Time           time.Time `json:"time"`
+	Pages          int64     `json:"pages"`
+	Bytes          int64     `json:"bytes"`
+	Errors         int64     `json:"errors"` // captures with a 4xx or 5xx status
+	BytesPerSecond float64   `json:"bytes_per_second"`
+}
+
+type seedView struct {
+	URL        string `json:"url"`
+	State      string `json:"state"`
+	Reason     string `json:"reason,omitempty"`
+	Status     int    `json:"status"`
+	RedirectTo string `json:"redirect_to,omitempty"`
+	// Pages are the captures under the seed: URLs that begin with its
+	// folder (its redirect's, when it redirected).
+	Pages int64 `json:"pages"`
+}
+
+type reasonCount struct {
+	Reason      string `json:"reason"`
+	Count       int64  `json:"count"`
+	Description string `json:"description,omitempty"`
+}
+
+func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
+	v, err := s.Report(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// Report builds the crawl's report from the store.
+func (s *Server) Report(ctx context.Context) (ReportView, error) {
+	return BuildReport(ctx, s.store, time.Now())
+}
+
+// BuildReport builds a crawl's report from its store, as of now.
+func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportView, error) {
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		return ReportView{}, fmt.Errorf("report: read stats: %w", err)
+	}
+	urls, errs := countsOf(stats)
+	v := ReportView{
+		GeneratedAt: now.UTC(), URLs: urls, Errors: errs, Hosts: stats.Hosts,
+		Storage:  storageView{Captures: stats.Captures, ByStatus: nonZero(stats.Statuses), Bytes: stats.ContentLen, WARCBytes: stats.WARCBytes, WARCSegments: stats.Segments},
+		Statuses: map[string]int64{}, ContentTypes: map[string]int64{}, BusiestHosts: []hostListItem{}, Held: []reasonCount{},
+	}
+	if sl, ok := st.(SeedLister); ok {
+		seeds, err := sl.Seeds(ctx, reportSeeds)
+		if err != nil {
+			return ReportView{}, fmt.Errorf("report: %w", err)
+		}
+		v.Seeds = make([]seedView, 0, len(seeds))
+		for _, sd := range seeds {
+			v.Seeds = append(v.Seeds, seedView{URL: sd.URL.URL, State: string(sd.State), Reason: sd.Reason, Status: sd.Status, RedirectTo: sd.RedirectTo})
+		}
+	}
+	var caps []store.Capture // only what the timeline needs of each
+	types := map[string]int64{}
+	err = st.Captures(ctx, func(c store.Capture) error {
+		v.Statuses[strconv.Itoa(c.Status)]++
+		types[mediaType(c.ContentType)]++
+		caps = append(caps, store.Capture{FetchedAt: c.FetchedAt, Length: c.Length, Status: c.Status})
+		for i := range v.Seeds {
+			if strings.HasPrefix(c.URL, seedFolder(v.Seeds[i])) {
+				v.Seeds[i].Pages++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return ReportView{}, fmt.Errorf("report: read captures: %w", err)
+	}
+	v.ContentTypes = commonest(types, reportTypes)
+	v.Timeline = timelineOf(caps)
+	hosts, err := st.HostList(ctx, store.HostsBusiest, reportHosts)
+	if err != nil {
+		return ReportView{}, fmt.Errorf("report: %w", err)
+	}
+	for _, h := range hosts {
+		v.BusiestHosts = append(v.BusiestHosts, hostListItemOf(h))
+	}
+	for r, n := range urls.Excluded.ByReason {
+		if strings.HasPrefix(r, "trap_") || slices.Contains(store.HeldReasons, r) {
+			v.Held = append(v.Held, reasonCount{Reason: r, Count: n, Description: describe(r)})
+		}
+	}
+	slices.SortFunc(v.Held, func(a, b reasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
+	})
+	return v, nil
+}
+
+// seedFolder is what the URLs under a seed begin with: its URL up to the
+// last slash of the path (of its redirect's URL when it redirected).
+func seedFolder(s seedView) string {
+	u := cmp.Or(s.RedirectTo, s.URL)
+	scheme := strings.Index(u, "://")
+	if scheme < 0 {
+		return u
+	}
+	if q := strings.IndexAny(u, "?#"); q >= 0 {
+		u = u[:q]
+	}
+	if i := strings.LastIndexByte(u, '/'); i > scheme+2 {
+		return u[:i+1]
+	}
+	return u + "/"
+}
+
+// mediaType is a Content-Type without its parameters, lower case.
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.ToLower(strings.TrimSpace(ct))
+	if ct == "" {
+		return "none"
+	}
+	return ct
+}
+
+// commonest keeps the n largest counts and sums the rest under "other".
+func commonest(m map[string]int64, n int) map[string]int64 {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b))
+	})
+	out := map[string]int64{}
+	for i, k := range keys {
+		if i < n {
+			out[k] += m[k]
+		} else {
+			out["other"] += m[k]
+		}
+	}
+	return out
+}
+
+// timelineOf buckets captures by fetch time: whole seconds wide, as few as
+// keep the timeline within reportBuckets points, empty buckets included so
+// that a pause shows as one.
+func timelineOf(caps []store.Capture) timelineView {
+	if len(caps) == 0 {
+		return timelineView{BucketSeconds: 60, Points: []timelinePoint{}}
+	}
+	first, last := caps[0].FetchedAt, caps[0].FetchedAt
+	for _, c := range caps {
+		if c.FetchedAt.Before(first) {
+			first = c.FetchedAt
+		}
+		if c.FetchedAt.After(last) {
+			last = c.FetchedAt
+		}
+	}
+	width := max(time.Second, (last.Sub(first)/reportBuckets + time.Second - 1).Truncate(time.Second))
+	start := first.Truncate(width)
+	points := make([]timelinePoint, int(last.Sub(start)/width)+1)
+	for i := range points {
+		points[i].Time = start.Add(time.Duration(i) * width).UTC()
+	}
+	for _, c := range caps {
+		p := &points[int(c.FetchedAt.Sub(start)/width)]
+		p.Pages++
+		p.Bytes += c.Length
+		if c.Status >= 400 && c.Status < 600 {
+			p.Errors++
+		}
+	}
+	for i := range points {
+		points[i].BytesPerSecond = float64(points[i].Bytes) / width.Seconds()
+	}
+	return timelineView{BucketSeconds: width.Seconds(), Points: points}
+}

@@ -1,0 +1,78 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// The report counts what the store holds: each seed with its redirect and the
+// pages under it, captures by status and type, a timeline whose points sum to
+// the captures, and conforms to the document (conform).
+func TestReport(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	row := func(u, parent string, depth, redirects int) store.URL {
+		host := "a.example"
+		return store.URL{Hash: store.HashURL(u), Partition: queue.PartitionOf(host), URL: u, Host: host, Depth: depth, Redirects: redirects,
+			Parent: parent, Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: at}
+	}
+	urls := []store.URL{
+		row("http://a.example/", "", 0, 0),                          // a seed that redirects
+		row("https://a.example/", "http://a.example/", 0, 1),        // where it led
+		row("https://a.example/docs/x", "https://a.example/", 1, 0), // a page under it
+		row("http://a.example/blog/", "", 0, 0),                     // a second seed
+		row("http://a.example/blog/gone", "http://a.example/blog/", 1, 0),
+	}
+	if _, err := e.DB.AdmitURLs(ctx, urls); err != nil {
+		t.Fatal(err)
+	}
+	capture := func(u store.URL, status int, ctype string, after time.Duration) store.Capture {
+		return store.Capture{FetchID: u.URL, URLHash: u.Hash, URL: u.URL, FetchedAt: at.Add(after), Status: status, ContentType: ctype, Length: 100}
+	}
+	if err := e.DB.AddCaptures(ctx, []store.Capture{
+		capture(urls[0], 301, "text/html", 0),
+		capture(urls[1], 200, "text/html; charset=utf-8", time.Second),
+		capture(urls[2], 200, "TEXT/HTML", 2*time.Second),
+		capture(urls[3], 200, "application/xml", 3*time.Minute),
+		capture(urls[4], 404, "", 3*time.Minute),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.do(t, "GET", "/api/v1/report", "", "")
+	if code != http.StatusOK {
+		t.Fatalf("report: %d %v", code, out)
+	}
+	seeds := fmt.Sprint(out["seeds"])
+	want := "[map[pages:2 redirect_to:https://a.example/ state:stored status:301 url:http://a.example/] " +
+		"map[pages:2 state:stored status:200 url:http://a.example/blog/]]"
+	if seeds != want {
+		t.Errorf("seeds\n%s\nwant\n%s", seeds, want)
+	}
+	if got := fmt.Sprint(out["statuses"]); got != "map[200:3 301:1 404:1]" {
+		t.Errorf("statuses %s", got)
+	}
+	if got := fmt.Sprint(out["content_types"]); got != "map[application/xml:1 none:1 text/html:3]" {
+		t.Errorf("content types %s", got)
+	}
+	tl, _ := out["timeline"].(map[string]any)
+	points, _ := tl["points"].([]any)
+	var pages, errs float64
+	for _, p := range points {
+		pages += p.(map[string]any)["pages"].(float64)
+		errs += p.(map[string]any)["errors"].(float64)
+	}
+	// 3 minutes in whole seconds: 2 s buckets keep it within 120 points.
+	if tl["bucket_seconds"] != 2.0 || len(points) != 91 || pages != 5 || errs != 1 {
+		t.Errorf("timeline: %v s buckets, %d points, %v pages, %v errors; want 2, 91, 5, 1", tl["bucket_seconds"], len(points), pages, errs)
+	}
+	if st, _ := out["storage"].(map[string]any); st["captures"] != 5.0 {
+		t.Errorf("storage %v", st)
+	}
+}
