@@ -2,6 +2,7 @@
 // parser tiers over an embedded Kafka broker, SQLite metadata and local WARC files.
 //
 //	crawler -data DIR [-seeds FILE] [flags] [URL ...]
+//	crawler report -data DIR [-json]
 //
 // Running it again on the same folder resumes. See the README for the flags.
 //
@@ -57,6 +58,9 @@ run ended and what it did.
 `
 
 func run() int {
+	if len(os.Args) > 1 && os.Args[1] == "report" {
+		return runReport(os.Args[2:], os.Stdout, os.Stderr)
+	}
 	var cfg embedded.Config
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)

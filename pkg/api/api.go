@@ -145,6 +145,10 @@ type Config struct {
 	// the console's read-only pages open without logging in (-console-public);
 	// every other method still needs a token.
 	Public bool
+	// ReadOnly refuses every request that would change the crawl (seeds,
+	// control actions) with 409: the embedded crawler serving a finished
+	// crawl's folder without fetching.
+	ReadOnly bool
 }
 
 // Server holds the handlers.
@@ -265,6 +269,9 @@ func (s *Server) mux() *http.ServeMux {
 	allowed := map[string][]string{}
 	for _, r := range s.routes() {
 		h := r.handler
+		if s.cfg.ReadOnly && r.method != http.MethodGet {
+			h = refuseReadOnly
+		}
 		if !r.open {
 			h = s.auth(h)
 		}
@@ -293,6 +300,11 @@ func (s *Server) mux() *http.ServeMux {
 		writeError(w, http.StatusNotFound, "no such route: "+r.URL.Path)
 	})
 	return mux
+}
+
+func refuseReadOnly(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusConflict, "this crawler serves a finished crawl read-only and fetches nothing; "+
+		"run it with a seed (or without -listen) to crawl again")
 }
 
 // nonZero is m less its zero counts (a store's counters table keeps rows

@@ -45,20 +45,21 @@ type ReportView struct {
 	// reportTypes commonest, the rest under "other".
 	Statuses     map[string]int64 `json:"statuses"`
 	ContentTypes map[string]int64 `json:"content_types"`
-	Timeline     timelineView     `json:"timeline"`
-	Seeds        []seedView       `json:"seeds"` // null when the store cannot list them
+	Timeline     ReportTimeline   `json:"timeline"`
+	Seeds        []ReportSeed     `json:"seeds"` // null when the store cannot list them
 	BusiestHosts []hostListItem   `json:"busiest_hosts"`
 	// Held are the URLs the trap defences excluded or hold, by reason.
-	Held []reasonCount `json:"held"`
+	Held []ReportReason `json:"held"`
 }
 
-type timelineView struct {
-	BucketSeconds float64         `json:"bucket_seconds"`
-	Points        []timelinePoint `json:"points"`
+// ReportTimeline is the crawl's captures over time.
+type ReportTimeline struct {
+	BucketSeconds float64       `json:"bucket_seconds"`
+	Points        []ReportPoint `json:"points"`
 }
 
-// timelinePoint is one bucket of the crawl's captures by fetch time.
-type timelinePoint struct {
+// ReportPoint is one bucket of the crawl's captures by fetch time.
+type ReportPoint struct {
 	Time           time.Time `json:"time"`
 	Pages          int64     `json:"pages"`
 	Bytes          int64     `json:"bytes"`
@@ -66,7 +67,8 @@ type timelinePoint struct {
 	BytesPerSecond float64   `json:"bytes_per_second"`
 }
 
-type seedView struct {
+// ReportSeed is one URL the crawl started from.
+type ReportSeed struct {
 	URL        string `json:"url"`
 	State      string `json:"state"`
 	Reason     string `json:"reason,omitempty"`
@@ -77,7 +79,8 @@ type seedView struct {
 	Pages int64 `json:"pages"`
 }
 
-type reasonCount struct {
+// ReportReason is a count of URLs by the reason they were held.
+type ReportReason struct {
 	Reason      string `json:"reason"`
 	Count       int64  `json:"count"`
 	Description string `json:"description,omitempty"`
@@ -107,16 +110,16 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 	v := ReportView{
 		GeneratedAt: now.UTC(), URLs: urls, Errors: errs, Hosts: stats.Hosts,
 		Storage:  storageView{Captures: stats.Captures, ByStatus: nonZero(stats.Statuses), Bytes: stats.ContentLen, WARCBytes: stats.WARCBytes, WARCSegments: stats.Segments},
-		Statuses: map[string]int64{}, ContentTypes: map[string]int64{}, BusiestHosts: []hostListItem{}, Held: []reasonCount{},
+		Statuses: map[string]int64{}, ContentTypes: map[string]int64{}, BusiestHosts: []hostListItem{}, Held: []ReportReason{},
 	}
 	if sl, ok := st.(SeedLister); ok {
 		seeds, err := sl.Seeds(ctx, reportSeeds)
 		if err != nil {
 			return ReportView{}, fmt.Errorf("report: %w", err)
 		}
-		v.Seeds = make([]seedView, 0, len(seeds))
+		v.Seeds = make([]ReportSeed, 0, len(seeds))
 		for _, sd := range seeds {
-			v.Seeds = append(v.Seeds, seedView{URL: sd.URL.URL, State: string(sd.State), Reason: sd.Reason, Status: sd.Status, RedirectTo: sd.RedirectTo})
+			v.Seeds = append(v.Seeds, ReportSeed{URL: sd.URL.URL, State: string(sd.State), Reason: sd.Reason, Status: sd.Status, RedirectTo: sd.RedirectTo})
 		}
 	}
 	var caps []store.Capture // only what the timeline needs of each
@@ -146,10 +149,10 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 	}
 	for r, n := range urls.Excluded.ByReason {
 		if strings.HasPrefix(r, "trap_") || slices.Contains(store.HeldReasons, r) {
-			v.Held = append(v.Held, reasonCount{Reason: r, Count: n, Description: describe(r)})
+			v.Held = append(v.Held, ReportReason{Reason: r, Count: n, Description: describe(r)})
 		}
 	}
-	slices.SortFunc(v.Held, func(a, b reasonCount) int {
+	slices.SortFunc(v.Held, func(a, b ReportReason) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
 	})
 	return v, nil
@@ -157,7 +160,7 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 
 // seedFolder is what the URLs under a seed begin with: its URL up to the
 // last slash of the path (of its redirect's URL when it redirected).
-func seedFolder(s seedView) string {
+func seedFolder(s ReportSeed) string {
 	u := cmp.Or(s.RedirectTo, s.URL)
 	scheme := strings.Index(u, "://")
 	if scheme < 0 {
@@ -207,9 +210,9 @@ func commonest(m map[string]int64, n int) map[string]int64 {
 // timelineOf buckets captures by fetch time: whole seconds wide, as few as
 // keep the timeline within reportBuckets points, empty buckets included so
 // that a pause shows as one.
-func timelineOf(caps []store.Capture) timelineView {
+func timelineOf(caps []store.Capture) ReportTimeline {
 	if len(caps) == 0 {
-		return timelineView{BucketSeconds: 60, Points: []timelinePoint{}}
+		return ReportTimeline{BucketSeconds: 60, Points: []ReportPoint{}}
 	}
 	first, last := caps[0].FetchedAt, caps[0].FetchedAt
 	for _, c := range caps {
@@ -222,7 +225,7 @@ func timelineOf(caps []store.Capture) timelineView {
 	}
 	width := max(time.Second, (last.Sub(first)/reportBuckets + time.Second - 1).Truncate(time.Second))
 	start := first.Truncate(width)
-	points := make([]timelinePoint, int(last.Sub(start)/width)+1)
+	points := make([]ReportPoint, int(last.Sub(start)/width)+1)
 	for i := range points {
 		points[i].Time = start.Add(time.Duration(i) * width).UTC()
 	}
@@ -237,5 +240,5 @@ func timelineOf(caps []store.Capture) timelineView {
 	for i := range points {
 		points[i].BytesPerSecond = float64(points[i].Bytes) / width.Seconds()
 	}
-	return timelineView{BucketSeconds: width.Seconds(), Points: points}
+	return ReportTimeline{BucketSeconds: width.Seconds(), Points: points}
 }
