@@ -202,6 +202,33 @@ func TestConsole(t *testing.T) {
 	t.Logf("URL page: %d numbers match the API", c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
 	c.CheckLayout(t, shots, "url")
 
+	// The crawl log, filtered through its form: only the host's captures.
+	c.Open(t, "#/log", `[data-page="log"] #crawl-log[data-loaded]`)
+	c.CheckLayout(t, shots, "log")
+	logged := w.Hosts()[2]
+	c.B.Do(t, 30*time.Second,
+		chromedp.SetValue(chromedp.CSS("#log-host"), logged),
+		chromedp.SetValue(chromedp.CSS("#log-status"), "2xx"),
+		chromedp.Click(chromedp.CSS("#log-filter")),
+		chromedp.WaitVisible(chromedp.CSS(`#crawl-log[data-api*="status=2xx"][data-loaded] table`)),
+	)
+	rows := browsertest.Eval[[]string](t, b, `Array.from(document.querySelectorAll('#crawl-log tbody tr')).map((tr) => tr.textContent)`)
+	for _, r := range rows {
+		if !strings.Contains(r, "http://"+logged+"/") {
+			t.Errorf("the crawl log filtered to %s shows %q", logged, r)
+		}
+	}
+	if n := c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}); len(rows) == 0 || n < len(rows) {
+		t.Errorf("the crawl log filtered to %s: %d rows, %d numbers matching the API", logged, len(rows), n)
+	}
+
+	// The report: its numbers are the API's, and they fit.
+	c.Open(t, "#/report", `[data-page="report"] [data-api][data-loaded]`)
+	if n := c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}); n < 20 {
+		t.Errorf("the report page shows %d numbers from the API, want 20 or more", n)
+	}
+	c.CheckLayout(t, shots, "report-page")
+
 	// The seed from the form is in the store.
 	if status, v := c.Call(t, "GET", "/api/v1/urls?url="+url.QueryEscape(newSeed)); status != 200 {
 		t.Errorf("seed submitted through the console: look-up %d %v, want it in the store", status, v)

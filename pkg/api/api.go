@@ -245,6 +245,7 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/hosts", s.getHosts, false},
 		{"GET", "/api/v1/hosts/{host}", s.getHost, false},
 		{"GET", "/api/v1/report", s.getReport, false},
+		{"GET", "/api/v1/captures", s.getCaptures, false},
 		{"GET", "/api/v1/captures/{id}/warc", s.getWARC, false},
 		{"GET", "/api/v1/openapi.yaml", getOpenAPI, true},
 		{"GET", "/-/healthy", getHealthy, true},

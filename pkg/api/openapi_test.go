@@ -114,6 +114,8 @@ func TestOpenAPISchemasMatchStructs(t *testing.T) {
 		{"QueueStats", queueView{}},
 		{"StorageStats", storageView{}},
 		{"Report", ReportView{}},
+		{"CrawlLog", crawlLogView{}},
+		{"CrawlLogEntry", logEntry{}},
 		{"ReportTimeline", ReportTimeline{}},
 		{"ReportPoint", ReportPoint{}},
 		{"ReportSeed", ReportSeed{}},

@@ -75,4 +75,36 @@ func TestReport(t *testing.T) {
 	if st, _ := out["storage"].(map[string]any); st["captures"] != 5.0 {
 		t.Errorf("storage %v", st)
 	}
+
+	// The crawl log of the same captures, through its filters.
+	for _, c := range []struct {
+		query string
+		code  int
+		urls  string
+	}{
+		{"", 200, "[http://a.example/blog/gone http://a.example/blog/ https://a.example/docs/x https://a.example/ http://a.example/]"},
+		{"?limit=2", 200, "[http://a.example/blog/gone http://a.example/blog/]"},
+		{"?host=A.example&status=4xx", 200, "[http://a.example/blog/gone]"},
+		{"?status=301", 200, "[http://a.example/]"},
+		{"?type=application/", 200, "[http://a.example/blog/]"},
+		{"?host=b.example", 200, "[]"},
+		{"?status=4x4", 400, ""},
+		{"?limit=0", 400, ""},
+	} {
+		code, out := e.do(t, "GET", "/api/v1/captures"+c.query, "", "")
+		if code != c.code {
+			t.Errorf("crawl log %s: %d %v, want %d", c.query, code, out, c.code)
+			continue
+		}
+		if c.code != 200 {
+			continue
+		}
+		var urls []string
+		for _, x := range out["captures"].([]any) {
+			urls = append(urls, x.(map[string]any)["url"].(string))
+		}
+		if got := fmt.Sprint(urls); got != c.urls && !(c.urls == "[]" && urls == nil) {
+			t.Errorf("crawl log %s: %s, want %s", c.query, got, c.urls)
+		}
+	}
 }

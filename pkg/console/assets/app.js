@@ -139,7 +139,7 @@
     const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
     let i = 0;
     while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
-    return (i === 0 ? b : b.toFixed(1)) + ' ' + units[i];
+    return (i === 0 ? Math.round(b) : b.toFixed(1)) + ' ' + units[i];
   }
 
   // num is a number from the API at path: shown formatted, marked for tests.
@@ -247,7 +247,9 @@
   // ---- charts --------------------------------------------------------------
 
   // lineChart draws points [{t: ms, v: number}] as an SVG line with its axis.
-  function lineChart(points, unit) {
+  // fmtV writes the scale's values (numbers by default).
+  function lineChart(points, unit, fmtV) {
+    const scale = fmtV || ((v) => fmtNum(Math.round(v * 10) / 10));
     const W = 900, H = 200, L = 48, B = 22, T = 8, R = 8;
     const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'throughput chart' });
     if (points.length === 0) {
@@ -262,7 +264,7 @@
     svg.appendChild(s('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }));
     for (const f of [0, 0.5, 1]) {
       const v = vmax / 1.1 * f;
-      svg.appendChild(s('text', { x: 2, y: y(v) + 3 }, fmtNum(Math.round(v * 10) / 10)));
+      svg.appendChild(s('text', { x: 2, y: y(v) + 3 }, scale(v)));
     }
     svg.appendChild(s('text', { x: L, y: H - 6 }, new Date(t0).toLocaleTimeString()));
     svg.appendChild(s('text', { x: W - R - 60, y: H - 6 }, new Date(t1).toLocaleTimeString()));
@@ -360,7 +362,7 @@
     const hasToken = Boolean(sessionStorage.getItem(TOKEN_KEY));
     document.getElementById('logout').hidden = !hasToken;
     document.getElementById('login-open').hidden = hasToken || !access.tokens;
-    const pages = { overview, hosts: arg ? hostPage : hostsPage, urls: arg ? urlPage : urlsPage, control };
+    const pages = { overview, hosts: arg ? hostPage : hostsPage, urls: arg ? urlPage : urlsPage, report: reportPage, log: logPage, control };
     const fn = pages[page] || overview;
     const view = h('div', { 'data-page': page || 'overview' });
     main.replaceChildren(view);
@@ -725,6 +727,104 @@
         },
       },
     }, 'WARC record' + (length ? ' (' + fmtBytes(length) + ')' : ''));
+  }
+
+  // ---- crawl log -------------------------------------------------------------
+
+  const LOG_FILTERS = [['host', 'Host', 'any host'], ['status', 'Status', '404 or 4xx'], ['type', 'Type', 'text/html']];
+
+  // logPage is the crawl log: the newest captures, narrowed by the filters in
+  // its address (#/log/host=example.com&status=4xx), refreshed every 2 s.
+  async function logPage(view, arg, seq) {
+    view.appendChild(h('h1', null, 'Crawl log'));
+    const given = new URLSearchParams(arg || '');
+    const inputs = LOG_FILTERS.map(([k, , hint]) => h('input', { name: k, id: 'log-' + k, placeholder: hint, value: given.get(k) || '' }));
+    view.appendChild(h('form', {
+      class: 'inline', id: 'log-form', on: {
+        submit: (ev) => {
+          ev.preventDefault();
+          const q = new URLSearchParams();
+          inputs.forEach((el) => { if (el.value.trim()) q.set(el.name, el.value.trim()); });
+          location.hash = '#/log/' + q.toString();
+        },
+      },
+    }, LOG_FILTERS.map(([, title], i) => h('label', null, title, inputs[i])), h('button', { type: 'submit', id: 'log-filter' }, 'Filter')));
+    view.appendChild(h('p', { class: 'muted' }, 'The newest 100 captures that match, newest first. A fetch that got no answer (DNS, connection, timeout) has no capture: the overview counts those.'));
+    const q = new URLSearchParams();
+    for (const [k] of LOG_FILTERS) if (given.get(k)) q.set(k, given.get(k));
+    q.set('limit', '100');
+    const path = '/api/v1/captures?' + q.toString();
+    const body = h('div', { 'data-api': path, id: 'crawl-log' });
+    view.appendChild(body);
+    await poll(seq, async () => {
+      let d;
+      try {
+        d = await api(path);
+      } catch (err) {
+        if (err.status === 400) { body.replaceChildren(errorBox(err)); return; }
+        throw err;
+      }
+      if (seq !== renderSeq) return;
+      const rows = (d.captures || []).map(withDuration);
+      body.replaceChildren(rows.length === 0 ? h('p', { class: 'muted' }, 'No capture matches.')
+        : table(rows, P('captures'), (c, v) => (c === 'url' ? urlLink(v) : c === 'duration' ? fetchDuration(v) : undefined)));
+      body.setAttribute('data-loaded', new Date().toISOString());
+    });
+  }
+
+  // ---- report ------------------------------------------------------------------
+
+  // reportPage shows the crawl summed up (GET /api/v1/report), the report.html
+  // every stop writes. It reads every capture, so it is read once, not polled.
+  async function reportPage(view, _arg, seq) {
+    view.appendChild(h('h1', null, 'Report'));
+    const path = '/api/v1/report';
+    const body = h('div', { 'data-api': path });
+    const load = async () => {
+      const r = await api(path);
+      if (seq !== renderSeq) return;
+      body.replaceChildren(h('div', { class: 'grid' }, reportCards(r)));
+      body.setAttribute('data-loaded', new Date().toISOString());
+    };
+    view.appendChild(h('p', { class: 'muted' }, 'The crawl summed up from its store, as the report.html every stop writes into the data folder has it. ',
+      h('button', { type: 'button', class: 'secondary', id: 'report-refresh', on: { click: () => load().catch((err) => body.replaceChildren(errorBox(err))) } }, 'Read again')));
+    view.appendChild(body);
+    await load();
+  }
+
+  function reportCards(r) {
+    const tl = isObj(r.timeline) ? r.timeline : {};
+    const width = tl.bucket_seconds || 1;
+    const over = (f) => (tl.points || []).map((p) => ({ t: Date.parse(p.time), v: f(p) }));
+    const cards = [
+      card('Pages per second over time', h('div', { class: 'chart' }, lineChart(over((p) => p.pages / width), 'pages/s')), true),
+      card('Bytes per second over time', h('div', { class: 'chart' }, lineChart(over((p) => p.bytes_per_second), 'per second', fmtBytes)), true),
+      card('Errors over time', [h('div', { class: 'chart' }, lineChart(over((p) => p.errors / width), '4xx and 5xx answers/s')),
+        h('p', { class: 'muted' }, 'In buckets of ', num(width, P('timeline', 'bucket_seconds')), ' s.')], true),
+      card('HTTP status', breakdown(r.statuses, P('statuses'), 'Status')),
+      card('Content types', breakdown(r.content_types, P('content_types'), 'Type')),
+      card('Traps held, and why', Array.isArray(r.held) && r.held.length ? table(r.held, P('held'))
+        : h('p', { class: 'muted' }, 'No URL was held as a trap.')),
+    ];
+    const seeds = r.seeds === null ? h('p', { class: 'muted' }, 'This store cannot list its seeds.')
+      : (r.seeds || []).length === 0 ? h('p', { class: 'muted' }, 'No seed.')
+        : table(r.seeds, P('seeds'), (c, v) => {
+          if (c === 'url' || c === 'redirect_to') return v ? urlLink(v) : '';
+          if (c === 'status' && !v) return h('span', { class: 'muted' }, 'not fetched');
+          return undefined;
+        });
+    cards.push(card('Seeds', seeds, true));
+    cards.push(card('Busiest hosts', (r.busiest_hosts || []).length
+      ? table(r.busiest_hosts, P('busiest_hosts'), (c, v) => (c === 'host' ? hostLink(v) : undefined)) : h('p', { class: 'muted' }, 'No host.'), true));
+    return cards;
+  }
+
+  // breakdown shows counts by key, largest first.
+  function breakdown(m, path, head) {
+    const rows = Object.entries(isObj(m) ? m : {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    if (rows.length === 0) return h('p', { class: 'muted' }, 'none');
+    return h('table', null, h('thead', null, h('tr', null, h('th', null, head), h('th', { class: 'num' }, 'Captures'))),
+      h('tbody', null, rows.map(([k, n]) => h('tr', null, h('td', null, k), h('td', { class: 'num' }, num(n, sub(path, k)))))));
   }
 
   // ---- control -----------------------------------------------------------------

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"StoredFetchesAndURLStates", testStoredFetchesAndStates},
 		{"AddCaptures", testAddCaptures},
 		{"AttemptsOfAFetch", testAttemptsOfAFetch},
+		{"RecentCaptures", testRecentCaptures},
 		{"ContentOwner", testContentOwner},
 		{"NearDuplicate", testNearDuplicate},
 		{"Stats", testStats},
@@ -772,6 +773,42 @@ func testAttemptsOfAFetch(t *testing.T, s store.Store) {
 		}
 		if info.URL.Attempts != c.want || info.URL.State != store.StateStored {
 			t.Errorf("%s: attempts %d, state %s; want %d, stored", c.u.URL, info.URL.Attempts, info.URL.State, c.want)
+		}
+	}
+}
+
+// The crawl log: newest first, narrowed by host (exactly: not a host that
+// begins with it), status range and type prefix.
+func testRecentCaptures(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a, b, c := URL(1, "a.example", "/x"), URL(1, "a.example.org", "/y"), URL(1, "a.example", "/z")
+	admit(t, s, a, b, c)
+	ca, cb, cc := Capture(a, "f-a", "a", 0), Capture(b, "f-b", "b", 0), Capture(c, "f-c", "c", 0)
+	cb.Status, cc.ContentType = 404, "Application/PDF"
+	addCaptures(t, s, []store.Capture{ca, cb, cc})
+	for _, tc := range []struct {
+		f     store.CaptureFilter
+		limit int
+		want  []string
+	}{
+		{store.CaptureFilter{}, 10, []string{c.URL, b.URL, a.URL}},
+		{store.CaptureFilter{}, 2, []string{c.URL, b.URL}},
+		{store.CaptureFilter{Host: "a.example"}, 10, []string{c.URL, a.URL}},
+		{store.CaptureFilter{MinStatus: 400, MaxStatus: 499}, 10, []string{b.URL}},
+		{store.CaptureFilter{Type: "application/pdf"}, 10, []string{c.URL}},
+		{store.CaptureFilter{Host: "a.example", Type: "text/"}, 10, []string{a.URL}},
+		{store.CaptureFilter{Host: "b.example"}, 10, nil},
+	} {
+		got, err := s.RecentCaptures(ctx, tc.f, tc.limit)
+		if err != nil {
+			t.Fatalf("RecentCaptures(%+v): %v", tc.f, err)
+		}
+		var urls []string
+		for _, g := range got {
+			urls = append(urls, g.URL)
+		}
+		if !slices.Equal(urls, tc.want) {
+			t.Errorf("RecentCaptures(%+v, %d) = %v, want %v", tc.f, tc.limit, urls, tc.want)
 		}
 	}
 }
