@@ -122,14 +122,21 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 			v.Seeds = append(v.Seeds, ReportSeed{URL: sd.URL.URL, State: string(sd.State), Reason: sd.Reason, Status: sd.Status, RedirectTo: sd.RedirectTo})
 		}
 	}
-	var caps []store.Capture // only what the timeline needs of each
+	// Seeds by folder: a capture looks up each folder of its own URL
+	// rather than comparing itself with every seed.
+	folders := map[string][]int{}
+	for i, sd := range v.Seeds {
+		f := seedFolder(sd)
+		folders[f] = append(folders[f], i)
+	}
+	var caps []fetched
 	types := map[string]int64{}
 	err = st.Captures(ctx, func(c store.Capture) error {
 		v.Statuses[strconv.Itoa(c.Status)]++
 		types[mediaType(c.ContentType)]++
-		caps = append(caps, store.Capture{FetchedAt: c.FetchedAt, Length: c.Length, Status: c.Status})
-		for i := range v.Seeds {
-			if strings.HasPrefix(c.URL, seedFolder(v.Seeds[i])) {
+		caps = append(caps, fetched{at: c.FetchedAt, length: c.Length, status: c.Status})
+		if len(folders) > 0 {
+			for _, i := range foldersOf(c.URL, folders) {
 				v.Seeds[i].Pages++
 			}
 		}
@@ -156,6 +163,32 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
 	})
 	return v, nil
+}
+
+// fetched is what the timeline needs of a capture.
+type fetched struct {
+	at     time.Time
+	length int64
+	status int
+}
+
+// foldersOf returns the seeds whose folder u begins with: one look-up per
+// slash of u's path.
+func foldersOf(u string, folders map[string][]int) []int {
+	start := strings.Index(u, "://")
+	if start < 0 {
+		return nil
+	}
+	if q := strings.IndexAny(u, "?#"); q >= 0 {
+		u = u[:q]
+	}
+	var out []int
+	for i := start + 3; i < len(u); i++ {
+		if u[i] == '/' {
+			out = append(out, folders[u[:i+1]]...)
+		}
+	}
+	return out
 }
 
 // seedFolder is what the URLs under a seed begin with: its URL up to the
@@ -210,17 +243,17 @@ func commonest(m map[string]int64, n int) map[string]int64 {
 // timelineOf buckets captures by fetch time: whole seconds wide, as few as
 // keep the timeline within reportBuckets points, empty buckets included so
 // that a pause shows as one.
-func timelineOf(caps []store.Capture) ReportTimeline {
+func timelineOf(caps []fetched) ReportTimeline {
 	if len(caps) == 0 {
 		return ReportTimeline{BucketSeconds: 60, Points: []ReportPoint{}}
 	}
-	first, last := caps[0].FetchedAt, caps[0].FetchedAt
+	first, last := caps[0].at, caps[0].at
 	for _, c := range caps {
-		if c.FetchedAt.Before(first) {
-			first = c.FetchedAt
+		if c.at.Before(first) {
+			first = c.at
 		}
-		if c.FetchedAt.After(last) {
-			last = c.FetchedAt
+		if c.at.After(last) {
+			last = c.at
 		}
 	}
 	width := max(time.Second, (last.Sub(first)/reportBuckets + time.Second - 1).Truncate(time.Second))
@@ -230,10 +263,10 @@ func timelineOf(caps []store.Capture) ReportTimeline {
 		points[i].Time = start.Add(time.Duration(i) * width).UTC()
 	}
 	for _, c := range caps {
-		p := &points[int(c.FetchedAt.Sub(start)/width)]
+		p := &points[int(c.at.Sub(start)/width)]
 		p.Pages++
-		p.Bytes += c.Length
-		if c.Status >= 400 && c.Status < 600 {
+		p.Bytes += c.length
+		if c.status >= 400 && c.status < 600 {
 			p.Errors++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
 )
@@ -105,6 +106,44 @@ func TestReport(t *testing.T) {
 		}
 		if got := fmt.Sprint(urls); got != c.urls && !(c.urls == "[]" && urls == nil) {
 			t.Errorf("crawl log %s: %s, want %s", c.query, got, c.urls)
+		}
+	}
+}
+
+// BenchmarkBuildReport builds the report of a store of 50,000 captures on 500
+// hosts: the cost a stop pays to write it (one pass over the captures).
+func BenchmarkBuildReport(b *testing.B) {
+	e := testenv.New(b)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	const n = 50_000
+	for batch := 0; batch < n; batch += 1000 {
+		urls := make([]store.URL, 0, 1000)
+		caps := make([]store.Capture, 0, 1000)
+		for i := batch; i < batch+1000; i++ {
+			host := fmt.Sprintf("h%03d.example", i%500)
+			u := fmt.Sprintf("https://%s/p/%d", host, i)
+			depth := 1
+			if i < 500 {
+				u, depth = "https://"+host+"/", 0
+			}
+			urls = append(urls, store.URL{Hash: store.HashURL(u), Partition: queue.PartitionOf(host), URL: u, Host: host, Depth: depth,
+				Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: at})
+			caps = append(caps, store.Capture{FetchID: u, URLHash: store.HashURL(u), URL: u, FetchedAt: at.Add(time.Duration(i) * 20 * time.Millisecond),
+				Status: 200 + 204*(i%50/49), ContentType: "text/html; charset=utf-8", Length: 4096})
+		}
+		if _, err := e.DB.AdmitURLs(ctx, urls); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.DB.AddCaptures(ctx, caps); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		v, err := BuildReport(ctx, e.DB, at)
+		if err != nil || v.Storage.Captures != n || len(v.Seeds) != 500 {
+			b.Fatalf("report: %v, %d captures, %d seeds", err, v.Storage.Captures, len(v.Seeds))
 		}
 	}
 }
