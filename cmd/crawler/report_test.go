@@ -86,6 +86,9 @@ func TestCrawlReport(t *testing.T) {
 		}
 	}
 	b.Screenshot(t, browsertest.ArtifactsDir(t, "console"), "report")
+
+	// The served console says what it is.
+	b.Do(t, 30*time.Second, chromedp.Navigate(c.Base+"/#/overview"), chromedp.WaitVisible(chromedp.CSS("#read-only")))
 	b.CheckNoErrors(t)
 
 	// crawler report, beside the serving process.

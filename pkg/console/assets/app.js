@@ -418,7 +418,9 @@
     let points = historyPoints(thr.history, now);
     if (points.length < 2) points = samples.slice();
     const head = h('p', { class: 'muted wide-line' },
-      st.mode ? [st.mode === 'cluster' ? 'Cluster' : st.mode === 'embedded' ? 'Embedded crawler' : st.mode, ' · '] : '',
+      // "store": no process crawls; the embedded crawler serves a finished crawl.
+      st.mode ? [st.mode === 'cluster' ? 'Cluster' : st.mode === 'embedded' ? 'Embedded crawler'
+        : st.mode === 'store' ? h('strong', { id: 'read-only' }, 'A finished crawl, served read-only: nothing is fetched') : st.mode, ' · '] : '',
       typeof st.uptime_seconds === 'number' ? [h('span', { title: st.uptime_seconds + ' s' }, 'up ', fmtSeconds(st.uptime_seconds)), ' · '] : '',
       st.at ? ['as of ', value(st.at)] : '');
     cards.push(h('div', { class: 'card wide plain' }, head));
