@@ -24,7 +24,8 @@ import (
 // TestConsole drives the operator console of a running crawl of the synthetic
 // web in headless Chromium, as an operator would: logs in through the form,
 // opens every page (a screenshot of each goes to test-artifacts/console/),
-// checks that the numbers shown are the API's, submits a seed through the form
+// checks that the numbers shown are the API's and that each fits its box at
+// every width of consoletest.Widths, submits a seed through the form
 // and finds it in the store, pauses a host and sees in the web's log that it
 // gets no request while paused, and fails on any error in the page's console.
 func TestConsole(t *testing.T) {
@@ -38,6 +39,9 @@ func TestConsole(t *testing.T) {
 	// 8 hosts x 60 pages at 300 ms a page: each host takes 18 s or more, long
 	// enough to pause one with pages still queued.
 	cfg.Hosts, cfg.PagesPerHost = 8, 60
+	// The special cases and traps give the pages what overflowed before:
+	// robots.txt rules, exclusions by reason, busy URL patterns.
+	cfg.Features, cfg.Traps = true, true
 	w, seeds := startWeb(t, cfg)
 	const token = "console-test-token"
 	tokens := filepath.Join(t.TempDir(), "tokens")
@@ -119,7 +123,7 @@ func TestConsole(t *testing.T) {
 	// Mid-crawl, for the README (docs/img/console.png is a copy).
 	c.Open(t, "#/overview", `[data-page="overview"] [data-api][data-loaded]`)
 	c.Refreshed(t)
-	b.Screenshot(t, shots, "overview-busy")
+	c.CheckLayout(t, shots, "overview-busy")
 
 	waitIdle(t, w, 2*time.Minute, operator{base: c.Base, token: token})
 
@@ -146,7 +150,7 @@ func TestConsole(t *testing.T) {
 		if !strings.Contains(audit, paused) {
 			t.Errorf("the audit log on the control page does not name %s: %.300s", paused, audit)
 		}
-		b.Screenshot(t, shots, "control-audit")
+		c.CheckLayout(t, shots, "control-audit")
 	}
 
 	// Idle: every number must be the API's.
@@ -158,15 +162,26 @@ func TestConsole(t *testing.T) {
 	if n < 10 {
 		t.Errorf("overview shows %d numbers from the API, want at least 10", n)
 	}
-	b.Screenshot(t, shots, "overview")
+	c.CheckLayout(t, shots, "overview")
+	// The one fetcher holds every partition of crawl.urls (the page said 0).
+	if n := browsertest.Eval[string](t, b, `(() => {
+		const h = Array.from(document.querySelectorAll('[data-page="overview"] h3')).find((x) => x.textContent.startsWith('fetchers'));
+		const row = h && h.nextElementSibling && h.nextElementSibling.nextElementSibling.querySelector('tbody tr');
+		return row ? row.children[2].textContent : 'no fetchers table';
+	})()`); n != "256" {
+		t.Errorf("the workers card shows %q partitions for the embedded fetcher, want 256", n)
+	}
 
 	if c.Serves(t, "/api/v1/hosts") {
 		t.Logf("hosts: %d numbers match the API", c.CheckHosts(t, consoletest.Tolerance{Float: 0.1}))
-		b.Screenshot(t, shots, "hosts")
+		c.CheckLayout(t, shots, "hosts")
 	}
 	c.Open(t, "#/hosts/"+url.PathEscape(paused), `[data-page="hosts"] [data-api][data-loaded]`)
 	t.Logf("host page: %d numbers match the API", c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
-	b.Screenshot(t, shots, "host")
+	c.CheckLayout(t, shots, "host")
+	ruled := hostWithRules(t, c, w.Hosts())
+	c.Open(t, "#/hosts/"+url.PathEscape(ruled), `[data-page="hosts"] [data-api][data-loaded]`)
+	c.CheckLayout(t, shots, "host-robots")
 
 	// A URL through the search box.
 	seed := w.Seeds()[2]
@@ -185,7 +200,34 @@ func TestConsole(t *testing.T) {
 		t.Errorf("URL page does not show the state %v", st)
 	}
 	t.Logf("URL page: %d numbers match the API", c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
-	b.Screenshot(t, shots, "url")
+	c.CheckLayout(t, shots, "url")
+
+	// The crawl log, filtered through its form: only the host's captures.
+	c.Open(t, "#/log", `[data-page="log"] #crawl-log[data-loaded]`)
+	c.CheckLayout(t, shots, "log")
+	logged := w.Hosts()[2]
+	c.B.Do(t, 30*time.Second,
+		chromedp.SetValue(chromedp.CSS("#log-host"), logged),
+		chromedp.SetValue(chromedp.CSS("#log-status"), "2xx"),
+		chromedp.Click(chromedp.CSS("#log-filter")),
+		chromedp.WaitVisible(chromedp.CSS(`#crawl-log[data-api*="status=2xx"][data-loaded] table`)),
+	)
+	rows := browsertest.Eval[[]string](t, b, `Array.from(document.querySelectorAll('#crawl-log tbody tr')).map((tr) => tr.textContent)`)
+	for _, r := range rows {
+		if !strings.Contains(r, "http://"+logged+"/") {
+			t.Errorf("the crawl log filtered to %s shows %q", logged, r)
+		}
+	}
+	if n := c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}); len(rows) == 0 || n < len(rows) {
+		t.Errorf("the crawl log filtered to %s: %d rows, %d numbers matching the API", logged, len(rows), n)
+	}
+
+	// The report: its numbers are the API's, and they fit.
+	c.Open(t, "#/report", `[data-page="report"] [data-api][data-loaded]`)
+	if n := c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}); n < 20 {
+		t.Errorf("the report page shows %d numbers from the API, want 20 or more", n)
+	}
+	c.CheckLayout(t, shots, "report-page")
 
 	// The seed from the form is in the store.
 	if status, v := c.Call(t, "GET", "/api/v1/urls?url="+url.QueryEscape(newSeed)); status != 200 {
@@ -262,6 +304,23 @@ func steerThroughConsole(t *testing.T, c *consoletest.Console, w *synthweb.Web, 
 	if n, _ := consoletest.Lookup(c.Get(t, "/api/v1/exclusions"), "/exclusions"); len(asSlice(n)) != 0 {
 		t.Errorf("exclusions after deleting through the console: %v", n)
 	}
+}
+
+// hostWithRules returns the host whose robots.txt has the most rules: the
+// robots card's table is the page's widest.
+func hostWithRules(t *testing.T, c *consoletest.Console, hosts []string) string {
+	t.Helper()
+	best, most := hosts[0], -1
+	for _, h := range hosts {
+		rules, _ := consoletest.Lookup(c.Get(t, "/api/v1/hosts/"+url.PathEscape(h)), "/robots/rules")
+		if n := len(asSlice(rules)); n > most {
+			best, most = h, n
+		}
+	}
+	if most <= 0 {
+		t.Errorf("no host of the web has robots.txt rules: the robots table's layout is not checked")
+	}
+	return best
 }
 
 func asSlice(v any) []any {

@@ -4,6 +4,7 @@
 //	crawler -data DIR [-seeds FILE] [flags] [URL ...]
 //	crawler export -wacz FILE -data DIR
 //	crawler export -opensearch -data DIR [-out FILE]
+//	crawler report -data DIR [-json]
 //
 // Running it again on the same folder resumes. See the README for the flags.
 //
@@ -64,6 +65,9 @@ run ended and what it did.
 func run() int {
 	if len(os.Args) > 1 && os.Args[1] == "export" {
 		return runExport(os.Args[2:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == "report" {
+		return runReport(os.Args[2:], os.Stdout, os.Stderr)
 	}
 	var cfg embedded.Config
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)

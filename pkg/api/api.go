@@ -145,6 +145,10 @@ type Config struct {
 	// the console's read-only pages open without logging in (-console-public);
 	// every other method still needs a token.
 	Public bool
+	// ReadOnly refuses every request that would change the crawl (seeds,
+	// control actions) with 409: the embedded crawler serving a finished
+	// crawl's folder without fetching.
+	ReadOnly bool
 }
 
 // Server holds the handlers.
@@ -240,6 +244,8 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/urls", s.getURL, false},
 		{"GET", "/api/v1/hosts", s.getHosts, false},
 		{"GET", "/api/v1/hosts/{host}", s.getHost, false},
+		{"GET", "/api/v1/report", s.getReport, false},
+		{"GET", "/api/v1/captures", s.getCaptures, false},
 		{"GET", "/api/v1/captures/{id}/warc", s.getWARC, false},
 		{"GET", "/api/v1/search", s.getSearch, false},
 		{"GET", "/api/v1/openapi.yaml", getOpenAPI, true},
@@ -265,6 +271,9 @@ func (s *Server) mux() *http.ServeMux {
 	allowed := map[string][]string{}
 	for _, r := range s.routes() {
 		h := r.handler
+		if s.cfg.ReadOnly && r.method != http.MethodGet {
+			h = refuseReadOnly
+		}
 		if !r.open {
 			h = s.auth(h)
 		}
@@ -293,6 +302,23 @@ func (s *Server) mux() *http.ServeMux {
 		writeError(w, http.StatusNotFound, "no such route: "+r.URL.Path)
 	})
 	return mux
+}
+
+func refuseReadOnly(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusConflict, "this crawler serves a finished crawl read-only and fetches nothing; "+
+		"run it with a seed (or without -listen) to crawl again")
+}
+
+// nonZero is m less its zero counts (a store's counters table keeps rows
+// that came back to 0), never nil: JSON {} rather than null.
+func nonZero(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, n := range m {
+		if n != 0 {
+			out[k] = n
+		}
+	}
+	return out
 }
 
 func getOpenAPI(w http.ResponseWriter, _ *http.Request) {
@@ -438,7 +464,7 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 		Mode: "store", At: now.UTC(), URLs: urls, Errors: errs,
 		Hosts:           hostCountsView{Total: st.Hosts, Blocked: st.BlockedHosts},
 		Queue:           queueView{Queued: urls.Queued},
-		Storage:         storageView{Captures: st.Captures, Bytes: st.ContentLen, WARCBytes: st.WARCBytes, WARCSegments: st.Segments},
+		Storage:         storageView{Captures: st.Captures, ByStatus: nonZero(st.Statuses), Bytes: st.ContentLen, WARCBytes: st.WARCBytes, WARCSegments: st.Segments},
 		Workers:         workersView{Groups: []workerGroupView{}},
 		EstimatedFinish: finishView{Basis: "unknown"},
 	}

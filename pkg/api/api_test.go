@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -269,6 +270,11 @@ func TestLookups(t *testing.T) {
 	_, out = e.do(t, "GET", "/api/v1/urls?url="+n, "", "")
 	if cs, _ := out["captures"].([]any); len(cs) != 1 || cs[0].(map[string]any)["duration_seconds"] != 1.234 {
 		t.Errorf("url look-up captures: %v, want one with duration_seconds 1.234", out["captures"])
+	}
+	// The status breakdown counts the capture by its class, and no empty class.
+	_, out = e.do(t, "GET", "/api/v1/stats", "", "")
+	if st, _ := out["storage"].(map[string]any); fmt.Sprint(st["captures_by_status"]) != "map[2xx:1]" {
+		t.Errorf("stats: captures by status %v, want 2xx 1", st["captures_by_status"])
 	}
 	if code, _ := e.do(t, "GET", "/nope", "", ""); code != 404 {
 		t.Errorf("unknown route: %d", code)

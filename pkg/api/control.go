@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -251,11 +252,54 @@ func (s *Server) postHostPause(paused bool) http.HandlerFunc {
 			return
 		}
 		a.Target = host
+		if paused {
+			create, err := strconv.ParseBool(cmp.Or(r.URL.Query().Get("create"), "false"))
+			if err != nil {
+				s.refuse(w, r, cs, a, http.StatusBadRequest, "create: want true or false")
+				return
+			}
+			known, err := s.hostKnown(r.Context(), cs, host)
+			if err != nil {
+				writeError(w, http.StatusInternalServerError, "look up host: "+err.Error())
+				return
+			}
+			if !known && !create {
+				s.refuse(w, r, cs, a, http.StatusNotFound, "host not known: "+host+
+					" (the crawl has no URL of it; pause it with ?create=true to hold it before it has one)")
+				return
+			}
+		}
 		s.updateHost(w, r, cs, a, host, func(h *store.HostControl) string {
 			h.Paused = paused
 			return map[bool]string{true: "host paused", false: "host resumed"}[paused]
 		})
 	}
+}
+
+// hostKnown reports whether the crawl has the host: a row in the store, a
+// place in this process's frontier, or a control already. A mistyped name is
+// none of these, and pausing it would quietly hold nothing.
+func (s *Server) hostKnown(ctx context.Context, cs store.ControlStore, host string) (bool, error) {
+	if _, err := s.store.Host(ctx, host); err == nil {
+		return true, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	if s.live != nil {
+		if _, ok := s.live.LiveHost(host); ok {
+			return true, nil
+		}
+	}
+	c, err := cs.Controls(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, h := range c.Hosts {
+		if h.Host == host {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // updateHost applies change to a host's overrides and answers with them.

@@ -158,6 +158,33 @@ func TestControlActions(t *testing.T) {
 	}
 }
 
+// A mistyped host is refused rather than paused: only create=true holds a
+// host the crawl does not know, and a host with a control is known after.
+func TestPauseUnknownHost(t *testing.T) {
+	e := newEnv(t, Config{Tokens: []string{"s3cret"}})
+	for _, c := range []struct {
+		path string
+		code int
+	}{
+		{"/api/v1/hosts/typo.example/pause", http.StatusNotFound},
+		{"/api/v1/hosts/typo.example/pause?create=maybe", http.StatusBadRequest},
+		{"/api/v1/hosts/typo.example/pause?create=true", http.StatusOK},
+		{"/api/v1/hosts/typo.example/pause", http.StatusOK},   // it has a control now
+		{"/api/v1/hosts/other.example/resume", http.StatusOK}, // resuming holds nothing
+	} {
+		if code, out := e.do(t, "POST", c.path, "s3cret", ""); code != c.code {
+			t.Errorf("POST %s: %d %v, want %d", c.path, code, out, c.code)
+		}
+	}
+	log, err := e.DB.Control().AuditLog(context.Background(), 0, 10)
+	if err != nil || len(log) != 5 {
+		t.Fatalf("audit log %+v, %v; want the 5 actions", log, err)
+	}
+	if a := log[len(log)-1]; a.Status != http.StatusNotFound || a.Target != "typo.example" {
+		t.Errorf("the refused pause is audited as %+v", a)
+	}
+}
+
 func tokenHash(tok string) string {
 	s := New(Config{Tokens: []string{tok}}, nil, nil, nil, nil, nil)
 	r, _ := http.NewRequest("GET", "/", nil)
@@ -170,7 +197,7 @@ func tokenHash(tok string) string {
 func TestAuditNames(t *testing.T) {
 	e := newEnv(t, Config{Tokens: []string{"s3cret", "other"}, TokenNames: map[string]string{"s3cret": "ops team"}})
 	for _, tok := range []string{"s3cret", "other"} {
-		if code, out := e.do(t, "POST", "/api/v1/hosts/a.example/pause", tok, ""); code != http.StatusOK {
+		if code, out := e.do(t, "POST", "/api/v1/hosts/a.example/pause?create=true", tok, ""); code != http.StatusOK {
 			t.Fatalf("pause: %d %v", code, out)
 		}
 	}

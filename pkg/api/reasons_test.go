@@ -27,13 +27,14 @@ func TestFailureReasons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, u, v := "nx.example", "http://nx.example/", "http://up.example/"
+	host, u, v, d := "nx.example", "http://nx.example/", "http://up.example/", "http://up.example/private/"
 	if err := e.DB.SaveHosts(ctx, []store.Host{{Host: host, Partition: queue.PartitionOf(host), Robots: b, UpdatedAt: now}}); err != nil {
 		t.Fatal(err)
 	}
 	rows := []store.URL{
 		{Hash: store.HashURL(u), Partition: queue.PartitionOf(host), URL: u, Host: host, Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: now},
 		{Hash: store.HashURL(v), Partition: queue.PartitionOf("up.example"), URL: v, Host: "up.example", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: now},
+		{Hash: store.HashURL(d), Partition: queue.PartitionOf("up.example"), URL: d, Host: "up.example", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: now},
 	}
 	if _, err := e.DB.AdmitURLs(ctx, rows); err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestFailureReasons(t *testing.T) {
 	if err := e.DB.UpdateURLs(ctx, []store.URLUpdate{
 		{Hash: rows[0].Hash, State: store.StateFailed, Reason: fetch.ReasonDNS, FetchedAt: now},
 		{Hash: rows[1].Hash, State: store.StateFailed, Reason: robots.ReasonUnavailable, Status: 503, FetchedAt: now},
+		{Hash: rows[2].Hash, State: store.StateExcluded, Reason: "robots", FetchedAt: now}, // a rule disallows it
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestFailureReasons(t *testing.T) {
 	failed, _ := urls["failed_by_reason"].(map[string]any)
 	byReason, _ := urls["excluded"].(map[string]any)["by_reason"].(map[string]any)
 	descs, _ := urls["reason_descriptions"].(map[string]any)
-	if failed["dns_error"] != 1.0 || byReason["dns_error"] != nil || urls["blocked_by_robots"] != 1.0 {
+	if failed["dns_error"] != 1.0 || byReason["dns_error"] != nil || urls["blocked_by_robots"] != 2.0 {
 		t.Errorf("stats: failed by reason %v, excluded by reason %v, blocked by robots %v; want dns_error a failure and robots_unavailable blocked",
 			failed, byReason, urls["blocked_by_robots"])
 	}
@@ -66,7 +68,7 @@ func TestFailureReasons(t *testing.T) {
 		t.Errorf("reason descriptions %v, want both reasons counted described", descs)
 	}
 	if errs, _ := out["errors"].(map[string]any); errs["network"] != 1.0 || errs["robots"] != 1.0 {
-		t.Errorf("errors %v, want the DNS failure a network error, the 503 a robots one", errs)
+		t.Errorf("errors %v, want the DNS failure a network error, the 503 a robots one, the disallowed URL none", errs)
 	}
 }
 

@@ -126,10 +126,11 @@ type queueView struct {
 }
 
 type storageView struct {
-	Captures     int64 `json:"captures"`
-	Bytes        int64 `json:"bytes"`
-	WARCBytes    int64 `json:"warc_bytes"`
-	WARCSegments int64 `json:"warc_segments"`
+	Captures     int64            `json:"captures"`
+	ByStatus     map[string]int64 `json:"captures_by_status"` // "2xx".."5xx", "other"
+	Bytes        int64            `json:"bytes"`
+	WARCBytes    int64            `json:"warc_bytes"`
+	WARCSegments int64            `json:"warc_segments"`
 }
 
 type workersView struct {
@@ -225,7 +226,9 @@ func countsOf(st store.Stats) (urlCountsView, errorCountsView) {
 		}
 	}
 	u.ReasonDescriptions = descriptionsOf(u.FailedByReason, u.Excluded.ByReason)
-	e.Robots = u.BlockedByRobots
+	// A URL a robots.txt rule refuses is the crawler being polite, not an
+	// error; one held because its host's robots.txt could not be read is.
+	e.Robots = u.Excluded.ByReason[robots.ReasonUnavailable] + u.FailedByReason[robots.ReasonUnavailable]
 	e.HTTP4xx = st.Statuses["4xx"]
 	e.HTTP5xx = st.Statuses["5xx"]
 	return u, e

@@ -305,6 +305,15 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if cfg.Listen != "" && len(seeds) == 0 {
+		finished, err := finishedCrawl(ctx, cfg.DataDir, db)
+		if err != nil {
+			return Summary{}, err
+		}
+		if finished {
+			return serveFinished(ctx, cfg, db, log, start, startStats)
+		}
+	}
 	if cfg.Listen == "" {
 		// Without -listen only the seeds and the folder's own crawl can
 		// give the run work; with neither it would wait for ever.
@@ -425,6 +434,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	if err := segments.Close(); err != nil {
 		log.Error("close WARC segments", "err", err)
 	}
+	writeReport(apiSrv, cfg.DataDir, reason, log)
 	sum := Summary{Requests: fet.Stats().Fetched, Errors: fet.Errors(), SeedsAccepted: accepted, SeedsRejected: rejected,
 		Duration: time.Since(start), Start: startStats, Reason: reason}
 	sum.SeenURLs, sum.SeenBytes = fet.SeenStats()

@@ -51,8 +51,13 @@ func (l *liveStats) LiveStats(context.Context) api.LiveStats {
 	for i := range parsers {
 		parsers[i] = member(fmt.Sprintf("parser-%d", i))
 	}
+	// The one fetcher holds every partition of crawl.urls; the console showed
+	// 0 when the member had none listed. The parsers' shares are the
+	// broker's to assign and are left unlisted rather than guessed.
+	fetcher := member("fetcher")
+	fetcher.Partitions = map[string][]int32{queue.TopicURLs: allURLPartitions}
 	workers := []lag.Group{
-		{Name: queue.GroupFetchers, State: "Stable", Members: []lag.Member{member("fetcher")}},
+		{Name: queue.GroupFetchers, State: "Stable", Members: []lag.Member{fetcher}},
 		{Name: queue.GroupParsers, State: "Stable", Members: parsers},
 	}
 	if l.renders {
@@ -81,6 +86,15 @@ func (l *liveStats) LiveStats(context.Context) api.LiveStats {
 		Fetched:  s.Fetched,
 	}
 }
+
+// allURLPartitions are crawl.urls' partitions, 0..queue.Partitions-1.
+var allURLPartitions = func() []int32 {
+	ps := make([]int32, queue.Partitions)
+	for i := range ps {
+		ps[i] = int32(i)
+	}
+	return ps
+}()
 
 // hostPatterns is how many URL patterns the host look-up lists.
 const hostPatterns = 10

@@ -23,7 +23,7 @@ type Summary struct {
 	// Start and Store are the store's counters when the run began and when
 	// it ended: what the run changed is the difference.
 	Start, Store store.Stats
-	Reason       string // why the run ended: idle, max-pages, max-duration, nothing-to-crawl, signal, disk-full
+	Reason       string // why the run ended: idle, max-pages, max-duration, nothing-to-crawl, signal, disk-full, served (a finished crawl served read-only)
 	// The seen-URL filter: URLs it holds and the bytes it takes.
 	SeenURLs, SeenBytes uint64
 }

@@ -497,11 +497,38 @@ type Reader interface {
 	// RecentFetches returns up to limit URLs of the host fetched most
 	// recently, newest first, each with its last fetch's duration.
 	RecentFetches(ctx context.Context, host string, limit int) ([]Fetch, error)
+	// RecentCaptures returns up to limit captures that match f, newest
+	// first: the crawl log.
+	RecentCaptures(ctx context.Context, f CaptureFilter, limit int) ([]Capture, error)
 	// HostActivity counts the host's URLs by the bucket of width bucket
 	// their last fetch falls in, from since on, oldest first; buckets
 	// without a fetch are left out. A URL fetched again counts at its
 	// latest fetch only.
 	HostActivity(ctx context.Context, host string, since time.Time, bucket time.Duration) ([]Bucket, error)
+}
+
+// CaptureFilter narrows the crawl log; a zero field matches every capture.
+type CaptureFilter struct {
+	Host string // the URL's authority (urlnorm.Authority), exactly
+	// MinStatus and MaxStatus bound the status, both included; 0 and 0
+	// match every status.
+	MinStatus, MaxStatus int
+	Type                 string // the Content-Type begins with it, case-insensitively
+}
+
+// StatusBounds returns f's status range for a query: every status when none
+// was asked for.
+func (f CaptureFilter) StatusBounds() (lo, hi int) {
+	if f.MinStatus == 0 && f.MaxStatus == 0 {
+		return 0, 999
+	}
+	return f.MinStatus, f.MaxStatus
+}
+
+// SeedURL is a URL the crawl started from and where its redirect led.
+type SeedURL struct {
+	URL
+	RedirectTo string // the first URL its redirect led to; "" when none
 }
 
 // Fetch is a URL as its last fetch left it.

@@ -22,9 +22,10 @@ import (
 // set them): the read-only pages open without logging in, a seed submitted
 // through the form sends the page to the login form, and once logged in the
 // seeds go through. Once the crawl is idle, the numbers of each page must be
-// the API's, the workers card must show both fetchers, and the page's console
-// must stay free of errors. Mid-crawl, the stats' frontier numbers must be the
-// fetchers' reports, not null. Screenshots go to test-artifacts/console-cluster/.
+// the API's, the workers card must show both fetchers, every page must fit
+// its boxes at 1280 and 1920 px, and the page's console must stay free of
+// errors. Mid-crawl, the stats' frontier numbers must be the fetchers'
+// reports, not null. Screenshots go to test-artifacts/console-cluster/.
 func TestClusterConsole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster crawl in a browser; skipped with -short")
@@ -79,7 +80,7 @@ func TestClusterConsole(t *testing.T) {
 	if got := browsertest.Eval[int](t, b, `document.querySelectorAll('#seed-result [data-status="accepted"]').length`); got != len(w.Seeds()) {
 		t.Fatalf("%d of %d seeds accepted through the console", got, len(w.Seeds()))
 	}
-	b.Screenshot(t, shots, "control")
+	con.CheckLayout(t, shots, "control")
 	waitFrontierReported(t, c.api, 2, time.Minute)
 
 	webQuiet(t, w, 3*time.Minute)
@@ -95,19 +96,31 @@ func TestClusterConsole(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^fetchers.*\n+2 members`).MatchString(text) {
 		t.Errorf("the overview does not show the fetchers group with 2 members:\n%.2000s", text)
 	}
-	b.Screenshot(t, shots, "overview")
+	con.CheckLayout(t, shots, "overview")
 
 	t.Logf("hosts: %d numbers match the API", con.CheckHosts(t, consoletest.Tolerance{Float: 0.1}))
-	b.Screenshot(t, shots, "hosts")
+	con.CheckLayout(t, shots, "hosts")
 
 	host := w.Hosts()[0]
 	con.Open(t, "#/hosts/"+url.PathEscape(host), `[data-page="hosts"] [data-api][data-loaded]`)
 	t.Logf("host page: %d numbers match the API", con.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
-	b.Screenshot(t, shots, "host")
+	con.CheckLayout(t, shots, "host")
 
 	con.Open(t, "#/urls/"+url.PathEscape(w.Seeds()[1]), `[data-page="urls"] [data-api][data-loaded]`)
 	t.Logf("URL page: %d numbers match the API", con.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
-	b.Screenshot(t, shots, "url")
+	con.CheckLayout(t, shots, "url")
+
+	// The crawl log and the report read the PostgreSQL store as the SQLite one.
+	con.Open(t, "#/log", `[data-page="log"] #crawl-log[data-loaded]`)
+	if n := con.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}); n == 0 {
+		t.Error("the crawl log shows no number from the API after a crawl")
+	}
+	con.CheckLayout(t, shots, "log")
+	con.Open(t, "#/report", `[data-page="report"] [data-api][data-loaded]`)
+	if n := con.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}); n < 10 {
+		t.Errorf("the report shows %d numbers from the API, want 10 or more", n)
+	}
+	con.CheckLayout(t, shots, "report")
 
 	b.CheckNoErrors(t)
 	for _, p := range append(append(c.fetchers, c.parsers...), c.frontier) {

@@ -97,8 +97,12 @@
     return el;
   }
 
+  // A key in seconds is labelled without its unit, which its value carries
+  // ("Window 10.00 s", not "Window seconds 10").
+  const SECONDS = /_seconds$/;
+
   function label(key) {
-    const t = String(key).replace(/_/g, ' ');
+    const t = String(key).replace(SECONDS, '').replace(/_/g, ' ');
     return t.charAt(0).toUpperCase() + t.slice(1);
   }
 
@@ -120,10 +124,12 @@
     return v.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
   }
 
+  // fmtSeconds is the one way a duration is written: under two minutes as the
+  // seconds themselves are (fmtNum), so that "6.90 s" never stands above "6.9 s".
   function fmtSeconds(sec) {
     if (!(sec >= 0)) return '—';
-    if (sec < 1) return Math.round(sec * 1000) + ' ms';
-    if (sec < 120) return (Math.round(sec * 10) / 10) + ' s';
+    if (sec < 0.1) return Math.round(sec * 1000) + ' ms';
+    if (sec < 120) return fmtNum(Math.round(sec * 100) / 100) + ' s';
     if (sec < 7200) return Math.round(sec / 60) + ' min';
     if (sec < 172800) return (Math.round(sec / 360) / 10) + ' h';
     return (Math.round(sec / 8640) / 10) + ' d';
@@ -133,13 +139,19 @@
     const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
     let i = 0;
     while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
-    return (i === 0 ? b : b.toFixed(1)) + ' ' + units[i];
+    return (i === 0 ? Math.round(b) : b.toFixed(1)) + ' ' + units[i];
   }
 
   // num is a number from the API at path: shown formatted, marked for tests.
   // A number the page derived has no path (null).
   function num(v, path) {
     return h('span', { class: 'num', 'data-path': path }, fmtNum(v));
+  }
+
+  // keyed renders the value of key k, with its unit when the key names one.
+  function keyed(k, v, path) {
+    if (typeof v === 'number' && SECONDS.test(k)) return [num(v, path), ' s'];
+    return value(v, path);
   }
 
   // Paths are JSON Pointers (RFC 6901): keys may hold dots (topic names).
@@ -164,7 +176,9 @@
     if (typeof v === 'string') {
       if (TIME_RE.test(v) && !v.startsWith('0001-')) {
         const d = new Date(v);
-        if (!isNaN(d)) return h('time', { datetime: v, title: v }, d.toLocaleString());
+        // Today's times without the date: a column of them stays narrow.
+        const today = d.toDateString() === new Date().toDateString();
+        if (!isNaN(d)) return h('time', { datetime: v, title: v }, today ? d.toLocaleTimeString() : d.toLocaleString());
       }
       return v;
     }
@@ -182,16 +196,24 @@
   const reasonText = {};
   const REASON_LIST = /\/(failed_by_reason|by_reason)$/;
 
+  // A nested object or table goes below the list under its own heading, at
+  // the card's width: in the list's value column a table's columns were
+  // squeezed to a letter each, and a nested list's values pushed out of view.
   function kv(obj, path, skip) {
     const dl = h('dl', { class: 'kv' });
+    const below = [];
     const reasons = typeof path === 'string' && REASON_LIST.test(path);
     for (const [k, v] of Object.entries(obj)) {
       if (skip && skip.includes(k)) continue;
       const p = sub(path, k);
+      if ((isObj(v) && Object.keys(v).length) || (Array.isArray(v) && v.length && v.every(isObj))) {
+        below.push(h('h3', null, label(k)), value(v, p));
+        continue;
+      }
       dl.appendChild(h('dt', reasons && reasonText[k] ? { title: reasonText[k] } : null, label(k)));
-      dl.appendChild(h('dd', { class: typeof v === 'number' ? 'num' : null }, value(v, p)));
+      dl.appendChild(h('dd', { class: typeof v === 'number' ? 'num' : null }, keyed(k, v, p)));
     }
-    return dl;
+    return below.length ? h('div', null, dl.childElementCount ? dl : null, below) : dl;
   }
 
   // table renders rows of objects; cell(key, value, row, index) may render a
@@ -207,7 +229,7 @@
       h('tbody', null, rows.map((r, i) => h('tr', null, cols.map((c) => {
         const custom = cell && cell(c, r[c], r, i);
         return h('td', { class: numeric(c) },
-          custom !== undefined ? custom : value(r[c], sub(sub(path, i), c)));
+          custom !== undefined ? custom : keyed(c, r[c], sub(sub(path, i), c)));
       })))));
   }
 
@@ -219,13 +241,15 @@
     return h('p', { class: 'error', role: 'alert' }, String(err && err.message ? err.message : err));
   }
 
-  function hostLink(host) { return h('a', { href: '#/hosts/' + encodeURIComponent(host) }, host); }
+  function hostLink(host) { return h('a', { class: 'host', href: '#/hosts/' + encodeURIComponent(host) }, host); }
   function urlLink(u) { return h('a', { href: '#/urls/' + encodeURIComponent(u) }, u); }
 
   // ---- charts --------------------------------------------------------------
 
   // lineChart draws points [{t: ms, v: number}] as an SVG line with its axis.
-  function lineChart(points, unit) {
+  // fmtV writes the scale's values (numbers by default).
+  function lineChart(points, unit, fmtV) {
+    const scale = fmtV || ((v) => fmtNum(Math.round(v * 10) / 10));
     const W = 900, H = 200, L = 48, B = 22, T = 8, R = 8;
     const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'throughput chart' });
     if (points.length === 0) {
@@ -240,7 +264,7 @@
     svg.appendChild(s('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }));
     for (const f of [0, 0.5, 1]) {
       const v = vmax / 1.1 * f;
-      svg.appendChild(s('text', { x: 2, y: y(v) + 3 }, fmtNum(Math.round(v * 10) / 10)));
+      svg.appendChild(s('text', { x: 2, y: y(v) + 3 }, scale(v)));
     }
     svg.appendChild(s('text', { x: L, y: H - 6 }, new Date(t0).toLocaleTimeString()));
     svg.appendChild(s('text', { x: W - R - 60, y: H - 6 }, new Date(t1).toLocaleTimeString()));
@@ -338,7 +362,7 @@
     const hasToken = Boolean(sessionStorage.getItem(TOKEN_KEY));
     document.getElementById('logout').hidden = !hasToken;
     document.getElementById('login-open').hidden = hasToken || !access.tokens;
-    const pages = { overview, hosts: arg ? hostPage : hostsPage, urls: arg ? urlPage : urlsPage, search: searchPage, control };
+    const pages = { overview, hosts: arg ? hostPage : hostsPage, urls: arg ? urlPage : urlsPage, search: searchPage, report: reportPage, log: logPage, control };
     const fn = pages[page] || overview;
     const view = h('div', { 'data-page': page || 'overview' });
     main.replaceChildren(view);
@@ -394,8 +418,10 @@
     let points = historyPoints(thr.history, now);
     if (points.length < 2) points = samples.slice();
     const head = h('p', { class: 'muted wide-line' },
-      st.mode ? [st.mode === 'cluster' ? 'Cluster' : st.mode === 'embedded' ? 'Embedded crawler' : st.mode, ' · '] : '',
-      typeof st.uptime_seconds === 'number' ? ['up ', fmtSeconds(st.uptime_seconds), ' (', num(st.uptime_seconds, P('uptime_seconds')), ' s) · '] : '',
+      // "store": no process crawls; the embedded crawler serves a finished crawl.
+      st.mode ? [st.mode === 'cluster' ? 'Cluster' : st.mode === 'embedded' ? 'Embedded crawler'
+        : st.mode === 'store' ? h('strong', { id: 'read-only' }, 'A finished crawl, served read-only: nothing is fetched') : st.mode, ' · '] : '',
+      typeof st.uptime_seconds === 'number' ? [h('span', { title: st.uptime_seconds + ' s' }, 'up ', fmtSeconds(st.uptime_seconds)), ' · '] : '',
       st.at ? ['as of ', value(st.at)] : '');
     cards.push(h('div', { class: 'card wide plain' }, head));
     cards.push(card('Pages per second, last hour', h('div', { class: 'chart' }, lineChart(points, 'pages/s')), true));
@@ -403,8 +429,8 @@
     const eta = st.estimated_finish || st.eta || thr.estimated_finish;
     const etaSec = st.estimated_finish_seconds ?? (isObj(eta) ? eta.seconds : undefined);
     cards.push(card('Estimated time to finish', h('div', null,
-      h('div', { class: 'big' }, typeof etaSec === 'number' ? fmtSeconds(etaSec) : (typeof eta === 'string' ? value(eta) : '—')),
-      typeof etaSec === 'number' ? h('div', { class: 'muted' }, num(etaSec, 'estimated_finish_seconds' in st ? P('estimated_finish_seconds') : P('estimated_finish', 'seconds')), ' s') : null,
+      h('div', { class: 'big', title: typeof etaSec === 'number' ? etaSec + ' s' : null },
+        typeof etaSec === 'number' ? fmtSeconds(etaSec) : (typeof eta === 'string' ? value(eta) : '—')),
       isObj(eta) ? kv(eta, P('estimated_finish'), ['seconds']) : null,
       (etaSec === undefined && !eta) ? h('p', { class: 'muted' }, 'Shown when the crawl is bounded.') : null)));
 
@@ -428,7 +454,9 @@
       const v = st[key];
       if (v === undefined || v === null) continue;
       const content = key === 'live' ? kv(v, P(key), ['queued_by_level']) : key === 'workers' ? workers(v)
-        : key === 'errors' ? errorRates(v, st.urls) : value(v, P(key));
+        : key === 'errors' ? errorRates(v, st.urls)
+        // The reasons' descriptions are the titles of their counts, not a card of text.
+        : key === 'urls' && isObj(v) ? kv(v, P(key), ['reason_descriptions']) : value(v, P(key));
       cards.push(card(title, content, key === 'workers' || key === 'errors'));
     }
     for (const [key, v] of Object.entries(st)) {
@@ -466,7 +494,8 @@
       if (Array.isArray(g.member_list) && g.member_list.length) {
         out.push(table(g.member_list.map((m) => ({
           client: m.client_id || m.id, host: m.host,
-          partitions: Object.values(m.partitions || {}).reduce((a, l) => a + l.length, 0),
+          // Unlisted is unknown, not none: a member the broker has not described.
+          partitions: Object.keys(m.partitions || {}).length ? Object.values(m.partitions).reduce((a, l) => a + l.length, 0) : null,
           lag: Object.values(m.lag || {}).reduce((a, n) => a + n, 0),
         })), null));
       }
@@ -487,7 +516,7 @@
   async function hostsPage(view) {
     view.appendChild(h('h1', null, 'Hosts'));
     view.appendChild(searchForm('Host, e.g. example.com', (q) => { location.hash = '#/hosts/' + encodeURIComponent(q.toLowerCase()); }));
-    const grid = h('div', { class: 'grid' });
+    const grid = h('div', { class: 'grid lists' });
     view.appendChild(grid);
     await Promise.all(HOST_SORTS.map(async ([sort, title]) => {
       const path = '/api/v1/hosts?sort=' + sort + '&limit=10';
@@ -536,7 +565,7 @@
   function hostCards(d) {
     const cards = [];
     const order = [['robots', 'robots.txt'], ['politeness', 'Delay'], ['delay', 'Delay'], ['budget', 'Budget'],
-      ['patterns', 'URL patterns'], ['queue', 'Queue by level'], ['throughput', 'Throughput'],
+      ['patterns', 'URL patterns'], ['rewrites', 'Rewrites learned (duplicate-producing parameters and paths)'], ['queue', 'Queue by level'], ['throughput', 'Throughput'],
       ['recent_fetches', 'Recent fetches'], ['fetches', 'Recent fetches'], ['live', 'Live frontier state'], ['stored', 'Stored state']];
     const done = new Set(['host']);
     for (const [key, title] of order) {
@@ -544,7 +573,9 @@
       done.add(key);
       let content;
       const v = d[key];
-      if (key === 'throughput' && isObj(v) && Array.isArray(v.history)) {
+      if (key === 'queue' && isObj(v) && Array.isArray(v.by_level)) {
+        content = [h('p', null, num(v.queued, P(key, 'queued')), ' URLs queued'), levelTable(v.by_level, P(key, 'by_level'))];
+      } else if (key === 'throughput' && isObj(v) && Array.isArray(v.history)) {
         content = [h('div', { class: 'chart' }, lineChart(historyPoints(v.history, Date.now()), 'pages/s')), kv(v, P(key), ['history'])];
       } else if ((key === 'recent_fetches' || key === 'fetches') && Array.isArray(v) && v.every(isObj)) {
         content = table(v.map(withDuration), P(key), (c, x) => {
@@ -555,11 +586,21 @@
       } else {
         content = value(v, P(key));
       }
-      cards.push(card(title, content, key === 'recent_fetches' || key === 'fetches' || key === 'throughput'));
+      // Tables of many columns get the page's width.
+      const wide = ['recent_fetches', 'fetches', 'throughput', 'patterns', 'rewrites'].includes(key) ||
+        (key === 'robots' && isObj(v) && Array.isArray(v.rules) && v.rules.length > 0);
+      cards.push(card(title, content, wide));
     }
     const rest = Object.fromEntries(Object.entries(d).filter(([k]) => !done.has(k)));
     if (Object.keys(rest).length) cards.unshift(card('State', kv(rest, '')));
     return cards;
+  }
+
+  // levelTable shows queued URLs per priority level, each row named.
+  function levelTable(levels, path) {
+    return h('table', null, h('thead', null, h('tr', null, h('th', null, 'Level'), h('th', { class: 'num' }, 'Queued'))),
+      h('tbody', null, levels.map((n, i) => h('tr', null,
+        h('td', null, 'level ' + i, i === 0 ? ' (fetched first)' : ''), h('td', { class: 'num' }, num(n, sub(path, i)))))));
   }
 
   // withDuration renames a row's duration_seconds to duration, keeping its
@@ -603,9 +644,15 @@
     const done = new Set();
     const take = (key) => { done.add(key); return d[key]; };
     const head = {};
+    // A URL not fetched yet has no status and no links: "Status 0" and "0
+    // links on the page" would read as an answer and an empty page.
+    const fetched = Boolean(d.fetched_at) || (Array.isArray(d.captures) && d.captures.length > 0);
     for (const k of ['normalized', 'url', 'host', 'state', 'reason', 'reason_description', 'depth', 'priority', 'crawl_id', 'discovered_at', 'fetched_at', 'attempts', 'status']) {
-      if (k in d) head[k] = take(k);
+      if (!(k in d)) continue;
+      if (!fetched && (k === 'status' || k === 'fetched_at' || k === 'attempts')) { done.add(k); continue; }
+      head[k] = take(k);
     }
+    if (!fetched) head.fetched = 'not yet';
     if (typeof head.host === 'string') head.host = hostLink(head.host);
     const headDl = h('dl', { class: 'kv' });
     for (const [k, v] of Object.entries(head)) {
@@ -621,7 +668,8 @@
     }
     const links = take('links');
     if (isObj(links) && (Array.isArray(links.out) || Array.isArray(links.in))) {
-      cards.push(card('Out-links', [h('p', null, num(links.out_count, P('links', 'out_count')), ' links on the page'), linkList(links.out)]));
+      cards.push(card('Out-links', fetched ? [h('p', null, num(links.out_count, P('links', 'out_count')), ' links on the page'), linkList(links.out)]
+        : h('p', { class: 'muted' }, 'Not fetched yet: its links are not known.')));
       cards.push(card('In-links', [h('p', null, num(links.in_count, P('links', 'in_count')), ' pages link here, from ',
         num(links.inlink_hosts, P('links', 'inlink_hosts')), ' hosts'), linkList(links.in)]));
     } else if (links !== undefined) {
@@ -747,6 +795,104 @@
     });
   }
 
+  // ---- crawl log -------------------------------------------------------------
+
+  const LOG_FILTERS = [['host', 'Host', 'any host'], ['status', 'Status', '404 or 4xx'], ['type', 'Type', 'text/html']];
+
+  // logPage is the crawl log: the newest captures, narrowed by the filters in
+  // its address (#/log/host=example.com&status=4xx), refreshed every 2 s.
+  async function logPage(view, arg, seq) {
+    view.appendChild(h('h1', null, 'Crawl log'));
+    const given = new URLSearchParams(arg || '');
+    const inputs = LOG_FILTERS.map(([k, , hint]) => h('input', { name: k, id: 'log-' + k, placeholder: hint, value: given.get(k) || '' }));
+    view.appendChild(h('form', {
+      class: 'inline', id: 'log-form', on: {
+        submit: (ev) => {
+          ev.preventDefault();
+          const q = new URLSearchParams();
+          inputs.forEach((el) => { if (el.value.trim()) q.set(el.name, el.value.trim()); });
+          location.hash = '#/log/' + q.toString();
+        },
+      },
+    }, LOG_FILTERS.map(([, title], i) => h('label', null, title, inputs[i])), h('button', { type: 'submit', id: 'log-filter' }, 'Filter')));
+    view.appendChild(h('p', { class: 'muted' }, 'The newest 100 captures that match, newest first. A fetch that got no answer (DNS, connection, timeout) has no capture: the overview counts those.'));
+    const q = new URLSearchParams();
+    for (const [k] of LOG_FILTERS) if (given.get(k)) q.set(k, given.get(k));
+    q.set('limit', '100');
+    const path = '/api/v1/captures?' + q.toString();
+    const body = h('div', { 'data-api': path, id: 'crawl-log' });
+    view.appendChild(body);
+    await poll(seq, async () => {
+      let d;
+      try {
+        d = await api(path);
+      } catch (err) {
+        if (err.status === 400) { body.replaceChildren(errorBox(err)); return; }
+        throw err;
+      }
+      if (seq !== renderSeq) return;
+      const rows = (d.captures || []).map(withDuration);
+      body.replaceChildren(rows.length === 0 ? h('p', { class: 'muted' }, 'No capture matches.')
+        : table(rows, P('captures'), (c, v) => (c === 'url' ? urlLink(v) : c === 'duration' ? fetchDuration(v) : undefined)));
+      body.setAttribute('data-loaded', new Date().toISOString());
+    });
+  }
+
+  // ---- report ------------------------------------------------------------------
+
+  // reportPage shows the crawl summed up (GET /api/v1/report), the report.html
+  // every stop writes. It reads every capture, so it is read once, not polled.
+  async function reportPage(view, _arg, seq) {
+    view.appendChild(h('h1', null, 'Report'));
+    const path = '/api/v1/report';
+    const body = h('div', { 'data-api': path });
+    const load = async () => {
+      const r = await api(path);
+      if (seq !== renderSeq) return;
+      body.replaceChildren(h('div', { class: 'grid' }, reportCards(r)));
+      body.setAttribute('data-loaded', new Date().toISOString());
+    };
+    view.appendChild(h('p', { class: 'muted' }, 'The crawl summed up from its store, as the report.html every stop writes into the data folder has it. ',
+      h('button', { type: 'button', class: 'secondary', id: 'report-refresh', on: { click: () => load().catch((err) => body.replaceChildren(errorBox(err))) } }, 'Read again')));
+    view.appendChild(body);
+    await load();
+  }
+
+  function reportCards(r) {
+    const tl = isObj(r.timeline) ? r.timeline : {};
+    const width = tl.bucket_seconds || 1;
+    const over = (f) => (tl.points || []).map((p) => ({ t: Date.parse(p.time), v: f(p) }));
+    const cards = [
+      card('Pages per second over time', h('div', { class: 'chart' }, lineChart(over((p) => p.pages / width), 'pages/s')), true),
+      card('Bytes per second over time', h('div', { class: 'chart' }, lineChart(over((p) => p.bytes_per_second), 'per second', fmtBytes)), true),
+      card('Errors over time', [h('div', { class: 'chart' }, lineChart(over((p) => p.errors / width), '4xx and 5xx answers/s')),
+        h('p', { class: 'muted' }, 'In buckets of ', num(width, P('timeline', 'bucket_seconds')), ' s.')], true),
+      card('HTTP status', breakdown(r.statuses, P('statuses'), 'Status')),
+      card('Content types', breakdown(r.content_types, P('content_types'), 'Type')),
+      card('Traps held, and why', Array.isArray(r.held) && r.held.length ? table(r.held, P('held'))
+        : h('p', { class: 'muted' }, 'No URL was held as a trap.')),
+    ];
+    const seeds = r.seeds === null ? h('p', { class: 'muted' }, 'This store cannot list its seeds.')
+      : (r.seeds || []).length === 0 ? h('p', { class: 'muted' }, 'No seed.')
+        : table(r.seeds, P('seeds'), (c, v) => {
+          if (c === 'url' || c === 'redirect_to') return v ? urlLink(v) : '';
+          if (c === 'status' && !v) return h('span', { class: 'muted' }, 'not fetched');
+          return undefined;
+        });
+    cards.push(card('Seeds', seeds, true));
+    cards.push(card('Busiest hosts', (r.busiest_hosts || []).length
+      ? table(r.busiest_hosts, P('busiest_hosts'), (c, v) => (c === 'host' ? hostLink(v) : undefined)) : h('p', { class: 'muted' }, 'No host.'), true));
+    return cards;
+  }
+
+  // breakdown shows counts by key, largest first.
+  function breakdown(m, path, head) {
+    const rows = Object.entries(isObj(m) ? m : {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    if (rows.length === 0) return h('p', { class: 'muted' }, 'none');
+    return h('table', null, h('thead', null, h('tr', null, h('th', null, head), h('th', { class: 'num' }, 'Captures'))),
+      h('tbody', null, rows.map(([k, n]) => h('tr', null, h('td', null, k), h('td', { class: 'num' }, num(n, sub(path, k)))))));
+  }
+
   // ---- control -----------------------------------------------------------------
 
   // action runs one control call from a form and shows its answer beside it;
@@ -807,11 +953,13 @@
       h('button', { type: 'button', id: 'crawl-pause', on: { click: action(crawlOut, () => api(CONTROL.crawlPause, { method: 'POST' }), refresh) } }, 'Pause crawl'),
       ' ',
       h('button', { type: 'button', id: 'crawl-resume', class: 'secondary', on: { click: action(crawlOut, () => api(CONTROL.crawlResume, { method: 'POST' }), refresh) } }, 'Resume crawl'),
-      crawlOut, h('h3', null, 'Controls in force'), stateBox)));
+      crawlOut, h('h3', null, 'Controls in force'), stateBox), true));
 
     // One host.
     const hostIn = h('input', { name: 'host', id: 'host-name', placeholder: 'host[:port]', value: hostArg || '', required: true });
     const hostOut = h('div', { class: 'result', id: 'host-result' });
+    // A host the crawl does not know is refused (a typo), unless asked for.
+    const createIn = h('input', { type: 'checkbox', id: 'host-create', name: 'create' });
     const delayIn = h('input', { name: 'delay_seconds', id: 'host-delay', type: 'number', step: 'any', min: 0, placeholder: 'seconds' });
     const budgetIn = h('input', { name: 'page_budget', id: 'host-budget', type: 'number', min: 0, placeholder: 'pages' });
     // The render mode: '' leaves it as it is, auto gives the host back to the evidence.
@@ -825,9 +973,10 @@
     grid.appendChild(card('One host', h('div', null,
       h('form', { class: 'inline', on: { submit: (ev) => ev.preventDefault() } }, h('label', null, 'Host', hostIn)),
       h('p', null,
-        h('button', { type: 'button', id: 'host-pause', on: { click: action(hostOut, () => api(CONTROL.hostPause(hostName()), { method: 'POST' }), refresh) } }, 'Pause host'), ' ',
+        h('button', { type: 'button', id: 'host-pause', on: { click: action(hostOut, () => api(CONTROL.hostPause(hostName()) + (createIn.checked ? '?create=true' : ''), { method: 'POST' }), refresh) } }, 'Pause host'), ' ',
         h('button', { type: 'button', id: 'host-resume', class: 'secondary', on: { click: action(hostOut, () => api(CONTROL.hostResume(hostName()), { method: 'POST' }), refresh) } }, 'Resume host'), ' ',
         h('button', { type: 'button', id: 'host-export', class: 'secondary', on: { click: action(hostOut, () => exportQueue(hostName())) } }, 'Export queue')),
+      h('p', null, h('label', null, createIn, ' pause it even if the crawl does not know it yet')),
       h('form', {
         class: 'inline', id: 'host-settings', on: {
           submit: action(hostOut, () => {

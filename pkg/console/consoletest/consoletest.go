@@ -270,3 +270,77 @@ func (c *Console) Serves(t testing.TB, route string) bool {
 	}
 	return strings.Contains(string(doc), "\n  "+route+":")
 }
+
+// Widths are the window widths the layout is checked at: a laptop and a
+// desktop screen.
+var Widths = []int64{1280, 1920}
+
+// Misfit is one element of the page whose content does not fit its box.
+type Misfit struct {
+	Where string `json:"where"` // the card's title and the element, for the message
+	Why   string `json:"why"`
+	Text  string `json:"text"`
+}
+
+// misfits lists what does not fit on the page shown. An element's content
+// overflows when its scroll size exceeds its client size: the rest is clipped,
+// or hidden behind a scroll bar the operator has no reason to look for.
+// Growing downwards in a box that scrolls (a long link list) hides nothing
+// for good and is allowed; sideways never is, as a table's columns after the
+// fold are the ones the operator misses. A short word broken across lines
+// ("All ow") is squeezed rather than clipped, and fails too.
+const misfits = `(() => {
+	const out = [];
+	const where = (el) => {
+		const card = el.closest('section, .card');
+		const title = card && card.querySelector('h2') ? card.querySelector('h2').textContent : '';
+		let name = el.tagName.toLowerCase();
+		if (el.id) name += '#' + el.id;
+		if (typeof el.className === 'string' && el.className) name += '.' + el.className.trim().split(/\s+/).join('.');
+		return (title ? '"' + title + '" ' : '') + name;
+	};
+	const text = (el) => (el.textContent || el.value || '').replace(/\s+/g, ' ').trim().slice(0, 120);
+	for (const el of document.querySelectorAll('body, body *')) {
+		if (el.closest('svg') || el.getClientRects().length === 0) continue;
+		const cs = getComputedStyle(el);
+		if (cs.display === 'inline' || cs.visibility === 'hidden') continue;
+		if (el.scrollWidth > el.clientWidth + 1) {
+			out.push({ where: where(el), why: 'content ' + el.scrollWidth + ' px wide in a box of ' + el.clientWidth + ' px', text: text(el) });
+		}
+		const scrolls = cs.overflowY === 'auto' || cs.overflowY === 'scroll';
+		if (el !== document.body && el.scrollHeight > el.clientHeight + 1 && !scrolls) {
+			out.push({ where: where(el), why: 'content ' + el.scrollHeight + ' px high in a box of ' + el.clientHeight + ' px', text: text(el) });
+		}
+	}
+	const walk = document.createTreeWalker(document.getElementById('main'), NodeFilter.SHOW_TEXT);
+	const range = document.createRange();
+	for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+		if (n.parentElement.getClientRects().length === 0) continue;
+		for (const m of n.data.matchAll(/(?<!\S)\S{2,24}(?!\S)/g)) {
+			range.setStart(n, m.index);
+			range.setEnd(n, m.index + m[0].length);
+			const tops = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+			if (tops.size > 1) out.push({ where: where(n.parentElement), why: 'the word "' + m[0] + '" is broken over ' + tops.size + ' lines', text: text(n.parentElement) });
+		}
+	}
+	return out;
+})()`
+
+// CheckLayout shows the page at each of Widths, fails t for every value that
+// does not fit its box (see misfits) and for any error in the page's console,
+// and saves a screenshot of each width as name-WIDTH.png in dir. The window is
+// left at the first width.
+func (c *Console) CheckLayout(t testing.TB, dir, name string) {
+	t.Helper()
+	for _, w := range Widths {
+		c.B.Do(t, 30*time.Second, chromedp.EmulateViewport(w, 900))
+		// Two frames: the first lays the page out at the new width.
+		browsertest.Eval[bool](t, c.B, `new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))))`)
+		for _, m := range browsertest.Eval[[]Misfit](t, c.B, misfits) {
+			t.Errorf("%s at %d px: %s: %s (%q)", name, w, m.Where, m.Why, m.Text)
+		}
+		c.B.Screenshot(t, dir, fmt.Sprintf("%s-%d", name, w))
+	}
+	c.B.Do(t, 30*time.Second, chromedp.EmulateViewport(Widths[0], 900))
+	c.B.CheckNoErrors(t)
+}

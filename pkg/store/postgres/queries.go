@@ -283,6 +283,9 @@ const (
 		stored AS (
 			UPDATE urls AS u SET
 				state = 'stored', reason = '', fetched_at = p.fetched_at, status = p.status,
+				-- The capture's request, unless the fetcher's update (state
+				-- fetched) counted it already: the two race.
+				attempts = u.attempts + (u.state <> 'fetched')::integer,
 				etag = p.etag, last_modified = p.last_modified,
 				content_sha256 = CASE WHEN p.scheduled
 					THEN coalesce(p.digests[cardinality(p.digests)], u.content_sha256)

@@ -138,9 +138,11 @@ const (
 		VALUES (0, ?, ?, ?), (1, ?, ?, ?), (2, ?, ?, ?), (3, ?, ?, ?)`
 
 	// Parameters: fetched_at, status, etag, last_modified, content digest twice,
-	// simhash, hash.
+	// simhash, hash. attempts counts the capture's request unless the fetcher's
+	// update (state fetched) counted it already: the two race.
 	qStoreURL = `UPDATE urls SET
 			state = 'stored', reason = '', fetched_at = ?, status = ?, etag = ?, last_modified = ?,
+			attempts = attempts + (state <> 'fetched'),
 			fetch_count = fetch_count + 1,
 			change_count = change_count + (content_sha256 IS NOT NULL AND content_sha256 IS NOT ?),
 			content_sha256 = ?, simhash = ?
@@ -153,6 +155,7 @@ const (
 	// keeps the digest and fingerprint of the copy it confirms.
 	qStoreURLScheduled = `UPDATE urls SET
 			state = 'stored', reason = '', fetched_at = ?, status = ?, etag = ?, last_modified = ?,
+			attempts = attempts + (state <> 'fetched'),
 			content_sha256 = coalesce(?, content_sha256),
 			simhash = CASE WHEN ? <> 0 THEN ? ELSE simhash END,
 			next_fetch_at = ?, fetch_count = ?, change_count = ?, unchanged_ms = ?, changed_ms = ?,

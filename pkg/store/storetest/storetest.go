@@ -49,6 +49,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HeldURLs", testHeldURLs},
 		{"StoredFetchesAndURLStates", testStoredFetchesAndStates},
 		{"AddCaptures", testAddCaptures},
+		{"AttemptsOfAFetch", testAttemptsOfAFetch},
+		{"RecentCaptures", testRecentCaptures},
 		{"ContentOwner", testContentOwner},
 		{"NearDuplicate", testNearDuplicate},
 		{"Stats", testStats},
@@ -747,6 +749,68 @@ func testStoredFetchesAndStates(t *testing.T, s store.Store) {
 	}
 	if want := []store.State{store.StateQueued, store.StateStored, ""}; !slices.Equal(states, want) {
 		t.Errorf("URLStates = %v, want %v", states, want)
+	}
+}
+
+// A URL's attempts count its requests, whichever of the fetcher's update
+// (fetched) and the parser's capture (stored) reaches the store first: the
+// console showed 0 for URLs whose capture won the race and 1 for the others.
+func testAttemptsOfAFetch(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	first, race, retried := URL(1, "a.example", "/first"), URL(1, "a.example", "/race"), URL(1, "a.example", "/retried")
+	admit(t, s, first, race, retried)
+	update(t, s, store.URLUpdate{Hash: first.Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: t0},
+		store.URLUpdate{Hash: retried.Hash, State: store.StateQueued, Status: 503, Attempts: 2})
+	addCaptures(t, s, []store.Capture{Capture(first, "f-first", "a", 0), Capture(race, "f-race", "b", 0), Capture(retried, "f-retried", "c", 0)})
+	// The fetcher's update of the raced URL comes late and is refused.
+	update(t, s, store.URLUpdate{Hash: race.Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: t0})
+	for _, c := range []struct {
+		u    store.URL
+		want int
+	}{{first, 1}, {race, 1}, {retried, 3}} {
+		info, err := s.URLInfo(ctx, c.u.URL)
+		if err != nil {
+			t.Fatalf("URLInfo(%s): %v", c.u.URL, err)
+		}
+		if info.URL.Attempts != c.want || info.URL.State != store.StateStored {
+			t.Errorf("%s: attempts %d, state %s; want %d, stored", c.u.URL, info.URL.Attempts, info.URL.State, c.want)
+		}
+	}
+}
+
+// The crawl log: newest first, narrowed by host (exactly: not a host that
+// begins with it), status range and type prefix.
+func testRecentCaptures(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a, b, c := URL(1, "a.example", "/x"), URL(1, "a.example.org", "/y"), URL(1, "a.example", "/z")
+	admit(t, s, a, b, c)
+	ca, cb, cc := Capture(a, "f-a", "a", 0), Capture(b, "f-b", "b", 0), Capture(c, "f-c", "c", 0)
+	cb.Status, cc.ContentType = 404, "Application/PDF"
+	addCaptures(t, s, []store.Capture{ca, cb, cc})
+	for _, tc := range []struct {
+		f     store.CaptureFilter
+		limit int
+		want  []string
+	}{
+		{store.CaptureFilter{}, 10, []string{c.URL, b.URL, a.URL}},
+		{store.CaptureFilter{}, 2, []string{c.URL, b.URL}},
+		{store.CaptureFilter{Host: "a.example"}, 10, []string{c.URL, a.URL}},
+		{store.CaptureFilter{MinStatus: 400, MaxStatus: 499}, 10, []string{b.URL}},
+		{store.CaptureFilter{Type: "application/pdf"}, 10, []string{c.URL}},
+		{store.CaptureFilter{Host: "a.example", Type: "text/"}, 10, []string{a.URL}},
+		{store.CaptureFilter{Host: "b.example"}, 10, nil},
+	} {
+		got, err := s.RecentCaptures(ctx, tc.f, tc.limit)
+		if err != nil {
+			t.Fatalf("RecentCaptures(%+v): %v", tc.f, err)
+		}
+		var urls []string
+		for _, g := range got {
+			urls = append(urls, g.URL)
+		}
+		if !slices.Equal(urls, tc.want) {
+			t.Errorf("RecentCaptures(%+v, %d) = %v, want %v", tc.f, tc.limit, urls, tc.want)
+		}
 	}
 }
 

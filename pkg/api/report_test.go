@@ -1,0 +1,149 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// The report counts what the store holds: each seed with its redirect and the
+// pages under it, captures by status and type, a timeline whose points sum to
+// the captures, and conforms to the document (conform).
+func TestReport(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	row := func(u, parent string, depth, redirects int) store.URL {
+		host := "a.example"
+		return store.URL{Hash: store.HashURL(u), Partition: queue.PartitionOf(host), URL: u, Host: host, Depth: depth, Redirects: redirects,
+			Parent: parent, Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: at}
+	}
+	urls := []store.URL{
+		row("http://a.example/", "", 0, 0),                          // a seed that redirects
+		row("https://a.example/", "http://a.example/", 0, 1),        // where it led
+		row("https://a.example/docs/x", "https://a.example/", 1, 0), // a page under it
+		row("http://a.example/blog/", "", 0, 0),                     // a second seed
+		row("http://a.example/blog/gone", "http://a.example/blog/", 1, 0),
+	}
+	if _, err := e.DB.AdmitURLs(ctx, urls); err != nil {
+		t.Fatal(err)
+	}
+	capture := func(u store.URL, status int, ctype string, after time.Duration) store.Capture {
+		return store.Capture{FetchID: u.URL, URLHash: u.Hash, URL: u.URL, FetchedAt: at.Add(after), Status: status, ContentType: ctype, Length: 100}
+	}
+	if err := e.DB.AddCaptures(ctx, []store.Capture{
+		capture(urls[0], 301, "text/html", 0),
+		capture(urls[1], 200, "text/html; charset=utf-8", time.Second),
+		capture(urls[2], 200, "TEXT/HTML", 2*time.Second),
+		capture(urls[3], 200, "application/xml", 3*time.Minute),
+		capture(urls[4], 404, "", 3*time.Minute),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.do(t, "GET", "/api/v1/report", "", "")
+	if code != http.StatusOK {
+		t.Fatalf("report: %d %v", code, out)
+	}
+	seeds := fmt.Sprint(out["seeds"])
+	want := "[map[pages:2 redirect_to:https://a.example/ state:stored status:301 url:http://a.example/] " +
+		"map[pages:2 state:stored status:200 url:http://a.example/blog/]]"
+	if seeds != want {
+		t.Errorf("seeds\n%s\nwant\n%s", seeds, want)
+	}
+	if got := fmt.Sprint(out["statuses"]); got != "map[200:3 301:1 404:1]" {
+		t.Errorf("statuses %s", got)
+	}
+	if got := fmt.Sprint(out["content_types"]); got != "map[application/xml:1 none:1 text/html:3]" {
+		t.Errorf("content types %s", got)
+	}
+	tl, _ := out["timeline"].(map[string]any)
+	points, _ := tl["points"].([]any)
+	var pages, errs float64
+	for _, p := range points {
+		pages += p.(map[string]any)["pages"].(float64)
+		errs += p.(map[string]any)["errors"].(float64)
+	}
+	// 3 minutes in whole seconds: 2 s buckets keep it within 120 points.
+	if tl["bucket_seconds"] != 2.0 || len(points) != 91 || pages != 5 || errs != 1 {
+		t.Errorf("timeline: %v s buckets, %d points, %v pages, %v errors; want 2, 91, 5, 1", tl["bucket_seconds"], len(points), pages, errs)
+	}
+	if st, _ := out["storage"].(map[string]any); st["captures"] != 5.0 {
+		t.Errorf("storage %v", st)
+	}
+
+	// The crawl log of the same captures, through its filters.
+	for _, c := range []struct {
+		query string
+		code  int
+		urls  string
+	}{
+		{"", 200, "[http://a.example/blog/gone http://a.example/blog/ https://a.example/docs/x https://a.example/ http://a.example/]"},
+		{"?limit=2", 200, "[http://a.example/blog/gone http://a.example/blog/]"},
+		{"?host=A.example&status=4xx", 200, "[http://a.example/blog/gone]"},
+		{"?status=301", 200, "[http://a.example/]"},
+		{"?type=application/", 200, "[http://a.example/blog/]"},
+		{"?host=b.example", 200, "[]"},
+		{"?status=4x4", 400, ""},
+		{"?limit=0", 400, ""},
+	} {
+		code, out := e.do(t, "GET", "/api/v1/captures"+c.query, "", "")
+		if code != c.code {
+			t.Errorf("crawl log %s: %d %v, want %d", c.query, code, out, c.code)
+			continue
+		}
+		if c.code != 200 {
+			continue
+		}
+		var urls []string
+		for _, x := range out["captures"].([]any) {
+			urls = append(urls, x.(map[string]any)["url"].(string))
+		}
+		if got := fmt.Sprint(urls); got != c.urls && !(c.urls == "[]" && urls == nil) {
+			t.Errorf("crawl log %s: %s, want %s", c.query, got, c.urls)
+		}
+	}
+}
+
+// BenchmarkBuildReport builds the report of a store of 50,000 captures on 500
+// hosts: the cost a stop pays to write it (one pass over the captures).
+func BenchmarkBuildReport(b *testing.B) {
+	e := testenv.New(b)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	const n = 50_000
+	for batch := 0; batch < n; batch += 1000 {
+		urls := make([]store.URL, 0, 1000)
+		caps := make([]store.Capture, 0, 1000)
+		for i := batch; i < batch+1000; i++ {
+			host := fmt.Sprintf("h%03d.example", i%500)
+			u := fmt.Sprintf("https://%s/p/%d", host, i)
+			depth := 1
+			if i < 500 {
+				u, depth = "https://"+host+"/", 0
+			}
+			urls = append(urls, store.URL{Hash: store.HashURL(u), Partition: queue.PartitionOf(host), URL: u, Host: host, Depth: depth,
+				Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: at})
+			caps = append(caps, store.Capture{FetchID: u, URLHash: store.HashURL(u), URL: u, FetchedAt: at.Add(time.Duration(i) * 20 * time.Millisecond),
+				Status: 200 + 204*(i%50/49), ContentType: "text/html; charset=utf-8", Length: 4096})
+		}
+		if _, err := e.DB.AdmitURLs(ctx, urls); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.DB.AddCaptures(ctx, caps); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		v, err := BuildReport(ctx, e.DB, at)
+		if err != nil || v.Storage.Captures != n || len(v.Seeds) != 500 {
+			b.Fatalf("report: %v, %d captures, %d seeds", err, v.Storage.Captures, len(v.Seeds))
+		}
+	}
+}
