@@ -133,6 +133,7 @@ demo: build
 	status=$$?; \
 	echo; \
 	echo "The crawl is in $(DATA)/: pages in $(DATA)/warc/ (WARC), what was found of every URL in $(DATA)/crawl.db (SQLite)."; \
+	echo "Its report: $(DATA)/report.html (open it in a browser; $(BIN)/crawler report -data $(DATA) writes it again)."; \
 	echo "To browse it in the console: $(BIN)/crawler -data $(DATA) -listen 127.0.0.1:8080, then open http://127.0.0.1:8080/ (Ctrl-C stops it)."; \
 	exit $$status
 
