@@ -21,7 +21,8 @@ import (
 // its restored state has not seen.
 
 // admitted notes that recs are in the store: their offsets are committed with
-// the next save of the hosts' state.
+// the next save of the hosts' state. It also takes back the offsets of a
+// checkpoint that could not commit them.
 func (f *Fetcher) admitted(recs []*kgo.Record) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -49,32 +50,17 @@ func (f *Fetcher) checkpoint(ctx context.Context) error {
 	clear(f.pending)
 	f.mu.Unlock()
 	if err := f.saveState(ctx, states); err != nil {
-		f.repend(commit)
+		f.admitted(commit) // for the next checkpoint; a partition released meanwhile was committed by its release
 		return err
 	}
 	if len(commit) == 0 {
 		return nil
 	}
 	if err := f.kafka.CommitRecords(ctx, commit...); err != nil {
-		f.repend(commit)
+		f.admitted(commit) // for the next checkpoint; a partition released meanwhile was committed by its release
 		return fmt.Errorf("commit crawl.urls offsets: %w", err)
 	}
 	return nil
-}
-
-// repend puts back offsets a checkpoint could not commit, for the next one;
-// a partition released meanwhile was committed by its release.
-func (f *Fetcher) repend(recs []*kgo.Record) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, r := range recs {
-		if !f.owned[r.Partition] {
-			continue
-		}
-		if p := f.pending[r.Partition]; p == nil || r.Offset > p.Offset {
-			f.pending[r.Partition] = r
-		}
-	}
 }
 
 // dirtyStatesLocked returns the frontier state of every host whose state
