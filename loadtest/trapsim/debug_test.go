@@ -26,7 +26,7 @@ func TestTrace(t *testing.T) {
 	}
 	w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: 50, Pages: 40})
 	name := host + "." + w.Config().Domain
-	r := Run(w, Options{Patterns: pattern.DefaultConfig(), MaxTicks: *ticks, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
+	r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
 		if !strings.Contains(u, "://"+name+"/") {
 			return
 		}

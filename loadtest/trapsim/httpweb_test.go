@@ -1,6 +1,8 @@
 package trapsim
 
 import (
+	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -10,7 +12,6 @@ import (
 
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
 	"github.com/crawlcluster/crawler/loadtest/trapweb"
-	"github.com/crawlcluster/crawler/pkg/pattern"
 )
 
 // httpWeb reads the project's synthetic web (loadtest/synthweb) over
@@ -79,12 +80,19 @@ func (hw *httpWeb) Get(raw string) trapweb.Page {
 // held at the end. (The simulation does not retry a 429 nor read every
 // sitemap form the web serves, so a page it never reached is logged, not
 // failed; cmd/crawler's TestTrapsBounded crawls the same web for real.)
+var synthSize = flag.String("trapsim.synth", "", "HOSTSxPAGES of the synthetic web TestAdmissionOnSynthWeb crawls (default 50x40; cmd/crawler's TestTrapsBounded also crawls 500x100)")
+
 func TestAdmissionOnSynthWeb(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves the synthetic web on loopback")
 	}
 	cfg := synthweb.DefaultConfig()
 	cfg.Hosts, cfg.PagesPerHost = 50, 40
+	if *synthSize != "" {
+		if _, err := fmt.Sscanf(*synthSize, "%dx%d", &cfg.Hosts, &cfg.PagesPerHost); err != nil {
+			t.Fatalf("-trapsim.synth %q: want HOSTSxPAGES", *synthSize)
+		}
+	}
 	cfg.Features, cfg.Traps = true, true
 	w, err := synthweb.Start(cfg)
 	if err != nil {
@@ -92,7 +100,7 @@ func TestAdmissionOnSynthWeb(t *testing.T) {
 	}
 	defer w.Close()
 	hw := newHTTPWeb(w)
-	r := Run(hw, Options{Patterns: pattern.DefaultConfig(), MaxTicks: *ticks, VerdictDelay: *delay})
+	r := Run(hw, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay})
 	t.Logf("%d requests, %d to traps (%.1f%%); real %d/%d, held %d; idle %v after %d ticks",
 		r.Requests, r.ByClass[trapweb.Trap], 100*float64(r.ByClass[trapweb.Trap])/float64(r.Requests), r.RealFetched, r.RealTotal, r.HeldReal, r.Idle, r.Ticks)
 	for _, u := range r.Missed {

@@ -54,6 +54,9 @@ type Result struct {
 	Idle           bool
 	Ticks          int
 	Corroborated   map[string]int // held URLs admitted for their referrers, per host
+	// TrapGrounded counts the requests to traps and variants whose URLs
+	// were admitted grounded (as evidence) rather than generated.
+	TrapGrounded int
 }
 
 type item struct {
@@ -280,6 +283,9 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 	p := s.w.Get(it.url)
 	s.res.Requests++
 	s.res.ByClass[p.Class]++
+	if p.Class != trapweb.Real && it.cand.Grounded {
+		s.res.TrapGrounded++
+	}
 	if p.Status != 200 {
 		// No content verdict will come: the fetcher settles it.
 		h.ph.Settle(it.hash)

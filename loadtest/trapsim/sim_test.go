@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/crawlcluster/crawler/loadtest/trapweb"
-	"github.com/crawlcluster/crawler/pkg/pattern"
 )
 
 var (
@@ -27,6 +26,7 @@ type judged struct {
 	worst                          string
 	worstN                         int
 	earlyMax                       int
+	earlyMean                      float64
 	earlyWorst                     string
 	variantShareMax                float64
 	variantWorst                   string
@@ -40,7 +40,7 @@ func judge(w *trapweb.Web, r Result) judged {
 	if r.Requests > 0 {
 		j.trapShare = float64(j.tr) / float64(r.Requests)
 	}
-	var nearSum, distinctSum int
+	var nearSum, distinctSum, earlySum int
 	for _, in := range w.Instances() {
 		n := r.PerInstance[in.ID]
 		if in.Class == trapweb.Variant {
@@ -62,9 +62,13 @@ func judge(w *trapweb.Web, r Result) judged {
 		if n > j.worstN {
 			j.worstN, j.worst = n, fmt.Sprintf("%s (%s, %s, %s)", in.ID, in.Mode, in.Links, in.Kind)
 		}
+		earlySum += r.EarlyInstance[in.ID]
 		if e := r.EarlyInstance[in.ID]; e > j.earlyMax {
 			j.earlyMax, j.earlyWorst = e, in.ID
 		}
+	}
+	if n := j.nearN + j.distinctN; n > 0 {
+		j.earlyMean = float64(earlySum) / float64(n)
 	}
 	if j.nearN > 0 {
 		j.nearMean = float64(nearSum) / float64(j.nearN)
@@ -109,11 +113,11 @@ func TestAdmissionOnGeneratedWebs(t *testing.T) {
 		t.Run(sz.name, func(t *testing.T) {
 			for seed := int64(1); seed <= int64(sz.seeds); seed++ {
 				w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: sz.hosts, Pages: sz.pages})
-				r := Run(w, Options{Patterns: pattern.DefaultConfig(), MaxTicks: *ticks, VerdictDelay: *delay})
+				r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay})
 				j := judge(w, r)
-				t.Logf("seed %d: %d requests, %.1f%% to traps; near %.1f/instance (%d), distinct %.1f/instance (%d); worst %d %s; early max %d; variants max %.0f%%; real %d/%d (held %d); idle %v after %d ticks",
-					seed, r.Requests, 100*j.trapShare, j.nearMean, j.nearN, j.distinctMean, j.distinctN, j.worstN, j.worst,
-					j.earlyMax, 100*j.variantShareMax, r.RealFetched, r.RealTotal, r.HeldReal, r.Idle, r.Ticks)
+				t.Logf("seed %d: %d requests, %.1f%% to traps (%d grounded); near %.1f/instance (%d), distinct %.1f/instance (%d); worst %d %s; early mean %.1f max %d; variants max %.0f%%; real %d/%d (held %d); idle %v after %d ticks",
+					seed, r.Requests, 100*j.trapShare, r.TrapGrounded, j.nearMean, j.nearN, j.distinctMean, j.distinctN, j.worstN, j.worst,
+					j.earlyMean, j.earlyMax, 100*j.variantShareMax, r.RealFetched, r.RealTotal, r.HeldReal, r.Idle, r.Ticks)
 				if *verbose {
 					logInstances(t, w, r)
 				}
@@ -180,7 +184,7 @@ func TestAdmissionOnDocSites(t *testing.T) {
 				t.Skipf("%s not installed (apt-get install %s): %v", site.root, site.name, err)
 			}
 			w := NewDirWeb(root, "docs.test", site.start)
-			r := Run(w, Options{Patterns: pattern.DefaultConfig(), MaxTicks: *ticks})
+			r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks})
 			t.Logf("%d pages reachable; %d fetched, %d requests, idle %v after %d ticks; %d held at the end",
 				r.RealTotal, r.RealFetched, r.Requests, r.Idle, r.Ticks, r.HeldReal)
 			if len(r.Missed) > 0 {

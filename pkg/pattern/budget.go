@@ -252,7 +252,11 @@ type Host[T any] struct {
 	noEvictBelow int
 	slots        map[string]*slot // path positions by prefix (fold.go)
 	pending      map[int64]Key    // generated URLs admitted whose verdict is not in, by URL hash: their space
-	corroborated int              // held URLs admitted for their referrers
+	// yielders are generated pages counted as yield of their own family
+	// (by KeyOf their URL): the origin charged. A new URL generated on
+	// one takes the yield back.
+	yielders     map[Key]Key
+	corroborated int // held URLs admitted for their referrers
 	// version counts changes; saved is the version Snapshot last returned.
 	version, saved uint64
 }
@@ -457,6 +461,12 @@ const maxPending = 1 << 14
 // verdict to come: it failed, answered neither 2xx nor 3xx, robots.txt or an
 // operator's pattern excluded it. Its space's probes stop waiting for it.
 func (h *Host[T]) Settle(hash int64) {
+	if r, ok := h.watch[hash]; ok {
+		// A variant that will not be judged: the next one is probed.
+		h.unwatch(hash)
+		h.version++
+		h.grow(parkKey{parkRewrite, r.key()})
+	}
 	k, ok := h.pending[hash]
 	if !ok {
 		return
@@ -529,9 +539,35 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 			pf.famLead++
 			h.grow(parkKey{parkSpace, KeyOf(Family(ps.name))})
 		}
+		// Yield is a page outside the origin's own family, of a family
+		// the site points to from elsewhere (another host, a sitemap, two
+		// other families): a real listing's pages lead to articles the
+		// site links elsewhere too; a trap's lead to more of itself or to
+		// families it made up, which no other part of the site points to.
 		if o := h.spaces[v.Origin]; !v.Grounded && o != nil {
-			o.yield++
-			h.grow(parkKey{parkFamily, v.Origin})
+			switch {
+			case v.Origin == fk:
+				// A page of the origin's own family, of another kind than
+				// the one that led to it (an index's entries): yield while
+				// it ends there, taken back if its links carry the chain
+				// on (Describe): a hub's entries are leaves, a catch-all's
+				// deeper pages make up more of it.
+				if len(h.yielders) < maxPending {
+					if h.yielders == nil {
+						h.yielders = map[Key]Key{}
+					}
+					h.yielders[KeyOf(v.URL)] = v.Origin
+					o.yield++
+					h.grow(parkKey{parkFamily, v.Origin})
+				}
+			case fam.established() || fam.real > 0:
+				// A page of a family the site grounds elsewhere: a real
+				// listing leads to articles the site links or lists
+				// otherwise too; a trap's pages lead to families it made
+				// up, which nothing else points to.
+				o.yield++
+				h.grow(parkKey{parkFamily, v.Origin})
+			}
 		}
 	}
 	if !v.Grounded {

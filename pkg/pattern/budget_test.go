@@ -195,6 +195,30 @@ func TestRewriteLearned(t *testing.T) {
 	}
 }
 
+// TestRewriteJudged: while a suspected rewrite waits for its probe's
+// verdict, a variant linked from another variant (a print view listing the
+// print views of other pages) waits too; a probe that fails lets the next
+// variant be probed instead of holding them all.
+func TestRewriteJudged(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	c0, d0 := offer(h, cfg, "http://a/story/0?print=yes", "http://a/story/0", 0, 0)
+	if !d0.Admit {
+		t.Fatalf("first variant %+v, want it probed", d0)
+	}
+	_, d := offer(h, cfg, "http://a/story/1?print=yes", "http://a/story/0?print=yes", 0, 0)
+	if d.Admit || d.Reason != ReasonRewrite {
+		t.Fatalf("variant found on a variant while the rule is judged: %+v, want held for the rewrite", d)
+	}
+	// The probe answered 404: no verdict will come.
+	h.Settle(int64(KeyOf(c0.URL)))
+	var probes []string
+	h.Release(cfg, func(u string, _ Decision) { probes = append(probes, u) })
+	if len(probes) != 1 {
+		t.Fatalf("after the probe failed %v released, want the next variant probed", probes)
+	}
+}
+
 func TestRewriteApply(t *testing.T) {
 	for _, tc := range []struct{ u, parent, rule, other, want string }{
 		{"http://a/x?id=3&print=1", "http://a/x?id=3", "drop parameter print", "http://a/y?a=1&print=2&z=3", "http://a/y?a=1&z=3"},
@@ -294,7 +318,8 @@ func crawlSite(cfg Config, links func(string) []string, dup func(string) bool, l
 		c Candidate
 	}
 	h := NewHost[queued]()
-	queue := []queued{{u: "http://a/", c: Candidate{URL: "http://a/", Space: "/", Grounded: true}}}
+	// The start is a seed: listed, as the fetcher describes seeds.
+	queue := []queued{{u: "http://a/", c: h.Describe(cfg, Found{URL: "http://a/", Listed: true})}}
 	known := map[string]bool{"http://a/": true}
 	var fetched []string
 	for len(queue) > 0 && len(fetched) < limit {
@@ -392,6 +417,48 @@ func TestYield(t *testing.T) {
 	}
 	if n := count(got, "http://a/doc/"); n != real {
 		t.Errorf("%d real pages fetched, want %d", n, real)
+	}
+}
+
+// TestYieldOfDeadEnds: pages of a family's own kind that its generated pages
+// lead to are yield only while they end there. A catch-all whose deeper
+// pages (another shape: a file under a folder) each make up more of it earns
+// nothing by them and stops at its budget; the finite index of TestYield,
+// whose entries are leaves, is followed to its end.
+func TestYieldOfDeadEnds(t *testing.T) {
+	const real = 40
+	links := func(u string) []string {
+		if u == "http://a/" {
+			out := []string{"http://a/c/"}
+			for i := range real {
+				out = append(out, fmt.Sprintf("http://a/doc/%s.html", word(i)))
+			}
+			return out
+		}
+		if !strings.HasPrefix(u, "http://a/c/") {
+			return nil
+		}
+		// Every page of the catch-all links a folder and a file below
+		// it, each distinct and each linking two more.
+		base := strings.TrimSuffix(strings.TrimSuffix(u, ".html"), "/")
+		return []string{base + "/" + word(len(u)) + "/", base + "/" + word(len(u)+1) + ".html", "http://a/"}
+	}
+	cfg := DefaultConfig()
+	got := crawlSite(cfg, links, func(string) bool { return false }, 10_000)
+	n := 0
+	for _, u := range got {
+		if strings.HasPrefix(u, "http://a/c/") {
+			n++
+		}
+	}
+	// Its entry, its first budget and the share of the host's real pages;
+	// yield would have added up to pattern-yield times those pages.
+	bound := 1 + cfg.Budget + cfg.EvidenceWeight + int(cfg.Share*float64(1+real))
+	if n > bound {
+		t.Errorf("catch-all: %d pages fetched, want at most %d", n, bound)
+	}
+	if n < cfg.Budget {
+		t.Errorf("catch-all: %d pages fetched, want its budget of %d at least", n, cfg.Budget)
 	}
 }
 

@@ -50,6 +50,14 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 		return c
 	}
 	pfam := Family(pspace)
+	if k, ok := h.yielders[KeyOf(f.Parent)]; ok && (f.ParentHops > 0 || fam == pfam) {
+		// The page counted as its family's yield carries the chain on.
+		delete(h.yielders, KeyOf(f.Parent))
+		if o := h.spaces[k]; o != nil && o.yield > 0 {
+			o.yield--
+			h.version++
+		}
+	}
 	switch {
 	case f.ParentHops > 0:
 		// Down a generated chain: the chain's origin pays.

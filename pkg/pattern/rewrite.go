@@ -209,6 +209,14 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 	}
 	for r, st := range h.rules {
 		if !st.active() {
+			if st.distinct == 0 && st.watched >= 1 {
+				// Judged now: what it applies to waits for the verdict,
+				// whichever page links it (a print view links the
+				// print views of other pages).
+				if _, ok := r.Apply(c.URL); ok {
+					return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
+				}
+			}
 			continue
 		}
 		if _, ok := r.Apply(c.URL); !ok {
