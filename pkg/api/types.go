@@ -255,6 +255,7 @@ type urlView struct {
 	Status       int            `json:"status"`
 	ETag         string         `json:"etag,omitempty"`
 	LastModified string         `json:"last_modified,omitempty"`
+	Location     string         `json:"location,omitempty"` // where its newest capture redirected to
 	Recrawl      *recrawlView   `json:"recrawl"`
 	Exclusion    *exclusionView `json:"exclusion"`
 	Robots       robotsDecision `json:"robots"`
@@ -336,6 +337,7 @@ type captureView struct {
 	LinksDropped    int         `json:"links_dropped"`
 	ETag            string      `json:"etag,omitempty"`
 	LastModified    string      `json:"last_modified,omitempty"`
+	Location        string      `json:"location,omitempty"` // a redirect's target, absolute
 	WARC            *warcView   `json:"warc"`
 }
 
@@ -373,6 +375,7 @@ func captureOf(c store.Capture) captureView {
 		ContentType: c.ContentType, Length: c.Length, Truncated: c.Truncated, PayloadDigest: c.PayloadDigest,
 		Change: c.Change, Changed: changedOf(c.Change), Title: c.Title, Description: c.Description,
 		Language: c.Language, Canonical: c.Canonical, NoIndex: c.NoIndex, Links: c.Links, LinksDropped: c.LinksDropped, ETag: c.ETag, LastModified: c.LastModified,
+		Location: c.Location,
 	}
 	if len(c.ContentSHA256) > 0 {
 		v.ContentSHA256 = hex.EncodeToString(c.ContentSHA256)
@@ -448,6 +451,9 @@ func urlViewOf(normalized string, info store.URLInfo) urlView {
 	}
 	for _, c := range info.Captures {
 		v.Captures = append(v.Captures, captureOf(c))
+	}
+	if len(info.Captures) > 0 {
+		v.Location = info.Captures[0].Location
 	}
 	v.ReasonText = describe(v.Reason)
 	return v

@@ -229,6 +229,10 @@ type Capture struct {
 	LinksDropped  int // references counted, neither followed nor recorded: past the per-page cap, or a sitemap's invalid entries
 	ETag          string
 	LastModified  string
+	// Location is where a redirect (a 3xx other than 304) sent the
+	// crawler: its Location header made absolute against URL; "" for any
+	// other answer, or a redirect without a usable Location.
+	Location string
 	// Change is what this fetch found compared with the URL's previous copy
 	// (a recrawl.Outcome: first, changed, not_modified, identical, near,
 	// gone, error, other); "" when not compared.
