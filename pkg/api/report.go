@@ -63,7 +63,7 @@ type ReportPoint struct {
 	Time           time.Time `json:"time"`
 	Pages          int64     `json:"pages"`
 	Bytes          int64     `json:"bytes"`
-	Errors         int64     `json:"errors"` // captures with a 4xx or 5xx status
+	Errors         int64     `json:"errors"` // captures with a 4xx or 5xx status, but sitemaps not found
 	BytesPerSecond float64   `json:"bytes_per_second"`
 }
 
@@ -134,7 +134,7 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 	err = st.Captures(ctx, func(c store.Capture) error {
 		v.Statuses[strconv.Itoa(c.Status)]++
 		types[mediaType(c.ContentType)]++
-		caps = append(caps, fetched{at: c.FetchedAt, length: c.Length, status: c.Status})
+		caps = append(caps, fetched{at: c.FetchedAt, length: c.Length, err: httpError(c)})
 		if len(folders) > 0 {
 			for _, i := range foldersOf(c.URL, folders) {
 				v.Seeds[i].Pages++
@@ -169,7 +169,13 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 type fetched struct {
 	at     time.Time
 	length int64
-	status int
+	err    bool // a 4xx or 5xx answer (httpError)
+}
+
+// httpError tells whether a capture is one of the errors' http_4xx or
+// http_5xx: a 4xx or 5xx answer, but a sitemap not found.
+func httpError(c store.Capture) bool {
+	return c.Status >= 400 && c.Status < 600 && !store.SitemapNotFound(c.Kind, c.Status)
 }
 
 // foldersOf returns the seeds whose folder u begins with: one look-up per
@@ -266,7 +272,7 @@ func timelineOf(caps []fetched) ReportTimeline {
 		p := &points[int(c.at.Sub(start)/width)]
 		p.Pages++
 		p.Bytes += c.length
-		if c.status >= 400 && c.status < 600 {
+		if c.err {
 			p.Errors++
 		}
 	}

@@ -71,6 +71,7 @@ type urlCountsView struct {
 	DuplicateContent int64            `json:"duplicate_content"`
 	BlockedByRobots  int64            `json:"blocked_by_robots"`
 	ExcludedAsTraps  int64            `json:"excluded_as_traps"`
+	SitemapsNotFound int64            `json:"sitemaps_not_found"` // no error of the site, so not in http_4xx
 	Excluded         excludedView     `json:"excluded"`
 	ByState          map[string]int64 `json:"by_state"`
 	FailedByReason   map[string]int64 `json:"failed_by_reason"`
@@ -229,7 +230,10 @@ func countsOf(st store.Stats) (urlCountsView, errorCountsView) {
 	// A URL a robots.txt rule refuses is the crawler being polite, not an
 	// error; one held because its host's robots.txt could not be read is.
 	e.Robots = u.Excluded.ByReason[robots.ReasonUnavailable] + u.FailedByReason[robots.ReasonUnavailable]
-	e.HTTP4xx = st.Statuses["4xx"]
+	// Likewise a sitemap the site does not have: the crawler asked for
+	// /sitemap.xml on its own, or robots.txt named one that is not there.
+	u.SitemapsNotFound = st.SitemapsNotFound
+	e.HTTP4xx = st.Statuses["4xx"] - st.SitemapsNotFound
 	e.HTTP5xx = st.Statuses["5xx"]
 	return u, e
 }

@@ -70,8 +70,12 @@ func TestParserStoresLinkGraph(t *testing.T) {
 	if c := captures(t, e)[urls[2]]; len(c) != 1 || c[0].Location != "http://g.example/new" || c[0].Links != 1 {
 		t.Errorf("redirect captures %+v, want one with its location and 1 link", c)
 	}
-	if c := captures(t, e)[urls[0]]; len(c) != 1 || c[0].Location != "" {
-		t.Errorf("page captures %+v, want no location", c)
+	if c := captures(t, e)[urls[0]]; len(c) != 1 || c[0].Location != "" || c[0].Kind != store.KindPage {
+		t.Errorf("page captures %+v, want a page's, without location", c)
+	}
+	// A sitemap's capture says so: one not found is counted apart (store.SitemapNotFound).
+	if c := captures(t, e)[urls[3]]; len(c) != 1 || c[0].Kind != store.KindSitemap {
+		t.Errorf("sitemap captures %+v, want one of kind sitemap", c)
 	}
 
 }

@@ -233,6 +233,9 @@ type Capture struct {
 	// crawler: its Location header made absolute against URL; "" for any
 	// other answer, or a redirect without a usable Location.
 	Location string
+	// Kind is what the URL was fetched for; "" on captures stored before
+	// it was recorded (sitemaps' excepted).
+	Kind Kind
 	// Change is what this fetch found compared with the URL's previous copy
 	// (a recrawl.Outcome: first, changed, not_modified, identical, near,
 	// gone, error, other); "" when not compared.
@@ -372,6 +375,9 @@ type Stats struct {
 	// BlockedHosts have a robots.txt that could not be read (5xx, 429,
 	// unreachable): nothing else is fetched from them until it can.
 	BlockedHosts int64
+	// SitemapsNotFound are the captures of sitemaps that are not there
+	// (SitemapNotFound), of the 4xx in Statuses.
+	SitemapsNotFound int64
 }
 
 // AddCounter adds one row of a store's counters table (name, key, n) to s:
@@ -396,6 +402,8 @@ func (s *Stats) AddCounter(name, key string, n int64) {
 		s.NearDups += n
 	case "content_len":
 		s.ContentLen += n
+	case "sitemaps_not_found":
+		s.SitemapsNotFound += n
 	case "warc_bytes":
 		s.WARCBytes += n
 	}
@@ -418,6 +426,14 @@ func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 // NewStats returns Stats with its maps made.
 func NewStats() Stats {
 	return Stats{URLs: map[State]int64{}, Excluded: map[string]int64{}, Reasons: map[string]int64{}, Statuses: map[string]int64{}}
+}
+
+// SitemapNotFound tells whether a capture is of a sitemap the site does not
+// have (404 or 410): the crawler's own /sitemap.xml probe, or one robots.txt
+// names. It is no error of the site, so the stores count it apart (counter
+// sitemaps_not_found) and the error counts leave it out.
+func SitemapNotFound(kind Kind, status int) bool {
+	return kind == KindSitemap && (status == 404 || status == 410)
 }
 
 // StatusClass is the counters' key of an HTTP status: "2xx" for 200-299 and

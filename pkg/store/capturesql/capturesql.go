@@ -12,7 +12,7 @@ import "github.com/crawlcluster/crawler/pkg/store"
 const Columns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
 	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
 	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified,
-	change, duration_ms, links_dropped, location`
+	change, duration_ms, links_dropped, location, kind`
 
 // Dest returns the scan destinations of Columns into c. The columns a
 // dialect stores in its own type go to the caller's variables, which it
@@ -23,5 +23,5 @@ func Dest(c *store.Capture, fetched any, simhash, durationMS *int64) []any {
 		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
 		&c.ContentSHA256, simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
 		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, durationMS, &c.LinksDropped,
-		&c.Location}
+		&c.Location, (*string)(&c.Kind)}
 }

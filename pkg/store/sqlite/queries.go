@@ -124,8 +124,8 @@ const (
 	qInsertCapture = `INSERT INTO captures (fetch_id, url_hash, url, fetched_at, status,
 			content_type, length, truncated, warc_file, warc_offset, warc_length, warc_record_id,
 			payload_digest, content_sha256, simhash, revisit_of, near_dup_of, title, description,
-			language, canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped, location)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			language, canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped, location, kind)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fetch_id) DO NOTHING`
 
 	// The counters migration 0002 took over from the captures_count_insert trigger.
