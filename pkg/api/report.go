@@ -19,12 +19,6 @@ import (
 // folder, and from `crawler report`. It reads every capture once, so it is
 // built on request or at a stop, never polled.
 
-// SeedLister lists the URLs a crawl started from; the SQLite store does.
-// Without it a report's seeds are null.
-type SeedLister interface {
-	Seeds(ctx context.Context, limit int) ([]store.SeedURL, error)
-}
-
 // Limits of a report's lists.
 const (
 	reportSeeds   = 1000
@@ -112,7 +106,8 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 		Storage:  storageView{Captures: stats.Captures, ByStatus: nonZero(stats.Statuses), Bytes: stats.ContentLen, WARCBytes: stats.WARCBytes, WARCSegments: stats.Segments},
 		Statuses: map[string]int64{}, ContentTypes: map[string]int64{}, BusiestHosts: []hostListItem{}, Held: []ReportReason{},
 	}
-	if sl, ok := st.(SeedLister); ok {
+	// A store that cannot list its seeds (a test's) leaves them null.
+	if sl, ok := st.(store.SeedLister); ok {
 		seeds, err := sl.Seeds(ctx, reportSeeds)
 		if err != nil {
 			return ReportView{}, fmt.Errorf("report: %w", err)

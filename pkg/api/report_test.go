@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcluster/crawler/internal/pgtest"
 	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/postgres"
 )
 
 // The report counts what the store holds: each seed with its redirect and the
@@ -160,5 +162,53 @@ func BenchmarkBuildReport(b *testing.B) {
 		if err != nil || v.Storage.Captures != n || len(v.Seeds) != 500 {
 			b.Fatalf("report: %v, %d captures, %d seeds", err, v.Storage.Captures, len(v.Seeds))
 		}
+	}
+}
+
+// TestReportSeedsOnPostgres builds the report from the cluster's store, on a
+// real PostgreSQL: its seeds are listed (they were null there), each with
+// its redirect and the pages under it.
+func TestReportSeedsOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	row := func(u, parent string, depth int) store.URL {
+		return store.URL{Hash: store.HashURL(u), Partition: queue.PartitionOf("pg.example"), URL: u, Host: "pg.example", Depth: depth,
+			Parent: parent, Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: at}
+	}
+	urls := []store.URL{
+		row("http://pg.example/", "", 0), // redirects to /home/
+		row("https://pg.example/home/a", "https://pg.example/home/", 1),
+		row("http://pg.example/blog/", "", 0),
+		row("http://pg.example/blog/x", "http://pg.example/blog/", 1),
+	}
+	if _, err := db.AdmitURLs(ctx, urls); err != nil {
+		t.Fatal(err)
+	}
+	var caps []store.Capture
+	for i, u := range urls {
+		c := store.Capture{FetchID: u.URL, URLHash: u.Hash, URL: u.URL, FetchedAt: at.Add(time.Duration(i) * time.Second), Status: 200}
+		if i == 0 {
+			c.Status, c.Location = 301, "https://pg.example/home/"
+		}
+		caps = append(caps, c)
+	}
+	if err := db.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	v, err := BuildReport(ctx, db, at.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ReportSeed{
+		{URL: "http://pg.example/", State: "stored", Status: 301, RedirectTo: "https://pg.example/home/", Pages: 1},
+		{URL: "http://pg.example/blog/", State: "stored", Status: 200, Pages: 2},
+	}
+	if fmt.Sprint(v.Seeds) != fmt.Sprint(want) {
+		t.Errorf("seeds on PostgreSQL\n%+v\nwant\n%+v", v.Seeds, want)
 	}
 }

@@ -548,7 +548,14 @@ func (f CaptureFilter) StatusBounds() (lo, hi int) {
 // SeedURL is a URL the crawl started from and where its redirect led.
 type SeedURL struct {
 	URL
-	RedirectTo string // the first URL its redirect led to; "" when none
+	RedirectTo string // where its redirect led (its capture's Location); "" when none
+}
+
+// SeedLister lists the URLs a crawl started from, for its report; both SQL
+// stores do (package reportsql).
+type SeedLister interface {
+	// Seeds returns up to limit seed URLs (depth 0, no parent), by URL.
+	Seeds(ctx context.Context, limit int) ([]SeedURL, error)
 }
 
 // Fetch is a URL as its last fetch left it.

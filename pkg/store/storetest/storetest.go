@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ContentOwner", testContentOwner},
 		{"NearDuplicate", testNearDuplicate},
 		{"Stats", testStats},
+		{"Seeds", testSeeds},
 		{"URLInfo", testURLInfo},
 		{"RecentFetchDurations", testRecentFetchDurations},
 		{"EmptyInputs", testEmptyInputs},
