@@ -126,7 +126,7 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 	}
 	var caps []fetched
 	types := map[string]int64{}
-	err = st.Captures(ctx, func(c store.Capture) error {
+	err = st.ReportCaptures(ctx, func(c store.ReportCapture) error {
 		v.Statuses[strconv.Itoa(c.Status)]++
 		types[mediaType(c.ContentType)]++
 		caps = append(caps, fetched{at: c.FetchedAt, length: c.Length, err: httpError(c)})
@@ -169,7 +169,7 @@ type fetched struct {
 
 // httpError tells whether a capture is one of the errors' http_4xx or
 // http_5xx: a 4xx or 5xx answer, but a sitemap not found.
-func httpError(c store.Capture) bool {
+func httpError(c store.ReportCapture) bool {
 	return c.Status >= 400 && c.Status < 600 && !store.SitemapNotFound(c.Kind, c.Status)
 }
 

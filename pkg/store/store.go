@@ -505,6 +505,7 @@ type Reader interface {
 	URLInfo(ctx context.Context, normalized string) (URLInfo, error) // ErrNotFound when unknown
 	Host(ctx context.Context, host string) (Host, error)             // ErrNotFound when unknown
 	Captures(ctx context.Context, fn func(Capture) error) error      // every capture, by ID
+	ReportReader
 	Schedule(ctx context.Context, now time.Time) (ScheduleStats, error)
 	// Capture returns one capture by ID; ErrNotFound when unknown.
 	Capture(ctx context.Context, id int64) (Capture, error)
@@ -549,6 +550,25 @@ func (f CaptureFilter) StatusBounds() (lo, hi int) {
 type SeedURL struct {
 	URL
 	RedirectTo string // where its redirect led (its capture's Location); "" when none
+}
+
+// ReportCapture is what a crawl's report reads of a capture.
+type ReportCapture struct {
+	URL         string
+	FetchedAt   time.Time
+	Length      int64
+	Status      int
+	ContentType string
+	Kind        Kind
+}
+
+// ReportReader reads the captures for a crawl's report: only the columns
+// it sums, in one pass (package reportsql), as reading whole captures
+// (Reader.Captures) took most of the report's time.
+type ReportReader interface {
+	// ReportCaptures calls fn for every capture, in no particular order,
+	// while it holds a connection: fn must not call the store.
+	ReportCaptures(ctx context.Context, fn func(ReportCapture) error) error
 }
 
 // SeedLister lists the URLs a crawl started from, for its report; both SQL

@@ -7,6 +7,7 @@ package reportsql
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/controlsql"
@@ -46,4 +47,23 @@ func Seeds(urlColumns string) string {
 		FROM urls s LEFT JOIN hops ON hops.src = s.url
 		WHERE s.depth = 0 AND s.parent = '' AND s.kind = 'page'
 		ORDER BY s.url LIMIT $1`
+}
+
+// ReportCaptures implements store.ReportReader on db. fetchedMS is the
+// dialect's expression of captures.fetched_at in Unix milliseconds.
+func ReportCaptures(ctx context.Context, db controlsql.DB, fetchedMS string, fn func(store.ReportCapture) error) error {
+	q := `SELECT url, ` + fetchedMS + `, length, status, content_type, kind FROM captures`
+	var c store.ReportCapture
+	var ms int64
+	err := db.Query(ctx, q, nil, func(row controlsql.Row) error {
+		if err := row.Scan(&c.URL, &ms, &c.Length, &c.Status, &c.ContentType, (*string)(&c.Kind)); err != nil {
+			return err
+		}
+		c.FetchedAt = time.UnixMilli(ms).UTC()
+		return fn(c)
+	})
+	if err != nil {
+		return fmt.Errorf("read captures for the report: %w", err)
+	}
+	return nil
 }

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"NearDuplicate", testNearDuplicate},
 		{"Stats", testStats},
 		{"Seeds", testSeeds},
+		{"ReportCaptures", testReportCaptures},
 		{"URLInfo", testURLInfo},
 		{"RecentFetchDurations", testRecentFetchDurations},
 		{"EmptyInputs", testEmptyInputs},

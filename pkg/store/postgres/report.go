@@ -1,4 +1,4 @@
-package sqlite
+package postgres
 
 import (
 	"context"
@@ -13,4 +13,9 @@ var _ store.SeedLister = (*DB)(nil)
 // led ("" when it did not redirect).
 func (db *DB) Seeds(ctx context.Context, limit int) ([]store.SeedURL, error) {
 	return reportsql.ListSeeds(ctx, controlDB{db}, urlColumns, func(r store.Row) (store.URL, error) { return scanURL(r) }, limit)
+}
+
+// ReportCaptures reads what the report sums of every capture.
+func (db *DB) ReportCaptures(ctx context.Context, fn func(store.ReportCapture) error) error {
+	return reportsql.ReportCaptures(ctx, controlDB{db}, `coalesce(floor(extract(epoch FROM fetched_at) * 1000)::bigint, 0)`, fn)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
 )
@@ -61,5 +62,33 @@ func testSeeds(t *testing.T, s store.Store) {
 	}
 	if got, err := sl.Seeds(context.Background(), 2); err != nil || len(got) != 2 || got[1].URL.URL != moved.URL {
 		t.Errorf("Seeds(2) = %+v, %v; want the first two", got, err)
+	}
+}
+
+// testReportCaptures reads back what the report sums of each capture.
+func testReportCaptures(t *testing.T, s store.Store) {
+	a, b := URL(1, "r.example", "/"), URL(2, "r.example", "/sitemap.xml")
+	admit(t, s, a, b)
+	ca, cb := Capture(a, "r-a", "page", 0), Capture(b, "r-b", "", 0)
+	ca.FetchedAt = t0.Add(90*time.Minute + 123*time.Millisecond)
+	cb.Kind, cb.Status, cb.ContentType, cb.Length = store.KindSitemap, 404, "", 0
+	addCaptures(t, s, []store.Capture{ca, cb})
+	got := map[string]store.ReportCapture{}
+	err := s.ReportCaptures(context.Background(), func(c store.ReportCapture) error {
+		got[c.URL] = c
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ReportCaptures: %v", err)
+	}
+	for _, c := range []store.Capture{ca, cb} {
+		want := store.ReportCapture{URL: c.URL, FetchedAt: c.FetchedAt, Length: c.Length, Status: c.Status, ContentType: c.ContentType, Kind: c.Kind}
+		if g := got[c.URL]; !g.FetchedAt.Equal(want.FetchedAt) || g.Length != want.Length || g.Status != want.Status ||
+			g.ContentType != want.ContentType || g.Kind != want.Kind {
+			t.Errorf("ReportCaptures: %+v, want %+v", g, want)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("ReportCaptures read %d captures, want 2", len(got))
 	}
 }
