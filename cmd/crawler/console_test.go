@@ -202,6 +202,19 @@ func TestConsole(t *testing.T) {
 	t.Logf("URL page: %d numbers match the API", c.CheckNumbers(t, consoletest.Tolerance{Float: 0.1}))
 	c.CheckLayout(t, shots, "url")
 
+	// A redirect's page says where it went, its target its one out-link.
+	hop := "http://" + w.Hosts()[0] + "/chain/1"
+	c.Open(t, "#/urls/"+url.PathEscape(hop), `[data-page="urls"] [data-api][data-loaded]`)
+	page = browsertest.Eval[string](t, b, `document.querySelector('[data-page="urls"] [data-api]').textContent`)
+	info = c.Get(t, "/api/v1/urls?url="+url.QueryEscape(hop))
+	if loc, _ := consoletest.Lookup(info, "/location"); loc == nil || !strings.Contains(page, loc.(string)) {
+		t.Errorf("the redirect %s: location %v, not on its page", hop, loc)
+	}
+	if n, _ := consoletest.Lookup(info, "/links/out_count"); n != 1.0 || !strings.Contains(page, "1 link: the redirect's target") {
+		t.Errorf("the redirect %s: %v out-links, page %.400q; want its target as its one out-link", hop, n, page)
+	}
+	c.CheckLayout(t, shots, "url-redirect")
+
 	// The crawl log, filtered through its form: only the host's captures.
 	c.Open(t, "#/log", `[data-page="log"] #crawl-log[data-loaded]`)
 	c.CheckLayout(t, shots, "log")

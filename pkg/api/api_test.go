@@ -311,3 +311,34 @@ func TestHostLookupDecodesRobots(t *testing.T) {
 		t.Errorf("delay = %v, want 1 s from the default, no Crawl-delay", d)
 	}
 }
+
+// TestRedirectLookup: a redirect's URL and capture say where it went, and
+// its target is its one out-link, in the look-up and in the crawl log.
+func TestRedirectLookup(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	from, to := "http://moved.example/old", "https://moved.example/new"
+	if _, err := e.DB.AdmitURLs(ctx, []store.URL{{Hash: store.HashURL(from), Partition: queue.PartitionOf("moved.example"), URL: from, Host: "moved.example",
+		Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DB.AddCaptures(ctx, []store.Capture{{FetchID: "r1", URLHash: store.HashURL(from), URL: from, FetchedAt: time.Now(), Status: 301,
+		Location: to, Links: 1, OutLinks: []int64{store.HashURL(to)}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, out := e.do(t, "GET", "/api/v1/urls?url="+from, "", "")
+	if out["location"] != to {
+		t.Errorf("location %v, want %s", out["location"], to)
+	}
+	if cs, _ := out["captures"].([]any); len(cs) != 1 || cs[0].(map[string]any)["location"] != to || cs[0].(map[string]any)["links"] != 1.0 {
+		t.Errorf("captures %v, want one with location %s and 1 link", out["captures"], to)
+	}
+	l, _ := out["links"].(map[string]any)
+	if os, _ := l["out"].([]any); l["out_count"] != 1.0 || len(os) != 1 || os[0].(map[string]any)["hash"] != hashString(store.HashURL(to)) {
+		t.Errorf("links %v, want the target as the one out-link", l)
+	}
+	_, out = e.do(t, "GET", "/api/v1/captures?limit=10", "", "")
+	if cs, _ := out["captures"].([]any); len(cs) != 1 || cs[0].(map[string]any)["location"] != to {
+		t.Errorf("crawl log %v, want the redirect with its location", out["captures"])
+	}
+}

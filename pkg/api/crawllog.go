@@ -30,6 +30,7 @@ type logEntry struct {
 	Length          int64      `json:"length"`
 	DurationSeconds *float64   `json:"duration_seconds"`
 	Change          string     `json:"change,omitempty"`
+	Location        string     `json:"location,omitempty"`
 }
 
 func (s *Server) getCaptures(w http.ResponseWriter, r *http.Request) {
@@ -46,7 +47,7 @@ func (s *Server) getCaptures(w http.ResponseWriter, r *http.Request) {
 	out := crawlLogView{Captures: make([]logEntry, 0, len(caps))}
 	for _, c := range caps {
 		out.Captures = append(out.Captures, logEntry{ID: c.ID, URL: c.URL, FetchedAt: timeOrNil(c.FetchedAt), Status: c.Status,
-			ContentType: c.ContentType, Length: c.Length, DurationSeconds: secondsOrNil(c.Duration), Change: c.Change})
+			ContentType: c.ContentType, Length: c.Length, DurationSeconds: secondsOrNil(c.Duration), Change: c.Change, Location: c.Location})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

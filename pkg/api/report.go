@@ -19,12 +19,6 @@ import (
 // folder, and from `crawler report`. It reads every capture once, so it is
 // built on request or at a stop, never polled.
 
-// SeedLister lists the URLs a crawl started from; the SQLite store does.
-// Without it a report's seeds are null.
-type SeedLister interface {
-	Seeds(ctx context.Context, limit int) ([]store.SeedURL, error)
-}
-
 // Limits of a report's lists.
 const (
 	reportSeeds   = 1000
@@ -63,7 +57,7 @@ type ReportPoint struct {
 	Time           time.Time `json:"time"`
 	Pages          int64     `json:"pages"`
 	Bytes          int64     `json:"bytes"`
-	Errors         int64     `json:"errors"` // captures with a 4xx or 5xx status
+	Errors         int64     `json:"errors"` // captures with a 4xx or 5xx status, but sitemaps not found
 	BytesPerSecond float64   `json:"bytes_per_second"`
 }
 
@@ -112,7 +106,8 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 		Storage:  storageView{Captures: stats.Captures, ByStatus: nonZero(stats.Statuses), Bytes: stats.ContentLen, WARCBytes: stats.WARCBytes, WARCSegments: stats.Segments},
 		Statuses: map[string]int64{}, ContentTypes: map[string]int64{}, BusiestHosts: []hostListItem{}, Held: []ReportReason{},
 	}
-	if sl, ok := st.(SeedLister); ok {
+	// A store that cannot list its seeds (a test's) leaves them null.
+	if sl, ok := st.(store.SeedLister); ok {
 		seeds, err := sl.Seeds(ctx, reportSeeds)
 		if err != nil {
 			return ReportView{}, fmt.Errorf("report: %w", err)
@@ -131,10 +126,10 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 	}
 	var caps []fetched
 	types := map[string]int64{}
-	err = st.Captures(ctx, func(c store.Capture) error {
+	err = st.ReportCaptures(ctx, func(c store.ReportCapture) error {
 		v.Statuses[strconv.Itoa(c.Status)]++
 		types[mediaType(c.ContentType)]++
-		caps = append(caps, fetched{at: c.FetchedAt, length: c.Length, status: c.Status})
+		caps = append(caps, fetched{at: c.FetchedAt, length: c.Length, err: httpError(c)})
 		if len(folders) > 0 {
 			for _, i := range foldersOf(c.URL, folders) {
 				v.Seeds[i].Pages++
@@ -169,7 +164,13 @@ func BuildReport(ctx context.Context, st store.Reader, now time.Time) (ReportVie
 type fetched struct {
 	at     time.Time
 	length int64
-	status int
+	err    bool // a 4xx or 5xx answer (httpError)
+}
+
+// httpError tells whether a capture is one of the errors' http_4xx or
+// http_5xx: a 4xx or 5xx answer, but a sitemap not found.
+func httpError(c store.ReportCapture) bool {
+	return c.Status >= 400 && c.Status < 600 && !store.SitemapNotFound(c.Kind, c.Status)
 }
 
 // foldersOf returns the seeds whose folder u begins with: one look-up per
@@ -266,7 +267,7 @@ func timelineOf(caps []fetched) ReportTimeline {
 		p := &points[int(c.at.Sub(start)/width)]
 		p.Pages++
 		p.Bytes += c.length
-		if c.status >= 400 && c.status < 600 {
+		if c.err {
 			p.Errors++
 		}
 	}

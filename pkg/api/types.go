@@ -71,6 +71,7 @@ type urlCountsView struct {
 	DuplicateContent int64            `json:"duplicate_content"`
 	BlockedByRobots  int64            `json:"blocked_by_robots"`
 	ExcludedAsTraps  int64            `json:"excluded_as_traps"`
+	SitemapsNotFound int64            `json:"sitemaps_not_found"` // no error of the site, so not in http_4xx
 	Excluded         excludedView     `json:"excluded"`
 	ByState          map[string]int64 `json:"by_state"`
 	FailedByReason   map[string]int64 `json:"failed_by_reason"`
@@ -229,7 +230,10 @@ func countsOf(st store.Stats) (urlCountsView, errorCountsView) {
 	// A URL a robots.txt rule refuses is the crawler being polite, not an
 	// error; one held because its host's robots.txt could not be read is.
 	e.Robots = u.Excluded.ByReason[robots.ReasonUnavailable] + u.FailedByReason[robots.ReasonUnavailable]
-	e.HTTP4xx = st.Statuses["4xx"]
+	// Likewise a sitemap the site does not have: the crawler asked for
+	// /sitemap.xml on its own, or robots.txt named one that is not there.
+	u.SitemapsNotFound = st.SitemapsNotFound
+	e.HTTP4xx = st.Statuses["4xx"] - st.SitemapsNotFound
 	e.HTTP5xx = st.Statuses["5xx"]
 	return u, e
 }
@@ -255,6 +259,7 @@ type urlView struct {
 	Status       int            `json:"status"`
 	ETag         string         `json:"etag,omitempty"`
 	LastModified string         `json:"last_modified,omitempty"`
+	Location     string         `json:"location,omitempty"` // where its newest capture redirected to
 	Recrawl      *recrawlView   `json:"recrawl"`
 	Exclusion    *exclusionView `json:"exclusion"`
 	Robots       robotsDecision `json:"robots"`
@@ -336,6 +341,7 @@ type captureView struct {
 	LinksDropped    int         `json:"links_dropped"`
 	ETag            string      `json:"etag,omitempty"`
 	LastModified    string      `json:"last_modified,omitempty"`
+	Location        string      `json:"location,omitempty"` // a redirect's target, absolute
 	WARC            *warcView   `json:"warc"`
 }
 
@@ -373,6 +379,7 @@ func captureOf(c store.Capture) captureView {
 		ContentType: c.ContentType, Length: c.Length, Truncated: c.Truncated, PayloadDigest: c.PayloadDigest,
 		Change: c.Change, Changed: changedOf(c.Change), Title: c.Title, Description: c.Description,
 		Language: c.Language, Canonical: c.Canonical, NoIndex: c.NoIndex, Links: c.Links, LinksDropped: c.LinksDropped, ETag: c.ETag, LastModified: c.LastModified,
+		Location: c.Location,
 	}
 	if len(c.ContentSHA256) > 0 {
 		v.ContentSHA256 = hex.EncodeToString(c.ContentSHA256)
@@ -448,6 +455,9 @@ func urlViewOf(normalized string, info store.URLInfo) urlView {
 	}
 	for _, c := range info.Captures {
 		v.Captures = append(v.Captures, captureOf(c))
+	}
+	if len(info.Captures) > 0 {
+		v.Location = info.Captures[0].Location
 	}
 	v.ReasonText = describe(v.Reason)
 	return v

@@ -14,8 +14,9 @@ import (
 
 // TestParserStoresLinkGraph checks the edges the parser writes with a batch's
 // captures: a page's followed links and canonical, once each, and none for a
-// nofollow page, a redirect or a sitemap (replacing a page's links on a new
-// copy is the store's contract, storetest's Links).
+// nofollow page or a sitemap; a redirect links to its target, and its
+// capture says where it went (replacing a page's links on a new copy is the
+// store's contract, storetest's Links).
 func TestParserStoresLinkGraph(t *testing.T) {
 	e := testenv.New(t)
 	runParser(t, e, Config{RobotsAgent: "testbot", BatchSize: 50})
@@ -56,10 +57,25 @@ func TestParserStoresLinkGraph(t *testing.T) {
 			t.Errorf("home links to %+v", k)
 		}
 	}
-	for _, u := range urls[1:] {
+	for _, u := range []string{urls[1], urls[3]} {
 		if out, n := links(u); n != 0 {
 			t.Errorf("%s: out-links %v, want none", u, out)
 		}
+	}
+	// The target is not admitted here (no fetcher runs): the edge is by hash.
+	if l, err := e.DB.Links(context.Background(), store.HashURL(urls[2]), 10); err != nil || l.OutCount != 1 ||
+		len(l.Out) != 1 || l.Out[0].Hash != store.HashURL("http://g.example/new") {
+		t.Errorf("redirect: out-links %+v (err %v), want its target", l, err)
+	}
+	if c := captures(t, e)[urls[2]]; len(c) != 1 || c[0].Location != "http://g.example/new" || c[0].Links != 1 {
+		t.Errorf("redirect captures %+v, want one with its location and 1 link", c)
+	}
+	if c := captures(t, e)[urls[0]]; len(c) != 1 || c[0].Location != "" || c[0].Kind != store.KindPage {
+		t.Errorf("page captures %+v, want a page's, without location", c)
+	}
+	// A sitemap's capture says so: one not found is counted apart (store.SitemapNotFound).
+	if c := captures(t, e)[urls[3]]; len(c) != 1 || c[0].Kind != store.KindSitemap {
+		t.Errorf("sitemap captures %+v, want one of kind sitemap", c)
 	}
 
 }

@@ -404,7 +404,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 		pd.capture.LinksDropped += a.out.dropped
 		if !p.cfg.NoLinkGraph {
-			pd.capture.OutLinks = outLinks(a.doc, &a.out)
+			pd.capture.OutLinks = outLinks(a.doc, &a.out, pd.capture.Location != "")
 		}
 		if pd.hasSHA {
 			pd.capture.ContentSHA256 = pd.sha[:]
@@ -683,14 +683,25 @@ func captureOf(pg queue.Page, hash int64, doc *parse.Document) store.Capture {
 		FetchID: pg.FetchID, URLHash: hash, URL: pg.URL, FetchedAt: pg.FetchedAt,
 		Duration: time.Duration(pg.DurationMS) * time.Millisecond, Status: pg.Status,
 		ContentType: pg.ContentType, Length: int64(len(pg.Body)), Truncated: pg.Truncated,
-		ETag: pg.ETag, LastModified: pg.LastModified,
+		ETag: pg.ETag, LastModified: pg.LastModified, Kind: store.Kind(pg.Kind),
 	}
 	if doc != nil {
 		c.Title, c.Description, c.Language, c.Canonical = doc.Title, doc.Description, doc.Language, doc.Canonical
 		c.NoIndex = doc.NoIndex
 		c.Links, c.LinksDropped = len(doc.Links), doc.LinksDropped
 	}
+	if isRedirect(pg) {
+		// The target is what the answer links to: an operator reading
+		// the capture sees where it went, not a page with no links.
+		c.Location, c.Links = pg.Location, 1
+	}
 	return c
+}
+
+// isRedirect tells whether pg sent the crawler elsewhere: a 3xx (a 304
+// sends nowhere) with a Location the fetcher could make absolute.
+func isRedirect(pg queue.Page) bool {
+	return pg.Location != "" && pg.Status >= 300 && pg.Status < 400 && pg.Status != http.StatusNotModified
 }
 
 // dedup finds an earlier capture with the same payload (exact) or a near-identical

@@ -229,6 +229,13 @@ type Capture struct {
 	LinksDropped  int // references counted, neither followed nor recorded: past the per-page cap, or a sitemap's invalid entries
 	ETag          string
 	LastModified  string
+	// Location is where a redirect (a 3xx other than 304) sent the
+	// crawler: its Location header made absolute against URL; "" for any
+	// other answer, or a redirect without a usable Location.
+	Location string
+	// Kind is what the URL was fetched for; "" on captures stored before
+	// it was recorded (sitemaps' excepted).
+	Kind Kind
 	// Change is what this fetch found compared with the URL's previous copy
 	// (a recrawl.Outcome: first, changed, not_modified, identical, near,
 	// gone, error, other); "" when not compared.
@@ -368,6 +375,9 @@ type Stats struct {
 	// BlockedHosts have a robots.txt that could not be read (5xx, 429,
 	// unreachable): nothing else is fetched from them until it can.
 	BlockedHosts int64
+	// SitemapsNotFound are the captures of sitemaps that are not there
+	// (SitemapNotFound), of the 4xx in Statuses.
+	SitemapsNotFound int64
 }
 
 // AddCounter adds one row of a store's counters table (name, key, n) to s:
@@ -392,6 +402,8 @@ func (s *Stats) AddCounter(name, key string, n int64) {
 		s.NearDups += n
 	case "content_len":
 		s.ContentLen += n
+	case "sitemaps_not_found":
+		s.SitemapsNotFound += n
 	case "warc_bytes":
 		s.WARCBytes += n
 	}
@@ -414,6 +426,14 @@ func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 // NewStats returns Stats with its maps made.
 func NewStats() Stats {
 	return Stats{URLs: map[State]int64{}, Excluded: map[string]int64{}, Reasons: map[string]int64{}, Statuses: map[string]int64{}}
+}
+
+// SitemapNotFound tells whether a capture is of a sitemap the site does not
+// have (404 or 410): the crawler's own /sitemap.xml probe, or one robots.txt
+// names. It is no error of the site, so the stores count it apart (counter
+// sitemaps_not_found) and the error counts leave it out.
+func SitemapNotFound(kind Kind, status int) bool {
+	return kind == KindSitemap && (status == 404 || status == 410)
 }
 
 // StatusClass is the counters' key of an HTTP status: "2xx" for 200-299 and
@@ -485,6 +505,7 @@ type Reader interface {
 	URLInfo(ctx context.Context, normalized string) (URLInfo, error) // ErrNotFound when unknown
 	Host(ctx context.Context, host string) (Host, error)             // ErrNotFound when unknown
 	Captures(ctx context.Context, fn func(Capture) error) error      // every capture, by ID
+	ReportReader
 	Schedule(ctx context.Context, now time.Time) (ScheduleStats, error)
 	// Capture returns one capture by ID; ErrNotFound when unknown.
 	Capture(ctx context.Context, id int64) (Capture, error)
@@ -528,7 +549,33 @@ func (f CaptureFilter) StatusBounds() (lo, hi int) {
 // SeedURL is a URL the crawl started from and where its redirect led.
 type SeedURL struct {
 	URL
-	RedirectTo string // the first URL its redirect led to; "" when none
+	RedirectTo string // where its redirect led (its capture's Location); "" when none
+}
+
+// ReportCapture is what a crawl's report reads of a capture.
+type ReportCapture struct {
+	URL         string
+	FetchedAt   time.Time
+	Length      int64
+	Status      int
+	ContentType string
+	Kind        Kind
+}
+
+// ReportReader reads the captures for a crawl's report: only the columns
+// it sums, in one pass (package reportsql), as reading whole captures
+// (Reader.Captures) took most of the report's time.
+type ReportReader interface {
+	// ReportCaptures calls fn for every capture, in no particular order,
+	// while it holds a connection: fn must not call the store.
+	ReportCaptures(ctx context.Context, fn func(ReportCapture) error) error
+}
+
+// SeedLister lists the URLs a crawl started from, for its report; both SQL
+// stores do (package reportsql).
+type SeedLister interface {
+	// Seeds returns up to limit seed URLs (depth 0, no parent), by URL.
+	Seeds(ctx context.Context, limit int) ([]SeedURL, error)
 }
 
 // Fetch is a URL as its last fetch left it.

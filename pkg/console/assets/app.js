@@ -647,13 +647,14 @@
     // A URL not fetched yet has no status and no links: "Status 0" and "0
     // links on the page" would read as an answer and an empty page.
     const fetched = Boolean(d.fetched_at) || (Array.isArray(d.captures) && d.captures.length > 0);
-    for (const k of ['normalized', 'url', 'host', 'state', 'reason', 'reason_description', 'depth', 'priority', 'crawl_id', 'discovered_at', 'fetched_at', 'attempts', 'status']) {
+    for (const k of ['normalized', 'url', 'host', 'state', 'reason', 'reason_description', 'depth', 'priority', 'crawl_id', 'discovered_at', 'fetched_at', 'attempts', 'status', 'location']) {
       if (!(k in d)) continue;
       if (!fetched && (k === 'status' || k === 'fetched_at' || k === 'attempts')) { done.add(k); continue; }
       head[k] = take(k);
     }
     if (!fetched) head.fetched = 'not yet';
     if (typeof head.host === 'string') head.host = hostLink(head.host);
+    if (typeof head.location === 'string') head.location = urlLink(head.location);
     const headDl = h('dl', { class: 'kv' });
     for (const [k, v] of Object.entries(head)) {
       headDl.appendChild(h('dt', null, label(k)));
@@ -668,7 +669,9 @@
     }
     const links = take('links');
     if (isObj(links) && (Array.isArray(links.out) || Array.isArray(links.in))) {
-      cards.push(card('Out-links', fetched ? [h('p', null, num(links.out_count, P('links', 'out_count')), ' links on the page'), linkList(links.out)]
+      // A redirect's one out-link is where it went, not a link on a page.
+      const outWhat = typeof d.location === 'string' ? ' link: the redirect\'s target' : ' links on the page';
+      cards.push(card('Out-links', fetched ? [h('p', null, num(links.out_count, P('links', 'out_count')), outWhat), linkList(links.out)]
         : h('p', { class: 'muted' }, 'Not fetched yet: its links are not known.')));
       cards.push(card('In-links', [h('p', null, num(links.in_count, P('links', 'in_count')), ' pages link here, from ',
         num(links.inlink_hosts, P('links', 'inlink_hosts')), ' hosts'), linkList(links.in)]));
@@ -689,7 +692,7 @@
     }));
   }
 
-  const CAPTURE_COLS = ['id', 'fetched_at', 'duration_seconds', 'status', 'content_type', 'length', 'payload_digest', 'change', 'changed',
+  const CAPTURE_COLS = ['id', 'fetched_at', 'duration_seconds', 'status', 'location', 'content_type', 'length', 'payload_digest', 'change', 'changed',
     'revisit_of', 'near_duplicate_of', 'title', 'warc'];
 
   // captureTable shows a capture per row, its WARC record a download.
@@ -698,6 +701,7 @@
     return table(rows, P('captures'), (c, v) => {
       if (c === 'warc') return isObj(v) && v.href ? warcButton(v.href, v.length) : value(v, null);
       if (c === 'duration') return fetchDuration(v);
+      if (c === 'location' && typeof v === 'string') return urlLink(v);
       if ((c === 'revisit_of' || c === 'near_duplicate_of') && isObj(v)) return v.url ? urlLink(v.url) : 'capture ' + v.id;
       return undefined;
     });
@@ -833,7 +837,7 @@
       if (seq !== renderSeq) return;
       const rows = (d.captures || []).map(withDuration);
       body.replaceChildren(rows.length === 0 ? h('p', { class: 'muted' }, 'No capture matches.')
-        : table(rows, P('captures'), (c, v) => (c === 'url' ? urlLink(v) : c === 'duration' ? fetchDuration(v) : undefined)));
+        : table(rows, P('captures'), (c, v) => ((c === 'url' || c === 'location') && typeof v === 'string' ? urlLink(v) : c === 'duration' ? fetchDuration(v) : undefined)));
       body.setAttribute('data-loaded', new Date().toISOString());
     });
   }

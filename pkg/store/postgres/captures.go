@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/capturesql"
 	"github.com/crawlcluster/crawler/pkg/store/searchsql"
 )
 
@@ -106,10 +107,7 @@ func scanCapture(row pgx.Row) (store.Capture, error) {
 	var c store.Capture
 	var fetched pgtype.Timestamptz
 	var simhash, duration int64
-	err := row.Scan(&c.ID, &c.FetchID, &c.URLHash, &c.URL, &fetched, &c.Status, &c.ContentType, &c.Length,
-		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
-		&c.ContentSHA256, &simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
-		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, &duration, &c.LinksDropped)
+	err := row.Scan(capturesql.Dest(&c, &fetched, &simhash, &duration)...)
 	c.FetchedAt, c.SimHash, c.Duration = fromTimestamp(fetched), uint64(simhash), time.Duration(duration)*time.Millisecond
 	return c, err
 }
@@ -276,6 +274,8 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		durations  = make([]int64, n)
 		dropped    = make([]int32, n)
 		schedules  = newRecrawlArrays(n)
+		locations  = make([]string, n)
+		kinds      = make([]string, n)
 	)
 	for i, c := range caps {
 		if c.FetchID == "" {
@@ -294,14 +294,14 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		revisitOf[i], nearDupOf[i], titles[i], descs[i] = c.RevisitOf, c.NearDupOf, c.Title, c.Description
 		languages[i], canonicals[i], noindex[i], links[i] = c.Language, c.Canonical, c.NoIndex, int32(c.Links)
 		etags[i], lastMods[i], changes[i], durations[i] = c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds()
-		dropped[i] = int32(c.LinksDropped)
+		dropped[i], locations[i], kinds[i] = int32(c.LinksDropped), c.Location, string(c.Kind)
 		if c.Schedule != nil {
 			schedules.set(i, *c.Schedule)
 		}
 	}
 	return append([]any{fetchIDs, urlHashes, addrs, fetched, statuses, types, lengths, truncated, warcFiles, offsets,
 		warcLens, recordIDs, payloads, digests, simhashes, revisitOf, nearDupOf, titles, descs, languages,
-		canonicals, noindex, links, etags, lastMods, changes, durations, dropped}, schedules.args()...), nil
+		canonicals, noindex, links, etags, lastMods, changes, durations, dropped}, append(schedules.args(), locations, kinds)...), nil
 }
 
 // recrawlArrays are the schedule parameters of qAddCaptures: whether each

@@ -456,6 +456,9 @@ func checkCounters(t *testing.T, db *DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM captures WHERE kind = 'sitemap' AND status IN (404, 410)`).Scan(&want.SitemapsNotFound); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM hosts`).Scan(&want.Hosts); err != nil {
 		t.Fatal(err)
 	}
@@ -523,6 +526,9 @@ func TestCountersMatchTables(t *testing.T) {
 			if i%5 == round {
 				c := storetest.Capture(u, fmt.Sprintf("f%d-%d", round, i), u.URL, uint64(i+1))
 				c.RevisitOf, c.NearDupOf = int64(i%2), int64(i%3)
+				if i%3 == 0 { // sitemaps, a third of them not found
+					c.Kind, c.Status = store.KindSitemap, []int{200, 404, 410}[i%9/3]
+				}
 				caps = append(caps, c)
 			}
 			if i%11 == 0 {

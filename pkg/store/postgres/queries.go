@@ -4,6 +4,8 @@ package postgres
 // very text the methods run. Batches arrive as one array per column, unnested
 // server-side; WITH ORDINALITY numbers the rows from 1 in the caller's order.
 
+import "github.com/crawlcluster/crawler/pkg/store/capturesql"
+
 const urlColumns = `hash, partition, url, host, depth, level, score, kind, state, reason, attempts,
 	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified,
 	` + recrawlColumns
@@ -14,10 +16,7 @@ const recrawlColumns = `next_fetch_at, fetch_count, change_count, unchanged_ms, 
 
 const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at`
 
-const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
-	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
-	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified,
-	change, duration_ms, links_dropped`
+const captureColumns = capturesql.Columns
 
 // Frontier.
 const (
@@ -203,7 +202,8 @@ const (
 
 	// qAddCaptures returns the ID and ordinal of every capture it inserted.
 	// Parameters: one array per column, fetch_id to links_dropped, then whether the
-	// capture carries a schedule and one array per column of recrawlColumns.
+	// capture carries a schedule and one array per column of recrawlColumns, then
+	// the locations and kinds.
 	//
 	// IDs are drawn in batch order (nextval in a select list runs after its ORDER
 	// BY), but rows are inserted in fetch ID order, so that two parsers storing an
@@ -221,13 +221,13 @@ const (
 				$19::text[], $20::text[], $21::text[], $22::boolean[], $23::integer[], $24::text[],
 				$25::text[], $26::text[], $27::bigint[], $28::integer[],
 				$29::boolean[], $30::timestamptz[], $31::integer[], $32::integer[], $33::bigint[], $34::bigint[],
-				$35::timestamptz[], $36::timestamptz[], $37::integer[], $38::integer[], $39::double precision[])
+				$35::timestamptz[], $36::timestamptz[], $37::integer[], $38::integer[], $39::double precision[], $40::text[], $41::text[])
 				WITH ORDINALITY AS t (fetch_id, url_hash, url, fetched_at, status, content_type, length,
 					truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 					content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
 					canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped,
 					scheduled, next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms,
-					last_change_at, visited_at, misses, streak, change_rate, ord)
+					last_change_at, visited_at, misses, streak, change_rate, location, kind, ord)
 		),
 		-- A fetch ID repeated in the batch counts at its first position.
 		numbered AS MATERIALIZED (
@@ -239,11 +239,11 @@ const (
 			INSERT INTO captures (id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
 				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped)
+				canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped, location, kind)
 			SELECT id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
 				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped
+				canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped, location, kind
 			FROM numbered ORDER BY fetch_id
 			ON CONFLICT (fetch_id) DO NOTHING
 			RETURNING id

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/capturesql"
 	"github.com/crawlcluster/crawler/pkg/store/searchsql"
 )
 
@@ -145,10 +146,7 @@ func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.
 func scanCapture(rows interface{ Scan(...any) error }) (store.Capture, error) {
 	var c store.Capture
 	var fetched, simhash, duration int64
-	err := rows.Scan(&c.ID, &c.FetchID, &c.URLHash, &c.URL, &fetched, &c.Status, &c.ContentType, &c.Length,
-		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
-		&c.ContentSHA256, &simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
-		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, &duration, &c.LinksDropped)
+	err := rows.Scan(capturesql.Dest(&c, &fetched, &simhash, &duration)...)
 	c.FetchedAt, c.SimHash, c.Duration = fromMillis(fetched), uint64(simhash), time.Duration(duration)*time.Millisecond
 	return c, err
 }
@@ -292,7 +290,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			res, err := ins.ExecContext(ctx, c.FetchID, urlHash, c.URL, fetched, c.Status, c.ContentType,
 				c.Length, c.Truncated, c.WARCFile, c.WARCOffset, c.WARCLength, c.WARCRecordID, c.PayloadDigest,
 				sha, fp, c.RevisitOf, c.NearDupOf, c.Title, c.Description, c.Language, c.Canonical, c.NoIndex,
-				c.Links, c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds(), c.LinksDropped)
+				c.Links, c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds(), c.LinksDropped, c.Location, string(c.Kind))
 			if err != nil {
 				return fmt.Errorf("insert capture %s: %w", c.FetchID, err)
 			}

@@ -92,6 +92,9 @@ func newCaptureExtras() captureExtras {
 // add counts one inserted capture.
 func (x captureExtras) add(c *store.Capture) {
 	x.counts[[2]string{"status", store.StatusClass(c.Status)}]++
+	if store.SitemapNotFound(c.Kind, c.Status) {
+		x.counts[[2]string{"sitemaps_not_found", ""}]++
+	}
 	x.counts[[2]string{"warc_bytes", ""}] += c.WARCLength
 	if c.WARCFile != "" {
 		s := x.segments[c.WARCFile]

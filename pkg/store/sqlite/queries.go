@@ -3,16 +3,15 @@ package sqlite
 // The statements of the store, in one place so that the query-plan test checks the
 // very text the methods run. "%s" marks where inChunks puts an IN list.
 
+import "github.com/crawlcluster/crawler/pkg/store/capturesql"
+
 const urlColumns = `hash, partition, url, host, depth, level, score, kind, state, reason, attempts,
 	redirects, parent, crawl_id, discovered_at, fetched_at, status, etag, last_modified,
 	next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, visited_at, misses, streak, change_rate`
 
 const hostColumns = `host, partition, robots, delay_ms, next_allowed_at, backoff_ms, pages, errors, updated_at`
 
-const captureColumns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
-	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
-	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified,
-	change, duration_ms, links_dropped`
+const captureColumns = capturesql.Columns
 
 // Frontier.
 const (
@@ -125,8 +124,8 @@ const (
 	qInsertCapture = `INSERT INTO captures (fetch_id, url_hash, url, fetched_at, status,
 			content_type, length, truncated, warc_file, warc_offset, warc_length, warc_record_id,
 			payload_digest, content_sha256, simhash, revisit_of, near_dup_of, title, description,
-			language, canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			language, canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped, location, kind)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fetch_id) DO NOTHING`
 
 	// The counters migration 0002 took over from the captures_count_insert trigger.

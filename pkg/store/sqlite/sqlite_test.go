@@ -299,7 +299,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"url states", in(qURLStates), 3, "USING INTEGER PRIMARY KEY"},
 		{"content owner", qContentOwner, 1, "USING INDEX captures_content"},
 		{"near duplicate band", qBandCandidates, 2, "USING PRIMARY KEY (band=? AND key=?)"},
-		{"insert capture", qInsertCapture, 28, ""},
+		{"insert capture", qInsertCapture, 30, ""},
 		{"insert bands", qInsertBands, 12, ""},
 		{"store url", qStoreURL, 8, "USING INTEGER PRIMARY KEY"},
 		{"url", qURL, 1, "USING INTEGER PRIMARY KEY"},
@@ -510,6 +510,9 @@ func checkCounters(t *testing.T, db *DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM captures WHERE kind = 'sitemap' AND status IN (404, 410)`).Scan(&want.SitemapsNotFound); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM hosts`).Scan(&want.Hosts); err != nil {
 		t.Fatal(err)
 	}
@@ -578,6 +581,9 @@ func TestCountersMatchTables(t *testing.T) {
 			if i%5 == round {
 				c := storetest.Capture(u, fmt.Sprintf("f%d-%d", round, i), u.URL, uint64(i+1))
 				c.RevisitOf, c.NearDupOf = int64(i%2), int64(i%3)
+				if i%3 == 0 { // sitemaps, a third of them not found
+					c.Kind, c.Status = store.KindSitemap, []int{200, 404, 410}[i%9/3]
+				}
 				if i%2 == 0 {
 					c.Schedule = &store.Recrawl{NextFetchAt: time.Now().Add(time.Duration(i-100) * time.Minute), FetchCount: 1}
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -95,7 +96,7 @@ func links(t testing.TB, s store.Store, hash int64, limit int) store.Links {
 func testCaptureCounts(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	var urls []store.URL
-	for i, path := range []string{"/ok", "/gone", "/down", "/moved"} {
+	for i, path := range []string{"/ok", "/gone", "/down", "/moved", "/sitemap.xml", "/sm-gone.xml", "/sm.xml"} {
 		urls = append(urls, URL(int32(i), "s.example", path))
 	}
 	admit(t, s, urls...)
@@ -103,15 +104,28 @@ func testCaptureCounts(t *testing.T, s store.Store) {
 		Capture(urls[2], "s2", "down", 0), Capture(urls[3], "s3", "moved", 0)}
 	caps[1].Status, caps[2].Status, caps[3].Status = 404, 503, 301
 	caps[3].WARCFile = "seg-00002.warc.gz"
+	// Sitemaps the site does not have (404, 410) are counted apart; one
+	// that is there is not.
+	for i, status := range []int{404, 410, 200} {
+		c := Capture(urls[4+i], "sm"+strconv.Itoa(i), "sitemap", 0)
+		c.Kind, c.Status = store.KindSitemap, status
+		caps = append(caps, c)
+	}
 	addCaptures(t, s, caps)
-	id := caps[1].ID
+	id, smID := caps[1].ID, caps[4].ID
 	addCaptures(t, s, caps) // a replay counts nothing
 	st := stats(t, s)
-	if want := map[string]int64{"2xx": 1, "3xx": 1, "4xx": 1, "5xx": 1}; !mapsEqual(st.Statuses, want) {
+	if want := map[string]int64{"2xx": 2, "3xx": 1, "4xx": 3, "5xx": 1}; !mapsEqual(st.Statuses, want) {
 		t.Errorf("Statuses %v, want %v", st.Statuses, want)
 	}
-	if st.Segments != 2 || st.WARCBytes != 4*567 {
-		t.Errorf("segments %d, WARC bytes %d; want 2 and %d", st.Segments, st.WARCBytes, 4*567)
+	if st.SitemapsNotFound != 2 {
+		t.Errorf("SitemapsNotFound %d, want the 404 and the 410 of the sitemaps", st.SitemapsNotFound)
+	}
+	if st.Segments != 2 || st.WARCBytes != 7*567 {
+		t.Errorf("segments %d, WARC bytes %d; want 2 and %d", st.Segments, st.WARCBytes, 7*567)
+	}
+	if got, err := s.Capture(ctx, smID); err != nil || got.Kind != store.KindSitemap {
+		t.Errorf("Capture(%d) = %+v, %v; want its kind, sitemap", smID, got, err)
 	}
 	got, err := s.Capture(ctx, id)
 	if err != nil || got.ID != id || got.FetchID != "s1" || got.Status != 404 || got.WARCOffset != 1234 {

@@ -54,6 +54,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ContentOwner", testContentOwner},
 		{"NearDuplicate", testNearDuplicate},
 		{"Stats", testStats},
+		{"Seeds", testSeeds},
+		{"ReportCaptures", testReportCaptures},
 		{"URLInfo", testURLInfo},
 		{"RecentFetchDurations", testRecentFetchDurations},
 		{"EmptyInputs", testEmptyInputs},
@@ -823,6 +825,8 @@ func testAddCaptures(t *testing.T, s store.Store) {
 	ca := Capture(a, "fetch-a", "body a", 0xDEADBEEF00000001)
 	cb := Capture(b, "fetch-b", "body b", 0)
 	cb.NoIndex, cb.Truncated, cb.ContentSHA256, cb.Duration = true, "length", nil, 0
+	// A redirect keeps where it went.
+	cb.Status, cb.Location = 301, "http://a.example/moved"
 	batch := []store.Capture{ca, cb, ca} // the repeat inside one batch is skipped
 	addCaptures(t, s, batch)
 	if batch[0].ID == 0 || batch[1].ID == 0 || batch[0].ID == batch[1].ID {
