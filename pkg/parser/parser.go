@@ -130,10 +130,8 @@ const (
 	DefaultBatchBytes = 1 << 20
 )
 
-// maxFetchBatches bounds a fetch of crawl.pages to this many BatchBytes: the
-// batch being parsed and the next one ready. At 4 the embedded crawler's two
-// parsers held ~20 MB of decompressed pages at the medium load test's peak.
-const maxFetchBatches = 2
+// maxFetchBatches bounds a fetch of crawl.pages to this many BatchBytes.
+const maxFetchBatches = 4
 
 // DefaultStopGrace is Config.StopGrace's default: a healthy batch is stored
 // well within it.

@@ -576,7 +576,7 @@ func TestRedirectMapFindsLoops(t *testing.T) {
 // and is stored, with the smaller ones after it.
 func TestRecordOverFetchBoundStored(t *testing.T) {
 	e := testenv.New(t)
-	cfg := Config{BatchBytes: 64 << 10} // a fetch of at most 128 KiB
+	cfg := Config{BatchBytes: 64 << 10} // a fetch of at most 256 KiB
 	runParser(t, e, cfg)
 	big := "http://a.example/big"
 	small := "http://a.example/small"
