@@ -613,19 +613,19 @@ func levelOf(priority, levels int) int {
 	return (100 - p) * levels / 101
 }
 
-func itemOf(u store.URL, fromRobots bool) frontier.Item {
-	kind := frontier.KindPage
-	switch u.Kind {
-	case store.KindSitemap:
-		kind = frontier.KindSitemap
-	case store.KindSubresource:
-		kind = frontier.KindSubresource
-	case store.KindRequisite:
-		kind = frontier.KindRequisite
+// hashOf is an item's identity in the store: carried from admission or the
+// store's row, and computed only for an item that came without it.
+func hashOf(it frontier.Item) int64 {
+	if it.Hash != 0 {
+		return it.Hash
 	}
+	return store.HashURL(it.URL)
+}
+
+func itemOf(u store.URL, fromRobots bool) frontier.Item {
 	return frontier.Item{
-		URL: u.URL, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,
-		Kind: kind, Redirects: u.Redirects, Attempts: u.Attempts, ETag: u.ETag,
+		URL: u.URL, Hash: u.Hash, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,
+		Kind: u.Kind, Redirects: u.Redirects, Attempts: u.Attempts, ETag: u.ETag,
 		LastModified: u.LastModified, FromRobots: fromRobots, CrawlID: u.CrawlID,
 		DupHops: u.DupHops, Hops: u.Hops, Origin: u.Origin, ParentSpace: u.ParentSpace,
 	}

@@ -100,7 +100,7 @@ func (f *Fetcher) applyControls(ctx context.Context, old, cur *control.Set) {
 		for _, it := range items {
 			f.finished(it)
 			f.settle(it)
-			f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: control.ReasonPattern})
+			f.queueUpdate(store.URLUpdate{Hash: hashOf(it), State: store.StateExcluded, Reason: control.ReasonPattern})
 		}
 		f.mu.Lock()
 		f.patternHits[p.ID] += int64(len(items))
@@ -218,7 +218,7 @@ func (f *Fetcher) excludedAtTake(it frontier.Item) bool {
 	if !f.patternExcluded(set, it.URL, it.Host) {
 		return false
 	}
-	f.updates = append(f.updates, store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: control.ReasonPattern})
+	f.updates = append(f.updates, store.URLUpdate{Hash: hashOf(it), State: store.StateExcluded, Reason: control.ReasonPattern})
 	if it.Revisit {
 		f.revisitDone(it.Host)
 	}
