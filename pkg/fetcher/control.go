@@ -235,7 +235,7 @@ func (f *Fetcher) capHosts(set *control.Set, fresh []candidate, excluded []store
 	var over []candidate
 	kept := fresh[:0]
 	for _, c := range fresh {
-		budget, ok := control.Budget(hostControl(set, c.row.Host))
+		budget, ok := control.Budget(hostControl(set, c.Row.Host))
 		if !ok {
 			kept = append(kept, c)
 			continue
@@ -243,16 +243,16 @@ func (f *Fetcher) capHosts(set *control.Set, fresh []candidate, excluded []store
 		if taken == nil {
 			taken = map[string]int64{}
 		}
-		if int64(f.hostOf(c.row.Host).pages)+taken[c.row.Host] >= budget {
+		if int64(f.hostOf(c.Row.Host).pages)+taken[c.Row.Host] >= budget {
 			over = append(over, c)
-			excluded = append(excluded, store.Exclusion{Hash: c.row.Hash, URL: c.row.URL, Host: c.row.Host, Reason: admit.ReasonHostBudget,
-				Parent: c.row.Parent, Depth: c.row.Depth, CrawlID: c.row.CrawlID, At: now})
+			excluded = append(excluded, store.Exclusion{Hash: c.Row.Hash, URL: c.Row.URL, Host: c.Row.Host, Reason: admit.ReasonHostBudget,
+				Parent: c.Row.Parent, Depth: c.Row.Depth, CrawlID: c.Row.CrawlID, At: now})
 			continue
 		}
-		taken[c.row.Host]++
+		taken[c.Row.Host]++
 		kept = append(kept, c)
 	}
-	f.unbudget(over, nil) // the pattern budgets they spent
+	f.adm.Unbudget(over, nil, f.admissionHost) // the pattern budgets they spent
 	return kept, excluded
 }
 
@@ -263,22 +263,24 @@ func hostControl(set *control.Set, host string) store.HostControl {
 	return store.HostControl{Host: host, Delay: store.NoOverride, PageBudget: store.NoOverride}
 }
 
-// checkRules is the admission rules' verdict with the host's page budget
-// overridden by the operator when it is: the override replaces
-// admit.Config.MaxHostPages for the host.
-func (f *Fetcher) checkRules(set *control.Set, host string, c admit.Candidate, revisit bool) admit.Verdict {
-	hc, ok := set.Host(host)
-	budget, over := control.Budget(hc)
-	if !ok || !over {
-		return f.rules.Check(c)
+// operator is the operator's controls as admission reads them; a pattern's
+// hit is counted for the console.
+type operator struct {
+	f   *Fetcher
+	set *control.Set
+}
+
+func (o operator) Excluded(url, host string) (string, bool) {
+	if o.f.patternExcluded(o.set, url, host) {
+		return control.ReasonPattern, true
 	}
-	pages := c.HostPages
-	if m := f.cfg.Admit.MaxHostPages; m > 0 {
-		c.HostPages = min(pages, m-1) // the configured budget does not apply
+	return "", false
+}
+
+func (o operator) HostBudget(host string) (int64, bool) {
+	hc, ok := o.set.Host(host)
+	if !ok {
+		return 0, false
 	}
-	v := f.rules.Check(c)
-	if v.Admit && !revisit && int64(pages) >= budget {
-		v.Admit, v.Reason = false, admit.ReasonHostBudget
-	}
-	return v
+	return control.Budget(hc)
 }
