@@ -262,3 +262,31 @@ func TestObserveAndSettle(t *testing.T) {
 		t.Error("Settle on a host with state reported no change")
 	}
 }
+
+func TestCapHostsHoldsAPollToTheOperatorsBudget(t *testing.T) {
+	d := newDecider(true)
+	var h Host
+	hosts := func(string) *Host { return &h }
+	poll := d.Poll()
+	var fresh []Candidate
+	for i := range 5 {
+		v := poll.Decide(seedOf(fmt.Sprintf("http://a.example/%d", i)), &h, 1, operator{}, now)
+		fresh = append(fresh, v.Candidate)
+	}
+	other := seedOf("http://b.example/")
+	other.Host = "b.example"
+	fresh = append(fresh, poll.Decide(other, &Host{}, 0, operator{}, now).Candidate)
+	op := operator{budgets: map[string]int64{"a.example": 3}}
+	kept, excluded := d.CapHosts(fresh, nil, op, func(string) int { return 1 }, hosts, now)
+	if len(kept) != 3 || len(excluded) != 3 {
+		t.Fatalf("budget 3, 1 page admitted, 5 new: kept %d, excluded %d; want 3 (2 + the other host's), 3", len(kept), len(excluded))
+	}
+	if kept[2].Row.Host != "b.example" {
+		t.Errorf("a host without an operator's budget was held: %+v", kept)
+	}
+	for _, ex := range excluded {
+		if ex.Reason != admit.ReasonHostBudget || ex.Hash != store.HashURL(ex.URL) {
+			t.Errorf("exclusion %+v", ex)
+		}
+	}
+}

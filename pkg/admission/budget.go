@@ -3,6 +3,7 @@ package admission
 import (
 	"time"
 
+	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/urlkind"
@@ -48,8 +49,7 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 		if dec.Rule != "" && d.Held != nil {
 			d.Held(c.Row.URL, dec.Rule)
 		}
-		excluded = append(excluded, store.Exclusion{Hash: c.Row.Hash, URL: c.Row.URL, Host: c.Row.Host, Reason: dec.Reason,
-			Parent: c.Row.Parent, Depth: c.Row.Depth, CrawlID: c.Row.CrawlID, At: now})
+		excluded = append(excluded, c.exclusion(dec.Reason, now))
 	}
 	for host := range grown {
 		h := hosts(host)
@@ -69,6 +69,42 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 		}
 	}
 	return admitted, excluded, overflowed, grown
+}
+
+// CapHosts holds new URLs to their host's page budget where an operator set
+// one: the rules saw each host's count of before this poll, so a poll full
+// of one host's new URLs (a trap being escaped) would pass the budget by all
+// of them. The ones past it are refused with admit's reason, and the URL-space
+// budgets they spent are given back. pages is how many URLs a host has
+// admitted.
+func (d *Decider) CapHosts(fresh []Candidate, excluded []store.Exclusion, op Operator, pages func(host string) int, hosts Hosts, now time.Time) ([]Candidate, []store.Exclusion) {
+	var taken map[string]int64
+	var over []Candidate
+	kept := fresh[:0]
+	for _, c := range fresh {
+		budget, ok := op.HostBudget(c.Row.Host)
+		if !ok {
+			kept = append(kept, c)
+			continue
+		}
+		if taken == nil {
+			taken = map[string]int64{}
+		}
+		if int64(pages(c.Row.Host))+taken[c.Row.Host] >= budget {
+			over = append(over, c)
+			excluded = append(excluded, c.exclusion(admit.ReasonHostBudget, now))
+			continue
+		}
+		taken[c.Row.Host]++
+		kept = append(kept, c)
+	}
+	d.Unbudget(over, nil, hosts)
+	return kept, excluded
+}
+
+func (c Candidate) exclusion(reason string, now time.Time) store.Exclusion {
+	return store.Exclusion{Hash: c.Row.Hash, URL: c.Row.URL, Host: c.Row.Host, Reason: reason,
+		Parent: c.Row.Parent, Depth: c.Row.Depth, CrawlID: c.Row.CrawlID, At: now}
 }
 
 // Shifted returns c at the level its admission gives it: a URL its own

@@ -290,7 +290,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	for host := range grown {
 		f.dirty[host] = true // its admission state is saved with it
 	}
-	fresh, excluded = f.capHosts(op.set, fresh, excluded, now)
+	fresh, excluded = f.adm.CapHosts(fresh, excluded, op, f.hostPages, f.admissionHost, now)
 	f.mu.Unlock()
 	if len(overflowed) > 0 {
 		defer f.reloadOverflow(ctx, overflowed)
@@ -515,6 +515,9 @@ func (f *Fetcher) admissionHost(host string) *admission.Host {
 	}
 	return nil
 }
+
+// hostPages is how many URLs a host has admitted. f.mu is held.
+func (f *Fetcher) hostPages(host string) int { return f.hostOf(host).pages }
 
 // admissionURL is a crawl.urls record as admission reads it: the wire's
 // kind name mapped to the URL's one Kind, the hash computed once.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/queue"
@@ -224,43 +223,6 @@ func (f *Fetcher) excludedAtTake(it frontier.Item) bool {
 	}
 	f.settle(it)
 	return true
-}
-
-// capHosts holds new URLs to their host's page budget where an operator set
-// one: the rules saw each host's count of before this poll, so a poll full
-// of one host's new URLs (a trap being escaped) would pass the budget by all
-// of them. The ones past it are refused with admit's reason. f.mu is held.
-func (f *Fetcher) capHosts(set *control.Set, fresh []candidate, excluded []store.Exclusion, now time.Time) ([]candidate, []store.Exclusion) {
-	var taken map[string]int64
-	var over []candidate
-	kept := fresh[:0]
-	for _, c := range fresh {
-		budget, ok := control.Budget(hostControl(set, c.Row.Host))
-		if !ok {
-			kept = append(kept, c)
-			continue
-		}
-		if taken == nil {
-			taken = map[string]int64{}
-		}
-		if int64(f.hostOf(c.Row.Host).pages)+taken[c.Row.Host] >= budget {
-			over = append(over, c)
-			excluded = append(excluded, store.Exclusion{Hash: c.Row.Hash, URL: c.Row.URL, Host: c.Row.Host, Reason: admit.ReasonHostBudget,
-				Parent: c.Row.Parent, Depth: c.Row.Depth, CrawlID: c.Row.CrawlID, At: now})
-			continue
-		}
-		taken[c.Row.Host]++
-		kept = append(kept, c)
-	}
-	f.adm.Unbudget(over, nil, f.admissionHost) // the pattern budgets they spent
-	return kept, excluded
-}
-
-func hostControl(set *control.Set, host string) store.HostControl {
-	if hc, ok := set.Host(host); ok {
-		return hc
-	}
-	return store.HostControl{Host: host, Delay: store.NoOverride, PageBudget: store.NoOverride}
 }
 
 // operator is the operator's controls as admission reads them; a pattern's
