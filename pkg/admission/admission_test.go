@@ -290,3 +290,26 @@ func TestCapHostsHoldsAPollToTheOperatorsBudget(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecide: whatever a crawl.urls record says, the decision answers with
+// an outcome (an excluded URL with its reason) and never panics.
+func FuzzDecide(f *testing.F) {
+	f.Add("http://a.example/list?page=1", "http://a.example/list", 1, 0, uint8(0), false)
+	f.Add("http://a.example/2026/11/29/", "", 0, 7, uint8(1), true)
+	f.Add("not a url", "::", -1, 100, uint8(9), false)
+	f.Fuzz(func(t *testing.T, raw, parent string, depth, redirects int, kind uint8, seed bool) {
+		d := newDecider(true)
+		var h Host
+		u := URL{URL: raw, Hash: store.HashURL(raw), Host: "a.example", Parent: parent, Depth: depth, Redirects: redirects,
+			Kind: urlkind.Kind(kind), Seed: seed, Priority: redirects}
+		v := d.Poll().Decide(u, &h, depth, operator{}, now)
+		switch v.Outcome {
+		case Excluded:
+			if v.Reason == "" {
+				t.Fatalf("excluded without a reason: %+v", v)
+			}
+		case Admitted:
+			d.Budget([]Candidate{v.Candidate}, nil, nil, func(string) *Host { return &h }, now)
+		}
+	})
+}
