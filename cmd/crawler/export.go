@@ -177,7 +177,7 @@ func exportPages(ctx context.Context, db store.Reader) ([]wacz.Page, error) {
 		if err != nil {
 			return nil, fmt.Errorf("look up %s: %w", p.URL, err)
 		}
-		if info.URL != nil && info.URL.Kind != store.KindPage && info.URL.Kind != "" {
+		if info.URL != nil && info.URL.Kind != store.KindPage {
 			continue
 		}
 		p.Seed = info.URL != nil && info.URL.Depth == 0

@@ -9,20 +9,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/crawlcluster/crawler/internal/parallel"
-	"github.com/crawlcluster/crawler/pkg/admit"
-	"github.com/crawlcluster/crawler/pkg/control"
+	"github.com/crawlcluster/crawler/pkg/admission"
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlkind"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
 // Reasons recorded by the fetcher besides admit's, urlnorm's and those of
 // failed fetches (fetch.Reason).
 const (
-	ReasonMaxRedirects = "max_redirects"
+	ReasonMaxRedirects = admission.ReasonMaxRedirects
 	ReasonRobots       = "robots"
 	// ReasonRobotsUnavailable is for a robots.txt that answered and said it
 	// is unavailable (429, 5xx): one that could not be fetched at all gives
@@ -132,17 +132,7 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // candidate is a decoded, normalized URL on its way into the frontier.
-type candidate struct {
-	row        store.URL
-	seed       bool
-	fromRobots bool
-	level      int // before the pattern budgets' shift
-	pat        pattern.Candidate
-	operator   bool // level set by the operator's priority: no shift
-	released   bool // held back by a budget before, its exclusion recorded
-	revisit    bool // a planned revisit: claimed in the store, not admitted
-	due        time.Time
-}
+type candidate = admission.Candidate
 
 // decodedURL is a crawl.urls record after the parallel stage of admission.
 type decodedURL struct {
@@ -161,7 +151,6 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		reroute  []*kgo.Record
 		revisits []candidate
 		lapsed   []candidate // revisits the rules no longer admit
-		byHash   = map[int64]int{}
 	)
 	// Decoding and normalizing take most of admission's CPU and need no shared
 	// state: they run on every core, outside the fetcher's lock, which the
@@ -173,12 +162,13 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			d.norm, d.normErr = f.norm.Normalize(d.u.URL)
 		}
 	})
-	controls := f.controls()
+	op := operator{f: f, set: f.controls()}
 	reroute = f.robotsRecords(recs, decoded)
 	f.mu.Lock()
 	// Verdicts first: what this poll's pages turned out to be bears on the
 	// links found on them.
 	grown := f.observeVerdicts(recs, decoded)
+	poll := f.adm.Poll()
 	for i, rec := range recs {
 		u, norm := decoded[i].u, decoded[i].norm
 		if err := decoded[i].decodeErr; err != nil {
@@ -206,91 +196,36 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 			}
 			continue
 		}
-		hash := store.HashURL(norm)
-		ex := store.Exclusion{Hash: hash, URL: norm, Host: host, Parent: u.Parent, Depth: u.Depth, CrawlID: u.CrawlID, At: now}
-		if u.Redirects > MaxRedirects {
-			ex.Reason = ReasonMaxRedirects
-			excluded = append(excluded, ex)
-			continue
+		// The host's state is created only for a URL that reaches its rules.
+		var h admission.Host
+		pages := 0
+		if hi := f.hosts[host]; hi != nil {
+			h, pages = hi.adm, hi.pages
 		}
-		if f.patternExcluded(controls, norm, host) {
-			if u.Revisit != nil {
-				lapsed = append(lapsed, candidate{row: store.URL{Hash: hash, Host: host, Partition: rec.Partition, Reason: control.ReasonPattern}, revisit: true, due: u.Revisit.Due})
-			} else {
-				ex.Reason = control.ReasonPattern
-				excluded = append(excluded, ex)
+		v := poll.Decide(admissionURL(u, norm, host, rec.Partition), &h, pages, op, now)
+		if v.Reached {
+			hi := f.hostOf(host)
+			hi.adm = h
+			if hi.scheme == "" {
+				hi.scheme = schemeOf(norm)
 			}
-			continue
 		}
-		if u.Seed {
-			f.rules.AddSeedHost(host)
+		if v.Described {
+			f.dirty[host] = true
 		}
-		hi := f.hostOf(host)
-		if hi.scheme == "" {
-			hi.scheme = schemeOf(norm)
-		}
-		hostPages := hi.pages
-		if u.Revisit != nil {
-			hostPages = 0 // a revisit adds no page to the host's budget
-		}
-		requisite := u.Kind == queue.KindRequisite
-		v := f.checkRules(controls, host, admit.Candidate{URL: norm, Depth: u.Depth, Seed: u.Seed, HostPages: hostPages, Now: now, Requisite: requisite}, u.Revisit != nil || requisite)
-		if !v.Admit && u.Revisit != nil {
-			// The rules changed since the URL was stored (scope, depth): the
-			// planned visit lapses. It is claimed like a visit, so a replay
-			// does nothing, and then recorded as excluded with the rule's
-			// reason, which takes it off the schedule.
-			f.log.Debug("revisit no longer admitted", "url", norm, "reason", v.Reason)
-			lapsed = append(lapsed, candidate{row: store.URL{Hash: hash, Host: host, Partition: rec.Partition, Reason: v.Reason}, revisit: true, due: u.Revisit.Due})
-			continue
-		}
-		if !v.Admit {
-			ex.Reason = v.Reason
-			excluded = append(excluded, ex)
-			continue
-		}
-		if _, dup := byHash[hash]; dup {
-			continue
-		}
-		c := candidate{level: v.Level, seed: u.Seed, fromRobots: u.FromRobots, released: u.Held}
-		if u.Priority > 0 {
-			c.level, c.operator = levelOf(u.Priority, admitLevels(f.cfg.Admit)), true
-		}
-		kind := store.KindPage
-		switch u.Kind {
-		case queue.KindSitemap:
-			kind = store.KindSitemap
-		case queue.KindSubresource:
-			// A browser tab waits for it: first in its host's queue.
-			kind, c.level = store.KindSubresource, 0
-		case queue.KindRequisite:
-			// Behind the host's pages (frontier.KindRequisite).
-			kind, c.level = store.KindRequisite, admitLevels(f.cfg.Admit)-1
-		}
-		c.row = store.URL{
-			Hash: hash, Partition: rec.Partition, URL: norm, Host: host, Depth: u.Depth,
-			Level: c.level, Score: v.Score, Kind: kind, State: store.StateQueued,
-			Redirects: u.Redirects, Parent: u.Parent, CrawlID: u.CrawlID, DiscoveredAt: now,
-			DupHops: u.DupHops,
-		}
-		if r := u.Revisit; r != nil {
-			c.revisit, c.due = true, r.Due
-			c.row.Level, c.row.ETag, c.row.LastModified = r.Level, r.ETag, r.LastModified
-			revisits = append(revisits, c)
-			byHash[hash] = -1
-			continue
-		}
-		if kind == store.KindPage && f.cfg.Patterns.Enabled() {
-			if hi.patterns == nil {
-				hi.patterns = pattern.NewHost[candidate]()
+		switch v.Outcome {
+		case admission.Excluded:
+			excluded = append(excluded, v.Exclusion)
+		case admission.Lapsed:
+			if v.Reached {
+				f.log.Debug("revisit no longer admitted", "url", norm, "reason", v.Reason)
 			}
-			c.pat = hi.patterns.Describe(f.cfg.Patterns, pattern.Found{URL: norm, Parent: u.Parent, Listed: u.Seed || u.Listed || u.Priority > 0,
-				ParentHops: u.ParentHops, ParentOrigin: pattern.Key(u.ParentOrigin), ParentDuplicate: u.DupHops > 0, Others: u.Referrers})
-			c.row.Hops, c.row.Origin, c.row.ParentSpace = c.pat.Hops, uint64(c.pat.Origin), uint64(c.pat.ParentSpace)
-			f.dirty[host] = true // what the link told its budgets is saved with the host
+			lapsed = append(lapsed, v.Candidate)
+		case admission.Revisited:
+			revisits = append(revisits, v.Candidate)
+		case admission.Admitted:
+			cands = append(cands, v.Candidate)
 		}
-		byHash[hash] = len(cands)
-		cands = append(cands, c)
 	}
 	f.mu.Unlock()
 
@@ -313,8 +248,8 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	if len(claimed) > 0 {
 		f.mu.Lock()
 		for _, c := range claimed {
-			if f.owned[c.row.Partition] {
-				it := itemOf(c.row, c.fromRobots)
+			if f.owned[c.Row.Partition] {
+				it := itemOf(c.Row, c.FromRobots)
 				it.Revisit = true
 				f.fr.Push(it)
 			}
@@ -326,7 +261,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	if len(cands) > 0 {
 		hashes := make([]int64, len(cands))
 		for i, c := range cands {
-			hashes[i] = c.row.Hash
+			hashes[i] = c.Row.Hash
 		}
 		start := time.Now()
 		res, err := f.seen.Check(ctx, hashes)
@@ -340,19 +275,22 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		for i, c := range cands {
 			if !res.Seen[i] {
 				fresh = append(fresh, c)
-			} else if c.row.Kind == store.KindSubresource {
+			} else if c.Row.Kind == store.KindSubresource {
 				// A page being rendered asks for what another page's
 				// requisites queued behind the host's pages: the tab would
 				// time out first.
-				f.fr.Promote(c.row.Host, c.row.URL)
+				f.fr.Promote(c.Row.Host, c.Row.URL)
 			}
 		}
 	}
 	// The pattern budgets decide on new URLs only: a link to a known page
 	// spends nothing.
 	f.mu.Lock()
-	fresh, excluded, overflowed := f.budget(fresh, excluded, grown, now)
-	fresh, excluded = f.capHosts(controls, fresh, excluded, now)
+	fresh, excluded, overflowed, grown := f.adm.Budget(fresh, excluded, grown, f.admissionHost, now)
+	for host := range grown {
+		f.dirty[host] = true // its admission state is saved with it
+	}
+	fresh, excluded = f.adm.CapHosts(fresh, excluded, op, f.hostPages, f.admissionHost, now)
 	f.mu.Unlock()
 	if len(overflowed) > 0 {
 		defer f.reloadOverflow(ctx, overflowed)
@@ -372,12 +310,12 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	rows := make([]store.URL, len(fresh))
 	hashes := make([]int64, len(fresh))
 	for i, c := range fresh {
-		rows[i] = c.row
-		hashes[i] = c.row.Hash
+		rows[i] = c.Row
+		hashes[i] = c.Row.Hash
 	}
 	if err := f.fenceCheck(); err != nil {
 		f.mu.Lock()
-		f.unbudget(fresh, nil)
+		f.adm.Unbudget(fresh, nil, f.admissionHost)
 		f.mu.Unlock()
 		return err
 	}
@@ -386,15 +324,15 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	f.metrics.storeSeconds.WithLabelValues("admit_urls").Observe(time.Since(start).Seconds())
 	if err != nil {
 		f.mu.Lock()
-		f.unbudget(fresh, nil)
+		f.adm.Unbudget(fresh, nil, f.admissionHost)
 		f.mu.Unlock()
 		return err
 	}
 	f.seen.Add(hashes...)
 	var forget []int64
 	for i, c := range fresh {
-		if c.released && inserted[i] {
-			forget = append(forget, c.row.Hash)
+		if c.Released && inserted[i] {
+			forget = append(forget, c.Row.Hash)
 		}
 	}
 	if len(forget) > 0 {
@@ -406,25 +344,25 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.unbudget(fresh, inserted)
+	f.adm.Unbudget(fresh, inserted, f.admissionHost)
 	for i, c := range fresh {
 		if !inserted[i] {
 			continue
 		}
 		f.metrics.admitted.Inc()
-		hi := f.hostOf(c.row.Host)
-		if c.row.Kind != store.KindRequisite {
+		hi := f.hostOf(c.Row.Host)
+		if c.Row.Kind != store.KindRequisite {
 			hi.pages++
 		}
 		if f.givenUp(hi, now) {
 			// The host's robots.txt has failed too often and its retry is not
 			// due: waiting for it would hold the crawl open for the whole
 			// backoff, so the URL is recorded as failed with the reason.
-			f.updates = append(f.updates, store.URLUpdate{Hash: c.row.Hash, State: store.StateFailed, Reason: hi.robots.FailureReason(), Status: hi.robots.Status, FetchedAt: now})
+			f.updates = append(f.updates, store.URLUpdate{Hash: c.Row.Hash, State: store.StateFailed, Reason: hi.robots.FailureReason(), Status: hi.robots.Status, FetchedAt: now})
 			continue
 		}
-		if f.owned[c.row.Partition] {
-			f.fr.Push(itemOf(c.row, c.fromRobots))
+		if f.owned[c.Row.Partition] {
+			f.fr.Push(itemOf(c.Row, c.FromRobots))
 		}
 	}
 	return nil
@@ -445,8 +383,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 			continue
 		}
 		if u := decoded[i].u; u.Kind == queue.KindSettled {
-			if hi := f.hosts[urlnorm.Authority(u.URL)]; hi != nil && hi.patterns != nil {
-				hi.patterns.Settle(store.HashURL(u.URL))
+			if hi := f.hosts[urlnorm.Authority(u.URL)]; hi != nil && f.adm.Settle(&hi.adm, store.HashURL(u.URL)) {
 				if grown == nil {
 					grown = map[string]bool{}
 				}
@@ -461,14 +398,11 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		if hi == nil {
 			continue // not a host this fetcher owns
 		}
-		if hi.patterns == nil {
-			hi.patterns = pattern.NewHost[candidate]()
-		}
 		f.dirty[host] = true // its admission state is saved with it
-		hi.patterns.Observe(f.cfg.Patterns, pattern.Verdict{URL: v.URL, Hash: store.HashURL(v.URL),
-			Grounded: v.Hops == 0, Origin: pattern.Key(v.Origin), ParentSpace: pattern.Key(v.ParentSpace), Duplicate: v.Duplicate})
+		release := f.adm.Observe(&hi.adm, admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
+			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate})
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
-		if hi.patterns.Parked() > 0 {
+		if release {
 			if grown == nil {
 				grown = map[string]bool{}
 			}
@@ -485,83 +419,6 @@ func verdictLabel(dup bool) string {
 	return "distinct"
 }
 
-// budget passes new page URLs through their host's pattern budgets in order:
-// admitted ones get their level lowered by the decision's shift, held ones are
-// parked and recorded as exclusions with the reason. URLs parked earlier that
-// the grown hosts' budgets now admit join the admitted. Seeds and sitemaps
-// pass untouched. f.mu is held.
-func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown map[string]bool, now time.Time) ([]candidate, []store.Exclusion, []string) {
-	cfg := f.cfg.Patterns
-	if !cfg.Enabled() {
-		return fresh, excluded, nil
-	}
-	levels := admitLevels(f.cfg.Admit)
-	admitted := fresh[:0]
-	var overflowed []string
-	for _, c := range fresh {
-		if c.seed || c.row.Kind != store.KindPage {
-			admitted = append(admitted, c)
-			continue
-		}
-		hi := f.hostOf(c.row.Host)
-		if hi.patterns == nil {
-			hi.patterns = pattern.NewHost[candidate]()
-		}
-		if grown == nil {
-			grown = map[string]bool{}
-		}
-		grown[c.row.Host] = true // evidence admitted may release held URLs
-		f.dirty[c.row.Host] = true
-		d := hi.patterns.Admit(cfg, c.row.Hash, c.pat)
-		if d.Admit {
-			// Held before and found again with credentials its budgets admit:
-			// no longer parked, and its exclusion goes once it is stored.
-			c.released = hi.patterns.Unpark(c.row.Hash) || c.released
-			admitted = append(admitted, c.shifted(d, levels))
-			continue
-		}
-		hi.patterns.Park(cfg, d, c.row.Hash, c.pat, c)
-		if d.Rule != "" {
-			f.log.Debug("held by a learned rewrite", "url", c.row.URL, "rule", d.Rule)
-		}
-		excluded = append(excluded, store.Exclusion{Hash: c.row.Hash, URL: c.row.URL, Host: c.row.Host, Reason: d.Reason,
-			Parent: c.row.Parent, Depth: c.row.Depth, CrawlID: c.row.CrawlID, At: now})
-	}
-	for host := range grown {
-		hi := f.hosts[host]
-		if hi == nil || hi.patterns == nil {
-			continue
-		}
-		hi.patterns.Release(cfg, func(c candidate, d pattern.Decision) {
-			c.released = true
-			if d.Corroborated {
-				c.pat.Grounded, c.pat.Hops, c.pat.Origin = true, 0, 0
-				c.row.Hops, c.row.Origin = 0, 0
-			}
-			admitted = append(admitted, c.shifted(d, levels))
-		})
-		if hi.patterns.Overflowed(cfg) {
-			overflowed = append(overflowed, host)
-		}
-	}
-	return admitted, excluded, overflowed
-}
-
-// shifted returns c at the level its admission gives it: a URL its own
-// family generated, or one of a family that generated more than it earned,
-// goes last in its host's queue, after every other URL (which keep the
-// levels above); an operator's priority stands.
-func (c candidate) shifted(d pattern.Decision, levels int) candidate {
-	switch {
-	case c.operator:
-	case d.Last:
-		c.row.Level = levels - 1
-	default:
-		c.row.Level = min(c.level, max(levels-2, 0))
-	}
-	return c
-}
-
 // HostPatterns returns a host's n busiest URL spaces and families with their
 // budget and use, its learned rewrites, how many of its URLs the budgets
 // have held back and how many of those wait parked for their budget to grow.
@@ -569,25 +426,10 @@ func (f *Fetcher) HostPatterns(host string, n int) (top []pattern.Usage, rules [
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	hi := f.hosts[host]
-	if hi == nil || hi.patterns == nil {
+	if hi == nil || hi.adm.Patterns == nil {
 		return nil, nil, 0, 0
 	}
-	return hi.patterns.Top(f.cfg.Patterns, n), hi.patterns.Rules(), hi.patterns.Held(), hi.patterns.Parked()
-}
-
-// unbudget takes back the budget of candidates the store did not insert
-// (known already), or of all of them when inserted is nil (the insert
-// failed; the poll is retried). f.mu is held.
-func (f *Fetcher) unbudget(fresh []candidate, inserted []bool) {
-	cfg := f.cfg.Patterns
-	for i, c := range fresh {
-		if inserted != nil && inserted[i] || c.seed || c.row.Kind != store.KindPage {
-			continue
-		}
-		if hi := f.hosts[c.row.Host]; hi != nil && hi.patterns != nil {
-			hi.patterns.Unadmit(cfg, c.row.Hash, c.pat)
-		}
-	}
+	return hi.adm.Patterns.Top(f.cfg.Patterns, n), hi.adm.Patterns.Rules(), hi.adm.Patterns.Held(), hi.adm.Patterns.Parked()
 }
 
 // givenUp reports whether a host's robots.txt has failed for good (robotsExhausted)
@@ -606,26 +448,19 @@ func (f *Fetcher) robotsExhausted(e *robots.Entry) bool {
 	return e.Failures >= f.cfg.RobotsMaxFails || e.Permanent
 }
 
-// levelOf maps an operator's 1..100 priority onto the front-queue levels, 100 most
-// urgent.
-func levelOf(priority, levels int) int {
-	p := min(max(priority, 0), 100)
-	return (100 - p) * levels / 101
+// hashOf is an item's identity in the store: carried from admission or the
+// store's row, and computed only for an item that came without it.
+func hashOf(it frontier.Item) int64 {
+	if it.Hash != 0 {
+		return it.Hash
+	}
+	return store.HashURL(it.URL)
 }
 
 func itemOf(u store.URL, fromRobots bool) frontier.Item {
-	kind := frontier.KindPage
-	switch u.Kind {
-	case store.KindSitemap:
-		kind = frontier.KindSitemap
-	case store.KindSubresource:
-		kind = frontier.KindSubresource
-	case store.KindRequisite:
-		kind = frontier.KindRequisite
-	}
 	return frontier.Item{
-		URL: u.URL, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,
-		Kind: kind, Redirects: u.Redirects, Attempts: u.Attempts, ETag: u.ETag,
+		URL: u.URL, Hash: u.Hash, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,
+		Kind: u.Kind, Redirects: u.Redirects, Attempts: u.Attempts, ETag: u.ETag,
 		LastModified: u.LastModified, FromRobots: fromRobots, CrawlID: u.CrawlID,
 		DupHops: u.DupHops, Hops: u.Hops, Origin: u.Origin, ParentSpace: u.ParentSpace,
 	}
@@ -643,11 +478,11 @@ func itemOf(u store.URL, fromRobots bool) frontier.Item {
 func (f *Fetcher) handBackParked(ctx context.Context, hosts []string) int {
 	var recs []*kgo.Record
 	add := func(host string, hi *hostInfo) {
-		if hi == nil || hi.patterns == nil {
+		if hi == nil || hi.adm.Patterns == nil {
 			return
 		}
-		hi.patterns.TakeParked(func(c candidate) {
-			r := c.row
+		hi.adm.Patterns.TakeParked(func(c candidate) {
+			r := c.Row
 			v, err := queue.EncodeURL(queue.URL{URL: r.URL, Depth: r.Depth, Parent: r.Parent, CrawlID: r.CrawlID,
 				DiscoveredAt: r.DiscoveredAt, DupHops: r.DupHops, Held: true})
 			if err != nil {
@@ -670,4 +505,29 @@ func (f *Fetcher) handBackParked(ctx context.Context, hosts []string) int {
 		f.kafka.Produce(ctx, r, nil)
 	}
 	return len(recs)
+}
+
+// admissionHost is the admission state of a host this fetcher keeps.
+// f.mu is held.
+func (f *Fetcher) admissionHost(host string) *admission.Host {
+	if hi := f.hosts[host]; hi != nil {
+		return &hi.adm
+	}
+	return nil
+}
+
+// hostPages is how many URLs a host has admitted. f.mu is held.
+func (f *Fetcher) hostPages(host string) int { return f.hostOf(host).pages }
+
+// admissionURL is a crawl.urls record as admission reads it: the wire's
+// kind name mapped to the URL's one Kind, the hash computed once.
+func admissionURL(u queue.URL, norm, host string, partition int32) admission.URL {
+	a := admission.URL{URL: norm, Hash: store.HashURL(norm), Host: host, Partition: partition, Kind: urlkind.Of(u.Kind),
+		Depth: u.Depth, Priority: u.Priority, Redirects: u.Redirects, Seed: u.Seed, Listed: u.Listed, FromRobots: u.FromRobots,
+		Held: u.Held, Parent: u.Parent, CrawlID: u.CrawlID, DupHops: u.DupHops, ParentHops: u.ParentHops,
+		ParentOrigin: u.ParentOrigin, Referrers: u.Referrers}
+	if r := u.Revisit; r != nil {
+		a.Revisit = &admission.Revisit{Due: r.Due, Level: r.Level, ETag: r.ETag, LastModified: r.LastModified}
+	}
+	return a
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/queue"
@@ -100,7 +99,7 @@ func (f *Fetcher) applyControls(ctx context.Context, old, cur *control.Set) {
 		for _, it := range items {
 			f.finished(it)
 			f.settle(it)
-			f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: control.ReasonPattern})
+			f.queueUpdate(store.URLUpdate{Hash: hashOf(it), State: store.StateExcluded, Reason: control.ReasonPattern})
 		}
 		f.mu.Lock()
 		f.patternHits[p.ID] += int64(len(items))
@@ -218,7 +217,7 @@ func (f *Fetcher) excludedAtTake(it frontier.Item) bool {
 	if !f.patternExcluded(set, it.URL, it.Host) {
 		return false
 	}
-	f.updates = append(f.updates, store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: control.ReasonPattern})
+	f.updates = append(f.updates, store.URLUpdate{Hash: hashOf(it), State: store.StateExcluded, Reason: control.ReasonPattern})
 	if it.Revisit {
 		f.revisitDone(it.Host)
 	}
@@ -226,59 +225,24 @@ func (f *Fetcher) excludedAtTake(it frontier.Item) bool {
 	return true
 }
 
-// capHosts holds new URLs to their host's page budget where an operator set
-// one: the rules saw each host's count of before this poll, so a poll full
-// of one host's new URLs (a trap being escaped) would pass the budget by all
-// of them. The ones past it are refused with admit's reason. f.mu is held.
-func (f *Fetcher) capHosts(set *control.Set, fresh []candidate, excluded []store.Exclusion, now time.Time) ([]candidate, []store.Exclusion) {
-	var taken map[string]int64
-	var over []candidate
-	kept := fresh[:0]
-	for _, c := range fresh {
-		budget, ok := control.Budget(hostControl(set, c.row.Host))
-		if !ok {
-			kept = append(kept, c)
-			continue
-		}
-		if taken == nil {
-			taken = map[string]int64{}
-		}
-		if int64(f.hostOf(c.row.Host).pages)+taken[c.row.Host] >= budget {
-			over = append(over, c)
-			excluded = append(excluded, store.Exclusion{Hash: c.row.Hash, URL: c.row.URL, Host: c.row.Host, Reason: admit.ReasonHostBudget,
-				Parent: c.row.Parent, Depth: c.row.Depth, CrawlID: c.row.CrawlID, At: now})
-			continue
-		}
-		taken[c.row.Host]++
-		kept = append(kept, c)
-	}
-	f.unbudget(over, nil) // the pattern budgets they spent
-	return kept, excluded
+// operator is the operator's controls as admission reads them; a pattern's
+// hit is counted for the console.
+type operator struct {
+	f   *Fetcher
+	set *control.Set
 }
 
-func hostControl(set *control.Set, host string) store.HostControl {
-	if hc, ok := set.Host(host); ok {
-		return hc
+func (o operator) Excluded(url, host string) (string, bool) {
+	if o.f.patternExcluded(o.set, url, host) {
+		return control.ReasonPattern, true
 	}
-	return store.HostControl{Host: host, Delay: store.NoOverride, PageBudget: store.NoOverride}
+	return "", false
 }
 
-// checkRules is the admission rules' verdict with the host's page budget
-// overridden by the operator when it is: the override replaces
-// admit.Config.MaxHostPages for the host.
-func (f *Fetcher) checkRules(set *control.Set, host string, c admit.Candidate, revisit bool) admit.Verdict {
-	hc, ok := set.Host(host)
-	budget, over := control.Budget(hc)
-	if !ok || !over {
-		return f.rules.Check(c)
+func (o operator) HostBudget(host string) (int64, bool) {
+	hc, ok := o.set.Host(host)
+	if !ok {
+		return 0, false
 	}
-	pages := c.HostPages
-	if m := f.cfg.Admit.MaxHostPages; m > 0 {
-		c.HostPages = min(pages, m-1) // the configured budget does not apply
-	}
-	v := f.rules.Check(c)
-	if v.Admit && !revisit && int64(pages) >= budget {
-		v.Admit, v.Reason = false, admit.ReasonHostBudget
-	}
-	return v
+	return control.Budget(hc)
 }

@@ -8,8 +8,11 @@
 //
 //	crawl.urls record -> decode (poison -> dead-letter) -> normalize -> admission
 //	rules (scope, depth, traps, budget; rejects recorded with their reason)
-//	-> seen-URL check (Bloom, then the exact store) -> store insert (queued)
-//	-> frontier push -> offsets committed
+//	-> seen-URL check (Bloom, then the exact store) -> URL-space budgets
+//	-> store insert (queued) -> frontier push -> offsets committed
+//
+// The decisions are pkg/admission's, a pure function of the URL, its host's
+// admission state and the evidence; this package applies their effects.
 //
 // and per host, whenever the frontier says it may be contacted:
 //
@@ -37,6 +40,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/pkg/admission"
 	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/fetch"
@@ -238,7 +242,7 @@ type Fetcher struct {
 	client  *fetch.Client
 	kafka   *kgo.Client
 	norm    *urlnorm.Normalizer
-	rules   *admit.Rules
+	adm     *admission.Decider
 	fr      *frontier.Frontier
 	seen    *seen.Filter
 	metrics *metrics
@@ -303,9 +307,8 @@ type hostInfo struct {
 	pages    int    // admitted URLs (budget)
 	errors   int
 	sitemaps bool // sitemaps from robots.txt already queued
-	// URL-pattern budgets and the URLs they hold back; nil until the host's
-	// first candidate.
-	patterns *pattern.Host[candidate]
+	// Admission state: the URL-space budgets and the URLs they hold back.
+	adm      admission.Host
 	revisits int       // revisits emitted or queued and not yet fetched
 	hop      robotsHop // its robots.txt redirected: the chain in progress
 }
@@ -327,7 +330,6 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		store:    st,
 		client:   client,
 		norm:     urlnorm.New(urlnorm.DefaultPolicy()),
-		rules:    admit.New(cfg.Admit),
 		seen:     seen.New(st, cfg.BloomCapacity, 0.01),
 		metrics:  newMetrics(reg),
 		hosts:    map[string]*hostInfo{},
@@ -346,6 +348,8 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		f.control = control.NewWatcher(f.controlStore)
 	}
 	f.cfg.Patterns = cfg.Patterns.WithDefaults()
+	f.adm = admission.New(admission.Config{Admit: cfg.Admit, Patterns: f.cfg.Patterns, MaxRedirects: MaxRedirects})
+	f.adm.Held = func(url, rule string) { f.log.Debug("held by a learned rewrite", "url", url, "rule", rule) }
 	if f.cfg.PagesPartitions == 0 {
 		f.cfg.PagesPartitions = queue.PagesPartitions
 	}
@@ -677,8 +681,8 @@ func (f *Fetcher) saveState(ctx context.Context, states []frontier.HostState) er
 			if hi.robots != nil {
 				row.Robots, _ = hi.robots.MarshalBinary()
 			}
-			if hi.patterns != nil {
-				row.Admission, _ = hi.patterns.Snapshot()
+			if hi.adm.Patterns != nil {
+				row.Admission, _ = hi.adm.Patterns.Snapshot()
 			}
 		}
 		rows = append(rows, row)

@@ -96,14 +96,14 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 		hi := f.hostOf(r.Host)
 		hi.pages = r.Pages
 		hi.errors = r.Errors
-		if len(r.Admission) > 0 && hi.patterns == nil && f.cfg.Patterns.Enabled() {
+		if len(r.Admission) > 0 && hi.adm.Patterns == nil && f.cfg.Patterns.Enabled() {
 			// The budgets the crawl earned on the host, before a restart or
 			// under its previous owner.
 			hp := pattern.NewHost[candidate]()
 			if err := hp.Restore(r.Admission); err != nil {
 				f.log.Warn("admission state of a host not restored; its budgets start afresh", "host", r.Host, "err", err)
 			} else {
-				hi.patterns = hp
+				hi.adm.Patterns = hp
 			}
 		}
 		if len(r.Robots) > 0 {

@@ -250,8 +250,8 @@ func (f *Fetcher) lapse(ctx context.Context, revs []candidate) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, c := range claimed {
-		f.revisitDone(c.row.Host)
-		f.updates = append(f.updates, store.URLUpdate{Hash: c.row.Hash, State: store.StateExcluded, Reason: c.row.Reason})
+		f.revisitDone(c.Row.Host)
+		f.updates = append(f.updates, store.URLUpdate{Hash: c.Row.Hash, State: store.StateExcluded, Reason: c.Row.Reason})
 	}
 	return nil
 }
@@ -304,7 +304,7 @@ func (f *Fetcher) claimRevisits(ctx context.Context, revs []candidate) ([]candid
 	}
 	claims := make([]store.Claim, len(revs))
 	for i, c := range revs {
-		claims[i] = store.Claim{Hash: c.row.Hash, Due: c.due}
+		claims[i] = store.Claim{Hash: c.Row.Hash, Due: c.Due}
 	}
 	claimed, err := f.store.ClaimRevisits(ctx, claims)
 	if err != nil {
@@ -314,16 +314,16 @@ func (f *Fetcher) claimRevisits(ctx context.Context, revs []candidate) ([]candid
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, c := range revs {
-		if e, ok := f.emitted[c.row.Hash]; ok && e.due.Equal(c.due) {
+		if e, ok := f.emitted[c.Row.Hash]; ok && e.due.Equal(c.Due) {
 			if claimed[i] {
 				// Queued now: it counts against the host until fetched.
-				delete(f.emitted, c.row.Hash)
+				delete(f.emitted, c.Row.Hash)
 			} else {
-				f.forgetEmitted(c.row.Hash)
+				f.forgetEmitted(c.Row.Hash)
 			}
 		} else if claimed[i] {
 			// Emitted by another owner before a rebalance, or before a restart.
-			f.hostOf(c.row.Host).revisits++
+			f.hostOf(c.Row.Host).revisits++
 		}
 		if claimed[i] {
 			out = append(out, c)

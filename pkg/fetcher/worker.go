@@ -149,7 +149,7 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 		}
 		if !entry.Allowed(pathAndQuery(it.URL)) {
 			f.metrics.robotsDecisions.WithLabelValues("disallowed").Inc()
-			f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateExcluded, Reason: ReasonRobots})
+			f.queueUpdate(store.URLUpdate{Hash: hashOf(it), State: store.StateExcluded, Reason: ReasonRobots})
 			f.settle(it)
 			continue
 		}
@@ -258,7 +258,7 @@ func (f *Fetcher) giveUp(lease *frontier.Lease, e *robots.Entry, at time.Time) {
 			lease.Requeue(it) // another host's robots.txt hop: not this host's URL
 			continue
 		}
-		f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateFailed, Reason: reason, Status: e.Status, FetchedAt: at})
+		f.queueUpdate(store.URLUpdate{Hash: hashOf(it), State: store.StateFailed, Reason: reason, Status: e.Status, FetchedAt: at})
 	}
 }
 
@@ -346,7 +346,7 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 		return frontier.Outcome{Requested: true, At: done}
 	}
 	f.fetched.Add(1)
-	hash := store.HashURL(it.URL)
+	hash := hashOf(it)
 	if err != nil {
 		class := fetch.Classify(err)
 		f.errCount.Add(1)
@@ -409,7 +409,7 @@ func hostFailure(status int) bool {
 func (f *Fetcher) retry(lease *frontier.Lease, it frontier.Item, status int) {
 	it.Attempts++
 	lease.Retry(it)
-	f.queueUpdate(store.URLUpdate{Hash: store.HashURL(it.URL), State: store.StateQueued, Status: status, Attempts: it.Attempts})
+	f.queueUpdate(store.URLUpdate{Hash: hashOf(it), State: store.StateQueued, Status: status, Attempts: it.Attempts})
 }
 
 // finished counts a revisit off its host's revisit budget once its fetch is
@@ -449,17 +449,8 @@ func (f *Fetcher) noteError(host string) {
 // broker has it. If the process dies before that, the URL is still queued in the
 // store and is fetched again after the restart: the in-flight window of invariant 4.
 func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
-	kind := queue.KindPage
-	switch it.Kind {
-	case frontier.KindSitemap:
-		kind = queue.KindSitemap
-	case frontier.KindSubresource:
-		kind = queue.KindSubresource
-	case frontier.KindRequisite:
-		kind = queue.KindRequisite
-	}
 	p := pageOf(it, resp)
-	p.Kind = kind
+	p.Kind = it.Kind.String()
 	v, err := queue.EncodePage(p)
 	if err != nil {
 		f.queueUpdate(store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "encode_result", Status: resp.Status, FetchedAt: resp.FetchedAt})

@@ -24,31 +24,26 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/crawlcluster/crawler/pkg/urlkind"
 )
 
-// Kind says what a queued URL is fetched for.
-type Kind uint8
+// Kind says what a queued URL is fetched for: the URL's one kind
+// (urlkind), under the names the frontier's code has always used.
+type Kind = urlkind.Kind
 
 const (
-	KindPage        Kind = iota // an ordinary page
-	KindSitemap                 // a sitemap or sitemap index
-	KindSubresource             // a script or data a page being rendered waits for
-	// KindRobots is a robots.txt document at the end of another host's
-	// robots.txt redirect: fetched in this host's turn like any request, but
-	// ahead of its queue and before its own robots.txt, since it needs no
-	// permission and another host waits on it.
-	KindRobots
-	// KindRequisite is what a page needs to display, for the archive: it
-	// waits in its host's requisite queue, which is served only when none of
-	// the host's pages is queued, so requisites never change the order in
-	// which a host's pages are fetched, and a host with only requisites
-	// comes after every host with pages.
-	KindRequisite
+	KindPage        = urlkind.Page
+	KindSitemap     = urlkind.Sitemap
+	KindSubresource = urlkind.Subresource
+	KindRobots      = urlkind.Robots
+	KindRequisite   = urlkind.Requisite
 )
 
 // Item is one queued URL.
 type Item struct {
 	URL          string
+	Hash         int64  // the URL's identity in the store, computed once at admission (0: not known)
 	Host         string // politeness key (urlnorm.Authority)
 	Partition    int32
 	Level        int // 0 is most urgent

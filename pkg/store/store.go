@@ -30,6 +30,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/crawlcluster/crawler/pkg/urlkind"
 )
 
 // ErrNotFound is returned by look-ups of a URL or host the store does not hold.
@@ -52,17 +54,18 @@ const (
 	StateExcluded State = "excluded" // admitted, then ruled out at fetch time (robots, redirect limit); Reason says which
 )
 
-// Kind says what a URL is fetched for.
-type Kind string
+// Kind says what a URL is fetched for (urlkind). The urls table keeps its
+// name (Kind.String, urlkind.Parse), as it always has.
+type Kind = urlkind.Kind
 
 const (
-	KindPage    Kind = "page"
-	KindSitemap Kind = "sitemap"
+	KindPage    = urlkind.Page
+	KindSitemap = urlkind.Sitemap
 	// KindSubresource is a script or data a rendered page asked for
 	// (queue.KindSubresource).
-	KindSubresource Kind = "subresource"
+	KindSubresource = urlkind.Subresource
 	// KindRequisite is what a page needs to display (queue.KindRequisite).
-	KindRequisite Kind = "requisite"
+	KindRequisite = urlkind.Requisite
 )
 
 // URL is one row of the urls table.

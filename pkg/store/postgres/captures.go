@@ -14,6 +14,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/capturesql"
 	"github.com/crawlcluster/crawler/pkg/store/searchsql"
+	"github.com/crawlcluster/crawler/pkg/urlkind"
 )
 
 // StoredFetches reports for each fetch ID whether a capture with it exists.
@@ -53,7 +54,7 @@ func (db *DB) URLHistories(ctx context.Context, hashes []int64) ([]store.URLHist
 		var u store.URLHistory
 		var rc recrawlCols
 		err := rows.Scan(append([]any{&h, &state, &kind, &u.Score, &fetched, &u.ContentSHA256, &fp}, rc.dest()...)...)
-		u.State, u.Kind, u.FetchedAt, u.SimHash, u.Recrawl = store.State(state), store.Kind(kind), fromTimestamp(fetched), uint64(fp), rc.recrawl()
+		u.State, u.Kind, u.FetchedAt, u.SimHash, u.Recrawl = store.State(state), urlkind.Of(kind), fromTimestamp(fetched), uint64(fp), rc.recrawl()
 		return h, u, err
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlkind"
 )
 
 // AdmitURLs inserts the URLs as queued in one statement. A URL whose Hash is 0
@@ -71,10 +72,7 @@ func admitArgs(urls []store.URL, now time.Time) ([]any, error) {
 		if hashes[i] == 0 {
 			hashes[i] = store.HashURL(u.URL)
 		}
-		kinds[i] = string(u.Kind)
-		if u.Kind == "" {
-			kinds[i] = string(store.KindPage)
-		}
+		kinds[i] = u.Kind.String()
 		discovered[i] = timestamp(u.DiscoveredAt)
 		if u.DiscoveredAt.IsZero() {
 			discovered[i] = timestamp(now)
@@ -108,7 +106,7 @@ func scanURL(row pgx.Row) (store.URL, error) {
 	err := row.Scan(append([]any{&u.Hash, &u.Partition, &u.URL, &u.Host, &u.Depth, &u.Level, &u.Score, &kind, &state,
 		&u.Reason, &u.Attempts, &u.Redirects, &u.Parent, &u.CrawlID, &discovered, &fetched, &u.Status,
 		&u.ETag, &u.LastModified}, rc.dest()...)...)
-	u.Kind, u.State = store.Kind(kind), store.State(state)
+	u.Kind, u.State = urlkind.Of(kind), store.State(state)
 	u.DiscoveredAt, u.FetchedAt = fromTimestamp(discovered), fromTimestamp(fetched)
 	u.Recrawl = rc.recrawl()
 	return u, err

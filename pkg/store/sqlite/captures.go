@@ -11,6 +11,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/capturesql"
 	"github.com/crawlcluster/crawler/pkg/store/searchsql"
+	"github.com/crawlcluster/crawler/pkg/urlkind"
 )
 
 // StoredFetches reports for each fetch ID whether a capture with it exists.
@@ -73,7 +74,7 @@ func (db *DB) URLHistories(ctx context.Context, hashes []int64) ([]store.URLHist
 		if err := rows.Scan(append([]any{&h, &state, &kind, &u.Score, &fetched, &u.ContentSHA256, &fp}, rc.dest()...)...); err != nil {
 			return err
 		}
-		u.State, u.Kind, u.FetchedAt, u.SimHash, u.Recrawl = store.State(state), store.Kind(kind), fromMillis(fetched), uint64(fp), rc.recrawl()
+		u.State, u.Kind, u.FetchedAt, u.SimHash, u.Recrawl = store.State(state), urlkind.Of(kind), fromMillis(fetched), uint64(fp), rc.recrawl()
 		for _, i := range at[h] {
 			out[i] = u
 		}

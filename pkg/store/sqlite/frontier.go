@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlkind"
 )
 
 // AdmitURLs inserts the URLs as queued in one transaction. A URL whose Hash is 0
@@ -42,16 +43,13 @@ func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
 			if hash == 0 {
 				hash = store.HashURL(u.URL)
 			}
-			kind := u.Kind
-			if kind == "" {
-				kind = store.KindPage
-			}
+			kind := u.Kind.String()
 			discovered := millis(u.DiscoveredAt)
 			if discovered == 0 {
 				discovered = now
 			}
 			res, err := ins.ExecContext(ctx, hash, u.Partition, u.URL, u.Host, u.Depth, u.Level, u.Score,
-				string(kind), u.Redirects, u.Parent, u.CrawlID, discovered)
+				kind, u.Redirects, u.Parent, u.CrawlID, discovered)
 			if err != nil {
 				return fmt.Errorf("insert %s: %w", u.URL, err)
 			}
@@ -140,7 +138,7 @@ func scanURL(rows interface{ Scan(...any) error }) (store.URL, error) {
 	err := rows.Scan(append([]any{&u.Hash, &u.Partition, &u.URL, &u.Host, &u.Depth, &u.Level, &u.Score, &kind, &state,
 		&u.Reason, &u.Attempts, &u.Redirects, &u.Parent, &u.CrawlID, &discovered, &fetched, &u.Status,
 		&u.ETag, &u.LastModified}, rc.dest()...)...)
-	u.Kind, u.State = store.Kind(kind), store.State(state)
+	u.Kind, u.State = urlkind.Of(kind), store.State(state)
 	u.DiscoveredAt, u.FetchedAt = fromMillis(discovered), fromMillis(fetched)
 	u.Recrawl = rc.recrawl()
 	return u, err

@@ -1,0 +1,315 @@
+package admission
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/crawlcluster/crawler/pkg/admit"
+	"github.com/crawlcluster/crawler/pkg/pattern"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlkind"
+)
+
+// operator is a fixed set of operator controls.
+type operator struct {
+	excluded map[string]bool // by URL
+	budgets  map[string]int64
+}
+
+func (o operator) Excluded(url, _ string) (string, bool) {
+	if o.excluded[url] {
+		return "pattern", true
+	}
+	return "", false
+}
+
+func (o operator) HostBudget(host string) (int64, bool) {
+	b, ok := o.budgets[host]
+	return b, ok
+}
+
+var now = time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
+
+func newDecider(patterns bool) *Decider {
+	cfg := Config{Admit: admit.Config{Scope: admit.ScopeHost, MaxDepth: 5}, MaxRedirects: 5}
+	if patterns {
+		cfg.Patterns = pattern.DefaultConfig().WithDefaults()
+	}
+	return New(cfg)
+}
+
+func urlOf(raw string) URL {
+	return URL{URL: raw, Hash: store.HashURL(raw), Host: "a.example", Partition: 7}
+}
+
+func seedOf(raw string) URL {
+	u := urlOf(raw)
+	u.Seed = true
+	return u
+}
+
+func TestDecideOutcomes(t *testing.T) {
+	revisit := &Revisit{Due: now.Add(-time.Hour), Level: 2, ETag: `"e"`}
+	tests := []struct {
+		name    string
+		u       func() URL
+		op      operator
+		pages   int
+		outcome Outcome
+		reason  string
+		reached bool
+	}{
+		{"seed admitted", func() URL { return seedOf("http://a.example/") }, operator{}, 0, Admitted, "", true},
+		{"redirect limit", func() URL { u := seedOf("http://a.example/r"); u.Redirects = 6; return u }, operator{}, 0, Excluded, ReasonMaxRedirects, false},
+		{"operator pattern", func() URL { return seedOf("http://a.example/x") }, operator{excluded: map[string]bool{"http://a.example/x": true}}, 0, Excluded, "pattern", false},
+		{"operator pattern lapses a revisit", func() URL { u := seedOf("http://a.example/x"); u.Revisit = revisit; return u },
+			operator{excluded: map[string]bool{"http://a.example/x": true}}, 0, Lapsed, "pattern", false},
+		{"out of scope", func() URL { u := urlOf("http://b.example/"); u.Host = "b.example"; return u }, operator{}, 0, Excluded, admit.ReasonOutOfScope, true},
+		{"too deep", func() URL { u := urlOf("http://a.example/d"); u.Depth = 6; return u }, operator{}, 0, Excluded, admit.ReasonMaxDepth, true},
+		{"too deep lapses a revisit", func() URL { u := urlOf("http://a.example/d"); u.Depth = 6; u.Revisit = revisit; return u }, operator{}, 0, Lapsed, admit.ReasonMaxDepth, true},
+		{"operator host budget", func() URL { return seedOf("http://a.example/p") }, operator{budgets: map[string]int64{"a.example": 3}}, 3, Excluded, admit.ReasonHostBudget, true},
+		{"operator host budget spares a revisit", func() URL { u := seedOf("http://a.example/p"); u.Revisit = revisit; return u },
+			operator{budgets: map[string]int64{"a.example": 3}}, 3, Revisited, "", true},
+		{"under the operator's host budget", func() URL { return seedOf("http://a.example/p") }, operator{budgets: map[string]int64{"a.example": 3}}, 2, Admitted, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDecider(true)
+			d.rules.AddSeedHost("a.example")
+			u := tt.u()
+			var h Host
+			v := d.Poll().Decide(u, &h, tt.pages, tt.op, now)
+			if v.Outcome != tt.outcome || v.Reason != tt.reason || v.Reached != tt.reached {
+				t.Fatalf("Decide = outcome %d reason %q reached %v; want %d %q %v", v.Outcome, v.Reason, v.Reached, tt.outcome, tt.reason, tt.reached)
+			}
+			switch v.Outcome {
+			case Excluded:
+				if v.Exclusion.Hash != u.Hash || v.Exclusion.Reason != tt.reason || !v.Exclusion.At.Equal(now) {
+					t.Errorf("exclusion %+v: want hash %d, reason %q, at now", v.Exclusion, u.Hash, tt.reason)
+				}
+			case Lapsed, Revisited:
+				if !v.Candidate.Revisit || !v.Candidate.Due.Equal(revisit.Due) || v.Candidate.Row.Hash != u.Hash {
+					t.Errorf("revisit candidate %+v", v.Candidate)
+				}
+			case Admitted:
+				if v.Candidate.Row.Hash != u.Hash || v.Candidate.Row.State != store.StateQueued || v.Candidate.Row.Partition != 7 {
+					t.Errorf("candidate row %+v", v.Candidate.Row)
+				}
+			}
+		})
+	}
+}
+
+func TestDecideKinds(t *testing.T) {
+	d := newDecider(true)
+	levels := d.Levels()
+	poll := d.Poll()
+	var h Host
+	for _, tt := range []struct {
+		kind      urlkind.Kind
+		wantKind  urlkind.Kind
+		wantLevel func(int) bool
+		described bool
+	}{
+		{urlkind.Page, urlkind.Page, func(l int) bool { return l < levels }, true},
+		{urlkind.Sitemap, urlkind.Sitemap, func(l int) bool { return l < levels }, false},
+		{urlkind.Subresource, urlkind.Subresource, func(l int) bool { return l == 0 }, false},
+		{urlkind.Requisite, urlkind.Requisite, func(l int) bool { return l == levels-1 }, false},
+	} {
+		u := seedOf(fmt.Sprintf("http://a.example/%s", tt.kind))
+		u.Kind = tt.kind
+		v := poll.Decide(u, &h, 0, operator{}, now)
+		if v.Outcome != Admitted || v.Candidate.Row.Kind != tt.wantKind || !tt.wantLevel(v.Candidate.Row.Level) || v.Described != tt.described {
+			t.Errorf("kind %v: outcome %d, row kind %v level %d, described %v", tt.kind, v.Outcome, v.Candidate.Row.Kind, v.Candidate.Row.Level, v.Described)
+		}
+	}
+	if h.Patterns == nil {
+		t.Fatal("a page was described, but the host has no URL-space state")
+	}
+}
+
+func TestDecideOnceAPoll(t *testing.T) {
+	d := newDecider(true)
+	var h Host
+	poll := d.Poll()
+	u := seedOf("http://a.example/once")
+	if v := poll.Decide(u, &h, 0, operator{}, now); v.Outcome != Admitted {
+		t.Fatalf("first: outcome %d", v.Outcome)
+	}
+	if v := poll.Decide(u, &h, 0, operator{}, now); v.Outcome != Again || v.Described {
+		t.Fatalf("second in the same poll: outcome %d described %v; want Again, not described", v.Outcome, v.Described)
+	}
+	if v := d.Poll().Decide(u, &h, 0, operator{}, now); v.Outcome != Admitted {
+		t.Fatalf("next poll: outcome %d; want Admitted (the store's seen check is the caller's)", v.Outcome)
+	}
+}
+
+func TestOperatorPriority(t *testing.T) {
+	d := newDecider(true)
+	var h Host
+	u := seedOf("http://a.example/urgent")
+	u.Priority = 100
+	v := d.Poll().Decide(u, &h, 0, operator{}, now)
+	if !v.Candidate.Operator || v.Candidate.Level != 0 {
+		t.Fatalf("priority 100: operator %v level %d; want true, 0", v.Candidate.Operator, v.Candidate.Level)
+	}
+	if got := v.Candidate.Shifted(pattern.Decision{Last: true}, d.Levels()); got.Row.Level != v.Candidate.Row.Level {
+		t.Errorf("an operator's level moved by the budgets' shift: %d -> %d", v.Candidate.Row.Level, got.Row.Level)
+	}
+	c := Candidate{Level: 1}
+	if got := c.Shifted(pattern.Decision{Last: true}, 4); got.Row.Level != 3 {
+		t.Errorf("generated URL: level %d, want last (3)", got.Row.Level)
+	}
+	if got := c.Shifted(pattern.Decision{}, 4); got.Row.Level != 1 {
+		t.Errorf("evidence URL: level %d, want its own (1)", got.Row.Level)
+	}
+}
+
+// chain decides a self-generating space, each page found only on the one
+// before it, the way a "next" link leads on without end, and passes the
+// new URLs through Budget.
+func chain(d *Decider, h *Host, n int) (admitted []Candidate, held []store.Exclusion) {
+	hosts := func(string) *Host { return h }
+	d.rules.AddSeedHost("a.example")
+	parent := "http://a.example/list"
+	var fresh []Candidate
+	poll := d.Poll()
+	seed := seedOf(parent)
+	fresh = append(fresh, poll.Decide(seed, h, 0, operator{}, now).Candidate)
+	for i := 1; i <= n; i++ {
+		u := urlOf(fmt.Sprintf("http://a.example/list?page=%d", i))
+		u.Parent, u.Depth, u.ParentHops = parent, 1, i-1
+		v := poll.Decide(u, h, i, operator{}, now)
+		if v.Outcome != Admitted {
+			panic(fmt.Sprintf("page %d: outcome %d %s", i, v.Outcome, v.Reason))
+		}
+		fresh = append(fresh, v.Candidate)
+		parent = u.URL
+	}
+	admitted, held, _, _ = d.Budget(fresh, nil, nil, hosts, now)
+	return admitted, held
+}
+
+func TestBudgetHoldsAGeneratedSpace(t *testing.T) {
+	d := newDecider(true)
+	var h Host
+	admitted, held := chain(d, &h, 300)
+	if len(held) == 0 || len(admitted) == 0 {
+		t.Fatalf("300 generated pages: %d admitted, %d held; want both", len(admitted), len(held))
+	}
+	if admitted[0].Row.URL != "http://a.example/list" {
+		t.Errorf("the seed was not admitted first: %s", admitted[0].Row.URL)
+	}
+	for _, ex := range held {
+		if ex.Reason == "" || ex.Hash != store.HashURL(ex.URL) || !ex.At.Equal(now) {
+			t.Fatalf("held without its reason or identity: %+v", ex)
+		}
+	}
+	if got := h.Patterns.Parked(); got != len(held) {
+		t.Errorf("parked %d, held %d", got, len(held))
+	}
+	// A failed insert gives the budget back: deciding the same URLs again
+	// holds as many.
+	d.Unbudget(admitted, nil, func(string) *Host { return &h })
+	hp := h.Patterns
+	again := 0
+	for _, c := range admitted {
+		if c.Seed || hp.Admit(d.cfg.Patterns, c.Row.Hash, c.Pat).Admit {
+			again++
+		}
+	}
+	if again != len(admitted) {
+		t.Errorf("after Unbudget, %d of %d admitted URLs admitted again", again, len(admitted))
+	}
+}
+
+func TestBudgetOffPassesAll(t *testing.T) {
+	d := newDecider(false)
+	var h Host
+	admitted, held := chain(d, &h, 300)
+	if len(held) != 0 || len(admitted) != 301 || h.Patterns != nil {
+		t.Fatalf("budgets off: %d admitted, %d held, state %v; want 301, 0, none", len(admitted), len(held), h.Patterns != nil)
+	}
+}
+
+// The decision is a function of its inputs: two deciders fed the same URLs
+// agree on every verdict.
+func TestDecideDeterministic(t *testing.T) {
+	var h1, h2 Host
+	a1, held1 := chain(newDecider(true), &h1, 200)
+	a2, held2 := chain(newDecider(true), &h2, 200)
+	if !reflect.DeepEqual(a1, a2) || !reflect.DeepEqual(held1, held2) {
+		t.Fatal("the same inputs gave different verdicts")
+	}
+}
+
+func TestObserveAndSettle(t *testing.T) {
+	d := newDecider(true)
+	if d.Settle(&Host{}, 1) {
+		t.Error("Settle on a host without state reported a change")
+	}
+	var h Host
+	_, held := chain(d, &h, 300)
+	if len(held) == 0 {
+		t.Fatal("nothing held")
+	}
+	if !d.Observe(&h, Evidence{URL: "http://a.example/list?page=1", Hash: store.HashURL("http://a.example/list?page=1")}) {
+		t.Error("a host with parked URLs: Observe says there is nothing to release")
+	}
+	if !d.Settle(&h, store.HashURL("http://a.example/list?page=2")) {
+		t.Error("Settle on a host with state reported no change")
+	}
+}
+
+func TestCapHostsHoldsAPollToTheOperatorsBudget(t *testing.T) {
+	d := newDecider(true)
+	var h Host
+	hosts := func(string) *Host { return &h }
+	poll := d.Poll()
+	var fresh []Candidate
+	for i := range 5 {
+		v := poll.Decide(seedOf(fmt.Sprintf("http://a.example/%d", i)), &h, 1, operator{}, now)
+		fresh = append(fresh, v.Candidate)
+	}
+	other := seedOf("http://b.example/")
+	other.Host = "b.example"
+	fresh = append(fresh, poll.Decide(other, &Host{}, 0, operator{}, now).Candidate)
+	op := operator{budgets: map[string]int64{"a.example": 3}}
+	kept, excluded := d.CapHosts(fresh, nil, op, func(string) int { return 1 }, hosts, now)
+	if len(kept) != 3 || len(excluded) != 3 {
+		t.Fatalf("budget 3, 1 page admitted, 5 new: kept %d, excluded %d; want 3 (2 + the other host's), 3", len(kept), len(excluded))
+	}
+	if kept[2].Row.Host != "b.example" {
+		t.Errorf("a host without an operator's budget was held: %+v", kept)
+	}
+	for _, ex := range excluded {
+		if ex.Reason != admit.ReasonHostBudget || ex.Hash != store.HashURL(ex.URL) {
+			t.Errorf("exclusion %+v", ex)
+		}
+	}
+}
+
+// FuzzDecide: whatever a crawl.urls record says, the decision answers with
+// an outcome (an excluded URL with its reason) and never panics.
+func FuzzDecide(f *testing.F) {
+	f.Add("http://a.example/list?page=1", "http://a.example/list", 1, 0, uint8(0), false)
+	f.Add("http://a.example/2026/11/29/", "", 0, 7, uint8(1), true)
+	f.Add("not a url", "::", -1, 100, uint8(9), false)
+	f.Fuzz(func(t *testing.T, raw, parent string, depth, redirects int, kind uint8, seed bool) {
+		d := newDecider(true)
+		var h Host
+		u := URL{URL: raw, Hash: store.HashURL(raw), Host: "a.example", Parent: parent, Depth: depth, Redirects: redirects,
+			Kind: urlkind.Kind(kind), Seed: seed, Priority: redirects}
+		v := d.Poll().Decide(u, &h, depth, operator{}, now)
+		switch v.Outcome {
+		case Excluded:
+			if v.Reason == "" {
+				t.Fatalf("excluded without a reason: %+v", v)
+			}
+		case Admitted:
+			d.Budget([]Candidate{v.Candidate}, nil, nil, func(string) *Host { return &h }, now)
+		}
+	})
+}

@@ -1,0 +1,168 @@
+package admission
+
+import (
+	"time"
+
+	"github.com/crawlcluster/crawler/pkg/admit"
+	"github.com/crawlcluster/crawler/pkg/pattern"
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlkind"
+)
+
+// Hosts looks up a host's admission state; nil for a host the caller does
+// not keep.
+type Hosts func(host string) *Host
+
+// Budget passes new page URLs through their host's URL-space budgets in
+// order: admitted ones get their level lowered by the decision's shift, held
+// ones are parked and recorded as exclusions with the reason. URLs parked
+// earlier that the grown hosts' budgets now admit join the admitted. Seeds
+// and other kinds than pages pass untouched. grown (which may be nil) names
+// the hosts whose evidence grew; every host whose state Budget changed is
+// added to the grown set it returns, for the caller to save.
+func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown map[string]bool, hosts Hosts, now time.Time) (admitted []Candidate, excl []store.Exclusion, overflowed []string, touched map[string]bool) {
+	cfg := d.cfg.Patterns
+	if !cfg.Enabled() {
+		return fresh, excluded, nil, grown
+	}
+	admitted = fresh[:0]
+	for _, c := range fresh {
+		h := hosts(c.Row.Host)
+		if c.Seed || c.Row.Kind != urlkind.Page || h == nil {
+			admitted = append(admitted, c)
+			continue
+		}
+		if grown == nil {
+			grown = map[string]bool{}
+		}
+		grown[c.Row.Host] = true // evidence admitted may release held URLs
+		hp := h.patterns()
+		dec := hp.Admit(cfg, c.Row.Hash, c.Pat)
+		if dec.Admit {
+			// Held before and found again with credentials its budgets admit:
+			// no longer parked, and its exclusion goes once it is stored.
+			c.Released = hp.Unpark(c.Row.Hash) || c.Released
+			admitted = append(admitted, c.Shifted(dec, d.levels))
+			continue
+		}
+		hp.Park(cfg, dec, c.Row.Hash, c.Pat, c)
+		if dec.Rule != "" && d.Held != nil {
+			d.Held(c.Row.URL, dec.Rule)
+		}
+		excluded = append(excluded, c.exclusion(dec.Reason, now))
+	}
+	for host := range grown {
+		h := hosts(host)
+		if h == nil || h.Patterns == nil {
+			continue
+		}
+		h.Patterns.Release(cfg, func(c Candidate, dec pattern.Decision) {
+			c.Released = true
+			if dec.Corroborated {
+				c.Pat.Grounded, c.Pat.Hops, c.Pat.Origin = true, 0, 0
+				c.Row.Hops, c.Row.Origin = 0, 0
+			}
+			admitted = append(admitted, c.Shifted(dec, d.levels))
+		})
+		if h.Patterns.Overflowed(cfg) {
+			overflowed = append(overflowed, host)
+		}
+	}
+	return admitted, excluded, overflowed, grown
+}
+
+// CapHosts holds new URLs to their host's page budget where an operator set
+// one: the rules saw each host's count of before this poll, so a poll full
+// of one host's new URLs (a trap being escaped) would pass the budget by all
+// of them. The ones past it are refused with admit's reason, and the URL-space
+// budgets they spent are given back. pages is how many URLs a host has
+// admitted.
+func (d *Decider) CapHosts(fresh []Candidate, excluded []store.Exclusion, op Operator, pages func(host string) int, hosts Hosts, now time.Time) ([]Candidate, []store.Exclusion) {
+	var taken map[string]int64
+	var over []Candidate
+	kept := fresh[:0]
+	for _, c := range fresh {
+		budget, ok := op.HostBudget(c.Row.Host)
+		if !ok {
+			kept = append(kept, c)
+			continue
+		}
+		if taken == nil {
+			taken = map[string]int64{}
+		}
+		if int64(pages(c.Row.Host))+taken[c.Row.Host] >= budget {
+			over = append(over, c)
+			excluded = append(excluded, c.exclusion(admit.ReasonHostBudget, now))
+			continue
+		}
+		taken[c.Row.Host]++
+		kept = append(kept, c)
+	}
+	d.Unbudget(over, nil, hosts)
+	return kept, excluded
+}
+
+func (c Candidate) exclusion(reason string, now time.Time) store.Exclusion {
+	return store.Exclusion{Hash: c.Row.Hash, URL: c.Row.URL, Host: c.Row.Host, Reason: reason,
+		Parent: c.Row.Parent, Depth: c.Row.Depth, CrawlID: c.Row.CrawlID, At: now}
+}
+
+// Shifted returns c at the level its admission gives it: a URL its own
+// family generated, or one of a family that generated more than it earned,
+// goes last in its host's queue, after every other URL (which keep the
+// levels above); an operator's priority stands.
+func (c Candidate) Shifted(d pattern.Decision, levels int) Candidate {
+	switch {
+	case c.Operator:
+	case d.Last:
+		c.Row.Level = levels - 1
+	default:
+		c.Row.Level = min(c.Level, max(levels-2, 0))
+	}
+	return c
+}
+
+// Unbudget takes back the budget of candidates the store did not insert
+// (known already), or of all of them when inserted is nil (the insert
+// failed; the poll is retried).
+func (d *Decider) Unbudget(fresh []Candidate, inserted []bool, hosts Hosts) {
+	cfg := d.cfg.Patterns
+	for i, c := range fresh {
+		if inserted != nil && inserted[i] || c.Seed || c.Row.Kind != urlkind.Page {
+			continue
+		}
+		if h := hosts(c.Row.Host); h != nil && h.Patterns != nil {
+			h.Patterns.Unadmit(cfg, c.Row.Hash, c.Pat)
+		}
+	}
+}
+
+// Evidence is a content verdict on a fetched page: what its URL space
+// yielded.
+type Evidence struct {
+	URL         string
+	Hash        int64
+	Grounded    bool // admitted as evidence, not generated
+	Origin      uint64
+	ParentSpace uint64
+	Duplicate   bool
+}
+
+// Observe feeds a verdict to the host's URL-space budgets and reports
+// whether the host has parked URLs it may now release.
+func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
+	hp := h.patterns()
+	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
+		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate})
+	return hp.Parked() > 0
+}
+
+// Settle tells the host's budgets that a URL it admitted as generated ends
+// without a verdict; false when the host has no URL-space state.
+func (d *Decider) Settle(h *Host, hash int64) bool {
+	if h == nil || h.Patterns == nil {
+		return false
+	}
+	h.Patterns.Settle(hash)
+	return true
+}
