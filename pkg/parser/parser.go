@@ -41,6 +41,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/simhash"
 	"github.com/crawlcluster/crawler/pkg/sitemap"
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlkind"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
@@ -681,7 +682,7 @@ func captureOf(pg queue.Page, hash int64, doc *parse.Document) store.Capture {
 		FetchID: pg.FetchID, URLHash: hash, URL: pg.URL, FetchedAt: pg.FetchedAt,
 		Duration: time.Duration(pg.DurationMS) * time.Millisecond, Status: pg.Status,
 		ContentType: pg.ContentType, Length: int64(len(pg.Body)), Truncated: pg.Truncated,
-		ETag: pg.ETag, LastModified: pg.LastModified, Kind: store.Kind(pg.Kind),
+		ETag: pg.ETag, LastModified: pg.LastModified, Kind: urlkind.Of(pg.Kind),
 	}
 	if doc != nil {
 		c.Title, c.Description, c.Language, c.Canonical = doc.Title, doc.Description, doc.Language, doc.Canonical

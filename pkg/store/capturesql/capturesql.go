@@ -5,7 +5,12 @@
 // column added to one store's reads is added to the other's.
 package capturesql
 
-import "github.com/crawlcluster/crawler/pkg/store"
+import (
+	"fmt"
+
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlkind"
+)
 
 // Columns are the captures columns a store reads into a store.Capture, in
 // Dest's order.
@@ -23,5 +28,26 @@ func Dest(c *store.Capture, fetched any, simhash, durationMS *int64) []any {
 		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
 		&c.ContentSHA256, simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
 		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, durationMS, &c.LinksDropped,
-		&c.Location, (*string)(&c.Kind)}
+		&c.Location, KindDest(&c.Kind)}
+}
+
+// KindDest is a scan destination for a URL kind's stored name (urlkind):
+// "" and NULL, on captures stored before kinds were recorded, read as a
+// page.
+func KindDest(k *store.Kind) any { return kindDest{k} }
+
+type kindDest struct{ k *store.Kind }
+
+func (d kindDest) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*d.k = store.KindPage
+	case string:
+		*d.k = urlkind.Of(x)
+	case []byte:
+		*d.k = urlkind.Of(string(x))
+	default:
+		return fmt.Errorf("capture kind: %T is no kind's name", v)
+	}
+	return nil
 }

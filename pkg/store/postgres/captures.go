@@ -295,7 +295,7 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		revisitOf[i], nearDupOf[i], titles[i], descs[i] = c.RevisitOf, c.NearDupOf, c.Title, c.Description
 		languages[i], canonicals[i], noindex[i], links[i] = c.Language, c.Canonical, c.NoIndex, int32(c.Links)
 		etags[i], lastMods[i], changes[i], durations[i] = c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds()
-		dropped[i], locations[i], kinds[i] = int32(c.LinksDropped), c.Location, string(c.Kind)
+		dropped[i], locations[i], kinds[i] = int32(c.LinksDropped), c.Location, c.Kind.String()
 		if c.Schedule != nil {
 			schedules.set(i, *c.Schedule)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/capturesql"
 	"github.com/crawlcluster/crawler/pkg/store/controlsql"
 )
 
@@ -56,7 +57,7 @@ func ReportCaptures(ctx context.Context, db controlsql.DB, fetchedMS string, fn 
 	var c store.ReportCapture
 	var ms int64
 	err := db.Query(ctx, q, nil, func(row controlsql.Row) error {
-		if err := row.Scan(&c.URL, &ms, &c.Length, &c.Status, &c.ContentType, (*string)(&c.Kind)); err != nil {
+		if err := row.Scan(&c.URL, &ms, &c.Length, &c.Status, &c.ContentType, capturesql.KindDest(&c.Kind)); err != nil {
 			return err
 		}
 		c.FetchedAt = time.UnixMilli(ms).UTC()
