@@ -133,7 +133,7 @@ func (s hostSim) run(seed uint64) simResult {
 		var changed Dated
 		if v := version(pg, t); o == Changed && dates[pg.host] {
 			lm := math.Ceil(pg.changes[v-1])
-			changed = Dated{at(lm - 1), at(lm + 1)}
+			changed = Dated{From: at(lm - 1), To: at(lm + 1)}
 		}
 		pg.held = version(pg, t)
 		before := pg.h

@@ -104,7 +104,8 @@ const (
 	qURLStates = `SELECT hash, state FROM urls WHERE hash IN (%s)`
 
 	qURLHistories = `SELECT hash, state, kind, score, fetched_at, content_sha256, simhash,
-			next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, visited_at, misses, streak, change_rate
+			next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, visited_at, misses, streak, change_rate,
+			sitemap_lastmod, sitemap_seen_at
 		FROM urls WHERE hash IN (%s)`
 
 	// The newest 200 of the URL, or the original that one revisits.
@@ -115,6 +116,11 @@ const (
 	// Parameters: due, hash, lastmod, due.
 	qModified = `UPDATE urls SET next_fetch_at = ?
 		WHERE hash = ? AND state = 'stored' AND fetched_at < ? AND (next_fetch_at = 0 OR next_fetch_at > ?)`
+
+	// Parameters: lastmod, seen, hash, seen. An older listing (a sitemap
+	// parsed late) leaves a newer one.
+	qListed = `UPDATE urls SET sitemap_lastmod = ?, sitemap_seen_at = ?
+		WHERE hash = ? AND sitemap_seen_at <= ?`
 
 	qContentOwner = `SELECT ` + captureColumns + ` FROM captures
 		WHERE content_sha256 = ? AND status = 200 ORDER BY id LIMIT 1`
