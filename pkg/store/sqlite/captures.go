@@ -126,7 +126,7 @@ func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.
 		counts := urlCounts{}
 		for _, m := range mods {
 			if !m.Seen.IsZero() {
-				if _, err := listed.ExecContext(ctx, millis(m.LastMod), millis(m.Seen), m.Hash, millis(m.Seen)); err != nil {
+				if _, err := listed.ExecContext(ctx, millis(m.LastMod), millis(m.Seen), m.Hash, millis(m.Seen), millis(m.LastMod)); err != nil {
 					return fmt.Errorf("url %d: %w", m.Hash, err)
 				}
 			}

@@ -269,4 +269,24 @@ func testSitemapListings(t *testing.T, s store.Store) {
 	if hist, _ := s.URLHistories(ctx, []int64{a.Hash}); !hist[0].SitemapLastMod.Equal(t0.Add(time.Hour)) || !hist[0].Recrawl.NextFetchAt.Equal(due) {
 		t.Errorf("after a newer listing: lastmod %v, next visit %v; want %v, %v", hist[0].SitemapLastMod, hist[0].Recrawl.NextFetchAt, t0.Add(time.Hour), due)
 	}
+	// The same lastmod again, no visit since: the row is not rewritten,
+	// so a sitemap fetched often costs each URL about one write per visit.
+	if _, err := s.Modified(ctx, []store.Modification{{Hash: a.Hash, LastMod: t0.Add(time.Hour), Seen: seen.Add(time.Minute)}}, due); err != nil {
+		t.Fatal(err)
+	}
+	if hist, _ := s.URLHistories(ctx, []int64{a.Hash}); !hist[0].SitemapSeenAt.Equal(seen.Add(time.Second)) {
+		t.Errorf("a repeated listing rewrote the row: seen %v, want %v", hist[0].SitemapSeenAt, seen.Add(time.Second))
+	}
+	// After a visit it is news again: the copy was current when it was seen.
+	visit := seen.Add(2 * time.Minute)
+	c := Capture(a, "la2", "body la", 0x1234)
+	c.FetchedAt, c.Change = visit, "identical"
+	c.Schedule = &store.Recrawl{NextFetchAt: visit.Add(time.Hour), FetchCount: 3, ChangeCount: 1, LastVisitAt: visit}
+	addCaptures(t, s, []store.Capture{c})
+	if _, err := s.Modified(ctx, []store.Modification{{Hash: a.Hash, LastMod: t0.Add(time.Hour), Seen: visit.Add(time.Minute)}}, due); err != nil {
+		t.Fatal(err)
+	}
+	if hist, _ := s.URLHistories(ctx, []int64{a.Hash}); !hist[0].SitemapSeenAt.Equal(visit.Add(time.Minute)) {
+		t.Errorf("the listing after a visit: seen %v, want %v", hist[0].SitemapSeenAt, visit.Add(time.Minute))
+	}
 }
