@@ -70,7 +70,7 @@ func (p *Parser) schedule(pd *pending, hist store.URLHistory) {
 		LastFetch: r.LastVisitAt, LastChange: r.LastChangeAt, Misses: r.Misses, Streak: r.Streak}
 	before := h
 	at := pd.page.FetchedAt
-	h.ObserveDated(o, at, lastModified(pd.page))
+	h.ObserveDated(o, at, dated(pd.page, hist))
 	sitemap := hist.Kind == store.KindSitemap
 	if !sitemap {
 		p.priors.Update(pd.page.Host, before, h)
@@ -97,6 +97,32 @@ func lastModified(pg queue.Page) recrawl.Dated {
 		return recrawl.Dated{}
 	}
 	return recrawl.Dated{From: lm.Add(-time.Second), To: lm.Add(time.Second)}
+}
+
+// dated is what the answer's Last-Modified and the URL's newest sitemap
+// listing tell of when the page last changed. A listing fetched since the
+// last visit with a <lastmod> before that visit's copy says the copy was
+// still current then; one after it dates the change, unless the answer's
+// own Last-Modified, which is newer news, does. A <lastmod> at midnight is
+// taken for a date without a time: a window of that day.
+func dated(pg queue.Page, hist store.URLHistory) recrawl.Dated {
+	d := lastModified(pg)
+	lm, seen, last := hist.SitemapLastMod, hist.SitemapSeenAt, hist.Recrawl.LastVisitAt
+	// A <lastmod> after the sitemap's own fetch is a clock off.
+	if lm.IsZero() || last.IsZero() || !seen.After(last) || !seen.Before(pg.FetchedAt) || lm.After(seen) {
+		return d
+	}
+	from, to := lm.Add(-time.Second), lm.Add(time.Second)
+	if lm.Equal(lm.Truncate(24 * time.Hour)) {
+		from, to = lm, lm.Add(24*time.Hour)
+	}
+	switch {
+	case !to.After(last):
+		d.Current = seen
+	case d.From.IsZero() && from.Before(seen):
+		d = recrawl.Dated{From: from, To: to, Until: seen}
+	}
+	return d
 }
 
 // redirectTarget is the hash of the URL a redirect answer points to, or 0
@@ -198,16 +224,20 @@ func (p *Parser) modified(ctx context.Context, mods []store.Modification) error 
 	}
 	pol := p.cfg.Recrawl
 	keep := make([]store.Modification, 0, len(mods))
+	var tooFast int
 	for i, m := range mods {
 		// Only a page seen to change can be too fast: the rate stored for
 		// one never seen to change summarises a posterior that is mostly
-		// "never" (recrawl.Policy.Plan), and its lastmod is news.
+		// "never" (recrawl.Policy.Plan), and its lastmod is news. Its
+		// listing is kept all the same: the estimate reads it at the next
+		// visit.
 		if hist[i].Recrawl.ChangeCount > 0 && pol.TooFast(hist[i].Recrawl.ChangeRate/86400, recrawl.Weight(hist[i].Score)) {
-			continue
+			m.KeepPlan = true
+			tooFast++
 		}
 		keep = append(keep, m)
 	}
-	p.metrics.lastmodTooFast.Add(float64(len(mods) - len(keep)))
+	p.metrics.lastmodTooFast.Add(float64(tooFast))
 	n, err := p.store.Modified(ctx, keep, time.Now())
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/recrawl"
+	"github.com/crawlcluster/crawler/pkg/store"
 )
 
 // TestLastModifiedWindow: a Last-Modified dates the page's last change to
@@ -32,5 +33,44 @@ func TestLastModifiedWindow(t *testing.T) {
 	h.ObserveDated(recrawl.Changed, lm.Add(5*time.Second), got)
 	if h.ChangedTime != 2*time.Second || h.Unchanged != 4*time.Second {
 		t.Errorf("dated visit: %+v", h)
+	}
+}
+
+// TestSitemapDated: a listing fetched between the last visit and this one
+// says the copy was current then (a <lastmod> before the copy) or dates
+// the change (after it, unless the answer's Last-Modified does, to the
+// day for a date without a time); an older listing says nothing.
+func TestSitemapDated(t *testing.T) {
+	last := time.Date(2026, 11, 28, 22, 0, 0, 0, time.UTC)
+	fetched := last.Add(time.Minute)
+	seen := last.Add(30 * time.Second)
+	hist := func(lm, seen time.Time) store.URLHistory {
+		return store.URLHistory{Recrawl: store.Recrawl{LastVisitAt: last}, SitemapLastMod: lm, SitemapSeenAt: seen}
+	}
+	page := queue.Page{FetchedAt: fetched}
+	withLM := queue.Page{FetchedAt: fetched, LastModified: last.Add(40 * time.Second).Format(http.TimeFormat)}
+	midnight := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	changedAt := last.Add(10 * time.Second)
+	cases := []struct {
+		name string
+		pg   queue.Page
+		h    store.URLHistory
+		want recrawl.Dated
+	}{
+		{"no listing", page, hist(time.Time{}, time.Time{}), recrawl.Dated{}},
+		{"copy current", page, hist(last.Add(-time.Hour), seen), recrawl.Dated{Current: seen}},
+		{"changed since the copy", page, hist(changedAt, seen), recrawl.Dated{From: changedAt.Add(-time.Second), To: changedAt.Add(time.Second), Until: seen}},
+		{"the answer's date first", withLM, hist(changedAt, seen), lastModified(withLM)},
+		{"current and the answer's date", withLM, hist(last.Add(-time.Hour), seen), recrawl.Dated{From: lastModified(withLM).From, To: lastModified(withLM).To, Current: seen}},
+		{"listing before the last visit", page, hist(changedAt, last.Add(-time.Second)), recrawl.Dated{}},
+		{"listing after this fetch", page, hist(changedAt, fetched.Add(time.Second)), recrawl.Dated{}},
+		{"a lastmod after its sitemap", page, hist(seen.Add(time.Second), seen), recrawl.Dated{}},
+		{"a day's date, the copy's day", page, hist(midnight, seen), recrawl.Dated{From: midnight, To: midnight.Add(24 * time.Hour), Until: seen}},
+		{"a day's date, the day before", page, hist(midnight.Add(-24*time.Hour), seen), recrawl.Dated{Current: seen}},
+	}
+	for _, c := range cases {
+		if got := dated(c.pg, c.h); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
 	}
 }

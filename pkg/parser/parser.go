@@ -668,7 +668,7 @@ func (p *Parser) sitemap(pg queue.Page, out *pageOut) {
 		}
 		if kind == queue.KindPage && !e.LastMod.IsZero() {
 			if norm, err := p.norm.Normalize(e.Loc); err == nil {
-				out.mods = append(out.mods, store.Modification{Hash: store.HashURL(norm), LastMod: e.LastMod})
+				out.mods = append(out.mods, store.Modification{Hash: store.HashURL(norm), LastMod: e.LastMod, Seen: pg.FetchedAt})
 			}
 		}
 		if out.add(e.Loc, pg, pg.Depth+1, 0, kind, pg.FromRobots && kind == queue.KindSitemap) {

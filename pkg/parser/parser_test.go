@@ -450,8 +450,9 @@ func TestDuplicateAncestry(t *testing.T) {
 }
 
 // TestSitemapLastmodBringsVisitForward: a sitemap <lastmod> newer than a
-// stored copy plans the URL's visit now under the adaptive policy; the
-// uniform policy, the baseline, keeps its fixed interval.
+// stored copy plans the URL's visit now under the adaptive policy, and the
+// listing dates the change that visit finds; the uniform policy, the
+// baseline, keeps its fixed interval.
 func TestSitemapLastmodBringsVisitForward(t *testing.T) {
 	for _, kind := range []string{recrawl.Adaptive, recrawl.Uniform} {
 		t.Run(kind, func(t *testing.T) {
@@ -462,7 +463,8 @@ func TestSitemapLastmodBringsVisitForward(t *testing.T) {
 
 			const u, sm = "http://a.example/p.html", "http://a.example/sitemap.xml"
 			admit(t, e, u, sm)
-			produce(t, e, page("f1", u, `<html><body><p>`+lorem(80, 5)+`</p></body></html>`, 200))
+			t0 := time.Now().UTC().Truncate(time.Second).Add(-10 * time.Minute)
+			produce(t, e, page("f1", u, `<html><body><p>`+lorem(80, 5)+`</p></body></html>`, 200, func(p *queue.Page) { p.FetchedAt = t0 }))
 			hash := store.HashURL(u)
 			planned := func() store.URLHistory {
 				h, err := e.DB.URLHistories(context.Background(), []int64{hash})
@@ -476,7 +478,8 @@ func TestSitemapLastmodBringsVisitForward(t *testing.T) {
 			if first.IsZero() {
 				t.Fatal("no visit planned after the first fetch")
 			}
-			lastmod := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+			lm := t0.Add(5 * time.Minute)
+			lastmod := lm.Format(time.RFC3339)
 			xml := `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
 				`<url><loc>` + u + `</loc><lastmod>` + lastmod + `</lastmod></url></urlset>`
 			produce(t, e, page("f2", sm, xml, 200, func(p *queue.Page) {
@@ -494,6 +497,26 @@ func TestSitemapLastmodBringsVisitForward(t *testing.T) {
 				t.Errorf("adaptive: next visit %v, want brought forward from %v by the lastmod", next, first)
 			case kind == recrawl.Uniform && moved:
 				t.Errorf("uniform: next visit moved from %v to %v; the baseline ignores lastmod", first, next)
+			}
+			if kind == recrawl.Uniform {
+				return
+			}
+			h := planned()
+			if !h.SitemapLastMod.Equal(lm) || h.SitemapSeenAt.IsZero() {
+				t.Fatalf("listing kept: lastmod %v seen %v; want %v and the sitemap's fetch", h.SitemapLastMod, h.SitemapSeenAt, lm)
+			}
+			// The visit finds the page changed: the listing dates the
+			// change to a second either side of its lastmod, unchanged
+			// from there to the sitemap's fetch.
+			if c, err := e.DB.ClaimRevisits(context.Background(), []store.Claim{{Hash: hash, Due: h.Recrawl.NextFetchAt}}); err != nil || !c[0] {
+				t.Fatalf("claim the revisit: %v, %v", c, err)
+			}
+			produce(t, e, page("f3", u, `<html><body><p>`+lorem(80, 9)+`</p></body></html>`, 200, func(p *queue.Page) { p.FetchedAt = h.SitemapSeenAt.Add(time.Second) }))
+			testenv.Eventually(t, 10*time.Second, "revisit stored", func() bool { return planned().Recrawl.FetchCount == 2 })
+			r := planned().Recrawl
+			if r.ChangeCount != 1 || r.ChangedTime != 2*time.Second || r.Unchanged != h.SitemapSeenAt.Sub(lm.Add(time.Second)) {
+				t.Errorf("history after the dated change: %d changes, changed %v, unchanged %v; want 1, 2s, %v",
+					r.ChangeCount, r.ChangedTime, r.Unchanged, h.SitemapSeenAt.Sub(lm.Add(time.Second)))
 			}
 		})
 	}

@@ -90,7 +90,18 @@ func (h *History) Observe(o Outcome, at time.Time) { h.ObserveDated(o, at, Dated
 // between From and To (a Last-Modified is to the second, and a server may
 // round either way; a sitemap's <lastmod> may be to the day). The zero
 // value tells nothing.
-type Dated struct{ From, To time.Time }
+type Dated struct {
+	From, To time.Time
+	// Until, when set, ends the time known unchanged after the window: a
+	// sitemap's <lastmod> holds until the sitemap was fetched and says
+	// nothing of what came after it.
+	Until time.Time
+	// Current, when set, is a time at which the held copy was known to be
+	// the live version (a sitemap fetched then listed the page with a
+	// <lastmod> before the copy): the time from the last visit to it was
+	// unchanged, whatever the visit found.
+	Current time.Time
+}
 
 // ObserveDated is Observe with the window in which the page last changed,
 // when the answer tells it (a Last-Modified that moved, a sitemap's
@@ -105,7 +116,9 @@ type Dated struct{ From, To time.Time }
 // all the interval before it as changed time, throws that away: a page
 // changing every 4 s visited every 27 s was then estimated at once per
 // 11 s, worse than without the dates.) A window outside the interval (a
-// clock off, a date that did not move) says nothing and is ignored.
+// clock off, a date that did not move) says nothing and is ignored. A
+// sitemap's word also shortens the interval the visit judges: with
+// Current the time up to it is unchanged, so a change found lies after it.
 func (h *History) ObserveDated(o Outcome, at time.Time, when Dated) {
 	h.Fetches++
 	switch o {
@@ -125,13 +138,21 @@ func (h *History) ObserveDated(o Outcome, at time.Time, when Dated) {
 		}
 		return
 	}
+	if c := when.Current; (o == Changed || o.Unchanged()) && c.After(h.LastFetch) && c.Before(at) {
+		h.Unchanged += c.Sub(h.LastFetch)
+		h.LastFetch = c
+	}
 	d := at.Sub(h.LastFetch)
 	switch {
 	case o == Changed && when.valid(h.LastFetch, at):
 		from, to := latest(when.From, h.LastFetch), earliest(when.To, at)
+		end := at
+		if u := when.Until; u.After(to) && u.Before(at) {
+			end = u
+		}
 		h.Changes++
 		h.ChangedTime += to.Sub(from)
-		h.Unchanged += at.Sub(to)
+		h.Unchanged += end.Sub(to)
 		h.LastChange = at
 	case o == Changed:
 		h.Changes++

@@ -304,7 +304,7 @@ func TestDatedChangesTellFastFromSlow(t *testing.T) {
 				if changed {
 					o = Changed
 					lm := time.Unix(0, 0).Add(seconds(math.Ceil(last)))
-					when = Dated{lm.Add(-time.Second), lm.Add(time.Second)}
+					when = Dated{From: lm.Add(-time.Second), To: lm.Add(time.Second)}
 				}
 				end := time.Unix(0, 0).Add(seconds(now))
 				hd.ObserveDated(o, end, when)
@@ -336,7 +336,7 @@ func TestDatedChangesTellFastFromSlow(t *testing.T) {
 func TestObserveDatedIgnoresOutOfRange(t *testing.T) {
 	start := time.Unix(1000, 0)
 	at := start.Add(30 * time.Second)
-	w := func(from, to time.Duration) Dated { return Dated{start.Add(from), start.Add(to)} }
+	w := func(from, to time.Duration) Dated { return Dated{From: start.Add(from), To: start.Add(to)} }
 	inside := w(9*time.Second, 11*time.Second)
 	for _, o := range []Outcome{Changed, Identical, NotModified, Gone, Redirect} {
 		for _, when := range []Dated{{}, w(-time.Hour, -time.Minute), w(-2*time.Second, 0), w(30*time.Second, 31*time.Second),
@@ -367,5 +367,46 @@ func TestObserveDatedIgnoresOutOfRange(t *testing.T) {
 		if h.Changes != 1 || h.ChangedTime != c.changed || h.Unchanged != c.unchanged {
 			t.Errorf("dated %v: %+v, want changed %v, unchanged %v", c.when, h, c.changed, c.unchanged)
 		}
+	}
+}
+
+// TestObserveSitemapWord: a sitemap's word that the copy was current at
+// some time makes the time before it unchanged, so a change found at the
+// visit lies after it; a dated change with Until leaves out what came
+// after the sitemap; an answer without content ignores both.
+func TestObserveSitemapWord(t *testing.T) {
+	start := time.Unix(1000, 0)
+	at := start.Add(30 * time.Second)
+	sec := func(d int) time.Time { return start.Add(time.Duration(d) * time.Second) }
+	cases := []struct {
+		name           string
+		o              Outcome
+		when           Dated
+		changed, unchg time.Duration
+		changes        int
+	}{
+		{"current, then changed", Changed, Dated{Current: sec(20)}, 10 * time.Second, 20 * time.Second, 1},
+		{"current, unchanged", Identical, Dated{Current: sec(20)}, 0, 30 * time.Second, 0},
+		{"current after the visit", Changed, Dated{Current: sec(31)}, 30 * time.Second, 0, 1},
+		{"current and a Last-Modified", Changed, Dated{From: sec(24), To: sec(26), Current: sec(20)}, 2 * time.Second, 24 * time.Second, 1},
+		{"dated until the sitemap", Changed, Dated{From: sec(9), To: sec(11), Until: sec(20)}, 2 * time.Second, 9 * time.Second, 1},
+		{"until before the window", Changed, Dated{From: sec(9), To: sec(11), Until: sec(5)}, 2 * time.Second, 19 * time.Second, 1},
+	}
+	for _, c := range cases {
+		var h History
+		h.Observe(First, start)
+		h.ObserveDated(c.o, at, c.when)
+		if h.ChangedTime != c.changed || h.Unchanged != c.unchg || h.Changes != c.changes || !h.LastFetch.Equal(at) {
+			t.Errorf("%s: changed %v, unchanged %v, %d changes, last fetch %v; want %v, %v, %d, %v",
+				c.name, h.ChangedTime, h.Unchanged, h.Changes, h.LastFetch, c.changed, c.unchg, c.changes, at)
+		}
+	}
+	var a, b History
+	a.Observe(First, start)
+	b.Observe(First, start)
+	a.Observe(Redirect, at)
+	b.ObserveDated(Redirect, at, Dated{Current: sec(20)})
+	if a != b {
+		t.Errorf("a redirect with a sitemap's word: %+v, want %+v", b, a)
 	}
 }

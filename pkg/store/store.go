@@ -23,10 +23,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -139,6 +141,33 @@ type Claim struct {
 type Modification struct {
 	Hash    int64
 	LastMod time.Time
+	// Seen is when the sitemap saying it was fetched; with it the listing
+	// is kept on the URL (URLHistory.SitemapLastMod) as an observation of
+	// its changes. Zero: only a visit is planned.
+	Seen time.Time
+	// KeepPlan records the listing without bringing the visit forward (a
+	// page changing faster than the policy chases).
+	KeepPlan bool
+}
+
+// NewestListings keeps one Modification per URL, the newest listing (by
+// Seen, then LastMod), in hash order: the order both stores lock rows in,
+// and one row per URL for an UPDATE ... FROM, which would otherwise apply
+// an arbitrary one of two.
+func NewestListings(mods []Modification) []Modification {
+	newest := map[int64]Modification{}
+	for _, m := range mods {
+		o, ok := newest[m.Hash]
+		if !ok || m.Seen.After(o.Seen) || m.Seen.Equal(o.Seen) && m.LastMod.After(o.LastMod) {
+			newest[m.Hash] = m
+		}
+	}
+	out := make([]Modification, 0, len(newest))
+	for _, m := range newest {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b Modification) int { return cmp.Compare(a.Hash, b.Hash) })
+	return out
 }
 
 // Exclusion records a candidate that was never admitted, and why (DESIGN invariant
@@ -267,6 +296,9 @@ type URLHistory struct {
 	ContentSHA256 []byte // of the last stored copy with content
 	SimHash       uint64
 	Recrawl       Recrawl
+	// The newest sitemap listing of the URL with a <lastmod>, and when
+	// that sitemap was fetched; zero when none.
+	SitemapLastMod, SitemapSeenAt time.Time
 }
 
 // ScheduleStats summarises the recrawl schedule.
@@ -347,7 +379,9 @@ type CaptureStore interface {
 	ConfirmedCapture(ctx context.Context, urlHash int64) (Capture, error)
 	// Modified plans a visit at due for each URL a sitemap says changed after
 	// its stored copy was fetched (state stored, fetched before LastMod,
-	// next visit later than due or retired not). It returns how many moved.
+	// next visit later than due or retired not; not KeepPlan). It returns how
+	// many moved. A listing with Seen is kept on its URL, in any state,
+	// unless the URL holds a newer one (URLHistory.SitemapLastMod).
 	Modified(ctx context.Context, mods []Modification, due time.Time) (int, error)
 	// ContentOwner returns the first capture with this content digest and status
 	// 200, the original a revisit record refers to.

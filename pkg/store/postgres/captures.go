@@ -50,11 +50,12 @@ func (db *DB) URLHistories(ctx context.Context, hashes []int64) ([]store.URLHist
 	hists, err := lookUp(ctx, db, qURLHistories, hashes, func(rows pgx.Rows) (int64, store.URLHistory, error) {
 		var h, fp int64
 		var state, kind string
-		var fetched pgtype.Timestamptz
+		var fetched, lastmod, seen pgtype.Timestamptz
 		var u store.URLHistory
 		var rc recrawlCols
-		err := rows.Scan(append([]any{&h, &state, &kind, &u.Score, &fetched, &u.ContentSHA256, &fp}, rc.dest()...)...)
+		err := rows.Scan(append(append([]any{&h, &state, &kind, &u.Score, &fetched, &u.ContentSHA256, &fp}, rc.dest()...), &lastmod, &seen)...)
 		u.State, u.Kind, u.FetchedAt, u.SimHash, u.Recrawl = store.State(state), urlkind.Of(kind), fromTimestamp(fetched), uint64(fp), rc.recrawl()
+		u.SitemapLastMod, u.SitemapSeenAt = fromTimestamp(lastmod), fromTimestamp(seen)
 		return h, u, err
 	})
 	if err != nil {
@@ -70,27 +71,36 @@ func (db *DB) ConfirmedCapture(ctx context.Context, urlHash int64) (store.Captur
 }
 
 // Modified plans a visit at due, in one statement, for each URL a sitemap says
-// changed after its stored copy was fetched, unless one is planned by then. A
-// URL listed twice counts with its latest LastMod. It returns how many moved.
+// changed after its stored copy was fetched, unless one is planned by then,
+// and keeps the listings with their Seen on their URLs in another. A URL
+// listed twice counts with its newest listing. It returns how many moved.
 func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.Time) (int, error) {
 	if len(mods) == 0 {
 		return 0, nil
 	}
-	latest := map[int64]time.Time{}
-	var hashes []int64
-	for _, m := range mods {
-		t, ok := latest[m.Hash]
-		if !ok {
-			hashes = append(hashes, m.Hash)
+	var hashes, seenHashes []int64
+	var lastMods, seenLastMods, seen []pgtype.Timestamptz
+	for _, m := range store.NewestListings(mods) {
+		if !m.Seen.IsZero() {
+			seenHashes = append(seenHashes, m.Hash)
+			seenLastMods = append(seenLastMods, timestamp(m.LastMod))
+			seen = append(seen, timestamp(m.Seen))
 		}
-		if !ok || m.LastMod.After(t) {
-			latest[m.Hash] = m.LastMod
+		if !m.KeepPlan {
+			hashes = append(hashes, m.Hash)
+			lastMods = append(lastMods, timestamp(m.LastMod))
 		}
 	}
-	slices.Sort(hashes) // the order rows are locked in (see qUpdateURLs)
-	lastMods := make([]pgtype.Timestamptz, len(hashes))
-	for i, h := range hashes {
-		lastMods[i] = timestamp(latest[h])
+	if len(seenHashes) > 0 {
+		if err := retry(ctx, func() error {
+			_, err := db.pool.Exec(ctx, qListed, seenHashes, seenLastMods, seen)
+			return err
+		}); err != nil {
+			return 0, fmt.Errorf("keep the sitemap listings of %d urls: %w", len(seenHashes), err)
+		}
+	}
+	if len(hashes) == 0 {
+		return 0, nil
 	}
 	var moved int64
 	err := retry(ctx, func() error {

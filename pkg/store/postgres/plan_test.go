@@ -184,6 +184,7 @@ func TestQueryPlans(t *testing.T) {
 		{"url histories", qURLHistories, []any{hashes}, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"confirmed capture", qConfirmedCapture, []any{known[0]}, []string{"captures_url", "captures_pkey"}},
 		{"modified", qModified, []any{claimHashes, dues, timestamp(time.Now())}, []string{"url_hashes_pkey", "urls_pkey"}},
+		{"listed", qListed, []any{claimHashes, dues, dues}, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"schedule", qSchedule, []any{timestamp(time.Now().Add(time.Hour)), int32(Partitions)}, []string{"urls_due"}},
 		{"out links", qOutLinks, []any{known[0], 100}, []string{"links_pkey", "url_hashes_pkey", "urls_pkey", "exclusions_pkey"}},
 		{"in links", qInLinks, []any{known[0], 100}, []string{"links_to", "url_hashes_pkey", "urls_pkey"}},

@@ -174,7 +174,7 @@ const (
 
 	// As qURLStates.
 	qURLHistories = `SELECT h.hash, u.state, u.kind, u.score, u.fetched_at, u.content_sha256, u.simhash,
-			` + recrawlColumns + `
+			` + recrawlColumns + `, u.sitemap_lastmod, u.sitemap_seen_at
 		FROM url_hashes h CROSS JOIN LATERAL (
 			SELECT * FROM urls u WHERE u.partition = h.partition AND u.hash = h.hash LIMIT 1
 		) u
@@ -192,6 +192,20 @@ const (
 			JOIN url_hashes h USING (hash)
 		WHERE u.partition = h.partition AND u.hash = m.hash AND u.state = 'stored'
 			AND u.fetched_at < m.lastmod AND (u.next_fetch_at IS NULL OR u.next_fetch_at > $3)`
+
+	// Parameters: distinct hashes in hash order, their lastmods and when
+	// their sitemaps were fetched. An older listing (a sitemap parsed late)
+	// leaves a newer one. A listing that repeats the kept lastmod is
+	// written only when the kept one was seen before the URL's last visit:
+	// a sitemap of many URLs fetched often then rewrites each row about
+	// once per visit of its own, not once per sitemap fetch.
+	qListed = `UPDATE urls AS u SET sitemap_lastmod = m.lastmod, sitemap_seen_at = m.seen
+		FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) AS m (hash, lastmod, seen)
+			JOIN url_hashes h USING (hash)
+		WHERE u.partition = h.partition AND u.hash = m.hash
+			AND (u.sitemap_seen_at IS NULL OR u.sitemap_seen_at <= m.seen)
+			AND (u.sitemap_lastmod IS DISTINCT FROM m.lastmod OR u.sitemap_seen_at IS NULL
+				OR u.sitemap_seen_at < u.visited_at)`
 
 	qContentOwner = `SELECT ` + captureColumns + ` FROM captures
 		WHERE content_sha256 = $1 AND status = 200 ORDER BY id LIMIT 1`

@@ -68,13 +68,14 @@ func (db *DB) URLHistories(ctx context.Context, hashes []int64) ([]store.URLHist
 	err := inChunks(ctx, db, nil, qURLHistories, hashes, func(rows *sql.Rows) error {
 		var h int64
 		var state, kind string
-		var fetched, fp int64
+		var fetched, fp, lastmod, seen int64
 		var u store.URLHistory
 		var rc recrawlCols
-		if err := rows.Scan(append([]any{&h, &state, &kind, &u.Score, &fetched, &u.ContentSHA256, &fp}, rc.dest()...)...); err != nil {
+		if err := rows.Scan(append(append([]any{&h, &state, &kind, &u.Score, &fetched, &u.ContentSHA256, &fp}, rc.dest()...), &lastmod, &seen)...); err != nil {
 			return err
 		}
 		u.State, u.Kind, u.FetchedAt, u.SimHash, u.Recrawl = store.State(state), urlkind.Of(kind), fromMillis(fetched), uint64(fp), rc.recrawl()
+		u.SitemapLastMod, u.SitemapSeenAt = fromMillis(lastmod), fromMillis(seen)
 		for _, i := range at[h] {
 			out[i] = u
 		}
@@ -98,15 +99,21 @@ func (db *DB) ConfirmedCapture(ctx context.Context, urlHash int64) (store.Captur
 	return c, nil
 }
 
-// Modified plans a visit at due for URLs a sitemap says changed.
+// Modified plans a visit at due for URLs a sitemap says changed, and keeps
+// the listings with their Seen on their URLs.
 func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.Time) (int, error) {
 	if len(mods) == 0 {
 		return 0, nil
 	}
+	mods = store.NewestListings(mods)
 	var moved int
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		moved = 0
 		st, err := db.stmt(ctx, tx, qModified)
+		if err != nil {
+			return err
+		}
+		listed, err := db.stmt(ctx, tx, qListed)
 		if err != nil {
 			return err
 		}
@@ -120,6 +127,14 @@ func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.
 		}
 		counts := urlCounts{}
 		for _, m := range mods {
+			if !m.Seen.IsZero() {
+				if _, err := listed.ExecContext(ctx, millis(m.LastMod), millis(m.Seen), m.Hash, millis(m.Seen), millis(m.LastMod)); err != nil {
+					return fmt.Errorf("url %d: %w", m.Hash, err)
+				}
+			}
+			if m.KeepPlan {
+				continue
+			}
 			res, err := st.ExecContext(ctx, millis(due), m.Hash, millis(m.LastMod), millis(due))
 			if err != nil {
 				return fmt.Errorf("url %d: %w", m.Hash, err)

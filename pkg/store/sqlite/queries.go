@@ -103,7 +103,8 @@ const (
 	qURLStates = `SELECT hash, state FROM urls WHERE hash IN (%s)`
 
 	qURLHistories = `SELECT hash, state, kind, score, fetched_at, content_sha256, simhash,
-			next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, visited_at, misses, streak, change_rate
+			next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms, last_change_at, visited_at, misses, streak, change_rate,
+			sitemap_lastmod, sitemap_seen_at
 		FROM urls WHERE hash IN (%s)`
 
 	// The newest 200 of the URL, or the original that one revisits.
@@ -114,6 +115,14 @@ const (
 	// Parameters: due, hash, lastmod, due.
 	qModified = `UPDATE urls SET next_fetch_at = ?
 		WHERE hash = ? AND state = 'stored' AND fetched_at < ? AND (next_fetch_at = 0 OR next_fetch_at > ?)`
+
+	// Parameters: lastmod, seen, hash, seen, lastmod. An older listing (a
+	// sitemap parsed late) leaves a newer one. A listing that repeats the
+	// kept lastmod is written only when the kept one was seen before the
+	// URL's last visit: a sitemap of many URLs fetched often then rewrites
+	// each row about once per visit of its own, not once per sitemap fetch.
+	qListed = `UPDATE urls SET sitemap_lastmod = ?, sitemap_seen_at = ?
+		WHERE hash = ? AND sitemap_seen_at <= ? AND (sitemap_lastmod <> ? OR sitemap_seen_at < visited_at)`
 
 	qContentOwner = `SELECT ` + captureColumns + ` FROM captures
 		WHERE content_sha256 = ? AND status = 200 ORDER BY id LIMIT 1`

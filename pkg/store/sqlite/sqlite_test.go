@@ -293,6 +293,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"url histories", in(qURLHistories), 3, "USING INTEGER PRIMARY KEY"},
 		{"confirmed capture", qConfirmedCapture, 1, "USING INDEX captures_url"},
 		{"modified", qModified, 4, "USING INTEGER PRIMARY KEY"},
+		{"listed", qListed, 5, "USING INTEGER PRIMARY KEY"},
 		{"store url scheduled", qStoreURLScheduled, 18, "USING INTEGER PRIMARY KEY"},
 		{"record exclusion", qRecordExclusion, 10, ""},
 		{"stored fetches", in(qStoredFetches), 3, "USING COVERING INDEX sqlite_autoindex_captures_1"},

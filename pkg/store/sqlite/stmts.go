@@ -91,7 +91,7 @@ func (db *DB) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, er
 // list length inChunks uses.
 func txQueries() []string {
 	qs := []string{qInsertURL, qCountPages, qSaveHost, qUpdateURL, qRecordExclusion, qForgetExclusion,
-		qInsertCapture, qInsertBands, qStoreURL, qStoreURLScheduled, qCountCaptures, qAddCounter, qClaimRevisit, qModified,
+		qInsertCapture, qInsertBands, qStoreURL, qStoreURLScheduled, qCountCaptures, qAddCounter, qClaimRevisit, qModified, qListed,
 		qAddSegment}
 	for n := 8; n <= chunkSize; n *= 2 {
 		qs = append(qs, strings.Replace(qURLStateReasons, "%s", placeholders(n), 1), deleteLinksQuery(n),

@@ -224,3 +224,69 @@ func testModifiedAndConfirmed(t *testing.T, s store.Store) {
 		t.Errorf("ConfirmedCapture(a) = %+v, %v; want the original %d", c, err, orig.ID)
 	}
 }
+
+// testSitemapListings: a listing with Seen is kept on its URL, the newest
+// one wins whatever the order they come in, and KeepPlan records it
+// without bringing the visit forward.
+func testSitemapListings(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a, b := URL(6, "f.example", "/a"), URL(6, "f.example", "/b")
+	admit(t, s, a, b)
+	next := t0.Add(10 * time.Hour)
+	scheduled(t, s, a, "la", t0, next, "first")
+	scheduled(t, s, b, "lb", t0, next, "first")
+	seen, due := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	mods := []store.Modification{
+		{Hash: a.Hash, LastMod: t0.Add(-time.Minute), Seen: seen},
+		// An older sitemap of the same batch says less.
+		{Hash: a.Hash, LastMod: t0.Add(-time.Hour), Seen: seen.Add(-time.Minute)},
+		{Hash: b.Hash, LastMod: t0.Add(time.Minute), Seen: seen, KeepPlan: true},
+	}
+	if n, err := s.Modified(ctx, mods, due); err != nil || n != 0 {
+		t.Fatalf("Modified = %d, %v; want 0 (a's copy is newer, b keeps its plan)", n, err)
+	}
+	hist, err := s.URLHistories(ctx, []int64{a.Hash, b.Hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := hist[0]; !h.SitemapLastMod.Equal(t0.Add(-time.Minute)) || !h.SitemapSeenAt.Equal(seen) {
+		t.Errorf("a: listing %v seen %v; want %v seen %v", h.SitemapLastMod, h.SitemapSeenAt, t0.Add(-time.Minute), seen)
+	}
+	if h := hist[1]; !h.SitemapLastMod.Equal(t0.Add(time.Minute)) || !h.SitemapSeenAt.Equal(seen) || !h.Recrawl.NextFetchAt.Equal(next) {
+		t.Errorf("b: listing %v seen %v, next visit %v; want %v seen %v, next visit %v", h.SitemapLastMod, h.SitemapSeenAt, h.Recrawl.NextFetchAt, t0.Add(time.Minute), seen, next)
+	}
+	// A listing parsed late, from a sitemap fetched before the one kept,
+	// leaves it; a newer one replaces it and plans the visit.
+	if _, err := s.Modified(ctx, []store.Modification{{Hash: a.Hash, LastMod: t0.Add(-2 * time.Hour), Seen: seen.Add(-time.Second)}}, due); err != nil {
+		t.Fatal(err)
+	}
+	if hist, _ := s.URLHistories(ctx, []int64{a.Hash}); !hist[0].SitemapSeenAt.Equal(seen) {
+		t.Errorf("an older listing replaced the newer: seen %v, want %v", hist[0].SitemapSeenAt, seen)
+	}
+	if n, err := s.Modified(ctx, []store.Modification{{Hash: a.Hash, LastMod: t0.Add(time.Hour), Seen: seen.Add(time.Second)}}, due); err != nil || n != 1 {
+		t.Fatalf("Modified(newer) = %d, %v; want 1", n, err)
+	}
+	if hist, _ := s.URLHistories(ctx, []int64{a.Hash}); !hist[0].SitemapLastMod.Equal(t0.Add(time.Hour)) || !hist[0].Recrawl.NextFetchAt.Equal(due) {
+		t.Errorf("after a newer listing: lastmod %v, next visit %v; want %v, %v", hist[0].SitemapLastMod, hist[0].Recrawl.NextFetchAt, t0.Add(time.Hour), due)
+	}
+	// The same lastmod again, no visit since: the row is not rewritten,
+	// so a sitemap fetched often costs each URL about one write per visit.
+	if _, err := s.Modified(ctx, []store.Modification{{Hash: a.Hash, LastMod: t0.Add(time.Hour), Seen: seen.Add(time.Minute)}}, due); err != nil {
+		t.Fatal(err)
+	}
+	if hist, _ := s.URLHistories(ctx, []int64{a.Hash}); !hist[0].SitemapSeenAt.Equal(seen.Add(time.Second)) {
+		t.Errorf("a repeated listing rewrote the row: seen %v, want %v", hist[0].SitemapSeenAt, seen.Add(time.Second))
+	}
+	// After a visit it is news again: the copy was current when it was seen.
+	visit := seen.Add(2 * time.Minute)
+	c := Capture(a, "la2", "body la", 0x1234)
+	c.FetchedAt, c.Change = visit, "identical"
+	c.Schedule = &store.Recrawl{NextFetchAt: visit.Add(time.Hour), FetchCount: 3, ChangeCount: 1, LastVisitAt: visit}
+	addCaptures(t, s, []store.Capture{c})
+	if _, err := s.Modified(ctx, []store.Modification{{Hash: a.Hash, LastMod: t0.Add(time.Hour), Seen: visit.Add(time.Minute)}}, due); err != nil {
+		t.Fatal(err)
+	}
+	if hist, _ := s.URLHistories(ctx, []int64{a.Hash}); !hist[0].SitemapSeenAt.Equal(visit.Add(time.Minute)) {
+		t.Errorf("the listing after a visit: seen %v, want %v", hist[0].SitemapSeenAt, visit.Add(time.Minute))
+	}
+}

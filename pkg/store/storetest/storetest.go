@@ -65,6 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ClaimRevisitsOnce", testClaimRevisitsOnce},
 		{"FailureBackoff", testFailureBackoff},
 		{"ModifiedAndConfirmed", testModifiedAndConfirmed},
+		{"SitemapListings", testSitemapListings},
 		{"Links", testLinks},
 		{"CaptureCounts", testCaptureCounts},
 		{"HostList", testHostList},
