@@ -43,6 +43,7 @@ func (f *Fetcher) consume(ctx context.Context) error {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
+			f.unpoll(fetches.Records())
 			f.kafka.AllowRebalance()
 			return err
 		}

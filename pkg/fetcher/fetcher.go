@@ -603,7 +603,9 @@ func (f *Fetcher) Run(ctx context.Context) error {
 		// Nothing committed past the last checkpoint (checkpoint.go): the
 		// next run replays those records against the state the store has.
 		f.log.Error("save fetcher state on shutdown; offsets since the last save left uncommitted", "err", serr)
-	} else if cerr := f.kafka.CommitUncommittedOffsets(finalCtx); cerr != nil {
+	} else if cerr := errors.Join(f.checkpoint(finalCtx), f.kafka.CommitUncommittedOffsets(finalCtx)); cerr != nil {
+		// The checkpoint commits what a partition unpoll rewound had
+		// admitted before: the client no longer counts it uncommitted.
 		f.log.Warn("commit offsets on shutdown", "err", cerr)
 	}
 	// Within what is left of the save deadline: if none is, the report ages
