@@ -469,7 +469,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		hi.patterns.Observe(f.cfg.Patterns, pattern.Verdict{URL: v.URL, Hash: store.HashURL(v.URL),
 			Grounded: v.Hops == 0, Origin: pattern.Key(v.Origin), ParentSpace: pattern.Key(v.ParentSpace), Duplicate: v.Duplicate})
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
-		if hi.patterns.Parked() > 0 {
+		if hi.patterns.Parked() > 0 || hi.heldUnread {
 			if grown == nil {
 				grown = map[string]bool{}
 			}
@@ -530,6 +530,10 @@ func (f *Fetcher) budget(fresh []candidate, excluded []store.Exclusion, grown ma
 	}
 	for host := range grown {
 		hi := f.hosts[host]
+		if hi != nil && hi.heldUnread {
+			hi.heldUnread = false
+			overflowed = append(overflowed, host) // its held URLs are only in the store
+		}
 		if hi == nil || hi.patterns == nil {
 			continue
 		}

@@ -308,6 +308,10 @@ type hostInfo struct {
 	patterns *pattern.Host[candidate]
 	revisits int       // revisits emitted or queued and not yet fetched
 	hop      robotsHop // its robots.txt redirected: the chain in progress
+	// heldUnread: the host came with a partition with nothing of it
+	// queued, so its held URLs were left in the store (heldRecords); the
+	// first growth of its budgets reads them (budget).
+	heldUnread bool
 }
 
 // New builds a fetcher. kafkaOpts are the shared client options (brokers, logger);
