@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -43,6 +44,7 @@ func (f *Fetcher) consume(ctx context.Context) error {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
+			f.unpoll(fetches.Records())
 			f.kafka.AllowRebalance()
 			return err
 		}
@@ -289,6 +291,14 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	fresh, excluded, overflowed, grown := f.adm.Budget(fresh, excluded, grown, f.admissionHost, now)
 	for host := range grown {
 		f.dirty[host] = true // its admission state is saved with it
+		if hi := f.hosts[host]; hi != nil && hi.heldUnread {
+			// Loaded with nothing queued: its held URLs are only in the
+			// store, and its budgets may have grown for them.
+			hi.heldUnread = false
+			if !slices.Contains(overflowed, host) {
+				overflowed = append(overflowed, host)
+			}
+		}
 	}
 	fresh, excluded = f.adm.CapHosts(fresh, excluded, op, f.hostPages, f.admissionHost, now)
 	f.mu.Unlock()
@@ -402,7 +412,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		release := f.adm.Observe(&hi.adm, admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
 			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate})
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
-		if release {
+		if release || hi.heldUnread {
 			if grown == nil {
 				grown = map[string]bool{}
 			}

@@ -296,14 +296,7 @@ func TestHeldReloadedAfterKill(t *testing.T) {
 	if _, err := e.DB.AdmitURLs(ctx, rows); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.DB.RecordExclusions(ctx, held); err != nil {
-		t.Fatal(err)
-	}
-
-	cfg := testConfig()
-	cfg.Patterns = pattern.Config{Budget: 10}
-	_, stop := startFetcher(t, e, cfg)
-	defer stop()
+	defer startWithHeld(t, e, held)()
 	base := strings.ToLower(busy.URL)
 	testenv.Eventually(t, 20*time.Second, "the held URLs of the host with work left fetched", func() bool {
 		for _, p := range []string{"/cal/1.html", "/cal/3.html", "/cal/4.html"} {
@@ -390,4 +383,62 @@ func TestBudgetsOutliveRestart(t *testing.T) {
 	if n := requested("/cal/5.html"); n != 0 {
 		t.Errorf("/cal/5.html requested %d times after the restart, want 0 (a fresh budget)", n)
 	}
+}
+
+// TestHeldOfIdleHostReadOnItsNextGrowth: a host that comes with a partition
+// with nothing queued brings no held URLs back (TestHeldReloadedAfterKill),
+// yet its budgets may still grow: the verdicts of its last pages (fetched
+// before the previous owner was killed, parsed after), or a link to it found
+// on another host. The first such growth reads its held URLs from the store
+// to be decided again; before, they stayed held for good (TestKillAndResume
+// and TestClusterHandover: pages never requested after a kill -9).
+func TestHeldOfIdleHostReadOnItsNextGrowth(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trigger func(base string) queue.URL
+	}{
+		{"verdict", func(base string) queue.URL {
+			v := queue.Verdict{URL: base + "/cal/1.html", Hops: 1}
+			return queue.URL{URL: v.URL, Kind: queue.KindVerdict, Verdict: &v}
+		}},
+		{"link", func(base string) queue.URL {
+			return queue.URL{URL: base + "/about.html", Parent: "http://elsewhere.test/", Depth: 1}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := testenv.New(t)
+			ctx := context.Background()
+			srv, hits := pageServer(t)
+			base, host := strings.ToLower(srv.URL), urlnorm.Authority(srv.URL)
+			part := queue.PartitionOf(host)
+			if err := e.DB.SaveHosts(ctx, []store.Host{{Host: host, Partition: part, UpdatedAt: time.Now()}}); err != nil {
+				t.Fatal(err)
+			}
+			var held []store.Exclusion
+			for _, p := range []string{"/cal/3.html", "/cal/4.html"} {
+				held = append(held, store.Exclusion{URL: base + p, Host: host, Reason: pattern.ReasonPatternBudget, Parent: base + "/cal/1.html", Depth: 2})
+			}
+			defer startWithHeld(t, e, held)()
+			if err := e.Kafka.ProduceSync(ctx, urlRecord(t, tc.trigger(base), part)).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			testenv.Eventually(t, 20*time.Second, "the held URLs decided again and fetched", func() bool {
+				return hits("/cal/3.html") == 1 && hits("/cal/4.html") == 1
+			})
+		})
+	}
+}
+
+// startWithHeld records held as held back by the pattern budgets and starts
+// a fetcher whose budgets (10 a family, none of them spent) admit them when
+// they are decided again. It returns the fetcher's stop.
+func startWithHeld(t *testing.T, e *testenv.Env, held []store.Exclusion) (stop func() error) {
+	t.Helper()
+	if err := e.DB.RecordExclusions(context.Background(), held); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 10}
+	_, stop = startFetcher(t, e, cfg)
+	return stop
 }

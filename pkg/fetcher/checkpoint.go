@@ -63,6 +63,26 @@ func (f *Fetcher) checkpoint(ctx context.Context) error {
 	return nil
 }
 
+// unpoll rewinds each partition of recs, records a poll returned that will
+// not be admitted (the stop began as they came), to the first of them. The
+// client counts what a poll returned as consumed, and the stop's and the
+// leave's commits take that: those URLs were skipped for good
+// (TestClusterHandover: a page neither admitted nor excluded after a SIGTERM).
+func (f *Fetcher) unpoll(recs []*kgo.Record) {
+	first := map[string]map[int32]kgo.EpochOffset{}
+	for _, r := range recs {
+		parts := first[r.Topic]
+		if parts == nil {
+			parts = map[int32]kgo.EpochOffset{}
+			first[r.Topic] = parts
+		}
+		if o, ok := parts[r.Partition]; !ok || r.Offset < o.Offset {
+			parts[r.Partition] = kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset}
+		}
+	}
+	f.kafka.SetOffsets(first)
+}
+
 // dirtyStatesLocked returns the frontier state of every host whose state
 // changed since its last save. f.mu is held.
 func (f *Fetcher) dirtyStatesLocked() []frontier.HostState {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/pattern"
@@ -76,4 +77,50 @@ func TestOffsetsWaitForHostState(t *testing.T) {
 	}
 	st.fail.Store(false)
 	testenv.Eventually(t, 20*time.Second, "the offsets committed once the state is saved", func() bool { return committedAt(t, e, part) == 2 })
+}
+
+// cancelOnPoll cancels the fetcher's run as a poll returns records: the stop
+// begins while the poll it has just taken is unadmitted.
+type cancelOnPoll struct{ cancel context.CancelFunc }
+
+func (h cancelOnPoll) OnFetchRecordUnbuffered(_ *kgo.Record, polled bool) {
+	if polled {
+		h.cancel()
+	}
+}
+
+// TestStopCommitsNoUnadmittedPoll: records a poll returned just as the stop
+// began are not admitted, and the stop commits no offset past them, so the
+// next run admits them. Before, the stop committed everything polled and
+// their URLs were neither queued nor excluded, never requested.
+func TestStopCommitsNoUnadmittedPoll(t *testing.T) {
+	e := testenv.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const host = "127.0.0.1:1"
+	part := queue.PartitionOf(host)
+	opts := append(e.Options(), kgo.WithHooks(cancelOnPoll{cancel}))
+	f, err := New(testConfig(), e.DB, opts, nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: "http://" + host + "/a.html", Seed: true}, part)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fetcher did not stop after its first poll")
+	}
+	if info, _ := e.DB.URLInfo(context.Background(), "http://"+host+"/a.html"); info.URL != nil {
+		t.Fatalf("the URL was admitted (%s): the poll came before the stop", info.URL.State)
+	}
+	if at := committedAt(t, e, part); at != 0 {
+		t.Errorf("offset %d committed past the record the stop left unadmitted", at)
+	}
 }

@@ -311,6 +311,10 @@ type hostInfo struct {
 	adm      admission.Host
 	revisits int       // revisits emitted or queued and not yet fetched
 	hop      robotsHop // its robots.txt redirected: the chain in progress
+	// heldUnread: the host came with a partition with nothing of it
+	// queued, so its held URLs were left in the store (heldRecords); the
+	// first growth of its budgets reads them (budget).
+	heldUnread bool
 }
 
 // New builds a fetcher. kafkaOpts are the shared client options (brokers, logger);
@@ -607,7 +611,9 @@ func (f *Fetcher) Run(ctx context.Context) error {
 		// Nothing committed past the last checkpoint (checkpoint.go): the
 		// next run replays those records against the state the store has.
 		f.log.Error("save fetcher state on shutdown; offsets since the last save left uncommitted", "err", serr)
-	} else if cerr := f.kafka.CommitUncommittedOffsets(finalCtx); cerr != nil {
+	} else if cerr := errors.Join(f.checkpoint(finalCtx), f.kafka.CommitUncommittedOffsets(finalCtx)); cerr != nil {
+		// The checkpoint commits what a partition unpoll rewound had
+		// admitted before: the client no longer counts it uncommitted.
 		f.log.Warn("commit offsets on shutdown", "err", cerr)
 	}
 	// Within what is left of the save deadline: if none is, the report ages

@@ -145,6 +145,7 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 	if err != nil {
 		return 0, 0, err
 	}
+	f.markHeldUnread(rows, queued)
 	for _, u := range queued {
 		f.mu.Lock()
 		hi := f.hostOf(u.Host)
@@ -175,8 +176,8 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 // store's exclusions are their durable record, so this covers an owner that
 // was killed as well as one that handed them back (handBackParked; a URL
 // decided twice is admitted once: the second finds it seen or parked). A
-// host with nothing queued has finished, and its held URLs had their
-// verdicts.
+// host with nothing queued may have finished: its held URLs are read only
+// if its budgets grow again (markHeldUnread).
 func (f *Fetcher) heldRecords(ctx context.Context, p int32, queued []store.URL) ([]*kgo.Record, error) {
 	if !f.cfg.Patterns.Enabled() || len(queued) == 0 {
 		return nil, nil
@@ -194,6 +195,30 @@ func (f *Fetcher) heldRecords(ctx context.Context, p int32, queued []store.URL) 
 		return nil, fmt.Errorf("held urls of partition %d: %w", p, err)
 	}
 	return recs, nil
+}
+
+// markHeldUnread marks the hosts of rows with nothing queued, whose held
+// URLs heldRecords left in the store. Nothing queued does not mean that
+// their budgets are settled: the previous owner may have been killed (or
+// stopped with an idle frontier) while its last pages' verdicts were still
+// on their way, or a link from another host may come. Their held URLs are
+// read when that happens (budget), not now, so a finished host's stay held
+// without being decided again at every load.
+func (f *Fetcher) markHeldUnread(rows []store.Host, queued []store.URL) {
+	if !f.cfg.Patterns.Enabled() {
+		return
+	}
+	busy := make(map[string]bool, len(queued))
+	for _, u := range queued {
+		busy[u.Host] = true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range rows {
+		if hi := f.hosts[r.Host]; hi != nil && !busy[r.Host] {
+			hi.heldUnread = true
+		}
+	}
 }
 
 // heldOf returns, as held crawl.urls records, the oldest URLs the budgets

@@ -105,8 +105,12 @@ func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok boo
 	switch {
 	case err != nil:
 		// The shared count is unreachable: hold to the local limit only,
-		// which every fetcher keeps anyway, rather than stop crawling.
+		// which every fetcher keeps anyway, rather than stop crawling. But
+		// a slow answer may have given the slot to another fetcher just
+		// now (TestClusterServerPoliteness saw two starts 300 µs apart), so
+		// this request starts as if one had.
 		f.metrics.serverWaits.WithLabelValues("shared_error").Inc()
+		f.assumeStarted(server)
 		return true, out, server, ""
 	case !got:
 		f.metrics.serverWaits.WithLabelValues("shared").Inc()
@@ -146,6 +150,22 @@ func newProcessID() string { return newFetchID() }
 type startGate struct {
 	mu   sync.Mutex
 	next map[string]time.Time // earliest start of the next request, per server
+}
+
+// assumeStarted spaces this process's next request to server as if another
+// fetcher had started one now: -ip-delay from now, plus cacheTimeout, the
+// longest a slot granted to that fetcher can have waited for its answer.
+func (f *Fetcher) assumeStarted(server string) {
+	at := time.Now().Add(f.cfg.ipDelay() + cacheTimeout)
+	g := &f.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.next == nil {
+		g.next = map[string]time.Time{}
+	}
+	if at.After(g.next[server]) {
+		g.next[server] = at
+	}
 }
 
 // spaceStart waits until a request to server may start, reserving its start.
