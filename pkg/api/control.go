@@ -606,7 +606,7 @@ func (s *Server) getHostQueue(w http.ResponseWriter, r *http.Request) {
 		}
 		n++
 		if format == "ndjson" {
-			return enc.Encode(queuedURL{URL: u.URL, Depth: u.Depth, Level: u.Level, Score: u.Score, Kind: string(u.Kind), Attempts: u.Attempts, DiscoveredAt: u.DiscoveredAt})
+			return enc.Encode(queuedURL{URL: u.URL, Depth: u.Depth, Level: u.Level, Score: u.Score, Kind: u.Kind.String(), Attempts: u.Attempts, DiscoveredAt: u.DiscoveredAt})
 		}
 		_, err := fmt.Fprintln(bw, u.URL)
 		return err

@@ -435,7 +435,7 @@ func urlViewOf(normalized string, info store.URLInfo) urlView {
 	v := urlView{Normalized: normalized, Hash: hashString(store.HashURL(normalized)), State: notAdmitted, Captures: []captureView{}}
 	if u := info.URL; u != nil {
 		p := u.Partition
-		v.Host, v.State, v.Reason, v.Kind = u.Host, string(u.State), u.Reason, string(u.Kind)
+		v.Host, v.State, v.Reason, v.Kind = u.Host, string(u.State), u.Reason, u.Kind.String()
 		v.Depth, v.Level, v.Score, v.Attempts, v.Redirects = u.Depth, u.Level, u.Score, u.Attempts, u.Redirects
 		v.Parent, v.CrawlID, v.Status, v.ETag, v.LastModified = u.Parent, u.CrawlID, u.Status, u.ETag, u.LastModified
 		v.DiscoveredAt, v.FetchedAt, v.Partition = timeOrNil(u.DiscoveredAt), timeOrNil(u.FetchedAt), &p
