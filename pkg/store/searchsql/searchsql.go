@@ -32,11 +32,16 @@ type Dialect struct {
 	// $3 url, $4 host, $5 status, $6 fetched_at (ms), $7 content_type,
 	// $8 language, $9 title, $10 description, $11 headings, $12 body.
 	Upsert []string
-	// InsertTexts, when set, writes the text of every page Upsert wrote
-	// in one statement, after them: $1 a JSON array of [capture_id,
-	// title, description, headings, body]. (FTS5 flushes its pending rows
-	// at each statement's savepoint, so a statement a page wrote a
-	// segment a page.)
+	// UpsertBatch, when set, writes the entries of many pages instead of
+	// Upsert (InsertTexts their text): $1 a JSON array of Upsert's $1-$9,
+	// no URL twice. A statement a page cost more to prepare and run than
+	// to index the page (BenchmarkAddCapturesIndexed).
+	UpsertBatch []string
+	// InsertTexts, when set, writes the text of the pages Upsert or
+	// UpsertBatch wrote in one statement, after them: $1 a JSON array of
+	// [capture_id, title, description, headings, body]. (FTS5 flushes its
+	// pending rows at each statement's savepoint, so a statement a page
+	// wrote a segment a page.)
 	InsertTexts string
 	// ClearText, $1 url_hash, drops the text a URL has; it runs before
 	// UpsertDup.
@@ -90,58 +95,96 @@ func New(db controlsql.DB, d *Dialect) *Index { return &Index{db: db, d: d} }
 // is caps[i]'s new ID, 0 when it was stored already (a replayed batch wrote
 // its entry the first time).
 func Write(ctx context.Context, tx controlsql.Tx, d *Dialect, caps []store.Capture, ids []int64) error {
-	var texts [][5]any
+	w := writer{d: d}
 	for i := range caps {
 		c := &caps[i]
 		if c.Index == nil || ids[i] == 0 {
 			continue
 		}
-		text, err := writeOne(ctx, tx, d, c, ids[i])
-		if err != nil {
+		if err := w.add(ctx, tx, c, ids[i]); err != nil {
 			return fmt.Errorf("index %s: %w", c.URL, err)
 		}
-		if text != nil && d.InsertTexts != "" {
-			texts = append(texts, [5]any{ids[i], text[8], text[9], text[10], text[11]})
-		}
 	}
-	if len(texts) == 0 {
-		return nil
-	}
-	rows, err := json.Marshal(texts)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, d.InsertTexts, string(rows)); err != nil {
-		return fmt.Errorf("index the text of %d pages: %w", len(texts), err)
-	}
-	return nil
+	return w.flush(ctx, tx)
 }
 
-// writeOne writes one capture's entry; it returns Upsert's arguments when
-// the page is indexed with its text.
-func writeOne(ctx context.Context, tx controlsql.Tx, d *Dialect, c *store.Capture, id int64) ([]any, error) {
+// writer holds the pages of a batch whose entry and text are written
+// together (UpsertBatch, InsertTexts). A removal or a duplicate writes what
+// is held first, so that the entries are applied in the batch's order.
+type writer struct {
+	d       *Dialect
+	entries [][9]any
+	texts   [][5]any
+	held    map[int64]bool // URL hashes of entries
+}
+
+// add writes one capture's entry, or holds it.
+func (w *writer) add(ctx context.Context, tx controlsql.Tx, c *store.Capture, id int64) error {
+	d := w.d
 	hash := c.URLHash
 	if hash == 0 {
 		hash = store.HashURL(c.URL)
 	}
-	if c.Index.Remove {
-		return nil, execAll(ctx, tx, d.Remove, hash)
+	if c.Index.Remove || c.RevisitOf != 0 || c.NearDupOf != 0 || w.held[hash] {
+		if err := w.flush(ctx, tx); err != nil {
+			return err
+		}
 	}
-	entry := []any{hash, id, c.URL, c.Index.Host, c.Status, c.FetchedAt.UnixMilli(), c.ContentType, clean(c.Language, 64), clean(c.Title, 1<<10)}
+	if c.Index.Remove {
+		return execAll(ctx, tx, d.Remove, hash)
+	}
+	entry := [9]any{hash, id, c.URL, c.Index.Host, c.Status, c.FetchedAt.UnixMilli(), c.ContentType, clean(c.Language, 64), clean(c.Title, 1<<10)}
 	if of := c.RevisitOf; of != 0 || c.NearDupOf != 0 {
 		if of == 0 {
 			of = c.NearDupOf
 		}
 		if err := execAll(ctx, tx, d.ClearText, hash); err != nil {
-			return nil, err
+			return err
 		}
-		n, err := tx.Exec(ctx, d.UpsertDup, append(entry, of)...)
+		n, err := tx.Exec(ctx, d.UpsertDup, append(entry[:], of)...)
 		if err != nil || n > 0 {
-			return nil, err
+			return err
 		}
 	}
-	args := append(entry, clean(c.Description, 1<<10), clean(c.Index.Headings, 2<<10), clean(c.Index.Text, store.MaxIndexText))
-	return args, execAll(ctx, tx, d.Upsert, args...)
+	text := [4]any{clean(c.Description, 1<<10), clean(c.Index.Headings, 2<<10), clean(c.Index.Text, store.MaxIndexText), entry[8]}
+	if d.UpsertBatch != nil {
+		if w.held == nil {
+			w.held = make(map[int64]bool)
+		}
+		w.held[hash] = true
+		w.entries = append(w.entries, entry)
+	} else if err := execAll(ctx, tx, d.Upsert, append(entry[:], text[:3]...)...); err != nil {
+		return err
+	}
+	if d.InsertTexts != "" {
+		w.texts = append(w.texts, [5]any{id, text[3], text[0], text[1], text[2]})
+	}
+	return nil
+}
+
+// flush writes the entries and texts held.
+func (w *writer) flush(ctx context.Context, tx controlsql.Tx) error {
+	if len(w.entries) > 0 {
+		rows, err := json.Marshal(w.entries)
+		if err != nil {
+			return err
+		}
+		if err := execAll(ctx, tx, w.d.UpsertBatch, string(rows)); err != nil {
+			return fmt.Errorf("index %d pages: %w", len(w.entries), err)
+		}
+	}
+	if len(w.texts) > 0 {
+		rows, err := json.Marshal(w.texts)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, w.d.InsertTexts, string(rows)); err != nil {
+			return fmt.Errorf("index the text of %d pages: %w", len(w.texts), err)
+		}
+	}
+	w.entries, w.texts = w.entries[:0], w.texts[:0]
+	clear(w.held)
+	return nil
 }
 
 func execAll(ctx context.Context, tx controlsql.Tx, qs []string, args ...any) error {

@@ -30,10 +30,20 @@ const searchRank = `(bm25(search_fts, 0, 0, 0, 1) + 3 * bm25(search_fts, 1, 0, 0
 // 600-word pages; 30 us without the index).
 const deleteOldText = `DELETE FROM search_fts WHERE rowid = (SELECT capture_id FROM search_docs WHERE url_hash = $1)`
 
+// snippet is a passage of the body (the title is shown apart), else of the
+// description.
+const snippet = `coalesce(nullif(snippet(search_fts, 3, char(2), char(3), '…', 32), ''), snippet(search_fts, 1, char(2), char(3), '…', 32))`
+
 var searchDialect = &searchsql.Dialect{
 	Upsert: []string{
 		deleteOldText,
 		`INSERT INTO search_docs (` + searchsql.DocColumns + `) VALUES ($1, $2, 0, $3, $4, $5, $6, $7, $8, $9) ` + searchsql.DocUpdate,
+	},
+	UpsertBatch: []string{
+		`DELETE FROM search_fts WHERE rowid IN (SELECT d.capture_id FROM json_each($1) j JOIN search_docs d ON d.url_hash = j.value ->> 0)`,
+		`INSERT INTO search_docs (` + searchsql.DocColumns + `)
+			SELECT value ->> 0, value ->> 1, 0, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8
+			FROM json_each($1) WHERE true ` + searchsql.DocUpdate,
 	},
 	InsertTexts: `INSERT INTO search_fts (rowid, title, description, headings, body)
 		SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each($1)`,
@@ -55,9 +65,7 @@ var searchDialect = &searchsql.Dialect{
 		JOIN search_docs d ON d.url_hash = m.h
 		WHERE m.score > $6 OR (m.score = $6 AND d.url_hash > $7)
 		ORDER BY m.score, d.url_hash LIMIT $8`,
-	// A passage of the body (the title is shown apart), else of the
-	// description.
-	Snippet: `SELECT coalesce(nullif(snippet(search_fts, 3, char(2), char(3), '…', 32), ''), snippet(search_fts, 1, char(2), char(3), '…', 32))
+	Snippet: `SELECT ` + snippet + `
 		FROM search_fts WHERE search_fts MATCH $1 AND rowid = $3`,
 	Pages: `SELECT d.url_hash, d.capture_id, d.url, d.host, d.status, d.fetched_at, d.content_type, d.language, d.title,
 			d.dup_of, coalesce(f.description, ''), coalesce(f.headings, ''), coalesce(f.body, '')
