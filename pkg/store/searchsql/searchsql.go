@@ -60,9 +60,26 @@ type Dialect struct {
 	// Columns: url_hash, capture_id, url, host, status, fetched_at,
 	// content_type, language, title, score, duplicates.
 	Search string
+	// When Candidates is set, Search is made of these instead (see
+	// searchRanked): Candidates, with Search's parameters, returns the
+	// capture_id and url_hash of the matches, at most $9, unranked;
+	// Latest, $1 n, the least and greatest capture_id of the latest n
+	// pages indexed and their count; Count, $1 a Match and $2 a capture_id, the pages from
+	// it on that match; Ranked, $1 a Match, $2 and $3 the least and
+	// greatest capture_id, the capture_id and score of the matches
+	// between; Docs, $1 a JSON array of URL hashes, their entries, with
+	// Search's columns but the score.
+	Candidates, Latest, Count, Ranked, Docs string
+	// CommonPages, when set, replaces the package's (for tests on small
+	// indexes).
+	CommonPages float64
 	// Snippet returns the marked-up passage of one hit: $1 the Match,
 	// $2 its url_hash, $3 its capture_id.
 	Snippet string
+	// Snippets, when set, returns those of all the hits of a page in one
+	// statement instead: $1 the Match, $2 a JSON array of their
+	// capture_ids; columns capture_id, snippet.
+	Snippets string
 	// Pages reads entries for the export: $1 after url_hash, $2 limit;
 	// columns as Search's up to title, then dup_of, description,
 	// headings, body.
@@ -273,27 +290,70 @@ func (x *Index) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 		after = *q.After
 	}
 	match := x.d.Match(q.Terms)
+	args := []any{match, q.Host, q.Status, since, until, after.Score, after.URLHash, limit, MaxCandidates}
 	var hits []store.SearchHit
-	err := x.db.Query(ctx, x.d.Search, []any{match, q.Host, q.Status, since, until, after.Score, after.URLHash, limit, MaxCandidates}, func(r controlsql.Row) error {
-		var h store.SearchHit
-		err := scanURL(r, &h.IndexedURL, &h.Score, &h.Duplicates)
-		hits = append(hits, h)
-		return err
-	})
+	var err error
+	if x.d.Candidates != "" {
+		hits, err = x.searchRanked(ctx, q, args, limit, after)
+	} else {
+		err = x.db.Query(ctx, x.d.Search, args, func(r controlsql.Row) error {
+			var h store.SearchHit
+			err := scanURL(r, &h.IndexedURL, &h.Score, &h.Duplicates)
+			hits = append(hits, h)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", match, err)
 	}
 	// Snippets are made for the page shown only: making one for every
 	// match would cost as much as reading every matching page.
-	for i := range hits {
-		err := x.db.Query(ctx, x.d.Snippet, []any{match, hits[i].URLHash, hits[i].CaptureID}, func(r controlsql.Row) error {
-			return r.Scan(&hits[i].Snippet)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("snippet of %s: %w", hits[i].URL, err)
-		}
+	if err := x.snippets(ctx, match, hits); err != nil {
+		return nil, err
 	}
 	return hits, nil
+}
+
+func (x *Index) snippets(ctx context.Context, match string, hits []store.SearchHit) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	if x.d.Snippets == "" {
+		for i := range hits {
+			err := x.db.Query(ctx, x.d.Snippet, []any{match, hits[i].URLHash, hits[i].CaptureID}, func(r controlsql.Row) error {
+				return r.Scan(&hits[i].Snippet)
+			})
+			if err != nil {
+				return fmt.Errorf("snippet of %s: %w", hits[i].URL, err)
+			}
+		}
+		return nil
+	}
+	ids := make([]int64, len(hits))
+	at := make(map[int64]int, len(hits))
+	for i, h := range hits {
+		ids[i] = h.CaptureID
+		at[h.CaptureID] = i
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	err = x.db.Query(ctx, x.d.Snippets, []any{match, string(list)}, func(r controlsql.Row) error {
+		var id int64
+		var snippet string
+		if err := r.Scan(&id, &snippet); err != nil {
+			return err
+		}
+		if i, ok := at[id]; ok {
+			hits[i].Snippet = snippet
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("snippets of %d hits: %w", len(hits), err)
+	}
+	return nil
 }
 
 // scanURL reads a row of DocColumns (dup_of aside) then extra.
