@@ -16,14 +16,17 @@ import (
 // word on most of a million pages that count was 69% of a search's CPU
 // (BenchmarkSearch's profile), whatever the matches ranked. A word on more
 // than CommonShare of the pages weighs little (bm25's IDF of a word on a
-// fifth of the pages is 1.4, on half 0 and clamped to 1e-6 above, against
+// tenth of the pages is 2.2, on half 0 and clamped to 1e-6 above, against
 // 7 for a word on one page in a thousand), so the SQLite store ranks by
 // the other words only (when the common one is also on more than
-// CommonPages pages: a shorter list is read fast), and reads which pages hold the common ones in the
-// matching itself, which stops at MaxCandidates. A query of common words
-// only is ranked by the least common: one list read, not one a word.
+// CommonPages pages: a shorter list is read fast), and reads which pages
+// hold the common ones in the matching itself, which stops at
+// MaxCandidates. A query of common words only is ranked by the least
+// common: one list read, not one a word. A share of 0.2 instead of 0.1
+// left the words on 10-20% of the pages to be counted, and those made
+// BenchmarkSearch's p99 2.6-3.2 times as long (alternated in one run).
 const (
-	CommonShare = 0.2
+	CommonShare = 0.1
 	CommonPages = 20_000
 	// ShareSample is how many of the latest indexed pages a word's share
 	// is read from (all pages in a smaller index).

@@ -49,7 +49,7 @@ func TestSearchCommonWords(t *testing.T) {
 	db, _ := openTemp(t)
 	ctx := context.Background()
 	d := *searchDialect
-	d.CommonPages = 1 // every word on more than a fifth of the pages is common
+	d.CommonPages = 1 // every word on more than a tenth of the pages is common
 	idx := searchsql.New(controlDB{db}, &d)
 	var caps []store.Capture
 	var ids []int64
@@ -59,12 +59,12 @@ func TestSearchCommonWords(t *testing.T) {
 			Title: fmt.Sprintf("page %d", n), Index: &store.IndexEntry{Host: "common.example", Text: text}})
 		ids = append(ids, int64(n))
 	}
-	for n := 1; n <= 20; n++ {
+	for n := 1; n <= 40; n++ {
 		page(n, "the the filler words")
 	}
-	page(21, "the wombat wombat wombat")
-	page(22, "the wombat and more words about something else entirely")
-	page(23, "a wombat without that common word")
+	page(41, "the wombat wombat wombat")
+	page(42, "the wombat and more words about something else entirely")
+	page(43, "a wombat without that common word")
 	if err := db.write(ctx, func(tx *sql.Tx) error { return searchsql.Write(ctx, controlTx{tx}, &d, caps, ids) }); err != nil {
 		t.Fatal(err)
 	}
@@ -72,15 +72,15 @@ func TestSearchCommonWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hits) != 2 || hits[0].URL != caps[20].URL || hits[1].URL != caps[21].URL {
-		t.Errorf("the wombat: %v, want pages 21 then 22 (wombat thrice first; page 23 has no \"the\")", hitURLs(hits))
+	if len(hits) != 2 || hits[0].URL != caps[40].URL || hits[1].URL != caps[41].URL {
+		t.Errorf("the wombat: %v, want pages 41 then 42 (wombat thrice first; page 43 has no \"the\")", hitURLs(hits))
 	}
-	hits, err = idx.Search(ctx, store.SearchQuery{Terms: []string{"the", "filler"}, Limit: 30})
+	hits, err = idx.Search(ctx, store.SearchQuery{Terms: []string{"the", "filler"}, Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hits) != 20 || hits[0].Snippet == "" {
-		t.Errorf("the filler: %d hits (first %+v), want 20 with snippets", len(hits), hits)
+	if len(hits) != 40 || hits[0].Snippet == "" {
+		t.Errorf("the filler: %d hits (first %+v), want 40 with snippets", len(hits), hits)
 	}
 }
 
