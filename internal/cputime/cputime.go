@@ -3,7 +3,10 @@
 // core; the process's own user+system time varies much less between runs.
 package cputime
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Measure starts measuring; the returned function, called after the b.Loop
 // loop, reports the CPU time since per iteration as cpu-ns/op. Where the
@@ -17,3 +20,7 @@ func Measure(b *testing.B) (stop func()) {
 		}
 	}
 }
+
+// Process returns the CPU time the process has used so far, false where it
+// cannot be read: for a benchmark that measures a part of each iteration.
+func Process() (time.Duration, bool) { return process() }

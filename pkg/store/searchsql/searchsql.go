@@ -32,11 +32,16 @@ type Dialect struct {
 	// $3 url, $4 host, $5 status, $6 fetched_at (ms), $7 content_type,
 	// $8 language, $9 title, $10 description, $11 headings, $12 body.
 	Upsert []string
-	// InsertTexts, when set, writes the text of every page Upsert wrote
-	// in one statement, after them: $1 a JSON array of [capture_id,
-	// title, description, headings, body]. (FTS5 flushes its pending rows
-	// at each statement's savepoint, so a statement a page wrote a
-	// segment a page.)
+	// UpsertBatch, when set, writes the entries of many pages instead of
+	// Upsert (InsertTexts their text): $1 a JSON array of Upsert's $1-$9,
+	// no URL twice. A statement a page cost more to prepare and run than
+	// to index the page (BenchmarkAddCapturesIndexed).
+	UpsertBatch []string
+	// InsertTexts, when set, writes the text of the pages Upsert or
+	// UpsertBatch wrote in one statement, after them: $1 a JSON array of
+	// [capture_id, title, description, headings, body]. (FTS5 flushes its
+	// pending rows at each statement's savepoint, so a statement a page
+	// wrote a segment a page.)
 	InsertTexts string
 	// ClearText, $1 url_hash, drops the text a URL has; it runs before
 	// UpsertDup.
@@ -55,9 +60,26 @@ type Dialect struct {
 	// Columns: url_hash, capture_id, url, host, status, fetched_at,
 	// content_type, language, title, score, duplicates.
 	Search string
+	// When Candidates is set, Search is made of these instead (see
+	// searchRanked): Candidates, with Search's parameters, returns the
+	// capture_id and url_hash of the matches, at most $9, unranked;
+	// Latest, $1 n, the least and greatest capture_id of the latest n
+	// pages indexed and their count; Count, $1 a Match and $2 a capture_id, the pages from
+	// it on that match; Ranked, $1 a Match, $2 and $3 the least and
+	// greatest capture_id, the capture_id and score of the matches
+	// between; Docs, $1 a JSON array of URL hashes, their entries, with
+	// Search's columns but the score.
+	Candidates, Latest, Count, Ranked, Docs string
+	// CommonPages, when set, replaces the package's (for tests on small
+	// indexes).
+	CommonPages float64
 	// Snippet returns the marked-up passage of one hit: $1 the Match,
 	// $2 its url_hash, $3 its capture_id.
 	Snippet string
+	// Snippets, when set, returns those of all the hits of a page in one
+	// statement instead: $1 the Match, $2 a JSON array of their
+	// capture_ids; columns capture_id, snippet.
+	Snippets string
 	// Pages reads entries for the export: $1 after url_hash, $2 limit;
 	// columns as Search's up to title, then dup_of, description,
 	// headings, body.
@@ -90,58 +112,96 @@ func New(db controlsql.DB, d *Dialect) *Index { return &Index{db: db, d: d} }
 // is caps[i]'s new ID, 0 when it was stored already (a replayed batch wrote
 // its entry the first time).
 func Write(ctx context.Context, tx controlsql.Tx, d *Dialect, caps []store.Capture, ids []int64) error {
-	var texts [][5]any
+	w := writer{d: d}
 	for i := range caps {
 		c := &caps[i]
 		if c.Index == nil || ids[i] == 0 {
 			continue
 		}
-		text, err := writeOne(ctx, tx, d, c, ids[i])
-		if err != nil {
+		if err := w.add(ctx, tx, c, ids[i]); err != nil {
 			return fmt.Errorf("index %s: %w", c.URL, err)
 		}
-		if text != nil && d.InsertTexts != "" {
-			texts = append(texts, [5]any{ids[i], text[8], text[9], text[10], text[11]})
-		}
 	}
-	if len(texts) == 0 {
-		return nil
-	}
-	rows, err := json.Marshal(texts)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, d.InsertTexts, string(rows)); err != nil {
-		return fmt.Errorf("index the text of %d pages: %w", len(texts), err)
-	}
-	return nil
+	return w.flush(ctx, tx)
 }
 
-// writeOne writes one capture's entry; it returns Upsert's arguments when
-// the page is indexed with its text.
-func writeOne(ctx context.Context, tx controlsql.Tx, d *Dialect, c *store.Capture, id int64) ([]any, error) {
+// writer holds the pages of a batch whose entry and text are written
+// together (UpsertBatch, InsertTexts). A removal or a duplicate writes what
+// is held first, so that the entries are applied in the batch's order.
+type writer struct {
+	d       *Dialect
+	entries [][9]any
+	texts   [][5]any
+	held    map[int64]bool // URL hashes of entries
+}
+
+// add writes one capture's entry, or holds it.
+func (w *writer) add(ctx context.Context, tx controlsql.Tx, c *store.Capture, id int64) error {
+	d := w.d
 	hash := c.URLHash
 	if hash == 0 {
 		hash = store.HashURL(c.URL)
 	}
-	if c.Index.Remove {
-		return nil, execAll(ctx, tx, d.Remove, hash)
+	if c.Index.Remove || c.RevisitOf != 0 || c.NearDupOf != 0 || w.held[hash] {
+		if err := w.flush(ctx, tx); err != nil {
+			return err
+		}
 	}
-	entry := []any{hash, id, c.URL, c.Index.Host, c.Status, c.FetchedAt.UnixMilli(), c.ContentType, clean(c.Language, 64), clean(c.Title, 1<<10)}
+	if c.Index.Remove {
+		return execAll(ctx, tx, d.Remove, hash)
+	}
+	entry := [9]any{hash, id, c.URL, c.Index.Host, c.Status, c.FetchedAt.UnixMilli(), c.ContentType, clean(c.Language, 64), clean(c.Title, 1<<10)}
 	if of := c.RevisitOf; of != 0 || c.NearDupOf != 0 {
 		if of == 0 {
 			of = c.NearDupOf
 		}
 		if err := execAll(ctx, tx, d.ClearText, hash); err != nil {
-			return nil, err
+			return err
 		}
-		n, err := tx.Exec(ctx, d.UpsertDup, append(entry, of)...)
+		n, err := tx.Exec(ctx, d.UpsertDup, append(entry[:], of)...)
 		if err != nil || n > 0 {
-			return nil, err
+			return err
 		}
 	}
-	args := append(entry, clean(c.Description, 1<<10), clean(c.Index.Headings, 2<<10), clean(c.Index.Text, store.MaxIndexText))
-	return args, execAll(ctx, tx, d.Upsert, args...)
+	text := [4]any{clean(c.Description, 1<<10), clean(c.Index.Headings, 2<<10), clean(c.Index.Text, store.MaxIndexText), entry[8]}
+	if d.UpsertBatch != nil {
+		if w.held == nil {
+			w.held = make(map[int64]bool)
+		}
+		w.held[hash] = true
+		w.entries = append(w.entries, entry)
+	} else if err := execAll(ctx, tx, d.Upsert, append(entry[:], text[:3]...)...); err != nil {
+		return err
+	}
+	if d.InsertTexts != "" {
+		w.texts = append(w.texts, [5]any{id, text[3], text[0], text[1], text[2]})
+	}
+	return nil
+}
+
+// flush writes the entries and texts held.
+func (w *writer) flush(ctx context.Context, tx controlsql.Tx) error {
+	if len(w.entries) > 0 {
+		rows, err := json.Marshal(w.entries)
+		if err != nil {
+			return err
+		}
+		if err := execAll(ctx, tx, w.d.UpsertBatch, string(rows)); err != nil {
+			return fmt.Errorf("index %d pages: %w", len(w.entries), err)
+		}
+	}
+	if len(w.texts) > 0 {
+		rows, err := json.Marshal(w.texts)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, w.d.InsertTexts, string(rows)); err != nil {
+			return fmt.Errorf("index the text of %d pages: %w", len(w.texts), err)
+		}
+	}
+	w.entries, w.texts = w.entries[:0], w.texts[:0]
+	clear(w.held)
+	return nil
 }
 
 func execAll(ctx context.Context, tx controlsql.Tx, qs []string, args ...any) error {
@@ -230,27 +290,70 @@ func (x *Index) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 		after = *q.After
 	}
 	match := x.d.Match(q.Terms)
+	args := []any{match, q.Host, q.Status, since, until, after.Score, after.URLHash, limit, MaxCandidates}
 	var hits []store.SearchHit
-	err := x.db.Query(ctx, x.d.Search, []any{match, q.Host, q.Status, since, until, after.Score, after.URLHash, limit, MaxCandidates}, func(r controlsql.Row) error {
-		var h store.SearchHit
-		err := scanURL(r, &h.IndexedURL, &h.Score, &h.Duplicates)
-		hits = append(hits, h)
-		return err
-	})
+	var err error
+	if x.d.Candidates != "" {
+		hits, err = x.searchRanked(ctx, q, args, limit, after)
+	} else {
+		err = x.db.Query(ctx, x.d.Search, args, func(r controlsql.Row) error {
+			var h store.SearchHit
+			err := scanURL(r, &h.IndexedURL, &h.Score, &h.Duplicates)
+			hits = append(hits, h)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", match, err)
 	}
 	// Snippets are made for the page shown only: making one for every
 	// match would cost as much as reading every matching page.
-	for i := range hits {
-		err := x.db.Query(ctx, x.d.Snippet, []any{match, hits[i].URLHash, hits[i].CaptureID}, func(r controlsql.Row) error {
-			return r.Scan(&hits[i].Snippet)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("snippet of %s: %w", hits[i].URL, err)
-		}
+	if err := x.snippets(ctx, match, hits); err != nil {
+		return nil, err
 	}
 	return hits, nil
+}
+
+func (x *Index) snippets(ctx context.Context, match string, hits []store.SearchHit) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	if x.d.Snippets == "" {
+		for i := range hits {
+			err := x.db.Query(ctx, x.d.Snippet, []any{match, hits[i].URLHash, hits[i].CaptureID}, func(r controlsql.Row) error {
+				return r.Scan(&hits[i].Snippet)
+			})
+			if err != nil {
+				return fmt.Errorf("snippet of %s: %w", hits[i].URL, err)
+			}
+		}
+		return nil
+	}
+	ids := make([]int64, len(hits))
+	at := make(map[int64]int, len(hits))
+	for i, h := range hits {
+		ids[i] = h.CaptureID
+		at[h.CaptureID] = i
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	err = x.db.Query(ctx, x.d.Snippets, []any{match, string(list)}, func(r controlsql.Row) error {
+		var id int64
+		var snippet string
+		if err := r.Scan(&id, &snippet); err != nil {
+			return err
+		}
+		if i, ok := at[id]; ok {
+			hits[i].Snippet = snippet
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("snippets of %d hits: %w", len(hits), err)
+	}
+	return nil
 }
 
 // scanURL reads a row of DocColumns (dup_of aside) then extra.

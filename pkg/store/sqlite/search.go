@@ -30,10 +30,20 @@ const searchRank = `(bm25(search_fts, 0, 0, 0, 1) + 3 * bm25(search_fts, 1, 0, 0
 // 600-word pages; 30 us without the index).
 const deleteOldText = `DELETE FROM search_fts WHERE rowid = (SELECT capture_id FROM search_docs WHERE url_hash = $1)`
 
+// snippet is a passage of the body (the title is shown apart), else of the
+// description.
+const snippet = `coalesce(nullif(snippet(search_fts, 3, char(2), char(3), '…', 32), ''), snippet(search_fts, 1, char(2), char(3), '…', 32))`
+
 var searchDialect = &searchsql.Dialect{
 	Upsert: []string{
 		deleteOldText,
 		`INSERT INTO search_docs (` + searchsql.DocColumns + `) VALUES ($1, $2, 0, $3, $4, $5, $6, $7, $8, $9) ` + searchsql.DocUpdate,
+	},
+	UpsertBatch: []string{
+		`DELETE FROM search_fts WHERE rowid IN (SELECT d.capture_id FROM json_each($1) j JOIN search_docs d ON d.url_hash = j.value ->> 0)`,
+		`INSERT INTO search_docs (` + searchsql.DocColumns + `)
+			SELECT value ->> 0, value ->> 1, 0, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8
+			FROM json_each($1) WHERE true ` + searchsql.DocUpdate,
 	},
 	InsertTexts: `INSERT INTO search_fts (rowid, title, description, headings, body)
 		SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each($1)`,
@@ -41,24 +51,25 @@ var searchDialect = &searchsql.Dialect{
 	UpsertDup: `INSERT INTO search_docs (` + searchsql.DocColumns + `)
 		SELECT $1, $2, c.url_hash, $3, $4, $5, $6, $7, $8, $9 FROM captures c WHERE c.id = $10 AND c.url_hash <> $1 ` + searchsql.DocUpdate,
 	Remove: []string{deleteOldText, `DELETE FROM search_docs WHERE url_hash = $1`},
-	// The matches that pass the filters are ranked, at most $9 of them in
-	// the index's order (the order pages were stored in), so that a query
-	// of common words costs a bounded time (see searchsql.MaxCandidates);
-	// the page is then sorted.
-	Search: `SELECT d.url_hash, d.capture_id, d.url, d.host, d.status, d.fetched_at, d.content_type, d.language, d.title, m.score,
+	// The matches that pass the filters, at most $9 of them in the
+	// index's order (the order pages were stored in), so that a query of
+	// common words costs a bounded time (see searchsql.MaxCandidates), are
+	// ranked by the words that are not common (searchsql.CommonShare) and
+	// the page of them sorted.
+	Candidates: `SELECT search_fts.rowid, d.url_hash
+		FROM search_fts JOIN search_docs d ON d.capture_id = search_fts.rowid
+		WHERE search_fts MATCH $1 AND ($2 = '' OR d.host = $2) AND ($3 = 0 OR d.status = $3)
+			AND d.fetched_at >= $4 AND d.fetched_at < $5
+		LIMIT $9`,
+	Latest: `SELECT coalesce(min(id), 0), coalesce(max(id), 0), count(*) FROM (SELECT id FROM search_fts_docsize ORDER BY id DESC LIMIT $1)`,
+	Count:  `SELECT count(*) FROM search_fts WHERE search_fts MATCH $1 AND rowid >= $2`,
+	Ranked: `SELECT rowid, ` + searchRank + ` FROM search_fts WHERE search_fts MATCH $1 AND rowid BETWEEN $2 AND $3`,
+	Docs: `SELECT d.url_hash, d.capture_id, d.url, d.host, d.status, d.fetched_at, d.content_type, d.language, d.title,
 			(SELECT count(*) FROM search_docs x WHERE x.dup_of = d.url_hash AND x.dup_of <> 0)
-		FROM (SELECT d.url_hash AS h, ` + searchRank + ` AS score
-			FROM search_fts JOIN search_docs d ON d.capture_id = search_fts.rowid
-			WHERE search_fts MATCH $1 AND ($2 = '' OR d.host = $2) AND ($3 = 0 OR d.status = $3)
-				AND d.fetched_at >= $4 AND d.fetched_at < $5
-			LIMIT $9) m
-		JOIN search_docs d ON d.url_hash = m.h
-		WHERE m.score > $6 OR (m.score = $6 AND d.url_hash > $7)
-		ORDER BY m.score, d.url_hash LIMIT $8`,
-	// A passage of the body (the title is shown apart), else of the
-	// description.
-	Snippet: `SELECT coalesce(nullif(snippet(search_fts, 3, char(2), char(3), '…', 32), ''), snippet(search_fts, 1, char(2), char(3), '…', 32))
-		FROM search_fts WHERE search_fts MATCH $1 AND rowid = $3`,
+		FROM search_docs d WHERE d.url_hash IN (SELECT value FROM json_each($1))`,
+	// FTS5 looks each rowid of the list up (its rowid constraint).
+	Snippets: `SELECT rowid, ` + snippet + `
+		FROM search_fts WHERE search_fts MATCH $1 AND rowid IN (SELECT value FROM json_each($2))`,
 	Pages: `SELECT d.url_hash, d.capture_id, d.url, d.host, d.status, d.fetched_at, d.content_type, d.language, d.title,
 			d.dup_of, coalesce(f.description, ''), coalesce(f.headings, ''), coalesce(f.body, '')
 		FROM search_docs d LEFT JOIN search_fts f ON f.rowid = d.capture_id AND d.dup_of = 0

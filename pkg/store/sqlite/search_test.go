@@ -2,8 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"testing"
+	"time"
 
+	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/searchsql"
 	"github.com/crawlcluster/crawler/pkg/store/storetest"
 )
 
@@ -36,4 +41,53 @@ func TestFTS5(t *testing.T) {
 func TestDocRelevance(t *testing.T) {
 	db, _ := openTemp(t)
 	storetest.RunDocRelevance(t, db)
+}
+
+// TestSearchCommonWords: a word on most pages must still be in a hit, and
+// a query of common words only is still ranked (by the least common).
+func TestSearchCommonWords(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	d := *searchDialect
+	d.CommonPages = 1 // every word on more than a tenth of the pages is common
+	idx := searchsql.New(controlDB{db}, &d)
+	var caps []store.Capture
+	var ids []int64
+	page := func(n int, text string) {
+		u := fmt.Sprintf("http://common.example/%d", n)
+		caps = append(caps, store.Capture{URL: u, URLHash: store.HashURL(u), Status: 200, FetchedAt: time.Unix(1e9, 0), ContentType: "text/html",
+			Title: fmt.Sprintf("page %d", n), Index: &store.IndexEntry{Host: "common.example", Text: text}})
+		ids = append(ids, int64(n))
+	}
+	for n := 1; n <= 40; n++ {
+		page(n, "the the filler words")
+	}
+	page(41, "the wombat wombat wombat")
+	page(42, "the wombat and more words about something else entirely")
+	page(43, "a wombat without that common word")
+	if err := db.write(ctx, func(tx *sql.Tx) error { return searchsql.Write(ctx, controlTx{tx}, &d, caps, ids) }); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := idx.Search(ctx, store.SearchQuery{Terms: []string{"the", "wombat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].URL != caps[40].URL || hits[1].URL != caps[41].URL {
+		t.Errorf("the wombat: %v, want pages 41 then 42 (wombat thrice first; page 43 has no \"the\")", hitURLs(hits))
+	}
+	hits, err = idx.Search(ctx, store.SearchQuery{Terms: []string{"the", "filler"}, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 40 || hits[0].Snippet == "" {
+		t.Errorf("the filler: %d hits (first %+v), want 40 with snippets", len(hits), hits)
+	}
+}
+
+func hitURLs(hits []store.SearchHit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.URL)
+	}
+	return out
 }

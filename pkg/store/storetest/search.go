@@ -171,6 +171,21 @@ func testSearch(t *testing.T, s store.Store) {
 		t.Errorf("a replay put back a retired page: %v", got)
 	}
 
+	// A batch applies its entries in order: a URL indexed twice keeps its
+	// later text only; one indexed then retired is not found.
+	twice, dropped := URL(3, "twice.example", "/"), URL(3, "dropped.example", "/")
+	admit(t, s, twice, dropped)
+	gone2 := Capture(dropped, "f12", "", 0)
+	gone2.Index = &store.IndexEntry{Remove: true}
+	addCaptures(t, s, []store.Capture{indexed(twice, "f10", "Twice", "", "quokka first"), indexed(dropped, "f11", "Dropped", "", "quokka dropped"),
+		indexed(twice, "f13", "Twice", "", "quokka second"), gone2})
+	if got := hitURLs(search(t, s, q("quokka"))); len(got) != 1 || got[0] != twice.URL {
+		t.Errorf("quokka: %v, want %s alone", got, twice.URL)
+	}
+	if got := hitURLs(search(t, s, q("quokka first"))); len(got) != 0 {
+		t.Errorf("the text a batch replaced is still found: %v", got)
+	}
+
 	// Engine syntax in terms is read as words; a page cannot fake a highlight.
 	odd := URL(3, "odd.example", "/")
 	admit(t, s, odd)
@@ -201,8 +216,11 @@ func testSearch(t *testing.T, s store.Store) {
 	for _, p := range pages {
 		byURL[p.URL] = p
 	}
-	if len(pages) != 5 || len(byURL) != 5 {
-		t.Fatalf("IndexedPages: %d entries, want 5 (loop, task, gone, copy, odd)", len(pages))
+	if len(pages) != 6 || len(byURL) != 6 {
+		t.Fatalf("IndexedPages: %d entries, want 6 (loop, task, gone, copy, odd, twice)", len(pages))
+	}
+	if p := byURL[twice.URL]; p.Text != "quokka second" {
+		t.Errorf("entry of a URL indexed twice in a batch holds %q, want its later text", p.Text)
 	}
 	if p := byURL[copyOf.URL]; p.DupOf != loop.Hash || p.Text != "" {
 		t.Errorf("duplicate's entry %+v: want DupOf %d and no text", p, loop.Hash)
