@@ -121,9 +121,11 @@ fuzz:
 # audited from the servers' side when it finishes. The 15ms tolerance covers the
 # server stamping its own end time late on a loaded machine; the crawler waits its
 # delay plus 10ms from when it finished reading (see cmd/crawler's e2e tests).
-# LISTEN=127.0.0.1:8080 serves the console while it runs. At the end it says
-# where the crawl is and how to open it, whatever the audit found.
-LISTEN ?=
+# The console is served while it runs, on a free loopback port the crawler's
+# log names ("the console is at http://..."); LISTEN=127.0.0.1:8080 picks the
+# port, LISTEN= turns it off. At the end it says where the crawl is and how to
+# open it, whatever the audit found.
+LISTEN ?= 127.0.0.1:0
 demo: build
 	rm -rf $(DATA)
 	@$(BIN)/synthweb -hosts 20 -addresses 5 -pages 50 -features -traps -agent crawlcluster \

@@ -387,7 +387,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 				log.Error("api server", "err", err)
 			}
 		}()
-		log.Info("api listening", "addr", ln.Addr().String())
+		// The console's address, as an operator can open it (with
+		// -listen HOST:0 the port is only known here).
+		log.Info("api listening; the console is at http://"+ln.Addr().String()+"/", "addr", ln.Addr().String())
 	}
 
 	// The fetcher stops first (no new requests; in-flight ones get its grace,
