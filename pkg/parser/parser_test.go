@@ -379,7 +379,8 @@ func TestKnownLinksStayHome(t *testing.T) {
 // TestDuplicateAncestry: links found on a duplicate page carry one duplicate
 // hop more than the page, links of a distinct page none, and every page's
 // content verdict reaches its host's owner once: on a link found on it when
-// one is left, else in a record of its own.
+// one is left, else in a record of its own, with how many of its links to
+// its host were new.
 func TestDuplicateAncestry(t *testing.T) {
 	e := testenv.New(t)
 	runParser(t, e, Config{RobotsAgent: "testbot"})
@@ -437,10 +438,12 @@ func TestDuplicateAncestry(t *testing.T) {
 	if u := got["http://b.example/x"]; u.Verdict != nil {
 		t.Errorf("verdict rides on another host's URL: %+v", u)
 	}
+	// Links counts a page's links to its own host, NewLinks those to URLs
+	// the store did not hold: known.html was admitted before.
 	want := map[string]queue.Verdict{
-		"http://a.example/":          {URL: "http://a.example/"},
-		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, Hops: 7, Origin: 8, DupHops: 1},
-		"http://a.example/lone.html": {URL: "http://a.example/lone.html"},
+		"http://a.example/":          {URL: "http://a.example/", Links: 1, NewLinks: 1},
+		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, Hops: 7, Origin: 8, DupHops: 1, Links: 1, NewLinks: 1},
+		"http://a.example/lone.html": {URL: "http://a.example/lone.html", Links: 1},
 	}
 	for u, w := range want {
 		if v, ok := verdicts[u]; !ok || v != w {

@@ -161,6 +161,9 @@ type Verdict struct {
 	// on (0: another host, a seed).
 	ParentSpace Key
 	Duplicate   bool // exact or near duplicate of an earlier page
+	// Links and NewLinks count the page's links to its own host, and of
+	// those the ones to URLs the crawl did not know yet.
+	Links, NewLinks int
 }
 
 // space is what one space (pattern with its query keys) or one family
@@ -180,6 +183,9 @@ type space struct {
 	// As a family: all its pages' verdicts, and the distinct pages outside
 	// it that they led to.
 	famDup, famDistinct, famLead int
+	// As a family: pages observed with links to their host, and of those
+	// the ones whose links were mostly to URLs nobody had linked before.
+	famLinked, famNovel int
 	// As a family: found from outside the host (another host, a seed, a
 	// sitemap, the operator), and the first two other families of the host
 	// whose grounded pages linked it (Describe).
@@ -393,7 +399,11 @@ func foldLast(p string) string {
 // a share of the host's real pages found from outside it.
 func (h *Host[T]) allowance(cfg Config, f *space) int {
 	others := float64(h.real - f.real)
-	return cfg.Budget + cfg.EvidenceWeight*f.evidence + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + int(cfg.Share*others)
+	w := cfg.EvidenceWeight
+	if f.generating() {
+		w = min(w, 1)
+	}
+	return cfg.Budget + w*f.evidence + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + int(cfg.Share*others)
 }
 
 // Admit decides on a candidate and, when it is admitted, counts it against
@@ -519,6 +529,12 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 		}
 	}
 	fam, fk := h.entry(cfg, Family(space))
+	if v.Links > 0 {
+		fam.famLinked++
+		if v.NewLinks >= 3 && 2*v.NewLinks >= v.Links {
+			fam.famNovel++
+		}
+	}
 	if v.Duplicate {
 		fam.famDup++
 		h.grow(parkKey{parkSpace, fk})
@@ -817,3 +833,7 @@ func shape(seg string) string {
 	}
 	return b.String()
 }
+
+// generating reports whether most of a family's pages linked mostly URLs
+// nobody had linked before: a space that makes up what it links.
+func (s *space) generating() bool { return s.famLinked >= 3 && 2*s.famNovel > s.famLinked }
