@@ -114,7 +114,10 @@ type URL struct {
 	ParentHops   int
 	ParentOrigin uint64
 	Referrers    int
-	Revisit      *Revisit
+	// Chain, on a Held URL, is what the budgets made of it when they held
+	// it: decided again with it, not described afresh from Parent.
+	Chain   *store.Chain
+	Revisit *Revisit
 }
 
 // Candidate is a URL on its way into the store and the frontier.

@@ -313,3 +313,45 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// TestHeldChainDecidesAgain: a held URL decided again keeps the chain it
+// was held with (grounded stays grounded, a generated one keeps its origin
+// and hops), whatever its parent alone would say; one without a usable
+// chain (an older sender, a corrupt origin) is described afresh.
+func TestHeldChainDecidesAgain(t *testing.T) {
+	d := newDecider(true)
+	var h Host
+	d.rules.AddSeedHost("a.example")
+	space, _ := pattern.Of("http://a.example/p/1.html")
+	fam := uint64(pattern.KeyOf(pattern.Family(space)))
+	for _, tc := range []struct {
+		name     string
+		chain    *store.Chain
+		held     bool
+		grounded bool
+		hops     int
+		origin   uint64
+	}{
+		{"grounded stays grounded", &store.Chain{}, true, true, 0, 0},
+		{"generated keeps its chain", &store.Chain{Hops: 5, Origin: 42}, true, false, 5, 42},
+		{"no chain: described from its parent", nil, true, false, 1, fam},
+		{"no origin: described from its parent", &store.Chain{Hops: 5}, true, false, 1, fam},
+		{"not held: the chain is ignored", &store.Chain{}, false, false, 1, fam},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := urlOf("http://a.example/p/2.html")
+			u.Parent, u.Held, u.Chain = "http://a.example/p/1.html", tc.held, tc.chain
+			v := d.Poll().Decide(u, &h, 0, operator{}, now)
+			if v.Outcome != Admitted {
+				t.Fatalf("outcome %d, want a candidate", v.Outcome)
+			}
+			p := v.Candidate.Pat
+			if p.Grounded != tc.grounded || p.Hops != tc.hops || uint64(p.Origin) != tc.origin {
+				t.Errorf("candidate grounded %v hops %d origin %d, want %v %d %d", p.Grounded, p.Hops, p.Origin, tc.grounded, tc.hops, tc.origin)
+			}
+			if r := v.Candidate.Row; r.Hops != tc.hops || r.Origin != tc.origin || r.ParentSpace == 0 {
+				t.Errorf("row hops %d origin %d parent space %d, want %d %d and the parent's space", r.Hops, r.Origin, r.ParentSpace, tc.hops, tc.origin)
+			}
+		})
+	}
+}

@@ -49,7 +49,10 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 		if dec.Rule != "" && d.Held != nil {
 			d.Held(c.Row.URL, dec.Rule)
 		}
-		excluded = append(excluded, c.exclusion(dec.Reason, now))
+		ex := c.exclusion(dec.Reason, now)
+		// What the next owner needs to charge it as these budgets did.
+		ex.Chain, ex.DupHops = c.Chain(), c.Row.DupHops
+		excluded = append(excluded, ex)
 	}
 	for host := range grown {
 		h := hosts(host)
@@ -105,6 +108,12 @@ func (d *Decider) CapHosts(fresh []Candidate, excluded []store.Exclusion, op Ope
 func (c Candidate) exclusion(reason string, now time.Time) store.Exclusion {
 	return store.Exclusion{Hash: c.Row.Hash, URL: c.Row.URL, Host: c.Row.Host, Reason: reason,
 		Parent: c.Row.Parent, Depth: c.Row.Depth, CrawlID: c.Row.CrawlID, At: now}
+}
+
+// Chain is what the URL-space budgets made of c, for whoever decides it
+// again once it is held (URL.Chain).
+func (c Candidate) Chain() *store.Chain {
+	return &store.Chain{Hops: c.Pat.Hops, Origin: uint64(c.Pat.Origin)}
 }
 
 // Shifted returns c at the level its admission gives it: a URL its own

@@ -90,8 +90,13 @@ func (p *Poll) Decide(u URL, h *Host, hostPages int, op Operator, now time.Time)
 		return v
 	}
 	if kind == urlkind.Page && d.cfg.Patterns.Enabled() {
-		c.Pat = h.patterns().Describe(d.cfg.Patterns, pattern.Found{URL: u.URL, Parent: u.Parent, Listed: u.Seed || u.Listed || u.Priority > 0,
-			ParentHops: u.ParentHops, ParentOrigin: pattern.Key(u.ParentOrigin), ParentDuplicate: u.DupHops > 0, Others: u.Referrers})
+		found := pattern.Found{URL: u.URL, Parent: u.Parent, Listed: u.Seed || u.Listed || u.Priority > 0,
+			ParentHops: u.ParentHops, ParentOrigin: pattern.Key(u.ParentOrigin), ParentDuplicate: u.DupHops > 0, Others: u.Referrers}
+		if ch := u.Chain; u.Held && ch != nil && (ch.Hops == 0 || ch.Origin != 0) {
+			c.Pat = h.patterns().Carried(d.cfg.Patterns, found, ch.Hops, pattern.Key(ch.Origin))
+		} else {
+			c.Pat = h.patterns().Describe(d.cfg.Patterns, found)
+		}
 		c.Row.Hops, c.Row.Origin, c.Row.ParentSpace = c.Pat.Hops, uint64(c.Pat.Origin), uint64(c.Pat.ParentSpace)
 		v.Described = true // what the link told its budgets is saved with the host
 	}

@@ -493,9 +493,7 @@ func (f *Fetcher) handBackParked(ctx context.Context, hosts []string) int {
 			return
 		}
 		hi.adm.Patterns.TakeParked(func(c candidate) {
-			r := c.Row
-			v, err := queue.EncodeURL(queue.URL{URL: r.URL, Depth: r.Depth, Parent: r.Parent, CrawlID: r.CrawlID,
-				DiscoveredAt: r.DiscoveredAt, DupHops: r.DupHops, Held: true})
+			v, err := queue.EncodeURL(parkedURL(c))
 			if err != nil {
 				return
 			}
@@ -518,6 +516,15 @@ func (f *Fetcher) handBackParked(ctx context.Context, hosts []string) int {
 	return len(recs)
 }
 
+// parkedURL is a parked URL as handed back to crawl.urls: held, with the
+// chain its budgets charged it to, so that the next owner charges the same.
+func parkedURL(c candidate) queue.URL {
+	r := c.Row
+	return queue.URL{URL: r.URL, Depth: r.Depth, Parent: r.Parent, CrawlID: r.CrawlID,
+		DiscoveredAt: r.DiscoveredAt, DupHops: r.DupHops, Held: true, Referrers: c.Pat.Others,
+		Chain: c.Chain()}
+}
+
 // admissionHost is the admission state of a host this fetcher keeps.
 // f.mu is held.
 func (f *Fetcher) admissionHost(host string) *admission.Host {
@@ -536,7 +543,7 @@ func admissionURL(u queue.URL, norm, host string, partition int32) admission.URL
 	a := admission.URL{URL: norm, Hash: store.HashURL(norm), Host: host, Partition: partition, Kind: urlkind.Of(u.Kind),
 		Depth: u.Depth, Priority: u.Priority, Redirects: u.Redirects, Seed: u.Seed, Listed: u.Listed, FromRobots: u.FromRobots,
 		Held: u.Held, Parent: u.Parent, CrawlID: u.CrawlID, DupHops: u.DupHops, ParentHops: u.ParentHops,
-		ParentOrigin: u.ParentOrigin, Referrers: u.Referrers}
+		ParentOrigin: u.ParentOrigin, Referrers: u.Referrers, Chain: u.Chain}
 	if r := u.Revisit; r != nil {
 		a.Revisit = &admission.Revisit{Due: r.Due, Level: r.Level, ETag: r.ETag, LastModified: r.LastModified}
 	}

@@ -230,15 +230,22 @@ func (f *Fetcher) heldOf(ctx context.Context, hosts []string) ([]*kgo.Record, er
 	}
 	recs := make([]*kgo.Record, 0, len(held))
 	for _, e := range held {
-		// Each time it was held again, a page had linked it: what the
-		// referrers of a held URL count, kept across the restart.
-		v, err := queue.EncodeURL(queue.URL{URL: e.URL, Depth: e.Depth, Parent: e.Parent, CrawlID: e.CrawlID, Held: true, Referrers: max(e.Seen-1, 0)})
+		v, err := queue.EncodeURL(heldURL(e))
 		if err != nil {
 			continue // recorded from a URL that no longer encodes: it stays excluded
 		}
 		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(e.Host), Value: v, Partition: queue.PartitionOf(e.Host)})
 	}
 	return recs, nil
+}
+
+// heldURL is a URL the store records as held, to be decided again: with the
+// chain it was held with where the store has it (parkedURL).
+func heldURL(e store.Exclusion) queue.URL {
+	// Each time it was held again, a page had linked it: what the
+	// referrers of a held URL count, kept across the restart.
+	return queue.URL{URL: e.URL, Depth: e.Depth, Parent: e.Parent, CrawlID: e.CrawlID, Held: true,
+		Referrers: max(e.Seen-1, 0), DupHops: e.DupHops, Chain: e.Chain}
 }
 
 // reloadOverflow sends the URLs held on hosts past the parking bound (only

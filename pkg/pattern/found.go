@@ -82,6 +82,31 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 	return c
 }
 
+// Carried returns the candidate of a URL these budgets held back once and
+// that comes to be decided again (handed back at a stop or rebalance, read
+// back from the store), with the hops and origin it was held with: 0 hops,
+// grounded. Describe would judge it by its Parent alone, which no longer
+// tells the chain that led there (a grounded parent's page, or one of
+// another family than the chain's origin), and charge the wrong family,
+// one whose budget may never grow again. The evidence its first sighting
+// gave was counted then, and is not counted twice, beyond the idempotent
+// mark of a family found from outside.
+func (h *Host[T]) Carried(cfg Config, f Found, hops int, origin Key) Candidate {
+	space := h.space(cfg, f.URL, true)
+	c := Candidate{URL: f.URL, Parent: f.Parent, Others: f.Others, Space: space, Grounded: true}
+	if f.Parent == "" || urlnorm.Authority(f.Parent) != urlnorm.Authority(f.URL) {
+		if hops <= 0 {
+			h.pointedOutside(cfg, Family(space))
+		}
+	} else {
+		c.ParentSpace = KeyOf(h.space(cfg, f.Parent, false))
+	}
+	if hops > 0 {
+		c.Grounded, c.Origin, c.Hops = false, origin, hops
+	}
+	return c
+}
+
 var offshoots = true
 
 // offshoot reports whether family k was first pointed to by a family that was

@@ -98,6 +98,11 @@ type URL struct {
 	// Held marks a URL a URL-pattern budget held back (recorded as excluded)
 	// that a stopping fetcher handed back: admitted now, its exclusion goes.
 	Held bool `json:"held,omitempty"`
+	// Chain, on a held URL, is what the budgets that held it made of it:
+	// the next owner charges the same family with the same hops instead of
+	// describing it afresh from Parent (which would charge the parent's
+	// family). Absent from senders that predate it: described afresh.
+	Chain *store.Chain `json:"chain,omitempty"`
 	// Robots is the answer a KindRobotsAnswer record carries.
 	Robots *RobotsAnswer `json:"robots,omitempty"`
 }

@@ -188,6 +188,40 @@ type Exclusion struct {
 	// CutFrom, when positive, is the length in bytes of the URL as found,
 	// of which URL keeps only the first MaxExcludedURL (Cut); 0: URL is whole.
 	CutFrom int
+	// Chain is what the URL-pattern budgets made of a URL they held back,
+	// for whoever decides it again: described afresh from Parent it would be
+	// charged to the parent's family instead of the one whose chain led to
+	// it. nil: not recorded (rows from before it was, other reasons).
+	Chain *Chain
+	// DupHops is the held URL's duplicate pages in a row (queue.URL.DupHops).
+	DupHops int
+}
+
+// Chain is how a URL-pattern budget judged a URL: grounded (0 hops) or
+// generated, with the hops of generation that led to it and the family
+// charged for them (pattern.Candidate).
+type Chain struct {
+	Hops   int    `json:"hops,omitempty"`
+	Origin uint64 `json:"origin,omitempty"`
+}
+
+// ChainColumns is e.Chain as the exclusions table keeps it: hops (nil for
+// NULL, none recorded) and origin (the key's bits, as the columns are
+// signed).
+func (e Exclusion) ChainColumns() (hops *int64, origin int64) {
+	if e.Chain == nil {
+		return nil, 0
+	}
+	h := int64(e.Chain.Hops)
+	return &h, int64(e.Chain.Origin)
+}
+
+// ChainOf is the Chain of an exclusions row's hops and origin columns.
+func ChainOf(hops *int64, origin int64) *Chain {
+	if hops == nil {
+		return nil
+	}
+	return &Chain{Hops: int(*hops), Origin: uint64(origin)}
 }
 
 // MaxExcludedURL bounds the URL an exclusion row keeps: a page can hold a

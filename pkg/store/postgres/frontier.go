@@ -480,6 +480,9 @@ func exclusionArgs(ex []store.Exclusion, now time.Time) ([]any, error) {
 		lasts    = make([]pgtype.Timestamptz, 0, n)
 		counts   = make([]int32, 0, n)
 		cutFrom  = make([]int32, 0, n)
+		hops     = make([]*int64, 0, n)
+		origins  = make([]int64, 0, n)
+		dupHops  = make([]int32, 0, n)
 	)
 	for _, h := range order {
 		s := byHash[h]
@@ -487,8 +490,10 @@ func exclusionArgs(ex []store.Exclusion, now time.Time) ([]any, error) {
 		reasons, parents, depths = append(reasons, s.e.Reason), append(parents, s.e.Parent), append(depths, int32(s.e.Depth))
 		crawlIDs, firsts, lasts = append(crawlIDs, s.e.CrawlID), append(firsts, timestamp(s.first)), append(lasts, timestamp(s.last))
 		counts, cutFrom = append(counts, s.count), append(cutFrom, int32(s.e.CutFrom))
+		h, o := s.e.ChainColumns()
+		hops, origins, dupHops = append(hops, h), append(origins, o), append(dupHops, int32(s.e.DupHops))
 	}
-	return []any{hashes, addrs, hosts, reasons, parents, depths, crawlIDs, firsts, lasts, counts, cutFrom}, nil
+	return []any{hashes, addrs, hosts, reasons, parents, depths, crawlIDs, firsts, lasts, counts, cutFrom, hops, origins, dupHops}, nil
 }
 
 // ForgetExclusions deletes the exclusions of hashes in one statement; the
@@ -516,8 +521,10 @@ func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]stor
 	held, err := queryAll(ctx, db, qHeldURLs, []any{hosts, perHost}, func(rows pgx.Rows) (store.Exclusion, error) {
 		var e store.Exclusion
 		var at pgtype.Timestamptz
-		err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at, &e.Seen)
-		e.At = fromTimestamp(at)
+		var origin int64
+		var hops *int64
+		err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at, &e.Seen, &hops, &origin, &e.DupHops)
+		e.At, e.Chain = fromTimestamp(at), store.ChainOf(hops, origin)
 		return e, err
 	})
 	if err != nil {

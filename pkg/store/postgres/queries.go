@@ -117,16 +117,17 @@ const (
 
 	// The reasons (store.HeldReasons) are literals, not parameters: only then can a generic plan
 	// use the partial index exclusions_held.
-	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count FROM (
-			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count,
+	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count, hops, origin, dup_hops FROM (
+			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count, hops, origin, dup_hops,
 				row_number() OVER (PARTITION BY host ORDER BY first_at, hash) AS n
 			FROM exclusions
 			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host = ANY($1)
 		) e WHERE n <= $2 ORDER BY host, n`
 	qRecordExclusions = `INSERT INTO exclusions AS e
-			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from)
+			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from, hops, origin, dup_hops)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],
-			$7::text[], $8::timestamptz[], $9::timestamptz[], $10::integer[], $11::integer[])
+			$7::text[], $8::timestamptz[], $9::timestamptz[], $10::integer[], $11::integer[],
+			$12::integer[], $13::bigint[], $14::integer[])
 		ORDER BY 1
 		ON CONFLICT (hash) DO UPDATE SET
 			count = e.count + excluded.count,

@@ -438,7 +438,8 @@ func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error 
 			if at == 0 {
 				at = now
 			}
-			if _, err := st.ExecContext(ctx, hash, e.URL, e.Host, e.Reason, e.Parent, e.Depth, e.CrawlID, at, at, e.CutFrom); err != nil {
+			hops, origin := e.ChainColumns()
+			if _, err := st.ExecContext(ctx, hash, e.URL, e.Host, e.Reason, e.Parent, e.Depth, e.CrawlID, at, at, e.CutFrom, hops, origin, e.DupHops); err != nil {
 				return fmt.Errorf("exclusion of %s: %w", e.URL, err)
 			}
 		}
@@ -488,11 +489,12 @@ func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]stor
 	var held []store.Exclusion
 	err = db.query(ctx, nil, qHeldURLs, []any{string(list), perHost}, func(rows *sql.Rows) error {
 		var e store.Exclusion
-		var at int64
-		if err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at, &e.Seen); err != nil {
+		var at, origin int64
+		var hops *int64
+		if err := rows.Scan(&e.Hash, &e.URL, &e.Host, &e.Reason, &e.Parent, &e.Depth, &e.CrawlID, &at, &e.Seen, &hops, &origin, &e.DupHops); err != nil {
 			return err
 		}
-		e.At = fromMillis(at)
+		e.At, e.Chain = fromMillis(at), store.ChainOf(hops, origin)
 		held = append(held, e)
 		return nil
 	})

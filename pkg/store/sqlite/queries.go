@@ -66,8 +66,8 @@ const (
 		RETURNING next_fetch_at > 0`
 
 	qRecordExclusion = `INSERT INTO exclusions
-		(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
+		(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from, hops, origin, dup_hops)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)
 		ON CONFLICT (hash) DO UPDATE SET
 			count = count + 1,
 			last_at = max(last_at, excluded.last_at)`
@@ -75,8 +75,8 @@ const (
 
 	// The reasons (store.HeldReasons) are literals, not parameters: only then can SQLite use the
 	// partial index exclusions_held.
-	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count FROM (
-			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count,
+	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count, hops, origin, dup_hops FROM (
+			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count, hops, origin, dup_hops,
 				row_number() OVER (PARTITION BY host ORDER BY first_at, hash) AS n
 			FROM exclusions
 			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host IN (SELECT value FROM json_each(?))

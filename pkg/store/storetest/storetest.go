@@ -684,8 +684,17 @@ func testHeldURLs(t *testing.T, s store.Store) {
 	var ex []store.Exclusion
 	held := func(host string, i int) store.Exclusion {
 		u := fmt.Sprintf("https://%s/cal/%d", host, i)
-		return store.Exclusion{URL: u, Hash: store.HashURL(u), Host: host, Reason: store.HeldReasons[i%len(store.HeldReasons)],
-			Parent: "https://" + host + "/", Depth: 2, CrawlID: "c1", At: t0.Add(time.Duration(10-i) * time.Minute)}
+		e := store.Exclusion{URL: u, Hash: store.HashURL(u), Host: host, Reason: store.HeldReasons[i%len(store.HeldReasons)],
+			Parent: "https://" + host + "/", Depth: 2, CrawlID: "c1", At: t0.Add(time.Duration(10-i) * time.Minute), DupHops: i}
+		// No chain recorded (an older writer), grounded, and generated with
+		// an origin key whose top bit is set (the columns are signed).
+		switch i % 3 {
+		case 1:
+			e.Chain = &store.Chain{}
+		case 2:
+			e.Chain = &store.Chain{Hops: 3, Origin: 1<<63 | uint64(i)}
+		}
+		return e
 	}
 	for i := range 4 {
 		ex = append(ex, held("a.example", i), held("b.example", i), held("c.example", i))
@@ -713,8 +722,11 @@ func testHeldURLs(t *testing.T, s store.Store) {
 			t.Errorf("HeldURLs[%d].Seen = %d, want 1 (recorded once)", i, g.Seen)
 		}
 		if g.URL != w.URL || g.Hash != w.Hash || g.Host != w.Host || g.Reason != w.Reason || g.Parent != w.Parent ||
-			g.Depth != w.Depth || g.CrawlID != w.CrawlID || !g.At.Equal(w.At) {
+			g.Depth != w.Depth || g.CrawlID != w.CrawlID || !g.At.Equal(w.At) || g.DupHops != w.DupHops {
 			t.Errorf("HeldURLs[%d] = %+v, want %+v", i, g, w)
+		}
+		if (g.Chain == nil) != (w.Chain == nil) || g.Chain != nil && *g.Chain != *w.Chain {
+			t.Errorf("HeldURLs[%d].Chain = %+v, want %+v", i, g.Chain, w.Chain)
 		}
 	}
 	if none, err := s.HeldURLs(ctx, nil, 3); err != nil || len(none) != 0 {
