@@ -295,7 +295,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"modified", qModified, 4, "USING INTEGER PRIMARY KEY"},
 		{"listed", qListed, 5, "USING INTEGER PRIMARY KEY"},
 		{"store url scheduled", qStoreURLScheduled, 18, "USING INTEGER PRIMARY KEY"},
-		{"record exclusion", qRecordExclusion, 10, ""},
+		{"record exclusion", qRecordExclusion, 13, ""},
 		{"stored fetches", in(qStoredFetches), 3, "USING COVERING INDEX sqlite_autoindex_captures_1"},
 		{"url states", in(qURLStates), 3, "USING INTEGER PRIMARY KEY"},
 		{"content owner", qContentOwner, 1, "USING INDEX captures_content"},
