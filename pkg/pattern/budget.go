@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
 // Reasons recorded for URLs held back, stable for the exclusion log.
@@ -186,6 +188,10 @@ type space struct {
 	// As a family: pages observed with links to their host, and of those
 	// the ones whose links were mostly to URLs nobody had linked before.
 	famLinked, famNovel int
+	// As a family: the pages of its host its evidence was found on (a page
+	// that linked several of its URLs in a row counts once), and the last.
+	pages    int
+	lastPage Key
 	// As a family: found from outside the host (another host, a seed, a
 	// sitemap, the operator), and the first two other families of the host
 	// whose grounded pages linked it (Describe).
@@ -216,6 +222,21 @@ func (s *space) pointedFrom(k Key) bool {
 // generates is held, however its own grounded pages are linked.
 func (s *space) copying() bool {
 	return s.famDup >= 3 && s.famDup >= 3*(s.famDistinct+s.famLead)
+}
+
+// singly reports whether every URL of a family found from outside it came
+// alone from its page of the host, and from at least n pages: one link
+// per page that differs on each (a search, share or calendar widget, a
+// session link), where an index, a listing or a sitemap links several.
+func (s *space) singly(n int) bool {
+	return !s.ext && s.pages >= n && s.pages == s.evidence
+}
+
+// barren reports whether a family's pages, n or more judged, led to few
+// pages outside it and earned no yield.
+func (s *space) barren(n int) bool {
+	judged := s.famDistinct + s.famDup
+	return judged >= n && 4*s.famLead < judged && s.yield == 0
 }
 
 // genPending is how many generated URLs of the space wait for a verdict.
@@ -314,8 +335,14 @@ func (r *referrers) add(c Candidate) {
 	}
 }
 
-// corroborated reports whether n distinct pages link the URL.
-func (r *referrers) corroborated(n int) bool { return n > 0 && len(r.pages) >= n }
+// corroborated reports whether n distinct pages link the URL (none for a
+// URL never held).
+func (r *referrers) corroborated(n int) bool { return r != nil && n > 0 && len(r.pages) >= n }
+
+// sameHost reports whether a candidate was found on a page of its own host.
+func sameHost(c Candidate) bool {
+	return c.Parent != "" && urlnorm.Authority(c.Parent) == urlnorm.Authority(c.URL)
+}
 
 type parkedURL[T any] struct {
 	hash int64
@@ -393,7 +420,9 @@ func foldLast(p string) string {
 }
 
 // allowance is how many generated URLs a family may have admitted: its first
-// budget, more for each of its URLs found from outside it, more for what its
+// budget, more for each of its URLs found from outside it (only one for a
+// URL a page of the host linked alone: a link that differs on every page
+// says less than an index), more for what its
 // generated pages led to outside itself (bounded by the host's other real
 // pages: an endless space that yields stops at a multiple of the site), and
 // a share of the host's real pages found from outside it.
@@ -403,7 +432,8 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 	if f.generating() {
 		w = min(w, 1)
 	}
-	return cfg.Budget + w*f.evidence + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + int(cfg.Share*others)
+	single := min(w, 1) * f.pages
+	return cfg.Budget + single + w*(f.evidence-f.pages) + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + int(cfg.Share*others)
 }
 
 // Admit decides on a candidate and, when it is admitted, counts it against
@@ -424,10 +454,21 @@ func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
 func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	sp, sk := h.entry(cfg, c.Space)
 	fam, _ := h.entry(cfg, Family(c.Space))
+	if c.Grounded && cfg.Probe > 0 && fam.singly(cfg.Probe) && sameHost(c) && !h.inPark[hash].corroborated(cfg.Referrers) &&
+		(fam.famDistinct+fam.famDup < cfg.Probe || fam.barren(cfg.Probe)) {
+		// A family the host links one URL a page of: the first pages are
+		// probes; the rest wait for their verdicts, and stay held while
+		// its pages lead nowhere else, unless enough pages link one.
+		return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, KeyOf(Family(c.Space))}}
+	}
 	if c.Grounded {
 		// Whatever its pages turned out to be: the letters of an index
 		// are near-duplicates of each other, and each is linked from it.
 		fam.evidence++
+		if p := KeyOf(c.Parent); sameHost(c) && p != fam.lastPage {
+			fam.lastPage = p
+			fam.pages++
+		}
 		h.grow(parkKey{parkFamily, KeyOf(Family(c.Space))})
 		return Decision{Admit: true, Last: cfg.Budget > 0 && fam.charged >= h.allowance(cfg, fam)}
 	}
@@ -497,6 +538,7 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 	if c.Grounded {
 		if f := h.spaces[KeyOf(Family(c.Space))]; f != nil && f.evidence > 0 {
 			f.evidence--
+			f.pages = min(f.pages, f.evidence)
 		}
 		return
 	}
@@ -535,6 +577,8 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 			fam.famNovel++
 		}
 	}
+	// A verdict of its page re-decides the URLs a family holds as probes.
+	h.grow(parkKey{parkFamily, fk})
 	if v.Duplicate {
 		fam.famDup++
 		h.grow(parkKey{parkSpace, fk})

@@ -69,9 +69,10 @@ func TestGeneratedBoundedWhateverItsPages(t *testing.T) {
 		h.Observe(cfg, Verdict{URL: u, Grounded: c.Grounded, Origin: c.Origin})
 		parentHops, origin = c.Hops, c.Origin
 	}
-	// Budget 3 + 2 for the one URL found from outside.
-	if admitted != 1+5 {
-		t.Errorf("%d admitted of an endless family of distinct pages, want 6", admitted)
+	// Budget 3 + 1 for the one URL found from outside, alone on its page
+	// (pattern-evidence counts for a page that links several).
+	if admitted != 1+4 {
+		t.Errorf("%d admitted of an endless family of distinct pages, want 5", admitted)
 	}
 	// Evidence from outside: two more URLs of the family linked from "/".
 	offer(h, cfg, "http://a/search?q=linked1", "http://a/", 0, 0)
@@ -462,9 +463,10 @@ func TestYieldOfDeadEnds(t *testing.T) {
 	}
 }
 
-// TestGeneratingFamily: a family linked from ten other pages earns
-// pattern-evidence generated URLs for each, unless most of its pages link
-// mostly URLs nobody linked before: then one each, whatever their content.
+// TestGeneratingFamily: a family linked from five other pages, two URLs
+// each, earns one generated URL for the first of each page and
+// pattern-evidence for the second, unless most of its pages link mostly URLs
+// nobody linked before: then one each, whatever their content.
 func TestGeneratingFamily(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Probe = 0 // the budgets alone, not the duplicate probes
@@ -472,7 +474,7 @@ func TestGeneratingFamily(t *testing.T) {
 		h := NewHost[string]()
 		for i := range 10 {
 			u := fmt.Sprintf("http://a/t/x%d", i)
-			c, d := offer(h, cfg, u, fmt.Sprintf("http://a/doc/%d.html", i), 0, 0)
+			c, d := offer(h, cfg, u, fmt.Sprintf("http://a/doc/%d.html", i/2), 0, 0)
 			if !d.Admit || !c.Grounded {
 				t.Fatalf("%s from another family: %+v %+v, want admitted grounded", u, c, d)
 			}
@@ -491,11 +493,65 @@ func TestGeneratingFamily(t *testing.T) {
 		return n
 	}
 	site, space := admitted(false), admitted(true)
-	if want := cfg.Budget + cfg.EvidenceWeight*10; site < want {
+	if want := cfg.Budget + 5 + cfg.EvidenceWeight*5; site < want {
 		t.Errorf("a family whose pages link what is known: %d generated URLs admitted, want at least %d", site, want)
 	}
 	if want := cfg.Budget + 10 + int(cfg.Share*10); space > want {
 		t.Errorf("a family whose pages make up what they link: %d generated URLs admitted, want at most %d", space, want)
+	}
+}
+
+// TestSinglyLinkedFamily: a family each page of the host links one URL of,
+// a different one on every page (a search or share widget), is probed: its
+// first URLs are fetched, the rest wait for their verdicts and stay held
+// while its pages lead nowhere else; one that enough pages link is
+// admitted, and all are once its pages lead to other pages of the site.
+func TestSinglyLinkedFamily(t *testing.T) {
+	cfg := DefaultConfig()
+	run := func(leads bool) (admitted, held int, h *Host[string]) {
+		h = NewHost[string]()
+		for i := range 30 {
+			u := fmt.Sprintf("http://a/share?u=%d", i)
+			c, d := offer(h, cfg, u, fmt.Sprintf("http://a/doc/%d.html", i), 0, 0)
+			if !c.Grounded {
+				t.Fatalf("%s: %+v, want grounded", u, c)
+			}
+			if !d.Admit {
+				if d.Reason != ReasonPatternBudget {
+					t.Fatalf("%s held for %q", u, d.Reason)
+				}
+				held++
+				continue
+			}
+			admitted++
+			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true})
+			if leads {
+				// The page led to a page of another family, first found there.
+				l := fmt.Sprintf("http://a/article/%d.html", i)
+				lc := h.Describe(cfg, Found{URL: l, Parent: u})
+				h.Admit(cfg, int64(KeyOf(l)), lc)
+				h.Observe(cfg, Verdict{URL: l, Hash: int64(KeyOf(l)), Grounded: lc.Grounded, ParentSpace: lc.ParentSpace})
+			}
+			h.Release(cfg, func(string, Decision) { admitted++; held-- })
+		}
+		return admitted, held, h
+	}
+	admitted, held, h := run(false)
+	if admitted != cfg.Probe || held != 30-cfg.Probe {
+		t.Fatalf("a family linked once a page that leads nowhere: %d admitted, %d held; want the %d probes", admitted, held, cfg.Probe)
+	}
+	// Linked from three more pages: corroborated, admitted.
+	u := "http://a/share?u=29"
+	for i := range cfg.Referrers {
+		offer(h, cfg, u, fmt.Sprintf("http://a/other/%d.html", i), 0, 0)
+	}
+	var got []string
+	h.Release(cfg, func(s string, d Decision) { got = append(got, s) })
+	if len(got) != 1 || got[0] != u {
+		t.Errorf("a held URL %d pages link: released %v, want it alone", cfg.Referrers+1, got)
+	}
+	if admitted, held, _ := run(true); admitted != 30 || held != 0 {
+		t.Errorf("a family linked once a page whose pages lead to others: %d admitted, %d held; want 30 and 0", admitted, held)
 	}
 }
 
