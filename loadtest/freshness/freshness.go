@@ -110,6 +110,10 @@ type Run struct {
 	UniformExpected  float64            `json:"uniform_expected_freshness"`
 	OptimalShare     float64            `json:"optimal_share"`
 	OptimalByClass   map[string]float64 `json:"optimal_revisits_by_class"`
+	// Revisits that a sitemap listing of a change came before, and their
+	// mean lag from that listing's fetch (synthweb.ChangeReport).
+	ListedByClass    map[string]int     `json:"listed_revisits_by_class"`
+	ListedLagByClass map[string]float64 `json:"listed_lag_seconds_by_class"`
 	Violations       int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
 	// With the web's features (-features): requests to the redirect loop
 	// /loop/a <-> /loop/b, and those that started after both of a host's
@@ -253,6 +257,14 @@ func roundAll(m map[string]float64) map[string]int {
 	return out
 }
 
+func tenths(m map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		out[k] = math.Round(10*v) / 10
+	}
+	return out
+}
+
 func div(a, b float64) float64 {
 	if b == 0 {
 		return 0
@@ -331,6 +343,7 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 	r.PageRequests, r.Revisits, r.RevisitsByClass, r.NotModified = c.PageRequests, c.Revisits, c.RevisitsByClass, c.NotModified
 	r.Freshness, r.FreshnessChanging, r.ByClass, r.WindowSec = c.Freshness, c.FreshnessChanging, c.FreshnessByClass, c.WindowSeconds
 	r.FreshnessFetched, r.Optimal, r.UniformExpected, r.OptimalShare, r.OptimalByClass = c.FreshnessFetched, c.OptimalFreshness, c.UniformFreshness, c.OptimalShare, c.OptimalRevisitsByClass
+	r.ListedByClass, r.ListedLagByClass = c.ListedRevisitsByClass, c.ListedLagByClass
 	r.Violations = rep.Politeness.Count + rep.Robots.Count + rep.Overlaps.Count + rep.UnconditionalRevisits.Count
 	return r, nil
 }
@@ -358,6 +371,8 @@ func Table(w io.Writer, res *Result) error {
 	a := res.Adaptive
 	fmt.Fprintf(w, "adaptive: %.3f of the optimal policy's freshness with the same revisits (revisits %v; the optimum's %v)\n",
 		a.OptimalShare, a.RevisitsByClass, roundAll(a.OptimalByClass))
+	fmt.Fprintf(w, "adaptive: revisits after a sitemap listed a change %v, mean lag from that sitemap fetch (s) %v\n",
+		a.ListedByClass, tenths(a.ListedLagByClass))
 	_, err := fmt.Fprintf(w, "adaptive / uniform (*): requests %.3f, freshness %.3f, of the pages that change %.3f (%.0f%% of pages never change; %.0f simulated hours per crawl)\n",
 		res.RequestRatio, res.Ratio, res.RatioChanging, 100*res.ShareNever, res.SimulatedHours)
 	return err

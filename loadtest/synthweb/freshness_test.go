@@ -305,3 +305,30 @@ func TestChangeCrawl(t *testing.T) {
 		})
 	}
 }
+
+// TestListedLag: a revisit counts as led by a listing only when a sitemap
+// fetch came after the page's first change since its previous answer and
+// before the revisit; the lag runs from the first such fetch.
+func TestListedLag(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	ph := &pageHistory{changes: []time.Time{at(10), at(30)}}
+	sitemaps := []time.Time{at(5), at(12), at(20), at(40)}
+	for _, tt := range []struct {
+		prev, revisit int
+		lag           int
+		ok            bool
+	}{
+		{0, 25, 13, true},   // changed at 10, listed at 12
+		{0, 11, 0, false},   // changed at 10, no sitemap fetch before the revisit since
+		{12, 28, 0, false},  // no change since 12 before 28
+		{15, 45, 5, true},   // changed at 30, listed at 40
+		{0, 12, 0, false},   // the fetch at 12 started with the revisit
+		{35, 100, 0, false}, // no change after 30
+	} {
+		lag, ok := listedLag(ph, sitemaps, at(tt.prev), at(tt.revisit))
+		if ok != tt.ok || (ok && lag != time.Duration(tt.lag)*time.Second) {
+			t.Errorf("previous answer at %d, revisit at %d: lag %v, %v; want %ds, %v", tt.prev, tt.revisit, lag, ok, tt.lag, tt.ok)
+		}
+	}
+}
