@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -58,6 +59,13 @@ type ChangeReport struct {
 	// the schedule chose, and how long a listing's news waited.
 	ListedRevisitsByClass map[string]int     `json:"listed_revisits_by_class"`
 	ListedLagByClass      map[string]float64 `json:"listed_lag_seconds_by_class"`
+	// IntervalByClass and IntervalCVByClass are the mean time in seconds
+	// from a page's previous answer to its revisit, per class, and the
+	// intervals' coefficient of variation: at the same mean, intervals that
+	// vary more keep a page fresh less of the time ((1−e^(−λT))/(λT) is
+	// convex in T).
+	IntervalByClass   map[string]float64 `json:"interval_seconds_by_class"`
+	IntervalCVByClass map[string]float64 `json:"interval_cv_by_class"`
 }
 
 // goneRetire is how many 404 or 410 answers should make a crawler retire
@@ -135,7 +143,9 @@ type copyAt struct {
 // Start, then freshness.
 func (a *auditor) change(reqs []Request, cw *changeWorld) {
 	rep := &ChangeReport{FreshnessByClass: map[string]float64{}, RevisitsByClass: map[string]int{},
-		ListedRevisitsByClass: map[string]int{}, ListedLagByClass: map[string]float64{}}
+		ListedRevisitsByClass: map[string]int{}, ListedLagByClass: map[string]float64{},
+		IntervalByClass: map[string]float64{}, IntervalCVByClass: map[string]float64{}}
+	intervalSq := map[string]float64{}
 	a.rep.Change = rep
 	type state struct {
 		answered bool      // a final answer came before
@@ -175,6 +185,9 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 			rep.Revisits++
 			rep.RevisitsByClass[ph.class]++
 			revisits[r.Resource]++
+			iv := r.Start.Sub(st.last).Seconds()
+			rep.IntervalByClass[ph.class] += iv
+			intervalSq[ph.class] += iv * iv
 			if lag, ok := listedLag(ph, sitemaps[r.Host], st.last, r.Start); ok {
 				rep.ListedRevisitsByClass[ph.class]++
 				rep.ListedLagByClass[ph.class] += lag.Seconds()
@@ -204,6 +217,13 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 	}
 	for class, n := range rep.ListedRevisitsByClass {
 		rep.ListedLagByClass[class] /= float64(n)
+	}
+	for class, n := range rep.RevisitsByClass {
+		mean := rep.IntervalByClass[class] / float64(n)
+		rep.IntervalByClass[class] = mean
+		if mean > 0 {
+			rep.IntervalCVByClass[class] = math.Sqrt(max(intervalSq[class]/float64(n)-mean*mean, 0)) / mean
+		}
 	}
 	end := cw.end
 	if end.IsZero() {

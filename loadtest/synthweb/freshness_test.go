@@ -332,3 +332,29 @@ func TestListedLag(t *testing.T) {
 		}
 	}
 }
+
+// TestRevisitIntervals: a page answered at 0, 10 and 30 s was revisited
+// after 10 and 20 s: a mean of 15 s and a coefficient of variation of 1/3;
+// a page fetched once has none.
+func TestRevisitIntervals(t *testing.T) {
+	pages := map[string]*pageHistory{
+		"/a.html": {class: ChangeSlow, rate: 0.1},
+		"/b.html": {class: ChangeFast, rate: 1},
+	}
+	log := []Request{
+		rq(hostOpen, "/a.html", 200, 0),
+		rq(hostOpen, "/b.html", 200, 1000),
+		rq(hostOpen, "/a.html", 304, 10000),
+		rq(hostOpen, "/a.html", 200, 30000),
+	}
+	c := audit(log, changeTestWorld(pages, ms(40000)), AuditConfig{}).Change
+	if got := c.IntervalByClass[ChangeSlow]; math.Abs(got-15) > 1e-9 {
+		t.Errorf("slow pages' mean interval %v s, want 15", got)
+	}
+	if got := c.IntervalCVByClass[ChangeSlow]; math.Abs(got-1.0/3) > 1e-9 {
+		t.Errorf("slow pages' intervals' coefficient of variation %v, want 1/3", got)
+	}
+	if _, ok := c.IntervalByClass[ChangeFast]; ok {
+		t.Errorf("fast pages, never revisited, have a mean interval %v", c.IntervalByClass[ChangeFast])
+	}
+}
