@@ -117,6 +117,7 @@ type Run struct {
 	// Mean revisit interval in seconds and its coefficient of variation.
 	IntervalByClass   map[string]float64 `json:"interval_seconds_by_class"`
 	IntervalCVByClass map[string]float64 `json:"interval_cv_by_class"`
+	SitemapFetches    int                `json:"sitemap_fetches"`
 	Violations        int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
 	// With the web's features (-features): requests to the redirect loop
 	// /loop/a <-> /loop/b, and those that started after both of a host's
@@ -350,7 +351,7 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 	r.Freshness, r.FreshnessChanging, r.ByClass, r.WindowSec = c.Freshness, c.FreshnessChanging, c.FreshnessByClass, c.WindowSeconds
 	r.FreshnessFetched, r.Optimal, r.UniformExpected, r.OptimalShare, r.OptimalByClass = c.FreshnessFetched, c.OptimalFreshness, c.UniformFreshness, c.OptimalShare, c.OptimalRevisitsByClass
 	r.ListedByClass, r.ListedLagByClass = c.ListedRevisitsByClass, c.ListedLagByClass
-	r.IntervalByClass, r.IntervalCVByClass = c.IntervalByClass, c.IntervalCVByClass
+	r.IntervalByClass, r.IntervalCVByClass, r.SitemapFetches = c.IntervalByClass, c.IntervalCVByClass, c.SitemapFetches
 	r.Violations = rep.Politeness.Count + rep.Robots.Count + rep.Overlaps.Count + rep.UnconditionalRevisits.Count
 	return r, nil
 }
@@ -378,8 +379,8 @@ func Table(w io.Writer, res *Result) error {
 	a := res.Adaptive
 	fmt.Fprintf(w, "adaptive: %.3f of the optimal policy's freshness with the same revisits (revisits %v; the optimum's %v)\n",
 		a.OptimalShare, a.RevisitsByClass, roundAll(a.OptimalByClass))
-	fmt.Fprintf(w, "adaptive: revisits after a sitemap listed a change %v, mean lag from that sitemap fetch (s) %v\n",
-		a.ListedByClass, tenths(a.ListedLagByClass))
+	fmt.Fprintf(w, "adaptive: %d sitemap fetches; revisits after a sitemap listed a change %v, mean lag from that sitemap fetch (s) %v\n",
+		a.SitemapFetches, a.ListedByClass, tenths(a.ListedLagByClass))
 	fmt.Fprintf(w, "adaptive: mean revisit interval (s) %v, its coefficient of variation %v\n",
 		tenths(a.IntervalByClass), hundredths(a.IntervalCVByClass))
 	_, err := fmt.Fprintf(w, "adaptive / uniform (*): requests %.3f, freshness %.3f, of the pages that change %.3f (%.0f%% of pages never change; %.0f simulated hours per crawl)\n",

@@ -66,6 +66,7 @@ type ChangeReport struct {
 	// convex in T).
 	IntervalByClass   map[string]float64 `json:"interval_seconds_by_class"`
 	IntervalCVByClass map[string]float64 `json:"interval_cv_by_class"`
+	SitemapFetches    int                `json:"sitemap_fetches"` // 200 answers of the hosts' sitemaps of changing pages
 }
 
 // goneRetire is how many 404 or 410 answers should make a crawler retire
@@ -164,6 +165,7 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 		}
 		if r.Kind == "sitemap" && r.Status == http.StatusOK && strings.HasSuffix(r.Resource, sitemapPath) {
 			sitemaps[r.Host] = append(sitemaps[r.Host], r.Start)
+			rep.SitemapFetches++
 		}
 		st := states[r.Resource]
 		if st == nil {

@@ -335,19 +335,26 @@ func TestListedLag(t *testing.T) {
 
 // TestRevisitIntervals: a page answered at 0, 10 and 30 s was revisited
 // after 10 and 20 s: a mean of 15 s and a coefficient of variation of 1/3;
-// a page fetched once has none.
+// a page fetched once has none. The sitemap fetched at 5 s, after a's
+// change at 2 s, came 5 s before its first revisit.
 func TestRevisitIntervals(t *testing.T) {
 	pages := map[string]*pageHistory{
-		"/a.html": {class: ChangeSlow, rate: 0.1},
+		"/a.html": {class: ChangeSlow, rate: 0.1, changes: []time.Time{ms(2000)}},
 		"/b.html": {class: ChangeFast, rate: 1},
 	}
+	sm := rq(hostOpen, sitemapPath, 200, 5000)
+	sm.Kind = "sitemap"
 	log := []Request{
 		rq(hostOpen, "/a.html", 200, 0),
 		rq(hostOpen, "/b.html", 200, 1000),
-		rq(hostOpen, "/a.html", 304, 10000),
-		rq(hostOpen, "/a.html", 200, 30000),
+		sm,
+		rq(hostOpen, "/a.html", 200, 10000),
+		rq(hostOpen, "/a.html", 304, 30000),
 	}
 	c := audit(log, changeTestWorld(pages, ms(40000)), AuditConfig{}).Change
+	if c.SitemapFetches != 1 || c.ListedRevisitsByClass[ChangeSlow] != 1 || math.Abs(c.ListedLagByClass[ChangeSlow]-5) > 1e-9 {
+		t.Errorf("sitemap fetches %d, listed revisits %v, lag %v; want 1, one slow, 5 s", c.SitemapFetches, c.ListedRevisitsByClass, c.ListedLagByClass)
+	}
 	if got := c.IntervalByClass[ChangeSlow]; math.Abs(got-15) > 1e-9 {
 		t.Errorf("slow pages' mean interval %v s, want 15", got)
 	}
