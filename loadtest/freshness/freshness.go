@@ -110,7 +110,15 @@ type Run struct {
 	UniformExpected  float64            `json:"uniform_expected_freshness"`
 	OptimalShare     float64            `json:"optimal_share"`
 	OptimalByClass   map[string]float64 `json:"optimal_revisits_by_class"`
-	Violations       int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
+	// Revisits that a sitemap listing of a change came before, and their
+	// mean lag from that listing's fetch (synthweb.ChangeReport).
+	ListedByClass    map[string]int     `json:"listed_revisits_by_class"`
+	ListedLagByClass map[string]float64 `json:"listed_lag_seconds_by_class"`
+	// Mean revisit interval in seconds and its coefficient of variation.
+	IntervalByClass   map[string]float64 `json:"interval_seconds_by_class"`
+	IntervalCVByClass map[string]float64 `json:"interval_cv_by_class"`
+	SitemapFetches    int                `json:"sitemap_fetches"`
+	Violations        int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
 	// With the web's features (-features): requests to the redirect loop
 	// /loop/a <-> /loop/b, and those that started after both of a host's
 	// members had answered, when the loop could be known.
@@ -253,6 +261,17 @@ func roundAll(m map[string]float64) map[string]int {
 	return out
 }
 
+func tenths(m map[string]float64) map[string]float64     { return rounded(m, 10) }
+func hundredths(m map[string]float64) map[string]float64 { return rounded(m, 100) }
+
+func rounded(m map[string]float64, per float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		out[k] = math.Round(per*v) / per
+	}
+	return out
+}
+
 func div(a, b float64) float64 {
 	if b == 0 {
 		return 0
@@ -331,6 +350,8 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 	r.PageRequests, r.Revisits, r.RevisitsByClass, r.NotModified = c.PageRequests, c.Revisits, c.RevisitsByClass, c.NotModified
 	r.Freshness, r.FreshnessChanging, r.ByClass, r.WindowSec = c.Freshness, c.FreshnessChanging, c.FreshnessByClass, c.WindowSeconds
 	r.FreshnessFetched, r.Optimal, r.UniformExpected, r.OptimalShare, r.OptimalByClass = c.FreshnessFetched, c.OptimalFreshness, c.UniformFreshness, c.OptimalShare, c.OptimalRevisitsByClass
+	r.ListedByClass, r.ListedLagByClass = c.ListedRevisitsByClass, c.ListedLagByClass
+	r.IntervalByClass, r.IntervalCVByClass, r.SitemapFetches = c.IntervalByClass, c.IntervalCVByClass, c.SitemapFetches
 	r.Violations = rep.Politeness.Count + rep.Robots.Count + rep.Overlaps.Count + rep.UnconditionalRevisits.Count
 	return r, nil
 }
@@ -358,6 +379,10 @@ func Table(w io.Writer, res *Result) error {
 	a := res.Adaptive
 	fmt.Fprintf(w, "adaptive: %.3f of the optimal policy's freshness with the same revisits (revisits %v; the optimum's %v)\n",
 		a.OptimalShare, a.RevisitsByClass, roundAll(a.OptimalByClass))
+	fmt.Fprintf(w, "adaptive: %d sitemap fetches; revisits after a sitemap listed a change %v, mean lag from that sitemap fetch (s) %v\n",
+		a.SitemapFetches, a.ListedByClass, tenths(a.ListedLagByClass))
+	fmt.Fprintf(w, "adaptive: mean revisit interval (s) %v, its coefficient of variation %v\n",
+		tenths(a.IntervalByClass), hundredths(a.IntervalCVByClass))
 	_, err := fmt.Fprintf(w, "adaptive / uniform (*): requests %.3f, freshness %.3f, of the pages that change %.3f (%.0f%% of pages never change; %.0f simulated hours per crawl)\n",
 		res.RequestRatio, res.Ratio, res.RatioChanging, 100*res.ShareNever, res.SimulatedHours)
 	return err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -48,6 +49,24 @@ type ChangeReport struct {
 	ConditionalRevisits int            `json:"conditional_revisits"` // revisits with If-None-Match or If-Modified-Since
 	NotModified         int            `json:"not_modified"`         // 304 answers
 	RequestsAfterGone   int            `json:"requests_after_gone"`  // requests for any resource that had answered 404 or 410 goneRetire times
+
+	// ListedRevisitsByClass counts, per class, the revisits that came after
+	// the host's sitemap of changing pages (sitemapPath) was fetched listing
+	// a change of the page since its previous answer, which a crawler
+	// reading <lastmod> knows will find a change; ListedLagByClass is their
+	// mean lag in seconds from the first such sitemap fetch to the revisit.
+	// With RevisitsByClass they tell the revisits a listing led from those
+	// the schedule chose, and how long a listing's news waited.
+	ListedRevisitsByClass map[string]int     `json:"listed_revisits_by_class"`
+	ListedLagByClass      map[string]float64 `json:"listed_lag_seconds_by_class"`
+	// IntervalByClass and IntervalCVByClass are the mean time in seconds
+	// from a page's previous answer to its revisit, per class, and the
+	// intervals' coefficient of variation: at the same mean, intervals that
+	// vary more keep a page fresh less of the time ((1−e^(−λT))/(λT) is
+	// convex in T).
+	IntervalByClass   map[string]float64 `json:"interval_seconds_by_class"`
+	IntervalCVByClass map[string]float64 `json:"interval_cv_by_class"`
+	SitemapFetches    int                `json:"sitemap_fetches"` // 200 answers of the hosts' sitemaps of changing pages
 }
 
 // goneRetire is how many 404 or 410 answers should make a crawler retire
@@ -124,20 +143,29 @@ type copyAt struct {
 // change audits revisits and validators over the requests in order of
 // Start, then freshness.
 func (a *auditor) change(reqs []Request, cw *changeWorld) {
-	rep := &ChangeReport{FreshnessByClass: map[string]float64{}, RevisitsByClass: map[string]int{}}
+	rep := &ChangeReport{FreshnessByClass: map[string]float64{}, RevisitsByClass: map[string]int{},
+		ListedRevisitsByClass: map[string]int{}, ListedLagByClass: map[string]float64{},
+		IntervalByClass: map[string]float64{}, IntervalCVByClass: map[string]float64{}}
+	intervalSq := map[string]float64{}
 	a.rep.Change = rep
 	type state struct {
-		answered bool     // a final answer came before
-		lastOK   *Request // the latest 200 answer, unless a final answer other than 304 came after it
-		gone     int      // 404 and 410 answers
+		answered bool      // a final answer came before
+		last     time.Time // when the latest final answer started
+		lastOK   *Request  // the latest 200 answer, unless a final answer other than 304 came after it
+		gone     int       // 404 and 410 answers
 	}
 	states := map[string]*state{}
+	sitemaps := map[string][]time.Time{} // per host, the starts of its sitemapPath's 200 answers so far
 	copies := map[string][]copyAt{}
 	revisits := map[string]int{}
 	for i := range reqs {
 		r := &reqs[i]
 		if r.Kind == "robots" {
 			continue
+		}
+		if r.Kind == "sitemap" && r.Status == http.StatusOK && strings.HasSuffix(r.Resource, sitemapPath) {
+			sitemaps[r.Host] = append(sitemaps[r.Host], r.Start)
+			rep.SitemapFetches++
 		}
 		st := states[r.Resource]
 		if st == nil {
@@ -159,6 +187,13 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 			rep.Revisits++
 			rep.RevisitsByClass[ph.class]++
 			revisits[r.Resource]++
+			iv := r.Start.Sub(st.last).Seconds()
+			rep.IntervalByClass[ph.class] += iv
+			intervalSq[ph.class] += iv * iv
+			if lag, ok := listedLag(ph, sitemaps[r.Host], st.last, r.Start); ok {
+				rep.ListedRevisitsByClass[ph.class]++
+				rep.ListedLagByClass[ph.class] += lag.Seconds()
+			}
 			switch {
 			case r.IfNoneMatch || r.IfModifiedSince:
 				rep.ConditionalRevisits++
@@ -179,7 +214,17 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 			st.lastOK = nil
 		}
 		if isFinal(r.Status) {
-			st.answered = true
+			st.answered, st.last = true, r.Start
+		}
+	}
+	for class, n := range rep.ListedRevisitsByClass {
+		rep.ListedLagByClass[class] /= float64(n)
+	}
+	for class, n := range rep.RevisitsByClass {
+		mean := rep.IntervalByClass[class] / float64(n)
+		rep.IntervalByClass[class] = mean
+		if mean > 0 {
+			rep.IntervalCVByClass[class] = math.Sqrt(max(intervalSq[class]/float64(n)-mean*mean, 0)) / mean
 		}
 	}
 	end := cw.end
@@ -194,6 +239,22 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 		freshness(rep, cw.pages, copies, a.t0, end)
 		yardstick(rep, cw.pages, copies, revisits, end)
 	}
+}
+
+// listedLag is how long before a revisit at at the first sitemap fetch
+// (of those at sitemaps, in order) that listed a change of the page made
+// after the previous answer at prev came; ok is false when none did.
+func listedLag(ph *pageHistory, sitemaps []time.Time, prev, at time.Time) (time.Duration, bool) {
+	v := ph.versionAt(prev)
+	if v >= len(ph.changes) || !ph.changes[v].Before(at) {
+		return 0, false
+	}
+	changed := ph.changes[v]
+	i := sort.Search(len(sitemaps), func(i int) bool { return !sitemaps[i].Before(changed) })
+	if i == len(sitemaps) || !sitemaps[i].Before(at) {
+		return 0, false
+	}
+	return at.Sub(sitemaps[i]), true
 }
 
 // yardstick compares the freshness of the pages that were never deleted,

@@ -305,3 +305,63 @@ func TestChangeCrawl(t *testing.T) {
 		})
 	}
 }
+
+// TestListedLag: a revisit counts as led by a listing only when a sitemap
+// fetch came after the page's first change since its previous answer and
+// before the revisit; the lag runs from the first such fetch.
+func TestListedLag(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	ph := &pageHistory{changes: []time.Time{at(10), at(30)}}
+	sitemaps := []time.Time{at(5), at(12), at(20), at(40)}
+	for _, tt := range []struct {
+		prev, revisit int
+		lag           int
+		ok            bool
+	}{
+		{0, 25, 13, true},   // changed at 10, listed at 12
+		{0, 11, 0, false},   // changed at 10, no sitemap fetch before the revisit since
+		{12, 28, 0, false},  // no change since 12 before 28
+		{15, 45, 5, true},   // changed at 30, listed at 40
+		{0, 12, 0, false},   // the fetch at 12 started with the revisit
+		{35, 100, 0, false}, // no change after 30
+	} {
+		lag, ok := listedLag(ph, sitemaps, at(tt.prev), at(tt.revisit))
+		if ok != tt.ok || (ok && lag != time.Duration(tt.lag)*time.Second) {
+			t.Errorf("previous answer at %d, revisit at %d: lag %v, %v; want %ds, %v", tt.prev, tt.revisit, lag, ok, tt.lag, tt.ok)
+		}
+	}
+}
+
+// TestRevisitIntervals: a page answered at 0, 10 and 30 s was revisited
+// after 10 and 20 s: a mean of 15 s and a coefficient of variation of 1/3;
+// a page fetched once has none. The sitemap fetched at 5 s, after a's
+// change at 2 s, came 5 s before its first revisit.
+func TestRevisitIntervals(t *testing.T) {
+	pages := map[string]*pageHistory{
+		"/a.html": {class: ChangeSlow, rate: 0.1, changes: []time.Time{ms(2000)}},
+		"/b.html": {class: ChangeFast, rate: 1},
+	}
+	sm := rq(hostOpen, sitemapPath, 200, 5000)
+	sm.Kind = "sitemap"
+	log := []Request{
+		rq(hostOpen, "/a.html", 200, 0),
+		rq(hostOpen, "/b.html", 200, 1000),
+		sm,
+		rq(hostOpen, "/a.html", 200, 10000),
+		rq(hostOpen, "/a.html", 304, 30000),
+	}
+	c := audit(log, changeTestWorld(pages, ms(40000)), AuditConfig{}).Change
+	if c.SitemapFetches != 1 || c.ListedRevisitsByClass[ChangeSlow] != 1 || math.Abs(c.ListedLagByClass[ChangeSlow]-5) > 1e-9 {
+		t.Errorf("sitemap fetches %d, listed revisits %v, lag %v; want 1, one slow, 5 s", c.SitemapFetches, c.ListedRevisitsByClass, c.ListedLagByClass)
+	}
+	if got := c.IntervalByClass[ChangeSlow]; math.Abs(got-15) > 1e-9 {
+		t.Errorf("slow pages' mean interval %v s, want 15", got)
+	}
+	if got := c.IntervalCVByClass[ChangeSlow]; math.Abs(got-1.0/3) > 1e-9 {
+		t.Errorf("slow pages' intervals' coefficient of variation %v, want 1/3", got)
+	}
+	if _, ok := c.IntervalByClass[ChangeFast]; ok {
+		t.Errorf("fast pages, never revisited, have a mean interval %v", c.IntervalByClass[ChangeFast])
+	}
+}

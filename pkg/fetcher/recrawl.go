@@ -83,6 +83,17 @@ type dueURL struct {
 	value float64
 }
 
+// dueValue is what revisiting u at now is worth to the scan's ranking. A
+// sitemap <lastmod> after the copy's fetch (the condition under which the
+// listing brought the visit forward, Store.Modified) makes the change sure.
+func dueValue(pol recrawl.Policy, u store.URL, now time.Time) float64 {
+	rate, w := u.Recrawl.ChangeRate/86400, recrawl.Weight(u.Score)
+	if u.SitemapLastMod.After(u.FetchedAt) {
+		return pol.ValueChanged(rate, w)
+	}
+	return pol.Value(rate, w, now.Sub(u.Recrawl.LastVisitAt))
+}
+
 // scanDue reads the earliest planned visits of every owned partition and
 // produces the due ones, most valuable first, within each host's revisit
 // budget.
@@ -143,9 +154,7 @@ func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
 			if oldest.IsZero() || at.Before(oldest) {
 				oldest = at
 			}
-			rate := u.Recrawl.ChangeRate / 86400
-			age := now.Sub(u.Recrawl.LastVisitAt)
-			due = append(due, dueURL{u: u, value: pol.Value(rate, recrawl.Weight(u.Score), age)})
+			due = append(due, dueURL{u: u, value: dueValue(pol, u, now)})
 		}
 	}
 	f.metrics.recrawlDue.Set(float64(len(due)))

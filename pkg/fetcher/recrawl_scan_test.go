@@ -139,3 +139,77 @@ func TestScanDueReadsWhatItMayEmit(t *testing.T) {
 		t.Errorf("NextDue = %v, want the earliest planned visit, %v before the fill's now", next, planned.Sub(next))
 	}
 }
+
+// TestScanDueListedChangeFirst: of two due pages of one host with the same
+// estimate, the host's one slot goes to the page a sitemap listed as
+// changed after its copy, not to the one whose copy is older; a listing
+// before its copy adds nothing.
+func TestScanDueListedChangeFirst(t *testing.T) {
+	ctx := context.Background()
+	e := testenv.New(t)
+	const host = "a.example"
+	part := queue.PartitionOf(host)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	urls := map[string]time.Duration{"http://a.example/old": 40 * time.Second, "http://a.example/listed": 10 * time.Second}
+	var caps []store.Capture
+	for u, age := range urls {
+		at := now.Add(-age)
+		if _, err := e.DB.AdmitURLs(ctx, []store.URL{{Hash: store.HashURL(u), Partition: part, URL: u, Host: host, Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: at}}); err != nil {
+			t.Fatal(err)
+		}
+		caps = append(caps, store.Capture{FetchID: u, URLHash: store.HashURL(u), URL: u, FetchedAt: at, Status: 200,
+			Schedule: &store.Recrawl{NextFetchAt: now.Add(-time.Second), FetchCount: 3, ChangeCount: 1, LastVisitAt: at, ChangeRate: 86400.0 / 24}})
+	}
+	if err := e.DB.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.Recrawl = recrawl.DefaultPolicy()
+	cfg.DefaultDelay = 2 * recrawlScan // one revisit per host and scan
+	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.kafka.Close()
+	f.mu.Lock()
+	f.owned[part] = true
+	f.mu.Unlock()
+	emittedOnly := func() string {
+		t.Helper()
+		if err := f.scanDue(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var got []string
+		for h := range f.emitted {
+			for u := range urls {
+				if store.HashURL(u) == h {
+					got = append(got, u)
+				}
+			}
+		}
+		clear(f.emitted)
+		f.hostOf(host).revisits = 0
+		if len(got) != 1 {
+			t.Fatalf("scan emitted %v; want one revisit of the host", got)
+		}
+		return got[0]
+	}
+	listed := "http://a.example/listed"
+	// Listed before its copy: the older copy goes first.
+	mod := store.Modification{Hash: store.HashURL(listed), LastMod: now.Add(-20 * time.Second), Seen: now, KeepPlan: true}
+	if _, err := e.DB.Modified(ctx, []store.Modification{mod}, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := emittedOnly(); got != "http://a.example/old" {
+		t.Errorf("listing before the copy: emitted %s, want the older copy", got)
+	}
+	mod.LastMod, mod.Seen = now.Add(-5*time.Second), now.Add(time.Millisecond)
+	if _, err := e.DB.Modified(ctx, []store.Modification{mod}, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := emittedOnly(); got != listed {
+		t.Errorf("listing after the copy: emitted %s, want %s", got, listed)
+	}
+}

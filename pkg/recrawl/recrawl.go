@@ -425,10 +425,27 @@ func g(r float64) float64 { return -math.Expm1(-r) - r*math.Exp(-r) }
 // policy's marginal when due. The fetcher spends a host's scarce revisit
 // slots on the highest values first.
 func (p Policy) Value(lambda, weight float64, age time.Duration) float64 {
-	if lambda <= 0 {
-		lambda = 1 / p.Default.Seconds()
-	}
+	lambda = p.valueRate(lambda)
 	return weight * g(lambda*max(age.Seconds(), 0)) / lambda
+}
+
+// ValueChanged is Value for a page known to have changed since its copy was
+// fetched (a sitemap listed a <lastmod> after it): the revisit is sure to
+// find a change, so it buys the fresh time until the next one, w/λ, which
+// Value only approaches at ages long against 1/λ. Ranked by its age, such a
+// page waited behind pages merely likely to have changed, and in a cluster,
+// where a listing's visit comes later, often until the page changed again.
+func (p Policy) ValueChanged(lambda, weight float64) float64 {
+	return weight / p.valueRate(lambda)
+}
+
+// valueRate is the rate Value ranks a page by: its estimate, or for a page
+// with none one change per Default.
+func (p Policy) valueRate(lambda float64) float64 {
+	if lambda <= 0 {
+		return 1 / p.Default.Seconds()
+	}
+	return lambda
 }
 
 func (p Policy) clamp(d time.Duration) time.Duration {

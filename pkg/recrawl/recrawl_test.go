@@ -253,6 +253,27 @@ func TestValueOrdersStaleAndChaseable(t *testing.T) {
 	}
 }
 
+// TestValueChangedTopsValue: a page known to have changed is worth w/λ,
+// what Value only approaches with age, so it outranks its own class at any
+// age (equal once the change is all but sure); a slow page known changed outranks a fast one however stale.
+func TestValueChangedTopsValue(t *testing.T) {
+	p := testPolicy()
+	for _, lambda := range []float64{0, 1.0 / 600, 1.0 / 24, 1.0 / 4} {
+		known := p.ValueChanged(lambda, 2)
+		for _, age := range []time.Duration{time.Second, time.Minute, time.Hour} {
+			if v := p.Value(lambda, 2, age); v > known || (age == time.Second && v >= known) {
+				t.Errorf("λ %.4f/s: Value at %v = %.3f, above ValueChanged %.3f", lambda, age, v, known)
+			}
+		}
+		if v := p.Value(lambda, 2, 1000*time.Hour); math.Abs(v-known) > 1e-6*known {
+			t.Errorf("λ %.4f/s: Value at 1000 h = %.3f, want its limit ValueChanged %.3f", lambda, v, known)
+		}
+	}
+	if slow, fast := p.ValueChanged(1.0/24, 1), p.Value(1.0/4, 1, time.Hour); slow <= fast {
+		t.Errorf("slow page known changed %.3f, fast page an hour old %.3f", slow, fast)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	if err := DefaultPolicy().Validate(); err != nil {
 		t.Fatal(err)

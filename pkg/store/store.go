@@ -92,6 +92,11 @@ type URL struct {
 	ETag         string
 	LastModified string
 	Recrawl      Recrawl // change history and next visit (not written by AdmitURLs)
+	// SitemapLastMod is the kept sitemap listing's <lastmod>
+	// (urls.sitemap_lastmod), zero when none. Only DueURLs and DueAt read
+	// it: a listing after the copy was fetched means the revisit will find
+	// a change, which the scan ranks by.
+	SitemapLastMod time.Time
 	// Ancestry carried to the fetch result for the content verdict (see
 	// queue.Verdict); not persisted: a URL loaded from the store starts a
 	// fresh chain.

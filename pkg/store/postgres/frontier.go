@@ -146,9 +146,15 @@ func (db *DB) DueAt(ctx context.Context, p int32, now time.Time, limit int) ([]s
 	return db.dueURLs(ctx, p, qDueAt, p, timestamp(now), limit)
 }
 
-// dueURLs runs query, one of the due-visit look-ups of partition p.
+// dueURLs runs query, one of the due-visit look-ups of partition p, which
+// read urlColumns and the URL's sitemap_lastmod.
 func (db *DB) dueURLs(ctx context.Context, p int32, query string, args ...any) ([]store.URL, error) {
-	due, err := queryAll(ctx, db, query, args, func(rows pgx.Rows) (store.URL, error) { return scanURL(rows) })
+	due, err := queryAll(ctx, db, query, args, func(rows pgx.Rows) (store.URL, error) {
+		var lastmod pgtype.Timestamptz
+		u, err := scanURL(store.ScanWith(rows, &lastmod))
+		u.SitemapLastMod = fromTimestamp(lastmod)
+		return u, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("due urls of partition %d: %w", p, err)
 	}

@@ -135,12 +135,12 @@ const (
 
 	// Parameters: partition, limit. Queued URLs have no visit planned; the state
 	// check keeps out whatever else might.
-	qDueURLs = `SELECT ` + urlColumns + ` FROM urls
+	qDueURLs = `SELECT ` + urlColumns + `, sitemap_lastmod FROM urls
 		WHERE partition = $1 AND next_fetch_at IS NOT NULL AND state IN ('stored', 'failed')
 		ORDER BY next_fetch_at LIMIT $2`
 
 	// Parameters: partition, now, limit.
-	qDueAt = `SELECT ` + urlColumns + ` FROM urls
+	qDueAt = `SELECT ` + urlColumns + `, sitemap_lastmod FROM urls
 		WHERE partition = $1 AND next_fetch_at <= $2 AND state IN ('stored', 'failed')
 		ORDER BY next_fetch_at LIMIT $3`
 

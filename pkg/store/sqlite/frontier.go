@@ -178,11 +178,14 @@ func (db *DB) DueAt(ctx context.Context, p int32, now time.Time, limit int) ([]s
 	return db.dueURLs(ctx, p, qDueAt, p, millis(now), limit)
 }
 
-// dueURLs runs query, one of the due-visit look-ups of partition p.
+// dueURLs runs query, one of the due-visit look-ups of partition p, which
+// read urlColumns and the URL's sitemap_lastmod.
 func (db *DB) dueURLs(ctx context.Context, p int32, query string, args ...any) ([]store.URL, error) {
 	var out []store.URL
 	err := db.query(ctx, nil, query, args, func(rows *sql.Rows) error {
-		u, err := scanURL(rows)
+		var lastmod int64
+		u, err := scanURL(store.ScanWith(rows, &lastmod))
+		u.SitemapLastMod = fromMillis(lastmod)
 		out = append(out, u)
 		return err
 	})

@@ -82,12 +82,12 @@ const (
 			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host IN (SELECT value FROM json_each(?))
 		) WHERE n <= ? ORDER BY host, n`
 
-	qDueURLs = `SELECT ` + urlColumns + ` FROM urls INDEXED BY urls_due
+	qDueURLs = `SELECT ` + urlColumns + `, sitemap_lastmod FROM urls INDEXED BY urls_due
 		WHERE partition = ? AND next_fetch_at > 0 AND state IN ('stored', 'failed')
 		ORDER BY next_fetch_at LIMIT ?`
 
 	// Parameters: partition, now, limit.
-	qDueAt = `SELECT ` + urlColumns + ` FROM urls INDEXED BY urls_due
+	qDueAt = `SELECT ` + urlColumns + `, sitemap_lastmod FROM urls INDEXED BY urls_due
 		WHERE partition = ? AND next_fetch_at > 0 AND next_fetch_at <= ? AND state IN ('stored', 'failed')
 		ORDER BY next_fetch_at LIMIT ?`
 

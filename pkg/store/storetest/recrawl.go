@@ -71,8 +71,8 @@ func testRecrawlSchedule(t *testing.T, s store.Store) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("DueAt(7, t0+%v, %d) = %v, want %v", tt.now.Sub(t0), tt.limit, got, tt.want)
 		}
-		if len(due) > 0 && due[0].Recrawl.ChangeRate != 0.75 {
-			t.Errorf("DueAt row %+v; want its recrawl history", due[0])
+		if len(due) > 0 && (due[0].Recrawl.ChangeRate != 0.75 || !due[0].SitemapLastMod.IsZero()) {
+			t.Errorf("DueAt row %+v; want its recrawl history and no sitemap listing", due[0])
 		}
 	}
 	hs, err := s.URLHistories(ctx, []int64{a.Hash, c.Hash, 42})
@@ -268,6 +268,23 @@ func testSitemapListings(t *testing.T, s store.Store) {
 	}
 	if hist, _ := s.URLHistories(ctx, []int64{a.Hash}); !hist[0].SitemapLastMod.Equal(t0.Add(time.Hour)) || !hist[0].Recrawl.NextFetchAt.Equal(due) {
 		t.Errorf("after a newer listing: lastmod %v, next visit %v; want %v, %v", hist[0].SitemapLastMod, hist[0].Recrawl.NextFetchAt, t0.Add(time.Hour), due)
+	}
+	// The scan reads the listing with the due visit (a, due now) and the
+	// next one (b, whose listing is kept but its plan too).
+	for name, read := range map[string]func() ([]store.URL, error){
+		"DueAt":   func() ([]store.URL, error) { return s.DueAt(ctx, 6, due, 10) },
+		"DueURLs": func() ([]store.URL, error) { return s.DueURLs(ctx, 6, 10) },
+	} {
+		got, err := read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 || got[0].Hash != a.Hash || !got[0].SitemapLastMod.Equal(t0.Add(time.Hour)) {
+			t.Fatalf("%s = %+v; want a first with its listing's lastmod %v", name, got, t0.Add(time.Hour))
+		}
+		if name == "DueURLs" && (len(got) != 2 || !got[1].SitemapLastMod.Equal(t0.Add(time.Minute))) {
+			t.Errorf("DueURLs = %+v; want b second with its lastmod %v", got, t0.Add(time.Minute))
+		}
 	}
 	// The same lastmod again, no visit since: the row is not rewritten,
 	// so a sitemap fetched often costs each URL about one write per visit.
