@@ -357,6 +357,8 @@ func checkPlans(t *testing.T, db *DB) {
 		{"search latest", dialect(searchDialect.Latest), 1, "SCAN search_fts_docsize"},
 		{"search count", dialect(searchDialect.Count), 2, "SCAN search_fts VIRTUAL TABLE INDEX 0:M4>"},
 		{"search ranked", dialect(searchDialect.Ranked), 3, "SCAN search_fts VIRTUAL TABLE INDEX 0:M4><"},
+		// A query of common words only: each field's matches in the range.
+		{"search present", dialect(searchDialect.Present), 3, "SCAN search_fts VIRTUAL TABLE INDEX 0:M4><"},
 		{"search docs", dialect(searchDialect.Docs), 1, "SEARCH d USING INTEGER PRIMARY KEY (rowid=?); LIST SUBQUERY 2; SCAN json_each VIRTUAL TABLE INDEX 1:; CORRELATED SCALAR SUBQUERY 1; SEARCH x USING COVERING INDEX search_docs_dup (dup_of=?)"},
 		{"search snippets", dialect(searchDialect.Snippets), 2, "SCAN search_fts VIRTUAL TABLE INDEX 0:=M4"},
 	}
