@@ -57,7 +57,7 @@ func (x *Index) searchRanked(ctx context.Context, q store.SearchQuery, args []an
 	if err != nil || len(cands) == 0 {
 		return nil, err
 	}
-	rank, err := x.rankTerms(ctx, q.Terms)
+	rank, allCommon, err := x.rankTerms(ctx, q.Terms)
 	if err != nil {
 		return nil, err
 	}
@@ -66,17 +66,24 @@ func (x *Index) searchRanked(ctx context.Context, q store.SearchQuery, args []an
 		lo, hi = min(lo, c.id), max(hi, c.id)
 	}
 	ranked := make([]bool, len(cands))
-	err = x.db.Query(ctx, d.Ranked, []any{d.Match(rank), lo, hi}, func(r controlsql.Row) error {
-		var id int64
-		var score float64
-		if err := r.Scan(&id, &score); err != nil {
-			return err
+	if allCommon && d.Present != "" {
+		err = x.present(ctx, q.Terms, lo, hi, cands, at)
+		for i := range ranked {
+			ranked[i] = true
 		}
-		if i, ok := at[id]; ok {
-			cands[i].score, ranked[i] = score, true
-		}
-		return nil
-	})
+	} else {
+		err = x.db.Query(ctx, d.Ranked, []any{d.Match(rank), lo, hi}, func(r controlsql.Row) error {
+			var id int64
+			var score float64
+			if err := r.Scan(&id, &score); err != nil {
+				return err
+			}
+			if i, ok := at[id]; ok {
+				cands[i].score, ranked[i] = score, true
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rank by %q: %w", rank, err)
 	}
@@ -123,27 +130,57 @@ func (x *Index) searchRanked(ctx context.Context, q store.SearchQuery, args []an
 	return slices.DeleteFunc(hits, func(h store.SearchHit) bool { return h.URLHash == 0 }), nil
 }
 
+// present scores the candidates of a query of common words by the fields
+// that hold each word (Dialect.Present), best negative as bm25's. bm25
+// weighs a word by its inverse document frequency, which FTS5 counts by
+// reading the word's whole document list at each query: for the least
+// common of two words that are each on most of a million pages that read
+// was most of a search's time, and it set BenchmarkSearch's p99, for a
+// weight that orders nothing (one word ranks: its IDF is the same for
+// every page, and near 0). Every candidate holds every word, so which
+// fields hold them is what sets pages apart; a field is read only between
+// the least and greatest candidate.
+func (x *Index) present(ctx context.Context, terms []string, lo, hi int64, cands []candidate, at map[int64]int) error {
+	for _, t := range terms {
+		err := x.db.Query(ctx, x.d.Present, []any{x.d.Match([]string{t}), lo, hi}, func(r controlsql.Row) error {
+			var id int64
+			var weight float64
+			if err := r.Scan(&id, &weight); err != nil {
+				return err
+			}
+			if i, ok := at[id]; ok {
+				cands[i].score -= weight
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // rankTerms returns the terms but the common ones, else the least common
-// term. A term's share is read from the latest ShareSample pages; the pages
-// indexed are estimated from how densely they hold capture IDs.
-func (x *Index) rankTerms(ctx context.Context, terms []string) ([]string, error) {
+// term and allCommon. A term's share is read from the latest ShareSample
+// pages; the pages indexed are estimated from how densely they hold
+// capture IDs.
+func (x *Index) rankTerms(ctx context.Context, terms []string) (rank []string, allCommon bool, err error) {
 	var from, to, pages int64
-	err := x.db.Query(ctx, x.d.Latest, []any{ShareSample}, func(r controlsql.Row) error { return r.Scan(&from, &to, &pages) })
+	err = x.db.Query(ctx, x.d.Latest, []any{ShareSample}, func(r controlsql.Row) error { return r.Scan(&from, &to, &pages) })
 	if err != nil {
-		return nil, fmt.Errorf("latest pages: %w", err)
+		return nil, false, fmt.Errorf("latest pages: %w", err)
 	}
 	indexed := float64(pages) / float64(max(to-from+1, 1)) * float64(to)
 	common := float64(CommonPages)
 	if x.d.CommonPages > 0 {
 		common = x.d.CommonPages
 	}
-	var rank []string
 	least, leastShare := "", 2.0
 	for _, t := range terms {
 		var n int64
 		err := x.db.Query(ctx, x.d.Count, []any{x.d.Match([]string{t}), from}, func(r controlsql.Row) error { return r.Scan(&n) })
 		if err != nil {
-			return nil, fmt.Errorf("pages with %q: %w", t, err)
+			return nil, false, fmt.Errorf("pages with %q: %w", t, err)
 		}
 		share := float64(n) / float64(max(pages, 1))
 		if share <= CommonShare || share*indexed < common {
@@ -154,7 +191,7 @@ func (x *Index) rankTerms(ctx context.Context, terms []string) ([]string, error)
 		}
 	}
 	if len(rank) == 0 {
-		rank = []string{least}
+		return []string{least}, true, nil
 	}
-	return rank, nil
+	return rank, false, nil
 }

@@ -70,6 +70,11 @@ type Dialect struct {
 	// between; Docs, $1 a JSON array of URL hashes, their entries, with
 	// Search's columns but the score.
 	Candidates, Latest, Count, Ranked, Docs string
+	// Present, when set, scores the candidates of a query whose words
+	// are all common instead of Ranked: $1 the Match of one term, $2 and
+	// $3 as Ranked's; a row (capture_id, weight) for each field besides
+	// the body that holds the term. See searchRanked.
+	Present string
 	// CommonPages, when set, replaces the package's (for tests on small
 	// indexes).
 	CommonPages float64

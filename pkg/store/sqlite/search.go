@@ -64,6 +64,11 @@ var searchDialect = &searchsql.Dialect{
 	Latest: `SELECT coalesce(min(id), 0), coalesce(max(id), 0), count(*) FROM (SELECT id FROM search_fts_docsize ORDER BY id DESC LIMIT $1)`,
 	Count:  `SELECT count(*) FROM search_fts WHERE search_fts MATCH $1 AND rowid >= $2`,
 	Ranked: `SELECT rowid, ` + searchRank + ` FROM search_fts WHERE search_fts MATCH $1 AND rowid BETWEEN $2 AND $3`,
+	// The weights are searchRank's. FTS5 reads a column filter from the
+	// position lists of the documents between $2 and $3 only.
+	Present: `SELECT rowid, 3 FROM search_fts WHERE search_fts MATCH '{title} : ' || $1 AND rowid BETWEEN $2 AND $3
+		UNION ALL SELECT rowid, 1.5 FROM search_fts WHERE search_fts MATCH '{headings} : ' || $1 AND rowid BETWEEN $2 AND $3
+		UNION ALL SELECT rowid, 1 FROM search_fts WHERE search_fts MATCH '{description} : ' || $1 AND rowid BETWEEN $2 AND $3`,
 	Docs: `SELECT d.url_hash, d.capture_id, d.url, d.host, d.status, d.fetched_at, d.content_type, d.language, d.title,
 			(SELECT count(*) FROM search_docs x WHERE x.dup_of = d.url_hash AND x.dup_of <> 0)
 		FROM search_docs d WHERE d.url_hash IN (SELECT value FROM json_each($1))`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,7 +45,8 @@ func TestDocRelevance(t *testing.T) {
 }
 
 // TestSearchCommonWords: a word on most pages must still be in a hit, and
-// a query of common words only is still ranked (by the least common).
+// a query of common words only is still ranked (by the fields that hold
+// them: title, then headings, then description).
 func TestSearchCommonWords(t *testing.T) {
 	db, _ := openTemp(t)
 	ctx := context.Background()
@@ -53,18 +55,22 @@ func TestSearchCommonWords(t *testing.T) {
 	idx := searchsql.New(controlDB{db}, &d)
 	var caps []store.Capture
 	var ids []int64
-	page := func(n int, text string) {
+	field := func(n int, title, description, headings, text string) {
 		u := fmt.Sprintf("http://common.example/%d", n)
 		caps = append(caps, store.Capture{URL: u, URLHash: store.HashURL(u), Status: 200, FetchedAt: time.Unix(1e9, 0), ContentType: "text/html",
-			Title: fmt.Sprintf("page %d", n), Index: &store.IndexEntry{Host: "common.example", Text: text}})
+			Title: title, Description: description, Index: &store.IndexEntry{Host: "common.example", Headings: headings, Text: text}})
 		ids = append(ids, int64(n))
 	}
+	page := func(n int, text string) { field(n, fmt.Sprintf("page %d", n), "", "", text) }
 	for n := 1; n <= 40; n++ {
 		page(n, "the the filler words")
 	}
 	page(41, "the wombat wombat wombat")
 	page(42, "the wombat and more words about something else entirely")
 	page(43, "a wombat without that common word")
+	field(44, "page 44", "the filler described", "", "words")
+	field(45, "page 45", "", "the filler heading", "words")
+	field(46, "the filler titled", "", "", "words")
 	if err := db.write(ctx, func(tx *sql.Tx) error { return searchsql.Write(ctx, controlTx{tx}, &d, caps, ids) }); err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +85,11 @@ func TestSearchCommonWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hits) != 40 || hits[0].Snippet == "" {
-		t.Errorf("the filler: %d hits (first %+v), want 40 with snippets", len(hits), hits)
+	if len(hits) != 43 || hits[0].Snippet == "" {
+		t.Fatalf("the filler: %d hits (first %+v), want 43 with snippets", len(hits), hits)
+	}
+	if got, want := hitURLs(hits[:3]), []string{caps[45].URL, caps[44].URL, caps[43].URL}; !slices.Equal(got, want) {
+		t.Errorf("the filler: first hits %v, want %v (title, headings, description)", got, want)
 	}
 }
 

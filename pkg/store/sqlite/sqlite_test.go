@@ -66,6 +66,7 @@ func TestOpenRejects(t *testing.T) {
 		{"synchronous off", filepath.Join(dir, "x.db"), []Option{WithSynchronous("off")}},
 		{"negative readers", filepath.Join(dir, "x.db"), []Option{WithReaders(-1)}},
 		{"no checkpoint", filepath.Join(dir, "x.db"), []Option{WithCheckpointPages(0)}},
+		{"negative mmap", filepath.Join(dir, "x.db"), []Option{WithReaderMmap(-1)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,6 +118,28 @@ func TestPragmas(t *testing.T) {
 				t.Errorf("a read connection accepted a write")
 			}
 		})
+	}
+}
+
+// TestReaderMmap: read connections map the file (searches read a large
+// index through them), unless told not to; the writer does not.
+func TestReaderMmap(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		opts []Option
+		want bool
+	}{{nil, true}, {[]Option{WithReaderMmap(0)}, false}} {
+		db, _ := openTemp(t, tt.opts...)
+		var r, w int64
+		if err := db.r.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.w.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&w); err != nil {
+			t.Fatal(err)
+		}
+		if (r > 0) != tt.want || w != 0 {
+			t.Errorf("%d options: reader mmap_size %d, writer %d; want reader mapped %v, writer 0", len(tt.opts), r, w, tt.want)
+		}
 	}
 }
 
@@ -334,6 +357,8 @@ func checkPlans(t *testing.T, db *DB) {
 		{"search latest", dialect(searchDialect.Latest), 1, "SCAN search_fts_docsize"},
 		{"search count", dialect(searchDialect.Count), 2, "SCAN search_fts VIRTUAL TABLE INDEX 0:M4>"},
 		{"search ranked", dialect(searchDialect.Ranked), 3, "SCAN search_fts VIRTUAL TABLE INDEX 0:M4><"},
+		// A query of common words only: each field's matches in the range.
+		{"search present", dialect(searchDialect.Present), 3, "SCAN search_fts VIRTUAL TABLE INDEX 0:M4><"},
 		{"search docs", dialect(searchDialect.Docs), 1, "SEARCH d USING INTEGER PRIMARY KEY (rowid=?); LIST SUBQUERY 2; SCAN json_each VIRTUAL TABLE INDEX 1:; CORRELATED SCALAR SUBQUERY 1; SEARCH x USING COVERING INDEX search_docs_dup (dup_of=?)"},
 		{"search snippets", dialect(searchDialect.Snippets), 2, "SCAN search_fts VIRTUAL TABLE INDEX 0:=M4"},
 	}
