@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,6 +150,9 @@ type Result struct {
 	// Politeness utilisation: per host, delay over the median gap from a
 	// request's end to the next start (synthweb.GapStats).
 	Utilisation float64 `json:"politeness_utilisation"`
+	// Ours and base: the crawler's own histogram of the same loss, from its
+	// /metrics (nil when it could not be read).
+	ReadyToStart *ReadyToStart `json:"ready_to_start,omitempty"`
 
 	Series    []float64        `json:"series"`              // unique pages per bucket, from the first request's start
 	Processes []ProcessUsage   `json:"processes,omitempty"` // Cluster: every process behind CPU and peak RSS (their sums)
@@ -448,6 +452,13 @@ func runOne(ctx context.Context, o Options, name string, argv []string) (Result,
 	for i, a := range argv {
 		args[i] = strings.ReplaceAll(a, "{seeds}", seeds)
 	}
+	var metricsAddr string
+	if (name == Ours || name == Base) && !slices.Contains(args, "-listen") {
+		if a, err := freeLoopbackAddr(); err == nil {
+			metricsAddr = a
+			args = append(args, "-listen", a)
+		}
+	}
 	r.Command = strings.Join(args, " ")
 	r.LogFile = filepath.Join(o.WorkDir, name+".log")
 	logf, err := os.Create(r.LogFile)
@@ -496,9 +507,22 @@ func runOne(ctx context.Context, o Options, name string, argv []string) (Result,
 			}
 		}
 	}()
+	var scrape scraper
+	scraped := make(chan struct{})
+	go func() {
+		defer close(scraped)
+		if metricsAddr != "" {
+			scrape.run(runCtx, metricsAddr, 500*time.Millisecond)
+		}
+	}()
 	waitErr := cmd.Wait()
 	cancel()
 	<-sampled
+	<-scraped
+	if rs := scrape.result(); rs != nil {
+		r.ReadyToStart = rs
+		fmt.Fprintf(o.Log, "bench: %s: ready to start (its %s): %s\n", name, readyMetric, rs)
+	}
 	r.ProcessSec = time.Since(t0).Seconds()
 	// Whatever the child left behind in its group (e.g. after a timeout) goes too.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

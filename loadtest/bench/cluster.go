@@ -453,21 +453,14 @@ func childPIDs(pid int) []int {
 
 // sampleEvery samples every process each interval until ctx ends.
 func (c *clusterRun) sampleEvery(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	ticks(ctx, interval, func() {
 		c.mu.Lock()
 		procs := slices.Clone(c.procs)
 		c.mu.Unlock()
 		for _, p := range procs {
 			p.sample()
 		}
-	}
+	})
 }
 
 // start starts cmd as a process of the cluster named name, its output in

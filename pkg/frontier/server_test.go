@@ -184,3 +184,73 @@ func TestRemovePartitionOfBlockedHosts(t *testing.T) {
 		t.Errorf("after the removal: lease of %s (partition %d), want a host of partition %d with a slot", l.Host, l.Partition, keep)
 	}
 }
+
+// TestLookaheadHandsOutEarlyNeverSooner: with a lookahead a host is leased
+// that long before its time, never earlier, and the lease names the time
+// (NotBefore) its request waits for.
+func TestLookaheadHandsOutEarlyNeverSooner(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	f := New(Config{DefaultDelay: 100 * time.Millisecond, Lookahead: 5 * time.Millisecond, Now: clk.Now})
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	l := nextNow(t, f)
+	if l.NotBefore.After(clk.Now()) {
+		t.Fatalf("a host due now leased with NotBefore %v ahead", l.NotBefore.Sub(clk.Now()))
+	}
+	l.Take()
+	end := clk.Now()
+	l.Done(Outcome{Requested: true, At: end})
+	clk.Add(94 * time.Millisecond)
+	noneDue(t, f) // 6 ms before its time: beyond the lookahead
+	clk.Add(time.Millisecond)
+	l = nextNow(t, f)
+	if want := end.Add(100 * time.Millisecond); !l.NotBefore.Equal(want) {
+		t.Fatalf("NotBefore %v after the end, want 100ms", l.NotBefore.Sub(end))
+	}
+}
+
+// TestLookaheadTakesTheServerSlotOfItsStart: a host released for its
+// server's next start is leased within the lookahead holding the slot of
+// that start, instead of finding the server busy and being released again;
+// and the server's spacing counts from the planned start, not the hand-out.
+func TestLookaheadTakesTheServerSlotOfItsStart(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	f := New(Config{DefaultDelay: 100 * time.Millisecond, Lookahead: 5 * time.Millisecond,
+		ServerConcurrency: 2, ServerDelay: 40 * time.Millisecond, Now: clk.Now})
+	t0 := clk.Now()
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	la := nextNow(t, f)
+	if !la.Bind("10.0.0.1") {
+		t.Fatal("first lease refused a slot")
+	}
+	f.Push(Item{URL: "http://b/1", Host: "b"})
+	lb := nextNow(t, f)
+	if lb.Host != "b" || lb.Bind("10.0.0.1") {
+		t.Fatalf("lease of %s took a slot within the server delay", lb.Host)
+	}
+	lb.Done(Outcome{})
+	la.Take()
+	clk.Add(time.Millisecond)
+	la.Done(Outcome{Requested: true, At: clk.Now()})
+
+	clk.Add(33 * time.Millisecond) // t0+34: the server's next start is 6 ms ahead
+	noneDue(t, f)
+	clk.Add(time.Millisecond)
+	lb = nextNow(t, f)
+	if lb.Host != "b" || !lb.NotBefore.Equal(t0.Add(40*time.Millisecond)) {
+		t.Fatalf("leased %s for %v after the first start, want b for 40ms", lb.Host, lb.NotBefore.Sub(t0))
+	}
+	if !lb.Bind("10.0.0.1") {
+		t.Fatal("b handed out for the server's next start but refused its slot")
+	}
+
+	clk.Add(61 * time.Millisecond) // t0+96: a is due at t0+101
+	la = nextNow(t, f)
+	if la.Host != "a" || !la.NotBefore.Equal(t0.Add(101*time.Millisecond)) {
+		t.Fatalf("leased %s for %v, want a for 101ms", la.Host, la.NotBefore.Sub(t0))
+	}
+	if !la.Bind("10.0.0.1") {
+		t.Fatal("a refused its slot 61 ms after b's start")
+	}
+}
