@@ -361,7 +361,7 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		o(f)
 	}
 	f.fr = frontier.New(frontier.Config{Levels: admitLevels(cfg.Admit), DefaultDelay: cfg.defaultDelay(),
-		ServerConcurrency: cfg.IPConcurrency, ServerDelay: cfg.ipDelay(), Lookahead: leaseLookahead})
+		ServerConcurrency: cfg.IPConcurrency, ServerDelay: cfg.ipDelay()})
 	f.processID = newProcessID()
 	if reg != nil {
 		reg.MustRegister(newFrontierCollector(f), newSeenCollector(f))

@@ -98,11 +98,6 @@ func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok boo
 	if f.slots == nil {
 		return true, out, server, ""
 	}
-	// The shared slot spaces the starts of the cluster's requests to the
-	// server from when it is taken: not before the request may start.
-	if err := f.untilAllowed(ctx, lease); err != nil {
-		return false, out, server, ""
-	}
 	token = cache.Token(f.processID, slotSeq.Add(1))
 	sctx, cancel := context.WithTimeout(ctx, cacheTimeout)
 	got, retry, err := f.slots.AcquireSlot(sctx, "server:"+server, token, f.cfg.IPConcurrency, f.cfg.ipDelay(), f.slotHold())

@@ -262,15 +262,10 @@ func (f *Fetcher) giveUp(lease *frontier.Lease, e *robots.Entry, at time.Time) {
 	}
 }
 
-// startRequest waits for the host's allowed time (the lease came early,
-// leaseLookahead) and for the lease's turn at its server (spaceStart), and
+// startRequest waits for the lease's turn at its server (spaceStart) and
 // records how long after its host was ready the request starts: the time
-// politeness allowed and the crawl did not use. Every request of the
-// fetcher starts here, after it returns.
+// politeness allowed and the crawl did not use.
 func (f *Fetcher) startRequest(ctx context.Context, lease *frontier.Lease) (time.Time, error) {
-	if err := f.untilAllowed(ctx, lease); err != nil {
-		return time.Time{}, err
-	}
 	if err := f.spaceStart(ctx, lease.Server()); err != nil {
 		return time.Time{}, err
 	}
@@ -279,24 +274,6 @@ func (f *Fetcher) startRequest(ctx context.Context, lease *frontier.Lease) (time
 		f.metrics.readyToStart.Observe(max(now.Sub(lease.Ready), 0).Seconds())
 	}
 	return now, nil
-}
-
-// leaseLookahead is how long before a host's allowed time the frontier
-// hands it to a worker (frontier.Config.Lookahead). The worker's checks
-// (acknowledgement, server, robots.txt, the URL's exclusions) are done by
-// then, and the request waits for the clock alone: one timer wake-up
-// instead of the frontier's timer, a hand-off to a parked worker and those
-// checks, about 2 ms at the median on a loaded machine and tens of
-// milliseconds in its tail (docs/performance.md). It costs a worker held
-// idle for at most this long per request.
-const leaseLookahead = 5 * time.Millisecond
-
-// untilAllowed waits until the lease's host may be asked (Lease.NotBefore).
-func (f *Fetcher) untilAllowed(ctx context.Context, lease *frontier.Lease) error {
-	if wait := time.Until(lease.NotBefore); wait > 0 {
-		return f.pause(ctx, wait)
-	}
-	return nil
 }
 
 // politenessMargin is added to the completion time of every request before the

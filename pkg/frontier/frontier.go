@@ -76,13 +76,7 @@ type Config struct {
 	// no per-server limit, and the least time between two of them starting.
 	ServerConcurrency int
 	ServerDelay       time.Duration
-	// Lookahead hands a host to a worker this long before its time
-	// (Lease.NotBefore), so that the hand-off (timer, wake-up, the worker's
-	// checks) is done by then and the request waits only for the clock.
-	// The caller must not start the request before NotBefore. 0: a host is
-	// handed out only once it is due.
-	Lookahead time.Duration
-	Now       func() time.Time
+	Now               func() time.Time
 }
 
 func (c *Config) setDefaults() {
@@ -392,15 +386,13 @@ func (f *Frontier) dropWaiterLocked(w chan struct{}) bool {
 	return false
 }
 
-// promoteLocked moves every host whose time has come (within the lookahead)
-// from waiting to ready and returns when the next one will have (zero if
-// none).
+// promoteLocked moves every host whose time has come from waiting to ready and
+// returns the earliest future next-allowed time (zero if none).
 func (f *Frontier) promoteLocked(now time.Time) time.Time {
-	horizon := now.Add(f.cfg.Lookahead)
 	for f.waiting.Len() > 0 {
 		h := f.waiting[0]
-		if h.nextAllowed.After(horizon) {
-			return h.nextAllowed.Add(-f.cfg.Lookahead)
+		if h.nextAllowed.After(now) {
+			return h.nextAllowed
 		}
 		heap.Pop(&f.waiting)
 		h.inReady = true
@@ -441,7 +433,7 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 				h.ready = later(h.nextAllowed, h.workSince)
 			}
 			f.mu.Unlock()
-			l := &Lease{f: f, h: h, Host: h.key, Partition: h.partition, Ready: h.ready, NotBefore: h.nextAllowed}
+			l := &Lease{f: f, h: h, Host: h.key, Partition: h.partition, Ready: h.ready}
 			if slot {
 				l.srv = h.srv
 			}

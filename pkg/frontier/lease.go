@@ -19,13 +19,9 @@ type Lease struct {
 	// Ready is when the host's politeness (its delay, its server's, a wait
 	// for its robots.txt) first allowed the request this lease is for, with
 	// work queued: what the time to the request's start is measured from.
-	Ready time.Time
-	// NotBefore is the host's next-allowed time when the lease was given:
-	// with Config.Lookahead it may still be ahead, and no request of the
-	// lease may start before it.
-	NotBefore time.Time
-	returned  bool
-	srv       *server // the server slot the lease holds, if any
+	Ready    time.Time
+	returned bool
+	srv      *server // the server slot the lease holds, if any
 }
 
 // Take pops the host's most urgent item. ok is false when the host's queue is empty.

@@ -81,16 +81,13 @@ func (f *Frontier) dropServerLocked(s *server) {
 	}
 }
 
-// takeSlotLocked gives a lease to h's server a slot if it has one free for a
-// request starting at at (now, or the lease's NotBefore when the lookahead
-// gave the host early: a host released for the server's next start is then
-// handed out before it, and must not find the server busy again).
-func (f *Frontier) takeSlotLocked(s *server, at time.Time) bool {
-	if s.inFlight >= f.cfg.ServerConcurrency || at.Before(s.nextStart) {
+// takeSlotLocked gives a lease to h's server a slot if it has one free now.
+func (f *Frontier) takeSlotLocked(s *server, now time.Time) bool {
+	if s.inFlight >= f.cfg.ServerConcurrency || now.Before(s.nextStart) {
 		return false
 	}
 	s.inFlight++
-	s.nextStart = at.Add(f.cfg.ServerDelay)
+	s.nextStart = now.Add(f.cfg.ServerDelay)
 	return true
 }
 
@@ -148,7 +145,7 @@ func (f *Frontier) serverTurnLocked(h *host, now time.Time) (slot, ok bool) {
 	if s == nil || !f.serverLimited() {
 		return false, true
 	}
-	if f.takeSlotLocked(s, later(now, h.nextAllowed)) {
+	if f.takeSlotLocked(s, now) {
 		return true, true
 	}
 	f.blockLocked(h)
@@ -176,7 +173,7 @@ func (l *Lease) Bind(server string) bool {
 		f.freeSlotLocked(l.srv)
 		l.srv = nil
 	}
-	if !f.takeSlotLocked(s, later(f.cfg.Now(), l.NotBefore)) {
+	if !f.takeSlotLocked(s, f.cfg.Now()) {
 		return false
 	}
 	l.srv = s
