@@ -402,6 +402,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			continue
 		}
 		pd.capture.LinksDropped += a.out.dropped
+		pd.capture.DocReason = a.out.docReason
 		if !p.cfg.NoLinkGraph {
 			pd.capture.OutLinks = outLinks(a.doc, &a.out, pd.capture.Location != "")
 		}
@@ -617,25 +618,30 @@ func isCSS(contentType, rawURL string) bool {
 
 // pdf reads a PDF's text and links; its links go through admission as a
 // page's do. A PDF cut short by the body limits, encrypted or broken is
-// stored without text, its reason counted and logged.
+// stored without text; that reason, or the bound that left part of it
+// unread, is recorded on its capture, counted and logged.
 func (p *Parser) pdf(pg queue.Page, out *pageOut) *parse.Document {
 	if pg.Truncated != "" {
 		// Its cross-reference table is at the end: nothing can be read.
-		p.metrics.pages.WithLabelValues("pdf_truncated").Inc()
-		p.log.Info("PDF not read", "url", pg.URL, "reason", "pdf_truncated", "truncated", pg.Truncated)
+		out.docReason = parse.ReasonPDFTruncated
+		p.metrics.pages.WithLabelValues(out.docReason).Inc()
+		p.log.Info("PDF not read", "url", pg.URL, "reason", out.docReason, "truncated", pg.Truncated)
 		return nil
 	}
 	doc, err := parse.ParsePDF(pg.Body, pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
 	if err != nil {
-		reason := "pdf_broken"
-		if errors.Is(err, parse.ErrPDFEncrypted) {
-			reason = "pdf_encrypted"
+		out.docReason = parse.DocReason(err)
+		if out.docReason == "" {
+			out.docReason = parse.ReasonPDFBroken
 		}
-		p.metrics.pages.WithLabelValues(reason).Inc()
-		p.log.Info("PDF not read", "url", pg.URL, "reason", reason, "err", err)
+		p.metrics.pages.WithLabelValues(out.docReason).Inc()
+		p.log.Info("PDF not read", "url", pg.URL, "reason", out.docReason, "err", err)
 		return nil
 	}
 	p.metrics.pages.WithLabelValues("pdf").Inc()
+	if out.docReason = doc.Unread; doc.Unread != "" {
+		p.log.Info("PDF read in part", "url", pg.URL, "reason", doc.Unread)
+	}
 	if !doc.NoFollow {
 		out.follow(doc, pg)
 	}
