@@ -342,7 +342,7 @@ type captureView struct {
 	ETag            string      `json:"etag,omitempty"`
 	LastModified    string      `json:"last_modified,omitempty"`
 	Location        string      `json:"location,omitempty"` // a redirect's target, absolute
-	// Why a document (a PDF) was not read, or read only in part.
+	// Why a document (a PDF, docx or odt) was not read, or read only in part.
 	DocReason            string    `json:"document_reason,omitempty"`
 	DocReasonDescription string    `json:"document_reason_description,omitempty"`
 	WARC                 *warcView `json:"warc"`

@@ -89,7 +89,7 @@ var (
 // DocReason returns the reason a document's parser error stands for (one
 // of the Reason constants), "" for an error that is none of them.
 func DocReason(err error) string {
-	for _, e := range []error{ErrPDFEncrypted, ErrPDFBroken, ErrPDFTooLarge, ErrPDFTimeLimit} {
+	for _, e := range []error{ErrPDFEncrypted, ErrPDFBroken, ErrPDFTooLarge, ErrPDFTimeLimit, ErrOfficeEncrypted, ErrOfficeBroken, ErrOfficeTooLarge} {
 		if errors.Is(err, e) {
 			return e.Error()
 		}

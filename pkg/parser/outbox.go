@@ -25,7 +25,7 @@ type pageOut struct {
 	mods     []store.Modification // sitemap entries with a lastmod
 	hops     int                  // the page's own duplicate hops
 	dropped  int                  // a sitemap's entries counted, not recorded one by one
-	// docReason is why a document (a PDF) was not read, or read in part:
+	// docReason is why a document (a PDF, docx or odt) was not read, or read in part:
 	// a parse.Reason*, recorded on its capture.
 	docReason string
 }
