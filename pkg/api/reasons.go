@@ -44,7 +44,7 @@ var reasonDescriptions = map[string]string{
 	parse.ReasonOfficeBroken: "The docx or odt could not be read (not a zip, damaged, or without its text part): archived as " +
 		"fetched, without text or links.",
 	parse.ReasonOfficeTooLarge: "The docx or odt has more than 10,000 files in its zip (nothing read), or its text part " +
-		"inflates past 32 MiB (what came before is kept).",
+		"inflates past 8 MiB (what came before is kept).",
 	parse.ReasonOfficeTimeLimit: "Reading the docx or odt took longer than 5 s: what was read by then is kept.",
 }
 

@@ -22,9 +22,9 @@ import (
 
 // Bounds of an office document's reading.
 const (
-	maxOfficeEntries = 10_000   // files in the zip
-	maxOfficePart    = 32 << 20 // uncompressed bytes read of one part
-	maxOfficeTokens  = 4 << 20  // XML tokens of one part
+	maxOfficeEntries = 10_000  // files in the zip
+	maxOfficePart    = 8 << 20 // uncompressed bytes read of one part; the decoder may hold twice that in one token
+	maxOfficeTokens  = 4 << 20 // XML tokens of one part
 )
 
 // officeTimeBudget is a variable for the tests, which spend it at once.

@@ -147,3 +147,33 @@ func FuzzParseOffice(f *testing.F) {
 		checkPDF(t, d)
 	})
 }
+
+// BenchmarkParseOffice reads a small docx and a zip bomb of one, to show
+// what the bounds cost: the bomb's allocations stay near the small
+// document's, whatever it inflates to.
+func BenchmarkParseOffice(b *testing.B) {
+	text := bytes.Repeat([]byte("sandeel "), (maxOfficePart/8)+1024)
+	var z bytes.Buffer
+	w := zip.NewWriter(&z)
+	fw, _ := w.Create("word/document.xml")
+	fw.Write([]byte(`<w:document xmlns:w="w"><w:body><w:p><w:r><w:t>`))
+	fw.Write(text)
+	w.Close()
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{
+		{"notes", officetest.Make(officetest.Doc{Format: FormatDOCX, Paragraphs: []string{"Burrows on cliffs.", "Sand eels"}, Links: []string{"/a"}})},
+		{"bomb", z.Bytes()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.body)))
+			for b.Loop() {
+				if _, err := ParseOffice(c.body, FormatDOCX, "http://a.example/x.docx", nil, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
