@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crawlcluster/crawler/internal/officetest"
 )
@@ -90,8 +91,11 @@ func TestParseOfficeBomb(t *testing.T) {
 		t.Fatalf("the bomb is %d bytes: want a small file that inflates", len(bomb))
 	}
 	d, err := ParseOffice(bomb, FormatDOCX, "http://a.example/bomb.docx", nil, Options{})
-	if err != nil || d.Unread != ReasonOfficeTooLarge || !strings.HasPrefix(d.Text, "sandeel sandeel") {
-		t.Errorf("bomb: %v, unread %q, text %.40q; want the text up to the bound and %s", err, d.Unread, d.Text, ReasonOfficeTooLarge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Unread != ReasonOfficeTooLarge || !strings.HasPrefix(d.Text, "sandeel sandeel") {
+		t.Errorf("bomb: unread %q, text %.40q; want the text up to the bound and %s", d.Unread, d.Text, ReasonOfficeTooLarge)
 	}
 	checkPDF(t, d)
 
@@ -101,6 +105,20 @@ func TestParseOfficeBomb(t *testing.T) {
 	}
 	if _, err := ParseOffice(zipOf(t, parts), FormatODT, "http://a.example/many.odt", nil, Options{}); !errors.Is(err, ErrOfficeTooLarge) || DocReason(err) != ReasonOfficeTooLarge {
 		t.Errorf("%d entries: %v, want ErrOfficeTooLarge", len(parts), err)
+	}
+}
+
+// TestParseOfficeTimeLimit: a document read when the budget is spent says
+// so, with what it read by then (nothing here).
+func TestParseOfficeTimeLimit(t *testing.T) {
+	defer func(b time.Duration) { officeTimeBudget = b }(officeTimeBudget)
+	officeTimeBudget = 0
+	d, err := ParseOffice(officetest.Make(officetest.Doc{Format: FormatODT, Paragraphs: []string{"late"}}), FormatODT, "http://a.example/slow.odt", nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Unread != ReasonOfficeTimeLimit || d.Text != "" {
+		t.Errorf("no time: unread %q, text %q; want %s and no text", d.Unread, d.Text, ReasonOfficeTimeLimit)
 	}
 }
 

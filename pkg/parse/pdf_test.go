@@ -110,8 +110,11 @@ func TestParsePDFBounds(t *testing.T) {
 		t.Errorf("%d pages: text ends %q, unread %q; want it to end at %s, and %s", len(pages), d.Text[max(0, len(d.Text)-20):], d.Unread, last, ReasonPDFPageLimit)
 	}
 	whole, err := ParsePDF(pdftest.Make(pdftest.Doc{Pages: pages[:3]}), "http://a.example/short.pdf", nil, Options{})
-	if err != nil || whole.Unread != "" {
-		t.Errorf("3 pages: %v, unread %q; want read whole", err, whole.Unread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Unread != "" {
+		t.Errorf("3 pages: unread %q, want read whole", whole.Unread)
 	}
 
 	defer func(b time.Duration) { pdfTimeBudget = b }(pdfTimeBudget)
