@@ -5,25 +5,34 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
+	"github.com/crawlcluster/crawler/internal/browsertest"
+	"github.com/crawlcluster/crawler/internal/officetest"
 	"github.com/crawlcluster/crawler/internal/pdftest"
+	"github.com/crawlcluster/crawler/pkg/console/consoletest"
 	"github.com/crawlcluster/crawler/pkg/store/sqlite"
 	"github.com/crawlcluster/crawler/pkg/store/storetest"
 )
 
 // TestCrawlPDFs crawls a site of PDFs on loopback: generated ones (text,
-// links, compressed content, a password) and the PDFs Debian ships in its
-// doc packages when installed. Judged from the server's log (the links
-// found only in PDFs were requested) and from the crawl's search index (the
-// PDFs' text is found, the encrypted one's is not).
+// links, compressed content, a password), the PDFs Debian ships in its doc
+// packages when installed, and a docx and an odt. Judged from the server's
+// log (the links found only in documents were requested), from the crawl's
+// search index (their text is found, the encrypted one's is not), and from
+// the encrypted PDF's URL page, in the API and the console, which says why
+// it was not read.
 func TestCrawlPDFs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
@@ -31,11 +40,14 @@ func TestCrawlPDFs(t *testing.T) {
 	files := map[string][]byte{
 		"/guide.pdf": pdftest.Make(pdftest.Doc{Title: "Walrus field guide", Pages: []string{"Tusks and whiskers", "Pinnipeds of the Arctic"},
 			Links: []string{"/from-pdf.html", "/second.pdf"}}),
-		"/second.pdf":    pdftest.Make(pdftest.Doc{Pages: []string{"Narwhal migration routes"}, Compress: true}),
-		"/locked.pdf":    pdftest.Make(pdftest.Doc{Pages: []string{"zebra secrets"}, Encrypted: true}),
-		"/from-pdf.html": []byte(`<html><head><title>Reached from a PDF</title></head><body>Only a PDF links here: kittiwake.</body></html>`),
+		"/second.pdf":     pdftest.Make(pdftest.Doc{Pages: []string{"Narwhal migration routes"}, Compress: true}),
+		"/locked.pdf":     pdftest.Make(pdftest.Doc{Pages: []string{"zebra secrets"}, Encrypted: true}),
+		"/from-pdf.html":  []byte(`<html><head><title>Reached from a PDF</title></head><body>Only a PDF links here: kittiwake.</body></html>`),
+		"/notes.docx":     officetest.Make(officetest.Doc{Format: "docx", Title: "Puffin notes", Paragraphs: []string{"Sandeels for the chicks"}, Links: []string{"/from-docx.html"}}),
+		"/notes.odt":      officetest.Make(officetest.Doc{Format: "odt", Paragraphs: []string{"Gannets diving offshore"}}),
+		"/from-docx.html": []byte(`<html><body>Only a docx links here: guillemot.</body></html>`),
 	}
-	index := `<html><body><a href="/guide.pdf">guide</a> <a href="/locked.pdf">locked</a>`
+	index := `<html><body><a href="/guide.pdf">guide</a> <a href="/locked.pdf">locked</a> <a href="/notes.docx">docx</a> <a href="/notes.odt">odt</a>`
 	debian := map[string]string{"/libtasn1.pdf": "/usr/share/doc/libtasn1-doc/libtasn1.pdf", "/mime.pdf": "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"}
 	for path, file := range debian {
 		if b, err := os.ReadFile(file); err == nil {
@@ -57,9 +69,14 @@ func TestCrawlPDFs(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		if filepath.Ext(r.URL.Path) == ".pdf" {
+		switch filepath.Ext(r.URL.Path) {
+		case ".pdf":
 			w.Header().Set("Content-Type", "application/pdf")
-		} else {
+		case ".docx":
+			w.Header().Set("Content-Type", "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+		case ".odt":
+			w.Header().Set("Content-Type", "application/octet-stream") // the name says what it is
+		default:
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		}
 		_, _ = w.Write(b)
@@ -76,7 +93,7 @@ func TestCrawlPDFs(t *testing.T) {
 		t.Fatalf("crawl: %v\n%s", err, docSiteTail(out, 30))
 	}
 	mu.Lock()
-	for _, p := range []string{"/from-pdf.html", "/second.pdf"} {
+	for _, p := range []string{"/from-pdf.html", "/second.pdf", "/from-docx.html"} {
 		if !slices.Contains(requested, p) {
 			t.Errorf("%s, linked only from a PDF, was not requested; requests: %v", p, requested)
 		}
@@ -88,7 +105,8 @@ func TestCrawlPDFs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	want := map[string]string{"pinnipeds arctic": "/guide.pdf", "narwhal migration": "/second.pdf", "kittiwake": "/from-pdf.html"}
+	want := map[string]string{"pinnipeds arctic": "/guide.pdf", "narwhal migration": "/second.pdf", "kittiwake": "/from-pdf.html",
+		"sandeels chicks": "/notes.docx", "gannets diving": "/notes.odt", "guillemot": "/from-docx.html"}
 	if _, ok := files["/libtasn1.pdf"]; ok {
 		want["distinguished encoding rules"] = "/libtasn1.pdf"
 	}
@@ -106,6 +124,29 @@ func TestCrawlPDFs(t *testing.T) {
 	}
 
 	db.Close()
+
+	// The encrypted PDF's URL page says why it has no text: the same
+	// folder served, in the API and in the console.
+	addr := freeLoopbackAddr(t)
+	p := startCrawler(t, []string{"-data", data, "-user-agent", agent + "/1.0 (+http://example.test/bot)", "-allow-private-networks", "-listen", addr})
+	c := &consoletest.Console{Base: "http://" + addr}
+	waitAPI(t, p, c.Base)
+	locked := srv.URL + "/locked.pdf"
+	caps := asSlice(c.Get(t, "/api/v1/urls?url="+url.QueryEscape(locked)).(map[string]any)["captures"])
+	if len(caps) != 1 || caps[0].(map[string]any)["document_reason"] != "pdf_encrypted" {
+		t.Errorf("%s captures %v, want one with document_reason pdf_encrypted", locked, caps)
+	}
+	c.B = browsertest.Start(t)
+	c.B.Do(t, 30*time.Second, chromedp.Navigate(c.Base+"/#/urls"), chromedp.WaitVisible(chromedp.CSS(`[data-page="urls"] form`)))
+	c.Open(t, "#/urls/"+url.PathEscape(locked), `[data-page="urls"] [data-api][data-loaded]`, `span.doc-reason`)
+	if shown := browsertest.Eval[string](t, c.B, `document.querySelector('span.doc-reason').textContent + ' | ' + document.querySelector('span.doc-reason').title`); !strings.HasPrefix(shown, "pdf_encrypted | ") || !strings.Contains(shown, "password") {
+		t.Errorf("console URL page shows %q, want pdf_encrypted with its description", shown)
+	}
+	c.B.CheckNoErrors(t)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if _, err := p.wait(t, time.Minute); err != nil {
+		t.Errorf("crawler exited with %v after SIGTERM", err)
+	}
 
 	// The same index, exported for OpenSearch.
 	nd, err := exec.CommandContext(ctx, crawlerBinary(t), "export", "-opensearch", "-data", data, "-index", "pdfs").Output()

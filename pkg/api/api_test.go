@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/parse"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -309,6 +310,31 @@ func TestHostLookupDecodesRobots(t *testing.T) {
 	d := out["delay"].(map[string]any)
 	if d["seconds"] != 1.0 || d["source"] != "default" || d["robots_crawl_delay_seconds"] != nil {
 		t.Errorf("delay = %v, want 1 s from the default, no Crawl-delay", d)
+	}
+}
+
+// TestDocumentReasonLookup: a PDF the parser could not read says why in
+// its capture, with the reason's description; a page read whole says
+// nothing.
+func TestDocumentReasonLookup(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	locked, page := "http://docs.example/locked.pdf", "http://docs.example/"
+	if err := e.DB.AddCaptures(ctx, []store.Capture{
+		{FetchID: "d1", URLHash: store.HashURL(locked), URL: locked, FetchedAt: time.Now(), Status: 200, ContentType: "application/pdf", DocReason: parse.ReasonPDFEncrypted},
+		{FetchID: "d2", URLHash: store.HashURL(page), URL: page, FetchedAt: time.Now(), Status: 200, ContentType: "text/html"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, out := e.do(t, "GET", "/api/v1/urls?url="+locked, "", "")
+	cs, _ := out["captures"].([]any)
+	if len(cs) != 1 || cs[0].(map[string]any)["document_reason"] != parse.ReasonPDFEncrypted ||
+		!strings.Contains(fmt.Sprint(cs[0].(map[string]any)["document_reason_description"]), "password") {
+		t.Errorf("captures %v, want one with document_reason %s and its description", out["captures"], parse.ReasonPDFEncrypted)
+	}
+	_, out = e.do(t, "GET", "/api/v1/urls?url="+page, "", "")
+	if cs, _ := out["captures"].([]any); len(cs) != 1 || cs[0].(map[string]any)["document_reason"] != nil {
+		t.Errorf("captures %v, want one without document_reason", out["captures"])
 	}
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/crawlcluster/crawler/pkg/fetch"
+	"github.com/crawlcluster/crawler/pkg/parse"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
@@ -28,6 +29,23 @@ var reasonDescriptions = map[string]string{
 	urlnorm.Reason(urlnorm.ErrTooLong): "The URL is over 2 KiB (a link over 8 KiB is not even resolved); its row keeps the " +
 		"first 2 KiB and the length it had (cut_from).",
 	urlnorm.Reason(urlnorm.ErrInvalid): "The reference is not a URL the crawler can read.",
+	// Documents' (a capture's document_reason).
+	parse.ReasonPDFTruncated: "The PDF was cut short by -max-body-bytes (or the fetch's other body limits): its " +
+		"cross-reference table is at its end, so nothing of it was read. It is archived as fetched.",
+	parse.ReasonPDFEncrypted: "The PDF needs a password to be read: archived as fetched, without text or links.",
+	parse.ReasonPDFBroken:    "The PDF could not be read (not a PDF, or damaged): archived as fetched, without text or links.",
+	parse.ReasonPDFPageLimit: "The PDF has more than 1,000 pages: the text and links of the first 1,000 were read.",
+	parse.ReasonPDFTooLarge: "Part of the PDF decodes past the parser's bounds (16 MiB of content a page, 64 MiB a " +
+		"document, 512 MiB of reads): those pages were skipped, the others read (none, if it came to nothing).",
+	parse.ReasonPDFTimeLimit: "Reading the PDF took longer than 5 s: what was read by then is kept (nothing, if it came to nothing).",
+	parse.ReasonOfficeTruncated: "The docx or odt was cut short by -max-body-bytes (or the fetch's other body limits): its " +
+		"zip directory is at its end, so nothing of it was read. It is archived as fetched.",
+	parse.ReasonOfficeEncrypted: "The docx or odt needs a password to be read: archived as fetched, without text or links.",
+	parse.ReasonOfficeBroken: "The docx or odt could not be read (not a zip, damaged, or without its text part): archived as " +
+		"fetched, without text or links.",
+	parse.ReasonOfficeTooLarge: "The docx or odt has more than 10,000 files in its zip (nothing read), or its text part " +
+		"inflates past 8 MiB (what came before is kept).",
+	parse.ReasonOfficeTimeLimit: "Reading the docx or odt took longer than 5 s: what was read by then is kept.",
 }
 
 // describe returns the description of reason, "" when it has none.

@@ -342,7 +342,10 @@ type captureView struct {
 	ETag            string      `json:"etag,omitempty"`
 	LastModified    string      `json:"last_modified,omitempty"`
 	Location        string      `json:"location,omitempty"` // a redirect's target, absolute
-	WARC            *warcView   `json:"warc"`
+	// Why a document (a PDF, docx or odt) was not read, or read only in part.
+	DocReason            string    `json:"document_reason,omitempty"`
+	DocReasonDescription string    `json:"document_reason_description,omitempty"`
+	WARC                 *warcView `json:"warc"`
 }
 
 type captureRef struct {
@@ -379,7 +382,7 @@ func captureOf(c store.Capture) captureView {
 		ContentType: c.ContentType, Length: c.Length, Truncated: c.Truncated, PayloadDigest: c.PayloadDigest,
 		Change: c.Change, Changed: changedOf(c.Change), Title: c.Title, Description: c.Description,
 		Language: c.Language, Canonical: c.Canonical, NoIndex: c.NoIndex, Links: c.Links, LinksDropped: c.LinksDropped, ETag: c.ETag, LastModified: c.LastModified,
-		Location: c.Location,
+		Location: c.Location, DocReason: c.DocReason, DocReasonDescription: describe(c.DocReason),
 	}
 	if len(c.ContentSHA256) > 0 {
 		v.ContentSHA256 = hex.EncodeToString(c.ContentSHA256)

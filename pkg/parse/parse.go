@@ -96,6 +96,11 @@ type Document struct {
 	// counts those past the cap or that did not resolve.
 	Requisites        []string `json:",omitempty"` // omitted: the golden files predate them
 	RequisitesDropped int      `json:",omitempty"`
+	// Unread says why part of a document (a PDF, docx or odt) was not read, one of the
+	// Reason constants (ReasonPDFPageLimit, ...); "" when it was read
+	// whole. The text cap (Options.MaxTextSize) is no reason: it is the
+	// same for every page.
+	Unread string `json:",omitempty"`
 }
 
 // Parse reads body (already content-decoded), contentType is the Content-Type

@@ -23,10 +23,14 @@ import (
 
 // Bounds of a PDF's reading.
 const (
-	maxPDFPages       = 1000
 	maxPDFPageContent = 16 << 20 // bytes of one page's decoded content streams
 	maxPDFContent     = 64 << 20 // of all pages'
-	pdfTimeBudget     = 5 * time.Second
+)
+
+// Variables for the tests, which lower them.
+var (
+	maxPDFPages   = 1000
+	pdfTimeBudget = 5 * time.Second
 )
 
 // maxPDFReads bounds the bytes the library may read from the file, however
@@ -42,21 +46,67 @@ type budgetReader struct {
 	r        io.ReaderAt
 	left     int64
 	deadline time.Time
+	// stopped is the bound that ended the reading, so that the reason
+	// recorded is that bound's and not a broken file's.
+	stopped string
 }
 
 func (b *budgetReader) ReadAt(p []byte, off int64) (int, error) {
 	b.left -= int64(len(p))
-	if b.left < 0 || time.Now().After(b.deadline) {
+	if b.left < 0 {
+		b.stopped = ReasonPDFTooLarge
 		panic(errPDFStop) // the library's callers and ours recover
+	}
+	if time.Now().After(b.deadline) {
+		b.stopped = ReasonPDFTimeLimit
+		panic(errPDFStop)
 	}
 	return b.r.ReadAt(p, off)
 }
 
-// Reasons a PDF yields no document, for the parser's records.
-var (
-	ErrPDFEncrypted = errors.New("pdf_encrypted") // a password is needed to read it
-	ErrPDFBroken    = errors.New("pdf_broken")    // not a PDF the library can read
+// Reasons a document was not read, or read in part: stable strings, which
+// the parser records on the document's capture (store.Capture.DocReason)
+// and counts, and docs/data.md lists.
+const (
+	ReasonPDFTruncated = "pdf_truncated" // cut short by the fetch's body limits: not read (the parser's)
+	ReasonPDFEncrypted = "pdf_encrypted"
+	ReasonPDFBroken    = "pdf_broken"
+	// A bound of the reading was hit: the pages read before it are kept.
+	ReasonPDFPageLimit = "pdf_page_limit" // more than maxPDFPages pages
+	ReasonPDFTooLarge  = "pdf_too_large"  // a page's or the document's decoded content, or the reads, past their bound
+	ReasonPDFTimeLimit = "pdf_time_limit" // pdfTimeBudget spent
 )
+
+// Reasons a PDF yields no document, for the parser's records. A bound hit
+// before anything was read (ErrPDFTooLarge, ErrPDFTimeLimit) is one too.
+var (
+	ErrPDFEncrypted = errors.New(ReasonPDFEncrypted) // a password is needed to read it
+	ErrPDFBroken    = errors.New(ReasonPDFBroken)    // not a PDF the library can read
+	ErrPDFTooLarge  = errors.New(ReasonPDFTooLarge)
+	ErrPDFTimeLimit = errors.New(ReasonPDFTimeLimit)
+)
+
+// DocReason returns the reason a document's parser error stands for (one
+// of the Reason constants), "" for an error that is none of them.
+func DocReason(err error) string {
+	for _, e := range []error{ErrPDFEncrypted, ErrPDFBroken, ErrPDFTooLarge, ErrPDFTimeLimit, ErrOfficeEncrypted, ErrOfficeBroken, ErrOfficeTooLarge} {
+		if errors.Is(err, e) {
+			return e.Error()
+		}
+	}
+	return ""
+}
+
+// stopError is the error of a reading that a bound ended, else broken.
+func stopError(stopped string) error {
+	switch stopped {
+	case ReasonPDFTooLarge:
+		return ErrPDFTooLarge
+	case ReasonPDFTimeLimit:
+		return ErrPDFTimeLimit
+	}
+	return ErrPDFBroken
+}
 
 // IsPDF reports whether the body is a PDF: by its Content-Type, or by its
 // signature when the type says nothing useful.
@@ -79,9 +129,11 @@ var errPDFStop = errors.New("stop")
 // at most Options.MaxTextSize), its title and subject (the document
 // information dictionary's), and the URIs of its link annotations, resolved
 // against pageURL; X-Robots-Tag directives apply as to a page. It returns ErrPDFEncrypted or ErrPDFBroken (wrapped) when
-// it reads nothing, and ErrBadPageURL for a page URL that is not absolute
-// http(s). A page that breaks off or is too large is skipped; what the other
-// pages hold is kept.
+// it reads nothing, ErrPDFTooLarge or ErrPDFTimeLimit when a bound ends the
+// reading before the first page, and ErrBadPageURL for a page URL that is
+// not absolute http(s). A page that breaks off or is too large is skipped;
+// what the other pages hold is kept, and Document.Unread says which bound
+// left pages unread.
 func ParsePDF(body []byte, pageURL string, xRobotsTag []string, opt Options) (doc *Document, err error) {
 	opt = opt.withDefaults()
 	page, err := newPageAddr(pageURL)
@@ -90,14 +142,15 @@ func ParsePDF(body []byte, pageURL string, xRobotsTag []string, opt Options) (do
 	}
 	robots := headerDirectives(xRobotsTag, opt.RobotsAgent)
 	deadline := time.Now().Add(pdfTimeBudget)
-	r, err := pdf.NewReader(&budgetReader{r: bytes.NewReader(body), left: maxPDFReads, deadline: deadline}, int64(len(body)))
+	br := &budgetReader{r: bytes.NewReader(body), left: maxPDFReads, deadline: deadline}
+	r, err := pdf.NewReader(br, int64(len(body)))
 	if err != nil {
 		if errors.Is(err, pdf.ErrInvalidPassword) {
 			return nil, fmt.Errorf("%w: %v", ErrPDFEncrypted, err)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrPDFBroken, err)
+		return nil, fmt.Errorf("%w: %v", stopError(br.stopped), err)
 	}
-	p := &pdfReader{r: r, doc: &Document{}, text: textBuilder{max: opt.MaxTextSize}, deadline: deadline,
+	p := &pdfReader{r: r, br: br, doc: &Document{}, text: textBuilder{max: opt.MaxTextSize}, deadline: deadline,
 		html: newHTMLParser(encodingChoice{name: "utf-8"}, page, opt)}
 	if err := p.read(); err != nil {
 		return nil, err
@@ -108,6 +161,7 @@ func ParsePDF(body []byte, pageURL string, xRobotsTag []string, opt Options) (do
 
 type pdfReader struct {
 	r        *pdf.Reader
+	br       *budgetReader
 	doc      *Document
 	text     textBuilder
 	html     *htmlParser // resolves and bounds the links, as on a page
@@ -118,14 +172,22 @@ type pdfReader struct {
 func (p *pdfReader) read() (err error) {
 	defer func() {
 		if x := recover(); x != nil {
-			err = fmt.Errorf("%w: %v", ErrPDFBroken, x)
+			err = fmt.Errorf("%w: %v", stopError(p.br.stopped), x)
 		}
 	}()
 	info := p.r.Trailer().Key("Info")
 	p.doc.Title = collapse(info.Key("Title").Text(), maxTitleBytes)
 	p.doc.Description = collapse(info.Key("Subject").Text(), maxDescriptionBytes)
-	n := min(p.r.NumPage(), maxPDFPages)
-	for i := 1; i <= n && time.Now().Before(p.deadline); i++ {
+	n := p.r.NumPage()
+	if n > maxPDFPages {
+		n = maxPDFPages
+		p.unread(ReasonPDFPageLimit)
+	}
+	for i := 1; i <= n; i++ {
+		if !time.Now().Before(p.deadline) {
+			p.unread(ReasonPDFTimeLimit)
+			break
+		}
 		p.page(i)
 		p.text.boundary()
 	}
@@ -134,17 +196,32 @@ func (p *pdfReader) read() (err error) {
 	return nil
 }
 
+// unread records the first bound that left part of the document unread.
+func (p *pdfReader) unread(reason string) {
+	if p.doc.Unread == "" {
+		p.doc.Unread = reason
+	}
+}
+
 // page adds one page's text and links; a page that breaks off keeps what
 // it gave.
 func (p *pdfReader) page(i int) {
-	defer func() { _ = recover() }()
+	defer func() {
+		if recover() != nil && p.br.stopped != "" {
+			p.unread(p.br.stopped)
+		}
+	}()
 	pg := p.r.Page(i)
 	if pg.V.IsNull() {
 		return
 	}
 	p.links(pg)
 	contents := pg.V.Key("Contents")
-	if contents.IsNull() || p.text.full || !p.measure(contents) {
+	if contents.IsNull() || p.text.full {
+		return
+	}
+	if !p.measure(contents) {
+		p.unread(ReasonPDFTooLarge)
 		return
 	}
 	enc := map[string]pdf.TextEncoding{}
@@ -193,7 +270,11 @@ func (p *pdfReader) page(i int) {
 				}
 			}
 		}
-		if p.text.full || time.Now().After(p.deadline) {
+		if p.text.full {
+			panic(errPDFStop)
+		}
+		if time.Now().After(p.deadline) {
+			p.br.stopped = ReasonPDFTimeLimit
 			panic(errPDFStop)
 		}
 	})

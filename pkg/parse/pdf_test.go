@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/zlib"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/crawlcluster/crawler/internal/pdftest"
@@ -42,12 +44,13 @@ func TestParsePDF(t *testing.T) {
 
 func TestParsePDFBadInput(t *testing.T) {
 	encrypted := pdftest.Make(pdftest.Doc{Pages: []string{"secret"}, Encrypted: true})
-	if _, err := ParsePDF(encrypted, "http://a.example/e.pdf", nil, Options{}); !errors.Is(err, ErrPDFEncrypted) {
-		t.Errorf("encrypted: %v, want ErrPDFEncrypted", err)
+	if _, err := ParsePDF(encrypted, "http://a.example/e.pdf", nil, Options{}); !errors.Is(err, ErrPDFEncrypted) || DocReason(err) != ReasonPDFEncrypted {
+		t.Errorf("encrypted: %v (reason %q), want ErrPDFEncrypted", err, DocReason(err))
 	}
-	// A /Prev chain that loops ends when the reads run out of budget.
-	if _, err := ParsePDF(pdftest.Make(pdftest.Doc{Pages: []string{"loop"}, PrevLoop: true}), "http://a.example/l.pdf", nil, Options{}); !errors.Is(err, ErrPDFBroken) {
-		t.Errorf("a looping /Prev: %v, want ErrPDFBroken", err)
+	// A /Prev chain that loops ends when the reads run out of budget, or
+	// the time, whichever comes first on the machine.
+	if _, err := ParsePDF(pdftest.Make(pdftest.Doc{Pages: []string{"loop"}, PrevLoop: true}), "http://a.example/l.pdf", nil, Options{}); !errors.Is(err, ErrPDFTooLarge) && !errors.Is(err, ErrPDFTimeLimit) {
+		t.Errorf("a looping /Prev: %v, want ErrPDFTooLarge or ErrPDFTimeLimit", err)
 	}
 	good := pdftest.Make(pdftest.Doc{Pages: []string{"text"}})
 	for name, body := range map[string][]byte{
@@ -56,8 +59,8 @@ func TestParsePDFBadInput(t *testing.T) {
 		"truncated": good[:len(good)/2],
 		"header":    []byte("%PDF-1.4\n"),
 	} {
-		if _, err := ParsePDF(body, "http://a.example/b.pdf", nil, Options{}); !errors.Is(err, ErrPDFBroken) {
-			t.Errorf("%s: %v, want ErrPDFBroken", name, err)
+		if _, err := ParsePDF(body, "http://a.example/b.pdf", nil, Options{}); !errors.Is(err, ErrPDFBroken) || DocReason(err) != ReasonPDFBroken {
+			t.Errorf("%s: %v (reason %q), want ErrPDFBroken", name, err, DocReason(err))
 		}
 	}
 	if _, err := ParsePDF(good, "not a url", nil, Options{}); !errors.Is(err, ErrBadPageURL) {
@@ -80,8 +83,45 @@ func TestParsePDFBomb(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (%d bytes of deflate)", err, z.Len())
 	}
-	if !strings.Contains(d.Text, "kept page") || strings.Contains(d.Text, "BOMB") {
-		t.Errorf("text %.100q: want the second page only", d.Text)
+	if !strings.Contains(d.Text, "kept page") || strings.Contains(d.Text, "BOMB") || d.Unread != ReasonPDFTooLarge {
+		t.Errorf("text %.100q, unread %q: want the second page only, and %s", d.Text, d.Unread, ReasonPDFTooLarge)
+	}
+}
+
+// TestParsePDFBounds: the bounds that leave part of a PDF unread say so in
+// Document.Unread, or in the error when nothing was read; a PDF read whole
+// says nothing.
+func TestParsePDFBounds(t *testing.T) {
+	// pdftest writes one flat page tree, which the library reads anew
+	// for every page: a thousand pages of it would spend the reads'
+	// budget first.
+	defer func(n int) { maxPDFPages = n }(maxPDFPages)
+	maxPDFPages = 4
+	pages := make([]string, maxPDFPages+1)
+	for i := range pages {
+		pages[i] = fmt.Sprintf("page%d", i+1)
+	}
+	d, err := ParsePDF(pdftest.Make(pdftest.Doc{Pages: pages}), "http://a.example/long.pdf", nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := fmt.Sprintf("page%d", maxPDFPages)
+	if !strings.HasSuffix(d.Text, " "+last) || d.Unread != ReasonPDFPageLimit {
+		t.Errorf("%d pages: text ends %q, unread %q; want it to end at %s, and %s", len(pages), d.Text[max(0, len(d.Text)-20):], d.Unread, last, ReasonPDFPageLimit)
+	}
+	whole, err := ParsePDF(pdftest.Make(pdftest.Doc{Pages: pages[:3]}), "http://a.example/short.pdf", nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Unread != "" {
+		t.Errorf("3 pages: unread %q, want read whole", whole.Unread)
+	}
+
+	defer func(b time.Duration) { pdfTimeBudget = b }(pdfTimeBudget)
+	pdfTimeBudget = 0 // spent before the first read
+	_, err = ParsePDF(pdftest.Make(pdftest.Doc{Pages: pages[:3]}), "http://a.example/slow.pdf", nil, Options{})
+	if !errors.Is(err, ErrPDFTimeLimit) || DocReason(err) != ReasonPDFTimeLimit {
+		t.Errorf("no time: %v (reason %q), want ErrPDFTimeLimit", err, DocReason(err))
 	}
 }
 
@@ -144,7 +184,7 @@ func checkPDF(t *testing.T, d *Document) {
 }
 
 // FuzzParsePDF holds ParsePDF to its contract on any input: a Document
-// within the bounds or ErrPDFBroken / ErrPDFEncrypted, never a panic.
+// within the bounds or an error with a reason (DocReason), never a panic.
 func FuzzParsePDF(f *testing.F) {
 	f.Add(pdftest.Make(pdftest.Doc{Title: "t", Pages: []string{"one", "two"}, Links: []string{"/x", "http://b.example/"}}))
 	f.Add(pdftest.Make(pdftest.Doc{Pages: []string{"deflated"}, Compress: true}))
@@ -153,8 +193,8 @@ func FuzzParsePDF(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		d, err := ParsePDF(body, "http://a.example/f.pdf", nil, Options{})
 		if err != nil {
-			if !errors.Is(err, ErrPDFBroken) && !errors.Is(err, ErrPDFEncrypted) {
-				t.Fatalf("error %v is neither ErrPDFBroken nor ErrPDFEncrypted", err)
+			if DocReason(err) == "" {
+				t.Fatalf("error %v is none of the documents' reasons", err)
 			}
 			return
 		}

@@ -25,6 +25,9 @@ type pageOut struct {
 	mods     []store.Modification // sitemap entries with a lastmod
 	hops     int                  // the page's own duplicate hops
 	dropped  int                  // a sitemap's entries counted, not recorded one by one
+	// docReason is why a document (a PDF, docx or odt) was not read, or read in part:
+	// a parse.Reason*, recorded on its capture.
+	docReason string
 }
 
 // add reports whether the URL became a candidate.

@@ -402,6 +402,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			continue
 		}
 		pd.capture.LinksDropped += a.out.dropped
+		pd.capture.DocReason = a.out.docReason
 		if !p.cfg.NoLinkGraph {
 			pd.capture.OutLinks = outLinks(a.doc, &a.out, pd.capture.Location != "")
 		}
@@ -553,7 +554,10 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 		return nil
 	}
 	if parse.IsPDF(pg.ContentType, pg.Body) {
-		return p.pdf(pg, out)
+		return p.document(pg, out, pdfFormat)
+	}
+	if format := parse.OfficeFormat(pg.ContentType, pg.URL, pg.Body); format != "" {
+		return p.document(pg, out, officeFormat(format))
 	}
 	if !parse.IsHTML(pg.ContentType, pg.Body) {
 		p.metrics.pages.WithLabelValues("not_html").Inc()
@@ -615,27 +619,52 @@ func isCSS(contentType, rawURL string) bool {
 	return false
 }
 
-// pdf reads a PDF's text and links; its links go through admission as a
-// page's do. A PDF cut short by the body limits, encrypted or broken is
-// stored without text, its reason counted and logged.
-func (p *Parser) pdf(pg queue.Page, out *pageOut) *parse.Document {
+// docFormat is how a document format (PDF, docx, odt) is read, and the
+// reasons its failures record.
+type docFormat struct {
+	kind      string // crawler_parser_pages_total's, when it was read
+	truncated string // the reason when the body limits cut it: its directory is at the end, so nothing can be read
+	broken    string // the reason when the parser's error names none
+	parse     func(pg queue.Page, opt parse.Options) (*parse.Document, error)
+}
+
+var pdfFormat = docFormat{kind: "pdf", truncated: parse.ReasonPDFTruncated, broken: parse.ReasonPDFBroken,
+	parse: func(pg queue.Page, opt parse.Options) (*parse.Document, error) {
+		return parse.ParsePDF(pg.Body, pg.URL, pg.XRobotsTag, opt)
+	}}
+
+func officeFormat(format string) docFormat {
+	return docFormat{kind: "office", truncated: parse.ReasonOfficeTruncated, broken: parse.ReasonOfficeBroken,
+		parse: func(pg queue.Page, opt parse.Options) (*parse.Document, error) {
+			return parse.ParseOffice(pg.Body, format, pg.URL, pg.XRobotsTag, opt)
+		}}
+}
+
+// document reads a PDF's or an office document's text and links; its links
+// go through admission as a page's do. One cut short by the body limits,
+// encrypted or broken is stored without text; that reason, or the bound
+// that left part of it unread, is recorded on its capture, counted and
+// logged.
+func (p *Parser) document(pg queue.Page, out *pageOut, f docFormat) *parse.Document {
 	if pg.Truncated != "" {
-		// Its cross-reference table is at the end: nothing can be read.
-		p.metrics.pages.WithLabelValues("pdf_truncated").Inc()
-		p.log.Info("PDF not read", "url", pg.URL, "reason", "pdf_truncated", "truncated", pg.Truncated)
+		out.docReason = f.truncated
+		p.metrics.pages.WithLabelValues(out.docReason).Inc()
+		p.log.Info("document not read", "url", pg.URL, "reason", out.docReason, "truncated", pg.Truncated)
 		return nil
 	}
-	doc, err := parse.ParsePDF(pg.Body, pg.URL, pg.XRobotsTag, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
+	doc, err := f.parse(pg, parse.Options{MaxLinks: p.cfg.MaxLinks, RobotsAgent: p.cfg.RobotsAgent})
 	if err != nil {
-		reason := "pdf_broken"
-		if errors.Is(err, parse.ErrPDFEncrypted) {
-			reason = "pdf_encrypted"
+		if out.docReason = parse.DocReason(err); out.docReason == "" {
+			out.docReason = f.broken
 		}
-		p.metrics.pages.WithLabelValues(reason).Inc()
-		p.log.Info("PDF not read", "url", pg.URL, "reason", reason, "err", err)
+		p.metrics.pages.WithLabelValues(out.docReason).Inc()
+		p.log.Info("document not read", "url", pg.URL, "reason", out.docReason, "err", err)
 		return nil
 	}
-	p.metrics.pages.WithLabelValues("pdf").Inc()
+	p.metrics.pages.WithLabelValues(f.kind).Inc()
+	if out.docReason = doc.Unread; doc.Unread != "" {
+		p.log.Info("document read in part", "url", pg.URL, "reason", doc.Unread)
+	}
 	if !doc.NoFollow {
 		out.follow(doc, pg)
 	}

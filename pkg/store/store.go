@@ -311,6 +311,11 @@ type Capture struct {
 	// (a recrawl.Outcome: first, changed, not_modified, identical, near,
 	// gone, error, other); "" when not compared.
 	Change string
+	// DocReason is why a document (a PDF, docx or odt) was not read, or
+	// was read only in part (parse.Reason*: pdf_encrypted, pdf_broken,
+	// office_truncated, pdf_page_limit, ...); "" when it was read whole, or
+	// is no document.
+	DocReason string
 	// Schedule, when set, is the URL's change history and next visit after
 	// this capture, written to the URL row; nil leaves them to the store's
 	// own count (fetch_count, change_count by digest).

@@ -693,13 +693,17 @@
   }
 
   const CAPTURE_COLS = ['id', 'fetched_at', 'duration_seconds', 'status', 'location', 'content_type', 'length', 'payload_digest', 'change', 'changed',
-    'revisit_of', 'near_duplicate_of', 'title', 'warc'];
+    'revisit_of', 'near_duplicate_of', 'title', 'document_reason', 'warc'];
 
-  // captureTable shows a capture per row, its WARC record a download.
+  // captureTable shows a capture per row, its WARC record a download; a
+  // document's reason carries its description as a title.
   function captureTable(caps) {
     const rows = caps.map((c) => withDuration(Object.fromEntries(CAPTURE_COLS.filter((k) => k in c).map((k) => [k, c[k]]))));
-    return table(rows, P('captures'), (c, v) => {
+    return table(rows, P('captures'), (c, v, r, i) => {
       if (c === 'warc') return isObj(v) && v.href ? warcButton(v.href, v.length) : value(v, null);
+      if (c === 'document_reason' && typeof v === 'string') {
+        return h('span', { class: 'doc-reason', title: caps[i].document_reason_description || null }, v);
+      }
       if (c === 'duration') return fetchDuration(v);
       if (c === 'location' && typeof v === 'string') return urlLink(v);
       if ((c === 'revisit_of' || c === 'near_duplicate_of') && isObj(v)) return v.url ? urlLink(v.url) : 'capture ' + v.id;

@@ -14,10 +14,18 @@ import (
 
 // Columns are the captures columns a store reads into a store.Capture, in
 // Dest's order.
-const Columns = `id, fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
+const Columns = `id, ` + Written
+
+// Written are the columns a store writes of a new capture (all but its ID),
+// in Columns' order: both stores' inserts name them from here.
+const Written = `fetch_id, url_hash, url, fetched_at, status, content_type, length, truncated,
 	warc_file, warc_offset, warc_length, warc_record_id, payload_digest, content_sha256, simhash,
 	revisit_of, near_dup_of, title, description, language, canonical, noindex, links, etag, last_modified,
-	change, duration_ms, links_dropped, location, kind`
+	change, duration_ms, links_dropped, location, kind, doc_reason`
+
+// WrittenCount is the number of Written columns: SQLite's insert has as
+// many placeholders.
+const WrittenCount = 31
 
 // Dest returns the scan destinations of Columns into c. The columns a
 // dialect stores in its own type go to the caller's variables, which it
@@ -28,7 +36,7 @@ func Dest(c *store.Capture, fetched any, simhash, durationMS *int64) []any {
 		&c.Truncated, &c.WARCFile, &c.WARCOffset, &c.WARCLength, &c.WARCRecordID, &c.PayloadDigest,
 		&c.ContentSHA256, simhash, &c.RevisitOf, &c.NearDupOf, &c.Title, &c.Description, &c.Language,
 		&c.Canonical, &c.NoIndex, &c.Links, &c.ETag, &c.LastModified, &c.Change, durationMS, &c.LinksDropped,
-		&c.Location, KindDest(&c.Kind)}
+		&c.Location, KindDest(&c.Kind), &c.DocReason}
 }
 
 // KindDest is a scan destination for a URL kind's stored name (urlkind):

@@ -287,6 +287,7 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		schedules  = newRecrawlArrays(n)
 		locations  = make([]string, n)
 		kinds      = make([]string, n)
+		docReasons = make([]string, n)
 	)
 	for i, c := range caps {
 		if c.FetchID == "" {
@@ -305,14 +306,14 @@ func captureArgs(caps []store.Capture) ([]any, error) {
 		revisitOf[i], nearDupOf[i], titles[i], descs[i] = c.RevisitOf, c.NearDupOf, c.Title, c.Description
 		languages[i], canonicals[i], noindex[i], links[i] = c.Language, c.Canonical, c.NoIndex, int32(c.Links)
 		etags[i], lastMods[i], changes[i], durations[i] = c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds()
-		dropped[i], locations[i], kinds[i] = int32(c.LinksDropped), c.Location, c.Kind.String()
+		dropped[i], locations[i], kinds[i], docReasons[i] = int32(c.LinksDropped), c.Location, c.Kind.String(), c.DocReason
 		if c.Schedule != nil {
 			schedules.set(i, *c.Schedule)
 		}
 	}
 	return append([]any{fetchIDs, urlHashes, addrs, fetched, statuses, types, lengths, truncated, warcFiles, offsets,
 		warcLens, recordIDs, payloads, digests, simhashes, revisitOf, nearDupOf, titles, descs, languages,
-		canonicals, noindex, links, etags, lastMods, changes, durations, dropped}, append(schedules.args(), locations, kinds)...), nil
+		canonicals, noindex, links, etags, lastMods, changes, durations, dropped}, append(schedules.args(), locations, kinds, docReasons)...), nil
 }
 
 // recrawlArrays are the schedule parameters of qAddCaptures: whether each

@@ -218,7 +218,7 @@ const (
 	// qAddCaptures returns the ID and ordinal of every capture it inserted.
 	// Parameters: one array per column, fetch_id to links_dropped, then whether the
 	// capture carries a schedule and one array per column of recrawlColumns, then
-	// the locations and kinds.
+	// the locations, kinds and document reasons.
 	//
 	// IDs are drawn in batch order (nextval in a select list runs after its ORDER
 	// BY), but rows are inserted in fetch ID order, so that two parsers storing an
@@ -236,13 +236,14 @@ const (
 				$19::text[], $20::text[], $21::text[], $22::boolean[], $23::integer[], $24::text[],
 				$25::text[], $26::text[], $27::bigint[], $28::integer[],
 				$29::boolean[], $30::timestamptz[], $31::integer[], $32::integer[], $33::bigint[], $34::bigint[],
-				$35::timestamptz[], $36::timestamptz[], $37::integer[], $38::integer[], $39::double precision[], $40::text[], $41::text[])
+				$35::timestamptz[], $36::timestamptz[], $37::integer[], $38::integer[], $39::double precision[], $40::text[], $41::text[],
+				$42::text[])
 				WITH ORDINALITY AS t (fetch_id, url_hash, url, fetched_at, status, content_type, length,
 					truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
 					content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
 					canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped,
 					scheduled, next_fetch_at, fetch_count, change_count, unchanged_ms, changed_ms,
-					last_change_at, visited_at, misses, streak, change_rate, location, kind, ord)
+					last_change_at, visited_at, misses, streak, change_rate, location, kind, doc_reason, ord)
 		),
 		-- A fetch ID repeated in the batch counts at its first position.
 		numbered AS MATERIALIZED (
@@ -251,14 +252,8 @@ const (
 			ORDER BY f.ord
 		),
 		inserted AS (
-			INSERT INTO captures (id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
-				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
-				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped, location, kind)
-			SELECT id, fetch_id, url_hash, url, fetched_at, status, content_type, length,
-				truncated, warc_file, warc_offset, warc_length, warc_record_id, payload_digest,
-				content_sha256, simhash, revisit_of, near_dup_of, title, description, language,
-				canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped, location, kind
+			INSERT INTO captures (` + capturesql.Columns + `)
+			SELECT ` + capturesql.Columns + `
 			FROM numbered ORDER BY fetch_id
 			ON CONFLICT (fetch_id) DO NOTHING
 			RETURNING id

@@ -306,7 +306,8 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			res, err := ins.ExecContext(ctx, c.FetchID, urlHash, c.URL, fetched, c.Status, c.ContentType,
 				c.Length, c.Truncated, c.WARCFile, c.WARCOffset, c.WARCLength, c.WARCRecordID, c.PayloadDigest,
 				sha, fp, c.RevisitOf, c.NearDupOf, c.Title, c.Description, c.Language, c.Canonical, c.NoIndex,
-				c.Links, c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds(), c.LinksDropped, c.Location, c.Kind.String())
+				c.Links, c.ETag, c.LastModified, c.Change, c.Duration.Milliseconds(), c.LinksDropped, c.Location, c.Kind.String(),
+				c.DocReason)
 			if err != nil {
 				return fmt.Errorf("insert capture %s: %w", c.FetchID, err)
 			}

@@ -130,11 +130,8 @@ const (
 	qBandCandidates = `SELECT capture_id, fingerprint FROM simhash_bands
 		WHERE band = ? AND key = ? ORDER BY capture_id`
 
-	qInsertCapture = `INSERT INTO captures (fetch_id, url_hash, url, fetched_at, status,
-			content_type, length, truncated, warc_file, warc_offset, warc_length, warc_record_id,
-			payload_digest, content_sha256, simhash, revisit_of, near_dup_of, title, description,
-			language, canonical, noindex, links, etag, last_modified, change, duration_ms, links_dropped, location, kind)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	qInsertCapture = `INSERT INTO captures (` + capturesql.Written + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fetch_id) DO NOTHING`
 
 	// The counters migration 0002 took over from the captures_count_insert trigger.

@@ -323,7 +323,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"url states", in(qURLStates), 3, "USING INTEGER PRIMARY KEY"},
 		{"content owner", qContentOwner, 1, "USING INDEX captures_content"},
 		{"near duplicate band", qBandCandidates, 2, "USING PRIMARY KEY (band=? AND key=?)"},
-		{"insert capture", qInsertCapture, 30, ""},
+		{"insert capture", qInsertCapture, 31, ""},
 		{"insert bands", qInsertBands, 12, ""},
 		{"store url", qStoreURL, 8, "USING INTEGER PRIMARY KEY"},
 		{"url", qURL, 1, "USING INTEGER PRIMARY KEY"},

@@ -840,6 +840,8 @@ func testAddCaptures(t *testing.T, s store.Store) {
 	cb.NoIndex, cb.Truncated, cb.ContentSHA256, cb.Duration = true, "length", nil, 0
 	// A redirect keeps where it went.
 	cb.Status, cb.Location = 301, "http://a.example/moved"
+	// A document keeps why it was not read whole.
+	ca.DocReason = "pdf_page_limit"
 	batch := []store.Capture{ca, cb, ca} // the repeat inside one batch is skipped
 	addCaptures(t, s, batch)
 	if batch[0].ID == 0 || batch[1].ID == 0 || batch[0].ID == batch[1].ID {
@@ -1066,6 +1068,7 @@ func testURLInfo(t *testing.T, s store.Store) {
 	first := Capture(u, "f1", "v1", 0)
 	second := Capture(u, "f2", "v2", 0)
 	second.FetchedAt, second.Duration = first.FetchedAt.Add(24*time.Hour), 1500*time.Millisecond
+	first.DocReason = "pdf_encrypted" // the URL's page shows it
 	addCaptures(t, s, []store.Capture{first})
 	addCaptures(t, s, []store.Capture{second})
 
@@ -1084,6 +1087,9 @@ func testURLInfo(t *testing.T, s store.Store) {
 	}
 	if d0, d1 := info.Captures[0].Duration, info.Captures[1].Duration; d0 != second.Duration || d1 != first.Duration {
 		t.Errorf("URLInfo.Captures durations = %v, %v, want %v, %v", d0, d1, second.Duration, first.Duration)
+	}
+	if r0, r1 := info.Captures[0].DocReason, info.Captures[1].DocReason; r0 != "" || r1 != first.DocReason {
+		t.Errorf("URLInfo.Captures document reasons = %q, %q, want \"\", %q", r0, r1, first.DocReason)
 	}
 	if !info.URL.FetchedAt.Equal(second.FetchedAt) {
 		t.Errorf("URL FetchedAt = %v, want the newest capture's %v", info.URL.FetchedAt, second.FetchedAt)
