@@ -169,3 +169,40 @@ func serverLease(t *testing.T, f *Fetcher, host string) *frontier.Lease {
 	t.Fatalf("no turn at its server for %s in 20 leases", host)
 	return nil
 }
+
+// TestLateStartDelaysTheNext: a worker that starts after its reserved time
+// (woken late by a loaded machine) pushes the next request back, which goes
+// -ip-delay after that start, not after the reservation: two requests did
+// start 231 ms apart by the crawler's clock for an -ip-delay of 250 ms.
+func TestLateStartDelaysTheNext(t *testing.T) {
+	cfg := testConfig()
+	cfg.IPConcurrency, cfg.IPDelay = 2, 200*time.Millisecond
+	f := &Fetcher{cfg: cfg, halted: make(chan struct{})}
+	ctx := context.Background()
+	const server = "127.0.0.1"
+	d := cfg.IPDelay
+	if err := f.spaceStart(ctx, server); err != nil { // the first goes at once
+		t.Fatal(err)
+	}
+	b := f.gate.reserve(server, d, time.Now())
+	c := f.gate.reserve(server, d, time.Now())
+	if c.Sub(b) != d {
+		t.Fatalf("reservations %v apart, want %v", c.Sub(b), d)
+	}
+	// b's worker wakes half a delay late.
+	time.Sleep(time.Until(b.Add(d / 2)))
+	bStarted := time.Now()
+	if err := f.startAt(ctx, server, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.startAt(ctx, server, c); err != nil {
+		t.Fatal(err)
+	}
+	if gap := time.Since(bStarted); gap < d {
+		t.Errorf("the request after a late start went %v after it, want at least -ip-delay %v", gap, d)
+	}
+	// A reservation made now waits for that start too.
+	if next := f.gate.reserve(server, d, time.Now()); next.Sub(bStarted) < 2*d {
+		t.Errorf("next reservation %v after the late start, want at least %v", next.Sub(bStarted), 2*d)
+	}
+}
