@@ -146,10 +146,15 @@ func newProcessID() string { return newFetchID() }
 // the scheduler, a GC pause): two leases taken 25 ms apart could send at the
 // same instant after a pause, which the server sees as a burst. Each request
 // reserves its start time under the lock, so workers woken together still go
-// one -ip-delay apart.
+// one -ip-delay apart. A reservation is not a start: a worker woken late (a
+// loaded machine, a GC pause) starts after its time, and the next, woken on
+// time, would follow it by less than -ip-delay (seen: 231 ms for 250 ms).
+// So a request also goes no sooner than -ip-delay after the last one that
+// did start, which is recorded as it goes.
 type startGate struct {
-	mu   sync.Mutex
-	next map[string]time.Time // earliest start of the next request, per server
+	mu      sync.Mutex
+	next    map[string]time.Time // earliest start of the next request, per server
+	started map[string]time.Time // when the last request to the server started
 }
 
 // assumeStarted spaces this process's next request to server as if another
@@ -174,12 +179,20 @@ func (f *Fetcher) spaceStart(ctx context.Context, server string) error {
 	if server == "" || d <= 0 || f.cfg.IPConcurrency <= 0 {
 		return nil
 	}
-	g := &f.gate
+	return f.startAt(ctx, server, f.gate.reserve(server, d, time.Now()))
+}
+
+// reserve takes the earliest start to server no one has taken: now, or
+// -ip-delay (d) after the latest reservation.
+func (g *startGate) reserve(server string, d time.Duration, now time.Time) time.Time {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.next == nil {
 		g.next = map[string]time.Time{}
 	}
-	now := time.Now()
+	if g.started == nil {
+		g.started = map[string]time.Time{}
+	}
 	at := now
 	if next := g.next[server]; next.After(now) {
 		at = next
@@ -187,14 +200,40 @@ func (f *Fetcher) spaceStart(ctx context.Context, server string) error {
 	g.next[server] = at.Add(d)
 	if len(g.next) > 4096 {
 		for k, t := range g.next {
-			if t.Before(now) {
+			if t.Before(now) && !g.started[k].Add(d).After(now) {
 				delete(g.next, k)
+				delete(g.started, k)
 			}
 		}
 	}
-	g.mu.Unlock()
-	if wait := at.Sub(now); wait > 0 {
-		return f.pause(ctx, wait)
+	return at
+}
+
+// startAt waits for the start reserved at at, and then, if a request to
+// server started late since, for -ip-delay after it; it records the start.
+func (f *Fetcher) startAt(ctx context.Context, server string, at time.Time) error {
+	d := f.cfg.ipDelay()
+	g := &f.gate
+	for {
+		if wait := time.Until(at); wait > 0 {
+			if err := f.pause(ctx, wait); err != nil {
+				return err
+			}
+		}
+		g.mu.Lock()
+		now := time.Now()
+		if due := g.started[server].Add(d); due.After(now) {
+			g.mu.Unlock()
+			at = due
+			continue
+		}
+		g.started[server] = now
+		if g.next[server].Before(now.Add(d)) {
+			// Those who reserve from now on wait for this start, not for
+			// the reservation it was late for.
+			g.next[server] = now.Add(d)
+		}
+		g.mu.Unlock()
+		return nil
 	}
-	return nil
 }

@@ -3,11 +3,16 @@ package fetcher
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/frontier"
+	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
 // unreachableSlots is a shared cache that answers no slot request in time.
@@ -52,5 +57,152 @@ func TestSharedSlotErrorAssumesTaken(t *testing.T) {
 	f.gate.mu.Unlock()
 	if want := failed.Add(cfg.IPDelay + cacheTimeout); next.Before(want) {
 		t.Errorf("next start to %s reserved %v after the failed call, want at least %v", server, next.Sub(failed), cfg.IPDelay+cacheTimeout)
+	}
+}
+
+// TestRobotsTakesServerTurn: a robots.txt request, a host's own or a hop of
+// another host's redirect chain, waits for its turn at the server like a
+// page: two hosts on one address whose leases were handed out -ip-delay
+// apart, and whose workers then start together (after a pause, say), send
+// -ip-delay apart whatever each sends. The server's stamps can only come
+// late, so the later one at least -ip-delay after both started is a check
+// that does not depend on the machine's speed.
+func TestRobotsTakesServerTurn(t *testing.T) {
+	const page, robotsTxt, hop = "page", "robots.txt", "robots.txt hop"
+	for _, c := range []struct{ a, b string }{
+		{robotsTxt, robotsTxt}, {robotsTxt, page}, {page, robotsTxt}, {hop, page}, {robotsTxt, hop},
+	} {
+		t.Run(c.a+" then "+c.b, func(t *testing.T) {
+			e := testenv.New(t)
+			var mu sync.Mutex
+			var stamps []time.Time
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				stamps = append(stamps, time.Now())
+				mu.Unlock()
+				if r.URL.Path == "/robots.txt" {
+					w.Write([]byte("User-agent: *\nAllow: /\n"))
+					return
+				}
+				w.Write([]byte("<html><body>ok</body></html>"))
+			})
+			// Two host names of one server: two ports of 127.0.0.1.
+			sa, sb := httptest.NewServer(h), httptest.NewServer(h)
+			defer sa.Close()
+			defer sb.Close()
+			cfg := testConfig()
+			cfg.IPConcurrency, cfg.IPDelay = 2, 300*time.Millisecond
+			f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(f.kafka.Close)
+			ctx := context.Background()
+			var leases []*frontier.Lease
+			for _, s := range []struct {
+				base, kind string
+			}{{sa.URL, c.a}, {sb.URL, c.b}} {
+				host := urlnorm.Authority(s.base)
+				it := frontier.Item{URL: s.base + "/", Host: host}
+				switch s.kind {
+				case page:
+					f.recordRobots(ctx, host, 0, "http", queue.RobotsAnswer{Status: 200, Body: []byte("User-agent: *\nAllow: /\n")}, time.Now(), nil)
+				case hop:
+					it = frontier.Item{URL: s.base + "/robots.txt", Host: host, Kind: frontier.KindRobots, Redirects: 1}
+				}
+				f.fr.Push(it)
+				leases = append(leases, serverLease(t, f, host))
+			}
+			started := time.Now()
+			var wg sync.WaitGroup
+			outs := make([]frontier.Outcome, len(leases))
+			for i, l := range leases {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					outs[i] = f.serve(ctx, l)
+					l.Done(outs[i])
+				}()
+			}
+			wg.Wait()
+			for i, o := range outs {
+				if !o.Requested {
+					t.Fatalf("lease %d (%s) made no request: %+v", i, []string{c.a, c.b}[i], o)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(stamps) != 2 {
+				t.Fatalf("server saw %d requests, want 2", len(stamps))
+			}
+			if last := stamps[1].Sub(started); last < cfg.IPDelay {
+				t.Errorf("second request stamped %v after both workers started, want at least -ip-delay %v", last, cfg.IPDelay)
+			}
+		})
+	}
+}
+
+// serverLease takes host's lease when its server has a turn for it, as a
+// worker does: a lease the server has no slot for yet goes back, and the
+// host comes again when the server's next start is due.
+func serverLease(t *testing.T, f *Fetcher, host string) *frontier.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 20 {
+		lease, err := f.fr.Next(ctx)
+		if err != nil {
+			t.Fatalf("lease of %s: %v", host, err)
+		}
+		if lease.Host != host {
+			t.Fatalf("leased %s, want %s", lease.Host, host)
+		}
+		ok, out, server, _ := f.serverTurn(ctx, lease)
+		if ok && server == "127.0.0.1" {
+			return lease
+		}
+		lease.Done(out)
+		if ok {
+			t.Fatalf("%s is on server %q, want 127.0.0.1", host, server)
+		}
+	}
+	t.Fatalf("no turn at its server for %s in 20 leases", host)
+	return nil
+}
+
+// TestLateStartDelaysTheNext: a worker that starts after its reserved time
+// (woken late by a loaded machine) pushes the next request back, which goes
+// -ip-delay after that start, not after the reservation: two requests did
+// start 231 ms apart by the crawler's clock for an -ip-delay of 250 ms.
+func TestLateStartDelaysTheNext(t *testing.T) {
+	cfg := testConfig()
+	cfg.IPConcurrency, cfg.IPDelay = 2, 200*time.Millisecond
+	f := &Fetcher{cfg: cfg, halted: make(chan struct{})}
+	ctx := context.Background()
+	const server = "127.0.0.1"
+	d := cfg.IPDelay
+	if err := f.spaceStart(ctx, server); err != nil { // the first goes at once
+		t.Fatal(err)
+	}
+	b := f.gate.reserve(server, d, time.Now())
+	c := f.gate.reserve(server, d, time.Now())
+	if c.Sub(b) != d {
+		t.Fatalf("reservations %v apart, want %v", c.Sub(b), d)
+	}
+	// b's worker wakes half a delay late.
+	time.Sleep(time.Until(b.Add(d / 2)))
+	bStarted := time.Now()
+	if err := f.startAt(ctx, server, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.startAt(ctx, server, c); err != nil {
+		t.Fatal(err)
+	}
+	if gap := time.Since(bStarted); gap < d {
+		t.Errorf("the request after a late start went %v after it, want at least -ip-delay %v", gap, d)
+	}
+	// A reservation made now waits for that start too.
+	if next := f.gate.reserve(server, d, time.Now()); next.Sub(bStarted) < 2*d {
+		t.Errorf("next reservation %v after the late start, want at least %v", next.Sub(bStarted), 2*d)
 	}
 }
