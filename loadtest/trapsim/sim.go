@@ -375,18 +375,7 @@ func (s *sim) deliver() {
 			}
 			continue
 		}
-		links, fresh := 0, 0
-		for _, l := range p.links {
-			n, err := s.norm.Normalize(l)
-			if err != nil || urlnorm.Authority(n) != h.name {
-				continue
-			}
-			links++
-			if !h.known[hashOf(n)] {
-				fresh++ // as the parser counts them: not in the store's urls
-			}
-		}
-		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup, Links: links, NewLinks: fresh})
+		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup})
 		dups := 0
 		if p.dup {
 			dups = p.it.dups + 1

@@ -155,9 +155,6 @@ type Evidence struct {
 	Origin      uint64
 	ParentSpace uint64
 	Duplicate   bool
-	// Links and NewLinks: the page's links to its host, and of those the
-	// ones to URLs the crawl did not hold yet (queue.Verdict).
-	Links, NewLinks int
 }
 
 // Observe feeds a verdict to the host's URL-space budgets and reports
@@ -165,8 +162,7 @@ type Evidence struct {
 func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	hp := h.patterns()
 	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
-		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate,
-		Links: e.Links, NewLinks: e.NewLinks})
+		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate})
 	return hp.Parked() > 0
 }
 

@@ -410,8 +410,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		}
 		f.dirty[host] = true // its admission state is saved with it
 		release := f.adm.Observe(&hi.adm, admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
-			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate,
-			Links: v.Links, NewLinks: v.NewLinks})
+			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate})
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
 		if release || hi.heldUnread {
 			if grown == nil {

@@ -116,12 +116,6 @@ func (o *outbox) merge(po *pageOut, v *queue.Verdict) {
 	o.excluded = append(o.excluded, po.excluded...)
 	o.mods = append(o.mods, po.mods...)
 	if v != nil {
-		host := urlnorm.Authority(v.URL)
-		for _, c := range po.cands {
-			if c.Kind == queue.KindPage && urlnorm.Authority(c.URL) == host {
-				v.Links++
-			}
-		}
 		o.verdicts = append(o.verdicts, *v)
 	}
 	for _, c := range po.cands {
@@ -155,7 +149,6 @@ func (o *outbox) attachVerdicts() {
 		return
 	}
 	first := make(map[string]int, len(o.verdicts)) // page URL -> candidate
-	fresh := make(map[string]int, len(o.verdicts)) // page URL -> new links to its host
 	for i := range o.cands {
 		c := &o.cands[i]
 		if c.Parent == "" || urlnorm.Authority(c.URL) != urlnorm.Authority(c.Parent) {
@@ -164,14 +157,8 @@ func (o *outbox) attachVerdicts() {
 		if _, ok := first[c.Parent]; !ok {
 			first[c.Parent] = i
 		}
-		if c.Kind == queue.KindPage {
-			fresh[c.Parent]++
-		}
 	}
 	for _, v := range o.verdicts {
-		// What is left after dropKnown: URLs the store did not hold, each
-		// counted for the page the batch kept as its parent.
-		v.NewLinks = min(fresh[v.URL], v.Links)
 		if i, ok := first[v.URL]; ok && o.cands[i].Verdict == nil {
 			o.cands[i].Verdict = &v
 			continue

@@ -163,9 +163,6 @@ type Verdict struct {
 	// on (0: another host, a seed).
 	ParentSpace Key
 	Duplicate   bool // exact or near duplicate of an earlier page
-	// Links and NewLinks count the page's links to its own host, and of
-	// those the ones to URLs the crawl did not know yet.
-	Links, NewLinks int
 }
 
 // space is what one space (pattern with its query keys) or one family
@@ -185,9 +182,6 @@ type space struct {
 	// As a family: all its pages' verdicts, and the distinct pages outside
 	// it that they led to.
 	famDup, famDistinct, famLead int
-	// As a family: pages observed with links to their host, and of those
-	// the ones whose links were mostly to URLs nobody had linked before.
-	famLinked, famNovel int
 	// As a family: the pages of its host its evidence was found on (a page
 	// that linked several of its URLs in a row counts once), and the last.
 	pages    int
@@ -429,9 +423,6 @@ func foldLast(p string) string {
 func (h *Host[T]) allowance(cfg Config, f *space) int {
 	others := float64(h.real - f.real)
 	w := cfg.EvidenceWeight
-	if f.generating() {
-		w = min(w, 1)
-	}
 	single := min(w, 1) * f.pages
 	return cfg.Budget + single + w*(f.evidence-f.pages) + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + int(cfg.Share*others)
 }
@@ -571,12 +562,6 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 		}
 	}
 	fam, fk := h.entry(cfg, Family(space))
-	if v.Links > 0 {
-		fam.famLinked++
-		if v.NewLinks >= 3 && 2*v.NewLinks >= v.Links {
-			fam.famNovel++
-		}
-	}
 	// A verdict of its page re-decides the URLs a family holds as probes.
 	h.grow(parkKey{parkFamily, fk})
 	if v.Duplicate {
@@ -877,7 +862,3 @@ func shape(seg string) string {
 	}
 	return b.String()
 }
-
-// generating reports whether most of a family's pages linked mostly URLs
-// nobody had linked before: a space that makes up what it links.
-func (s *space) generating() bool { return s.famLinked >= 3 && 2*s.famNovel > s.famLinked }

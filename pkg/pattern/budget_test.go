@@ -463,44 +463,6 @@ func TestYieldOfDeadEnds(t *testing.T) {
 	}
 }
 
-// TestGeneratingFamily: a family linked from five other pages, two URLs
-// each, earns one generated URL for the first of each page and
-// pattern-evidence for the second, unless most of its pages link mostly URLs
-// nobody linked before: then one each, whatever their content.
-func TestGeneratingFamily(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Probe = 0 // the budgets alone, not the duplicate probes
-	admitted := func(novel bool) int {
-		h := NewHost[string]()
-		for i := range 10 {
-			u := fmt.Sprintf("http://a/t/x%d", i)
-			c, d := offer(h, cfg, u, fmt.Sprintf("http://a/doc/%d.html", i/2), 0, 0)
-			if !d.Admit || !c.Grounded {
-				t.Fatalf("%s from another family: %+v %+v, want admitted grounded", u, c, d)
-			}
-			v := Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true, Links: 10, NewLinks: 2}
-			if novel {
-				v.NewLinks = 9
-			}
-			h.Observe(cfg, v)
-		}
-		n := 0
-		for i := range 200 {
-			if _, d := offer(h, cfg, fmt.Sprintf("http://a/t/y%d", i), "http://a/t/x0", 0, 0); d.Admit {
-				n++
-			}
-		}
-		return n
-	}
-	site, space := admitted(false), admitted(true)
-	if want := cfg.Budget + 5 + cfg.EvidenceWeight*5; site < want {
-		t.Errorf("a family whose pages link what is known: %d generated URLs admitted, want at least %d", site, want)
-	}
-	if want := cfg.Budget + 10 + int(cfg.Share*10); space > want {
-		t.Errorf("a family whose pages make up what they link: %d generated URLs admitted, want at most %d", space, want)
-	}
-}
-
 // TestSinglyLinkedFamily: a family each page of the host links one URL of,
 // a different one on every page (a search or share widget), is probed: its
 // first URLs are fetched, the rest wait for their verdicts and stay held

@@ -28,8 +28,6 @@ type savedSpace struct {
 	FamDup      int    `json:"fdu,omitempty"`
 	FamDistinct int    `json:"fdi,omitempty"`
 	FamLead     int    `json:"fl,omitempty"`
-	FamLinked   int    `json:"fli,omitempty"`
-	FamNovel    int    `json:"fn,omitempty"`
 	Pages       int    `json:"pg,omitempty"` // evidence came from so many pages of the host
 	// Who pointed to the family first (Host.offshoot).
 	Ext  bool `json:"x,omitempty"`
@@ -69,7 +67,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		}
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, FamLinked: e.famLinked, FamNovel: e.famNovel, Pages: e.pages, Ext: e.ext, Src1: e.src1, Src2: e.src2})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Ext: e.ext, Src1: e.src1, Src2: e.src2})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
 	if len(s.Spaces) > maxSavedSpaces {
@@ -108,7 +106,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		h.spaces[KeyOf(e.Name)] = &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
 			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
-			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, famLinked: e.FamLinked, famNovel: e.FamNovel, pages: min(e.Pages, e.Evidence), ext: e.Ext, src1: e.Src1, src2: e.Src2}
+			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), ext: e.Ext, src1: e.Src1, src2: e.Src2}
 	}
 	if len(s.Rules) > 0 {
 		h.rules = map[Rewrite]*ruleStats{}

@@ -137,12 +137,6 @@ type Verdict struct {
 	Origin      uint64 `json:"origin,omitempty"`
 	ParentSpace uint64 `json:"parent_space,omitempty"`
 	DupHops     int    `json:"dup_hops,omitempty"` // duplicate pages in a row that led to the page
-	// Links counts the page's links to its own host, and NewLinks those of
-	// them to URLs the store did not hold yet (nor an earlier page of the
-	// parser's batch linked): a space that makes up what it links shows it
-	// on every page (pattern.Verdict).
-	Links    int `json:"links,omitempty"`
-	NewLinks int `json:"new_links,omitempty"`
 }
 
 // EncodeURL returns the record value for u.
