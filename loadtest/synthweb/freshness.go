@@ -67,6 +67,15 @@ type ChangeReport struct {
 	IntervalByClass   map[string]float64 `json:"interval_seconds_by_class"`
 	IntervalCVByClass map[string]float64 `json:"interval_cv_by_class"`
 	SitemapFetches    int                `json:"sitemap_fetches"` // 200 answers of the hosts' sitemaps of changing pages
+	// PageRevisitsCVByClass is, per class, the coefficient of variation
+	// between pages (never deleted) of their revisits per second from
+	// their first copy, and PageRevisitsP10P90ByClass the 10th and 90th
+	// percentiles in revisits per minute: intervals regular on average
+	// (IntervalCVByClass pools them) can still be shared unevenly between
+	// pages, which at the same total keeps the class fresh less of the time
+	// (g(λ/r) is concave in r).
+	PageRevisitsCVByClass     map[string]float64    `json:"page_revisits_cv_by_class"`
+	PageRevisitsP10P90ByClass map[string][2]float64 `json:"page_revisits_per_minute_p10_p90_by_class"`
 }
 
 // goneRetire is how many 404 or 410 answers should make a crawler retire
@@ -265,6 +274,7 @@ func yardstick(rep *ChangeReport, pages map[string]*pageHistory, copies map[stri
 	var classes []string
 	var fresh, window float64
 	n := 0
+	perPage := map[string][]float64{} // revisits per second of each page, by class
 	for _, id := range slices.Sorted(maps.Keys(pages)) {
 		ph := pages[id]
 		cs := copies[id]
@@ -285,6 +295,7 @@ func yardstick(rep *ChangeReport, pages map[string]*pageHistory, copies map[stri
 		}
 		window += end.Sub(from).Seconds()
 		n += revisits[id]
+		perPage[ph.class] = append(perPage[ph.class], float64(revisits[id])/end.Sub(from).Seconds())
 		lambdas = append(lambdas, ph.rate)
 		classes = append(classes, ph.class)
 	}
@@ -292,6 +303,19 @@ func yardstick(rep *ChangeReport, pages map[string]*pageHistory, copies map[stri
 		return
 	}
 	rep.FreshnessFetched = fresh / window
+	rep.PageRevisitsCVByClass, rep.PageRevisitsP10P90ByClass = map[string]float64{}, map[string][2]float64{}
+	for class, rs := range perPage {
+		var sum, sq float64
+		for _, r := range rs {
+			sum, sq = sum+r, sq+r*r
+		}
+		mean := sum / float64(len(rs))
+		if mean > 0 {
+			rep.PageRevisitsCVByClass[class] = math.Sqrt(max(sq/float64(len(rs))-mean*mean, 0)) / mean
+		}
+		slices.Sort(rs)
+		rep.PageRevisitsP10P90ByClass[class] = [2]float64{60 * rs[len(rs)/10], 60 * rs[len(rs)*9/10]}
+	}
 	// Revisits per second over the mean page's window.
 	span := window / float64(len(lambdas))
 	budget := float64(n) / span

@@ -365,3 +365,33 @@ func TestRevisitIntervals(t *testing.T) {
 		t.Errorf("fast pages, never revisited, have a mean interval %v", c.IntervalByClass[ChangeFast])
 	}
 }
+
+// TestPageRevisitSpread: three slow pages first copied at once and held
+// for 60 s, revisited 3, 1 and 0 times, share their revisits unevenly:
+// 3, 1 and 0 a minute, a coefficient of variation of √14/4 between pages.
+func TestPageRevisitSpread(t *testing.T) {
+	pages := map[string]*pageHistory{
+		"/a.html": {class: ChangeSlow, rate: 0.1},
+		"/b.html": {class: ChangeSlow, rate: 0.1},
+		"/c.html": {class: ChangeSlow, rate: 0.1},
+	}
+	log := []Request{
+		rq(hostOpen, "/a.html", 200, 0),
+		rq(hostOpen, "/b.html", 200, 0),
+		rq(hostOpen, "/c.html", 200, 0),
+		rq(hostOpen, "/a.html", 304, 10000),
+		rq(hostOpen, "/a.html", 304, 20000),
+		rq(hostOpen, "/b.html", 304, 20000),
+		rq(hostOpen, "/a.html", 304, 30000),
+	}
+	c := audit(log, changeTestWorld(pages, ms(60001)), AuditConfig{}).Change
+	if got, want := c.PageRevisitsCVByClass[ChangeSlow], math.Sqrt(14)/4; math.Abs(got-want) > 1e-9 {
+		t.Errorf("slow pages' revisits' coefficient of variation between pages %v, want %v", got, want)
+	}
+	if got := c.PageRevisitsP10P90ByClass[ChangeSlow]; math.Abs(got[0]) > 1e-9 || math.Abs(got[1]-3) > 1e-9 {
+		t.Errorf("slow pages' revisits per minute, 10th and 90th percentile %v, want [0 3]", got)
+	}
+	if _, ok := c.PageRevisitsCVByClass[ChangeFast]; ok {
+		t.Errorf("no fast page, yet a spread %v", c.PageRevisitsCVByClass)
+	}
+}
