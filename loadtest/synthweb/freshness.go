@@ -76,6 +76,53 @@ type ChangeReport struct {
 	// (g(λ/r) is concave in r).
 	PageRevisitsCVByClass     map[string]float64    `json:"page_revisits_cv_by_class"`
 	PageRevisitsP10P90ByClass map[string][2]float64 `json:"page_revisits_per_minute_p10_p90_by_class"`
+	// HostGapSeconds is the mean time from the end of a host's answer to
+	// the start of its next request, and HostLongGapShare the share of
+	// the hosts' time from first to last request spent in such gaps over
+	// LongGap: where host delays bound the revisits, a crawler that makes
+	// fewer of them either waits longer after each answer (the first) or
+	// leaves hosts idle for want of a due visit at hand (the second).
+	HostGapSeconds   float64 `json:"host_gap_seconds"`
+	HostLongGapShare float64 `json:"host_long_gap_share"`
+}
+
+// LongGap is where HostLongGapShare counts a gap as idle: 2.5 times the
+// 400 ms host delay the delay-limited measurements use.
+const LongGap = time.Second
+
+// hostGaps fills HostGapSeconds and HostLongGapShare from reqs, in order
+// of Start.
+func hostGaps(rep *ChangeReport, reqs []Request) {
+	type span struct{ first, lastEnd time.Time }
+	hosts := map[string]*span{}
+	var gaps, long, total float64
+	n := 0
+	for _, r := range reqs {
+		h := hosts[r.Host]
+		if h == nil {
+			hosts[r.Host] = &span{first: r.Start, lastEnd: r.End}
+			continue
+		}
+		if gap := r.Start.Sub(h.lastEnd); gap > 0 {
+			gaps += gap.Seconds()
+			n++
+			if gap > LongGap {
+				long += gap.Seconds()
+			}
+		}
+		if r.End.After(h.lastEnd) {
+			h.lastEnd = r.End
+		}
+	}
+	for _, h := range hosts {
+		total += h.lastEnd.Sub(h.first).Seconds()
+	}
+	if n > 0 {
+		rep.HostGapSeconds = gaps / float64(n)
+	}
+	if total > 0 {
+		rep.HostLongGapShare = long / total
+	}
 }
 
 // goneRetire is how many 404 or 410 answers should make a crawler retire
@@ -157,6 +204,7 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 		IntervalByClass: map[string]float64{}, IntervalCVByClass: map[string]float64{}}
 	intervalSq := map[string]float64{}
 	a.rep.Change = rep
+	hostGaps(rep, reqs)
 	type state struct {
 		answered bool      // a final answer came before
 		last     time.Time // when the latest final answer started

@@ -395,3 +395,26 @@ func TestPageRevisitSpread(t *testing.T) {
 		t.Errorf("no fast page, yet a spread %v", c.PageRevisitsCVByClass)
 	}
 }
+
+// TestHostGaps: a host answered at 0-0.1 s, asked again at 0.5 s (a 0.4 s
+// gap) and at 2.6 s after an answer ending at 0.6 s (a 2 s gap, idle);
+// another host asked once (for 1 ms) has no gap. Mean gap 1.2 s; 2 s idle
+// of the hosts' 2.601 s and 0.001 s from first request to last answer.
+func TestHostGaps(t *testing.T) {
+	log := []Request{
+		rq(hostOpen, "/a.html", 200, 0),
+		rq(hostAgent, "/b.html", 200, 100),
+		rq(hostOpen, "/b.html", 200, 500),
+		rq(hostOpen, "/c.html", 200, 2600),
+	}
+	log[0].End = ms(100)
+	log[2].End = ms(600)
+	rep := &ChangeReport{}
+	hostGaps(rep, log)
+	if math.Abs(rep.HostGapSeconds-1.2) > 1e-9 {
+		t.Errorf("mean gap %v s, want 1.2", rep.HostGapSeconds)
+	}
+	if want := 2 / 2.602; math.Abs(rep.HostLongGapShare-want) > 1e-9 {
+		t.Errorf("long-gap share %v, want %v", rep.HostLongGapShare, want)
+	}
+}
