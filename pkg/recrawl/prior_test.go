@@ -54,20 +54,19 @@ func TestHostPriorLeavesStaticPageAlone(t *testing.T) {
 	}
 }
 
-// TestOneUnluckyRevisitIsNotFinal: early in a crawl of the crawler's
-// second mix, a third of a host's pages were unchanged at their two
-// revisits 12 s apart and two thirds changed at both; a page unchanged 12 s
-// after its fetch may still change: it gets another look well before
-// -recrawl-max (which it got before the fifth round), and a second
-// unchanged revisit then gives it -recrawl-max.
+// TestOneUnluckyRevisitIsNotFinal: on the crawler's second mix (a third of
+// a host's pages never change, two thirds change every 6 s), a page
+// unchanged 12 s after its fetch still changes with a chance of about a
+// fifth: it gets another look well before -recrawl-max, which a second
+// unchanged revisit then gives it.
 func TestOneUnluckyRevisitIsNotFinal(t *testing.T) {
 	p := crawlerPolicy()
 	priors := NewPriors(10)
 	for i := range 30 {
 		if i%3 == 0 {
-			priors.Update("h", History{}, hist(2, 0, 12*time.Second))
+			priors.Update("h", History{}, hist(4, 0, 8*time.Second))
 		} else {
-			priors.Update("h", History{}, hist(2, 2, 12*time.Second))
+			priors.Update("h", History{}, hist(4, 3, 8*time.Second))
 		}
 	}
 	pr := priors.For("h", 1/p.Min.Seconds())
