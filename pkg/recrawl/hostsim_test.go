@@ -313,10 +313,6 @@ func TestPolicyNearOptimal(t *testing.T) {
 		// 5% of the slow pages were never visited again (docs/recrawl.md).
 		{"issue mix, delays, 50x40", hostSim{hosts: 50, pages: 40, mix: issueMix, perHost: 1, horizon: 480, policy: issuePolicy()}, 0.95},
 		{"second mix, delays, 50x40", hostSim{hosts: 50, pages: 40, mix: secondMix, perHost: 1, horizon: 480, policy: issuePolicy()}, 0.95},
-		// The crawler's measurement (loadtest/freshness, second mix,
-		// 400 ms host delays, 150 s): 0.947-0.959 while a page unchanged
-		// at its one revisit was left for -recrawl-max.
-		{"crawler's second mix, delays", hostSim{hosts: 20, pages: 30, mix: crawlerMix, perHost: 2.5, horizon: 150, policy: crawlerPolicy()}, 0.95},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -343,16 +339,6 @@ func TestPolicyNearOptimal(t *testing.T) {
 }
 
 const simSeeds = 3
-
-// crawlerMix and crawlerPolicy are loadtest/freshness's second mix and
-// flags in real time: fast pages change every second, slow ones every 6 s.
-var crawlerMix = []simClass{{"fast", 0.1, 1}, {"slow", 0.6, 1.0 / 6}, {"never", 0.3, 0}}
-
-func crawlerPolicy() Policy {
-	p := DefaultPolicy()
-	p.Min, p.Default, p.Max = 250*time.Millisecond, 6*time.Second, 10*time.Minute
-	return p
-}
 
 func longMax() Policy {
 	p := issuePolicy()

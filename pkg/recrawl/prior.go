@@ -271,25 +271,6 @@ func (p Policy) Plan(h History, o Outcome, at time.Time, weight float64, sitemap
 		rate = p.unseenIndexRate(post, weight, worth)
 	}
 	switch {
-	case worth(hi) < target && h.Changes == 0 && h.Fetches <= 2:
-		// One revisit found no change: not worth a request by its
-		// expected freshness alone, but if it does change, every later
-		// revisit is, which that worth leaves out. Left at Max, a page
-		// changing every 6 s unchanged at a first revisit 12 s after its
-		// fetch (e^-2 of them) was not seen again in a 150 s crawl: a
-		// tenth of the slow pages of the crawler's measurement. One more
-		// look, at 4 times the interval it would get if it changes, when
-		// the posterior gives that a chance of a tenth or more (a page of
-		// a static host is left alone after one visit, as before).
-		var changing, cmean float64
-		for j, w := range post {
-			changing += w
-			cmean += w * atomRate(j)
-		}
-		if changing >= 0.1 {
-			return at.Add(min(p.Max, 4*p.Interval(cmean/changing, weight))), rate
-		}
-		return at.Add(p.Max), rate
 	case worth(hi) < target:
 		return at.Add(p.Max), rate
 	case worth(lo) >= target:
