@@ -54,30 +54,6 @@ func TestHostPriorLeavesStaticPageAlone(t *testing.T) {
 	}
 }
 
-// TestOneUnluckyRevisitIsNotFinal: on the crawler's second mix (a third of
-// a host's pages never change, two thirds change every 6 s), a page
-// unchanged 12 s after its fetch still changes with a chance of about a
-// fifth: it gets another look well before -recrawl-max, which a second
-// unchanged revisit then gives it.
-func TestOneUnluckyRevisitIsNotFinal(t *testing.T) {
-	p := crawlerPolicy()
-	priors := NewPriors(10)
-	for i := range 30 {
-		if i%3 == 0 {
-			priors.Update("h", History{}, hist(4, 0, 8*time.Second))
-		} else {
-			priors.Update("h", History{}, hist(4, 3, 8*time.Second))
-		}
-	}
-	pr := priors.For("h", 1/p.Min.Seconds())
-	if d := interval(t, p, hist(1, 0, 12*time.Second), pr); d >= p.Max/2 {
-		t.Errorf("after one unchanged revisit: next in %v, want well before %v", d, p.Max)
-	}
-	if d := interval(t, p, hist(2, 0, 12*time.Second), pr); d != p.Max {
-		t.Errorf("after two unchanged revisits: next in %v, want %v", d, p.Max)
-	}
-}
-
 // TestPosterior: weights sum to 1, "never" gets nothing once a change was
 // seen, and long unchanged time moves the weight to "never".
 func TestPosterior(t *testing.T) {
