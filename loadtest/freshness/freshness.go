@@ -118,7 +118,17 @@ type Run struct {
 	IntervalByClass   map[string]float64 `json:"interval_seconds_by_class"`
 	IntervalCVByClass map[string]float64 `json:"interval_cv_by_class"`
 	SitemapFetches    int                `json:"sitemap_fetches"`
-	Violations        int                `json:"violations"` // politeness, robots, overlaps, unconditional revisits
+	// How revisits were shared between the pages of a class: the
+	// coefficient of variation of pages' revisit rates, and their 10th and
+	// 90th percentiles in revisits per minute (synthweb.ChangeReport).
+	PageRevisitsCVByClass     map[string]float64    `json:"page_revisits_cv_by_class"`
+	PageRevisitsP10P90ByClass map[string][2]float64 `json:"page_revisits_per_minute_p10_p90_by_class"`
+	// Host idle time (synthweb.ChangeReport): the mean gap from an answer
+	// to the host's next request, and the share of host time in gaps over
+	// a second.
+	HostGapSeconds   float64 `json:"host_gap_seconds"`
+	HostLongGapShare float64 `json:"host_long_gap_share"`
+	Violations       int     `json:"violations"` // politeness, robots, overlaps, unconditional revisits
 	// With the web's features (-features): requests to the redirect loop
 	// /loop/a <-> /loop/b, and those that started after both of a host's
 	// members had answered, when the loop could be known.
@@ -352,6 +362,8 @@ func crawl(ctx context.Context, o Options, policy string, def time.Duration, nam
 	r.FreshnessFetched, r.Optimal, r.UniformExpected, r.OptimalShare, r.OptimalByClass = c.FreshnessFetched, c.OptimalFreshness, c.UniformFreshness, c.OptimalShare, c.OptimalRevisitsByClass
 	r.ListedByClass, r.ListedLagByClass = c.ListedRevisitsByClass, c.ListedLagByClass
 	r.IntervalByClass, r.IntervalCVByClass, r.SitemapFetches = c.IntervalByClass, c.IntervalCVByClass, c.SitemapFetches
+	r.PageRevisitsCVByClass, r.PageRevisitsP10P90ByClass = c.PageRevisitsCVByClass, c.PageRevisitsP10P90ByClass
+	r.HostGapSeconds, r.HostLongGapShare = c.HostGapSeconds, c.HostLongGapShare
 	r.Violations = rep.Politeness.Count + rep.Robots.Count + rep.Overlaps.Count + rep.UnconditionalRevisits.Count
 	return r, nil
 }
@@ -383,6 +395,10 @@ func Table(w io.Writer, res *Result) error {
 		a.SitemapFetches, a.ListedByClass, tenths(a.ListedLagByClass))
 	fmt.Fprintf(w, "adaptive: mean revisit interval (s) %v, its coefficient of variation %v\n",
 		tenths(a.IntervalByClass), hundredths(a.IntervalCVByClass))
+	fmt.Fprintf(w, "adaptive: pages' revisits, coefficient of variation between pages %v, 10th and 90th percentile per minute %v\n",
+		hundredths(a.PageRevisitsCVByClass), a.PageRevisitsP10P90ByClass)
+	fmt.Fprintf(w, "adaptive: mean gap from a host's answer to its next request %.3f s; share of host time in gaps over %v %.3f\n",
+		a.HostGapSeconds, synthweb.LongGap, a.HostLongGapShare)
 	_, err := fmt.Fprintf(w, "adaptive / uniform (*): requests %.3f, freshness %.3f, of the pages that change %.3f (%.0f%% of pages never change; %.0f simulated hours per crawl)\n",
 		res.RequestRatio, res.Ratio, res.RatioChanging, 100*res.ShareNever, res.SimulatedHours)
 	return err

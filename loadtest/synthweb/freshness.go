@@ -67,6 +67,62 @@ type ChangeReport struct {
 	IntervalByClass   map[string]float64 `json:"interval_seconds_by_class"`
 	IntervalCVByClass map[string]float64 `json:"interval_cv_by_class"`
 	SitemapFetches    int                `json:"sitemap_fetches"` // 200 answers of the hosts' sitemaps of changing pages
+	// PageRevisitsCVByClass is, per class, the coefficient of variation
+	// between pages (never deleted) of their revisits per second from
+	// their first copy, and PageRevisitsP10P90ByClass the 10th and 90th
+	// percentiles in revisits per minute: intervals regular on average
+	// (IntervalCVByClass pools them) can still be shared unevenly between
+	// pages, which at the same total keeps the class fresh less of the time
+	// (g(λ/r) is concave in r).
+	PageRevisitsCVByClass     map[string]float64    `json:"page_revisits_cv_by_class"`
+	PageRevisitsP10P90ByClass map[string][2]float64 `json:"page_revisits_per_minute_p10_p90_by_class"`
+	// HostGapSeconds is the mean time from the end of a host's answer to
+	// the start of its next request, and HostLongGapShare the share of
+	// the hosts' time from first to last request spent in such gaps over
+	// LongGap: where host delays bound the revisits, a crawler that makes
+	// fewer of them either waits longer after each answer (the first) or
+	// leaves hosts idle for want of a due visit at hand (the second).
+	HostGapSeconds   float64 `json:"host_gap_seconds"`
+	HostLongGapShare float64 `json:"host_long_gap_share"`
+}
+
+// LongGap is where HostLongGapShare counts a gap as idle: 2.5 times the
+// 400 ms host delay the delay-limited measurements use.
+const LongGap = time.Second
+
+// hostGaps fills HostGapSeconds and HostLongGapShare from reqs, in order
+// of Start.
+func hostGaps(rep *ChangeReport, reqs []Request) {
+	type span struct{ first, lastEnd time.Time }
+	hosts := map[string]*span{}
+	var gaps, long, total float64
+	n := 0
+	for _, r := range reqs {
+		h := hosts[r.Host]
+		if h == nil {
+			hosts[r.Host] = &span{first: r.Start, lastEnd: r.End}
+			continue
+		}
+		if gap := r.Start.Sub(h.lastEnd); gap > 0 {
+			gaps += gap.Seconds()
+			n++
+			if gap > LongGap {
+				long += gap.Seconds()
+			}
+		}
+		if r.End.After(h.lastEnd) {
+			h.lastEnd = r.End
+		}
+	}
+	for _, h := range hosts {
+		total += h.lastEnd.Sub(h.first).Seconds()
+	}
+	if n > 0 {
+		rep.HostGapSeconds = gaps / float64(n)
+	}
+	if total > 0 {
+		rep.HostLongGapShare = long / total
+	}
 }
 
 // goneRetire is how many 404 or 410 answers should make a crawler retire
@@ -148,6 +204,7 @@ func (a *auditor) change(reqs []Request, cw *changeWorld) {
 		IntervalByClass: map[string]float64{}, IntervalCVByClass: map[string]float64{}}
 	intervalSq := map[string]float64{}
 	a.rep.Change = rep
+	hostGaps(rep, reqs)
 	type state struct {
 		answered bool      // a final answer came before
 		last     time.Time // when the latest final answer started
@@ -265,6 +322,7 @@ func yardstick(rep *ChangeReport, pages map[string]*pageHistory, copies map[stri
 	var classes []string
 	var fresh, window float64
 	n := 0
+	perPage := map[string][]float64{} // revisits per second of each page, by class
 	for _, id := range slices.Sorted(maps.Keys(pages)) {
 		ph := pages[id]
 		cs := copies[id]
@@ -285,6 +343,7 @@ func yardstick(rep *ChangeReport, pages map[string]*pageHistory, copies map[stri
 		}
 		window += end.Sub(from).Seconds()
 		n += revisits[id]
+		perPage[ph.class] = append(perPage[ph.class], float64(revisits[id])/end.Sub(from).Seconds())
 		lambdas = append(lambdas, ph.rate)
 		classes = append(classes, ph.class)
 	}
@@ -292,6 +351,19 @@ func yardstick(rep *ChangeReport, pages map[string]*pageHistory, copies map[stri
 		return
 	}
 	rep.FreshnessFetched = fresh / window
+	rep.PageRevisitsCVByClass, rep.PageRevisitsP10P90ByClass = map[string]float64{}, map[string][2]float64{}
+	for class, rs := range perPage {
+		var sum, sq float64
+		for _, r := range rs {
+			sum, sq = sum+r, sq+r*r
+		}
+		mean := sum / float64(len(rs))
+		if mean > 0 {
+			rep.PageRevisitsCVByClass[class] = math.Sqrt(max(sq/float64(len(rs))-mean*mean, 0)) / mean
+		}
+		slices.Sort(rs)
+		rep.PageRevisitsP10P90ByClass[class] = [2]float64{60 * rs[len(rs)/10], 60 * rs[len(rs)*9/10]}
+	}
 	// Revisits per second over the mean page's window.
 	span := window / float64(len(lambdas))
 	budget := float64(n) / span

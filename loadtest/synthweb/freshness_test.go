@@ -365,3 +365,56 @@ func TestRevisitIntervals(t *testing.T) {
 		t.Errorf("fast pages, never revisited, have a mean interval %v", c.IntervalByClass[ChangeFast])
 	}
 }
+
+// TestPageRevisitSpread: three slow pages first copied at once and held
+// for 60 s, revisited 3, 1 and 0 times, share their revisits unevenly:
+// 3, 1 and 0 a minute, a coefficient of variation of √14/4 between pages.
+func TestPageRevisitSpread(t *testing.T) {
+	pages := map[string]*pageHistory{
+		"/a.html": {class: ChangeSlow, rate: 0.1},
+		"/b.html": {class: ChangeSlow, rate: 0.1},
+		"/c.html": {class: ChangeSlow, rate: 0.1},
+	}
+	log := []Request{
+		rq(hostOpen, "/a.html", 200, 0),
+		rq(hostOpen, "/b.html", 200, 0),
+		rq(hostOpen, "/c.html", 200, 0),
+		rq(hostOpen, "/a.html", 304, 10000),
+		rq(hostOpen, "/a.html", 304, 20000),
+		rq(hostOpen, "/b.html", 304, 20000),
+		rq(hostOpen, "/a.html", 304, 30000),
+	}
+	c := audit(log, changeTestWorld(pages, ms(60001)), AuditConfig{}).Change
+	if got, want := c.PageRevisitsCVByClass[ChangeSlow], math.Sqrt(14)/4; math.Abs(got-want) > 1e-9 {
+		t.Errorf("slow pages' revisits' coefficient of variation between pages %v, want %v", got, want)
+	}
+	if got := c.PageRevisitsP10P90ByClass[ChangeSlow]; math.Abs(got[0]) > 1e-9 || math.Abs(got[1]-3) > 1e-9 {
+		t.Errorf("slow pages' revisits per minute, 10th and 90th percentile %v, want [0 3]", got)
+	}
+	if _, ok := c.PageRevisitsCVByClass[ChangeFast]; ok {
+		t.Errorf("no fast page, yet a spread %v", c.PageRevisitsCVByClass)
+	}
+}
+
+// TestHostGaps: a host answered at 0-0.1 s, asked again at 0.5 s (a 0.4 s
+// gap) and at 2.6 s after an answer ending at 0.6 s (a 2 s gap, idle);
+// another host asked once (for 1 ms) has no gap. Mean gap 1.2 s; 2 s idle
+// of the hosts' 2.601 s and 0.001 s from first request to last answer.
+func TestHostGaps(t *testing.T) {
+	log := []Request{
+		rq(hostOpen, "/a.html", 200, 0),
+		rq(hostAgent, "/b.html", 200, 100),
+		rq(hostOpen, "/b.html", 200, 500),
+		rq(hostOpen, "/c.html", 200, 2600),
+	}
+	log[0].End = ms(100)
+	log[2].End = ms(600)
+	rep := &ChangeReport{}
+	hostGaps(rep, log)
+	if math.Abs(rep.HostGapSeconds-1.2) > 1e-9 {
+		t.Errorf("mean gap %v s, want 1.2", rep.HostGapSeconds)
+	}
+	if want := 2 / 2.602; math.Abs(rep.HostLongGapShare-want) > 1e-9 {
+		t.Errorf("long-gap share %v, want %v", rep.HostLongGapShare, want)
+	}
+}

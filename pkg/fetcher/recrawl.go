@@ -88,10 +88,13 @@ type dueURL struct {
 // listing brought the visit forward, Store.Modified) makes the change sure.
 func dueValue(pol recrawl.Policy, u store.URL, now time.Time) float64 {
 	rate, w := u.Recrawl.ChangeRate/86400, recrawl.Weight(u.Score)
+	v := pol.Value(rate, w, now.Sub(u.Recrawl.LastVisitAt))
 	if u.SitemapLastMod.After(u.FetchedAt) {
-		return pol.ValueChanged(rate, w)
+		// A page with no estimate is worth more with age than the one
+		// change per Default ValueChanged assumes of it.
+		return max(pol.ValueChanged(rate, w), v)
 	}
-	return pol.Value(rate, w, now.Sub(u.Recrawl.LastVisitAt))
+	return v
 }
 
 // scanDue reads the earliest planned visits of every owned partition and

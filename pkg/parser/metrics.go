@@ -1,7 +1,10 @@
 package parser
 
 import (
+	"math"
+
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/crawlcluster/crawler/pkg/telemetry"
 )
@@ -23,6 +26,7 @@ type metrics struct {
 	lastmodDue      prometheus.Counter
 	lastmodTooFast  prometheus.Counter
 	redirectLoops   prometheus.Counter
+	planLag         prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -90,6 +94,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_recrawl_redirect_loops_total",
 			Help: "Redirect answers found to close a loop of redirects; the URL is not visited again.",
 		}),
+		planLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "crawler_recrawl_plan_lag_seconds",
+			Help:    "Time from a fetch to the store write of the next visit it planned: until then the URL is not scheduled, and its estimate is the previous one.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
+		}),
 	}
 	// Several parsers in one process (the embedded mode) share one set.
 	m.pages = telemetry.Register(reg, m.pages)
@@ -107,5 +116,29 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.lastmodDue = telemetry.Register(reg, m.lastmodDue)
 	m.lastmodTooFast = telemetry.Register(reg, m.lastmodTooFast)
 	m.redirectLoops = telemetry.Register(reg, m.redirectLoops)
+	m.planLag = telemetry.Register(reg, m.planLag)
 	return m
+}
+
+// lagSummary reads a histogram as its count, mean and the upper bounds of
+// the buckets holding its median and 90th percentile, for a log line
+// where no metrics listener runs (the load tests' cluster).
+func lagSummary(h prometheus.Histogram) (n uint64, mean, p50, p90 float64) {
+	var m dto.Metric
+	if err := h.Write(&m); err != nil || m.Histogram.GetSampleCount() == 0 {
+		return 0, 0, 0, 0
+	}
+	n = m.Histogram.GetSampleCount()
+	mean = m.Histogram.GetSampleSum() / float64(n)
+	p50, p90 = math.Inf(1), math.Inf(1)
+	for _, b := range m.Histogram.GetBucket() {
+		c := b.GetCumulativeCount()
+		if math.IsInf(p50, 1) && 2*c >= n {
+			p50 = b.GetUpperBound()
+		}
+		if math.IsInf(p90, 1) && 10*c >= 9*n {
+			p90 = b.GetUpperBound()
+		}
+	}
+	return n, mean, p50, p90
 }

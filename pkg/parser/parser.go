@@ -203,6 +203,11 @@ func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometh
 // commits half a batch and takes seconds whatever the stores do.
 func (p *Parser) Run(ctx context.Context) error {
 	defer p.kafka.CloseAllowingRebalance()
+	defer func() {
+		if n, mean, p50, p90 := lagSummary(p.metrics.planLag); n > 0 {
+			p.log.Info("recrawl plans written", "plans", n, "lag_mean_seconds", mean, "lag_p50_at_most", p50, "lag_p90_at_most", p90)
+		}
+	}()
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	stopWork := context.AfterFunc(ctx, func() { time.AfterFunc(p.cfg.StopGrace, cancelWork) })
@@ -436,6 +441,11 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		p.metrics.blobSeconds.Observe(time.Since(start).Seconds())
 		if err := p.storeBatch(ctx, batch); err != nil {
 			return err
+		}
+		for _, pd := range batch {
+			if s := pd.capture.Schedule; s != nil && !s.NextFetchAt.IsZero() {
+				p.metrics.planLag.Observe(time.Since(pd.page.FetchedAt).Seconds())
+			}
 		}
 	}
 	if err := p.recordRenders(ctx, renders); err != nil {

@@ -258,7 +258,7 @@ func TestValueOrdersStaleAndChaseable(t *testing.T) {
 // age (equal once the change is all but sure); a slow page known changed outranks a fast one however stale.
 func TestValueChangedTopsValue(t *testing.T) {
 	p := testPolicy()
-	for _, lambda := range []float64{0, 1.0 / 600, 1.0 / 24, 1.0 / 4} {
+	for _, lambda := range []float64{1.0 / 600, 1.0 / 24, 1.0 / 4} {
 		known := p.ValueChanged(lambda, 2)
 		for _, age := range []time.Duration{time.Second, time.Minute, time.Hour} {
 			if v := p.Value(lambda, 2, age); v > known || (age == time.Second && v >= known) {
@@ -271,6 +271,28 @@ func TestValueChangedTopsValue(t *testing.T) {
 	}
 	if slow, fast := p.ValueChanged(1.0/24, 1), p.Value(1.0/4, 1, time.Hour); slow <= fast {
 		t.Errorf("slow page known changed %.3f, fast page an hour old %.3f", slow, fast)
+	}
+}
+
+// TestValueUnknownRate: a page with no estimate ranks at the most any rate
+// could be worth at its age, so it is above every known page of the same
+// age and, unlike them, grows without bound: a saturated host serves it
+// in time and its second visit teaches the rate.
+func TestValueUnknownRate(t *testing.T) {
+	p := testPolicy()
+	for _, age := range []time.Duration{time.Second, 25 * time.Second, time.Hour} {
+		unknown := p.Value(0, 2, age)
+		for _, lambda := range []float64{1.0 / 86400, 1.0 / 600, 1.0 / 24, 1.0 / 4, 10} {
+			if v := p.Value(lambda, 2, age); v > unknown*(1+1e-9) {
+				t.Errorf("age %v: λ %.5f/s worth %.3f, above an unknown rate's %.3f", age, lambda, v, unknown)
+			}
+		}
+	}
+	if a, b := p.Value(0, 1, time.Minute), p.Value(0, 1, 2*time.Minute); math.Abs(b-2*a) > 1e-9 || a <= 0 {
+		t.Errorf("unknown rate: worth %.3f at 1 min, %.3f at 2 min; want growing with age", a, b)
+	}
+	if v := p.Value(0, 1, 0); v != 0 {
+		t.Errorf("unknown rate just fetched: worth %v, want 0", v)
 	}
 }
 
