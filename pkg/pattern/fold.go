@@ -16,11 +16,57 @@ const foldValues = 12
 // near-duplicates they are.
 const foldSections = 48
 
+// maxStems bounds the stems one path position tracks.
+const maxStems = 64
+
 // slot is one path position of a host's URLs: the distinct names seen there
-// (up to foldValues+1), and whether it is generalized.
+// (up to foldValues+1), and whether it is generalized; and per stem (a
+// name's first word and the separator after it), the distinct rests seen,
+// up to foldValues+1, or nil once the stem is generalized.
 type slot struct {
 	names  map[string]struct{}
 	folded bool
+	stems  map[string]map[string]struct{}
+}
+
+// stemOf splits a path segment after its first word: "news-2014-05" is
+// "news-" and "2014-05". A space that makes up names under one word
+// ("results-blue_fox", "results-red_owl") takes many rests under one stem,
+// long before the position itself takes more names than a site's sections.
+func stemOf(seg string) (stem, rest string, ok bool) {
+	i := strings.IndexAny(seg, "-_.~+,")
+	if i < 1 || i >= len(seg)-1 || seg[0] == '{' {
+		return "", "", false
+	}
+	return seg[:i+1], seg[i+1:], true
+}
+
+// stemFolded reports whether the names under stem are generalized, learning
+// rest first when learn is set.
+func (sl *slot) stemFolded(stem, rest string, learn bool) bool {
+	rests, ok := sl.stems[stem]
+	if ok && rests == nil {
+		return true
+	}
+	if !learn {
+		return false
+	}
+	if !ok {
+		if len(sl.stems) >= maxStems {
+			return false
+		}
+		if sl.stems == nil {
+			sl.stems = map[string]map[string]struct{}{}
+		}
+		rests = map[string]struct{}{}
+		sl.stems[stem] = rests
+	}
+	rests[rest] = struct{}{}
+	if len(rests) > foldValues {
+		sl.stems[stem] = nil
+		return true
+	}
+	return false
 }
 
 // space returns the space of a normalized URL on this host: Of's pattern,
@@ -57,6 +103,11 @@ func (h *Host[T]) space(cfg Config, u string, learn bool) string {
 			}
 		}
 		if sl != nil && sl.folded && seg != "" {
+			b.WriteString("{*}")
+			continue
+		}
+		if stem, rest, ok := stemOf(seg); ok && sl != nil && sl.stemFolded(stem, rest, learn) {
+			b.WriteString(stem)
 			b.WriteString("{*}")
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // stateVersion is the first byte of a marshalled Host.
@@ -48,6 +49,7 @@ type savedHost struct {
 	Spaces []savedSpace `json:"spaces,omitempty"`
 	Rules  []savedRule  `json:"rules,omitempty"`
 	Folded []string     `json:"folded,omitempty"` // path positions generalized, by prefix
+	Stems  []string     `json:"stems,omitempty"`  // stems generalized, as prefix TAB stem
 }
 
 // Snapshot returns the host's admission state for the store when it changed
@@ -79,6 +81,12 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 	for prefix, sl := range h.slots {
 		if sl.folded {
 			s.Folded = append(s.Folded, prefix)
+			continue
+		}
+		for stem, rests := range sl.stems {
+			if rests == nil {
+				s.Stems = append(s.Stems, prefix+"\t"+stem)
+			}
 		}
 	}
 	b, err := json.Marshal(s)
@@ -119,6 +127,24 @@ func (h *Host[T]) Restore(b []byte) error {
 	}
 	for _, p := range s.Folded {
 		h.slots[p] = &slot{folded: true}
+	}
+	for _, ps := range s.Stems {
+		prefix, stem, ok := strings.Cut(ps, "\t")
+		if !ok {
+			continue
+		}
+		if h.slots == nil {
+			h.slots = map[string]*slot{}
+		}
+		sl := h.slots[prefix]
+		if sl == nil {
+			sl = &slot{names: map[string]struct{}{}}
+			h.slots[prefix] = sl
+		}
+		if sl.stems == nil {
+			sl.stems = map[string]map[string]struct{}{}
+		}
+		sl.stems[stem] = nil
 	}
 	h.saved = h.version
 	return nil
