@@ -82,10 +82,9 @@ func (hw *httpWeb) Get(raw string) trapweb.Page {
 // failed; cmd/crawler's TestTrapsBounded crawls the same web for real.)
 var synthSize = flag.String("trapsim.synth", "", "HOSTSxPAGES of the synthetic web TestAdmissionOnSynthWeb crawls (default 50x40; cmd/crawler's TestTrapsBounded also crawls 500x100)")
 
-func TestAdmissionOnSynthWeb(t *testing.T) {
-	if testing.Short() {
-		t.Skip("serves the synthetic web on loopback")
-	}
+// startSynth serves the synthetic web of -trapsim.synth, with features and
+// traps, until the test ends.
+func startSynth(t *testing.T) *httpWeb {
 	cfg := synthweb.DefaultConfig()
 	cfg.Hosts, cfg.PagesPerHost = 50, 40
 	if *synthSize != "" {
@@ -98,9 +97,16 @@ func TestAdmissionOnSynthWeb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	hw := newHTTPWeb(w)
-	r := Run(hw, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay})
+	t.Cleanup(func() { w.Close() })
+	return newHTTPWeb(w)
+}
+
+func TestAdmissionOnSynthWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves the synthetic web on loopback")
+	}
+	hw := startSynth(t)
+	r := Run(hw, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay, NoRecheck: *noRecheck})
 	t.Logf("%d requests, %d to traps (%.1f%%); real %d/%d, held %d; idle %v after %d ticks",
 		r.Requests, r.ByClass[trapweb.Trap], 100*float64(r.ByClass[trapweb.Trap])/float64(r.Requests), r.RealFetched, r.RealTotal, r.HeldReal, r.Idle, r.Ticks)
 	for _, u := range r.Missed {

@@ -524,6 +524,52 @@ func parkedURL(c candidate) queue.URL {
 		Chain: c.Chain()}
 }
 
+// heldAtTake decides again on a page URL admitted as evidence as it leaves
+// its host's queue (admission.Decider.Recheck): a family's entries are queued
+// as they are found, before the verdicts on its first pages come back. A URL
+// held leaves the store's queue for the exclusions, as if it had been held
+// when found, and is released like any held URL; if the store cannot take
+// it, it is fetched.
+func (f *Fetcher) heldAtTake(ctx context.Context, it frontier.Item) bool {
+	if it.Kind != frontier.KindPage || it.Revisit || it.Hops != 0 || it.Depth == 0 || it.Attempts > 0 || !f.cfg.Patterns.Enabled() {
+		return false
+	}
+	f.mu.Lock()
+	hi := f.hosts[it.Host]
+	if hi == nil {
+		f.mu.Unlock()
+		return false
+	}
+	ex, held := f.adm.Recheck(&hi.adm, queuedCandidate(it), time.Now())
+	f.mu.Unlock()
+	if !held {
+		return false
+	}
+	ok, err := f.store.HoldQueued(ctx, []store.Exclusion{ex})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil || !ok[0] {
+		if err != nil {
+			f.log.Warn("hold a queued url; it is fetched", "url", it.URL, "err", err)
+		}
+		f.adm.Unhold(&hi.adm, ex.Hash)
+		return false
+	}
+	f.dirty[it.Host] = true // its admission state is saved with it
+	hi.pages = max(hi.pages-1, 0)
+	f.metrics.excluded.WithLabelValues(ex.Reason).Inc()
+	return true
+}
+
+// queuedCandidate is a queued page URL as admission admitted it, from what
+// its frontier item carries.
+func queuedCandidate(it frontier.Item) candidate {
+	row := store.URL{Hash: hashOf(it), Partition: it.Partition, URL: it.URL, Host: it.Host, Depth: it.Depth, Level: it.Level,
+		Kind: store.KindPage, State: store.StateQueued, Redirects: it.Redirects, CrawlID: it.CrawlID, DupHops: it.DupHops,
+		Origin: it.Origin, ParentSpace: it.ParentSpace, DiscoveredAt: time.Now()}
+	return candidate{Row: row, FromRobots: it.FromRobots, Level: it.Level}
+}
+
 // admissionHost is the admission state of a host this fetcher keeps.
 // f.mu is held.
 func (f *Fetcher) admissionHost(host string) *admission.Host {

@@ -655,3 +655,88 @@ func TestOffshoots(t *testing.T) {
 			r.offshoot(KeyOf("/zqa/")), r.offshoot(KeyOf("/genindex.html")), r.offshoot(KeyOf("/cal.html")))
 	}
 }
+
+// TestCopyingFamilyHoldsEntries: once a family's pages came back copies of
+// each other, its entries found afterwards, even from other families of the
+// site, wait until its pages turn out distinct; a family whose pages are
+// distinct keeps admitting them.
+func TestCopyingFamilyHoldsEntries(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	for i := range 3 {
+		u := fmt.Sprintf("http://a/cal/%d", i)
+		if _, d := offer(h, cfg, u, "http://a/index.html", 0, 0); !d.Admit {
+			t.Fatalf("%s held before any verdict", u)
+		}
+		h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true, Duplicate: true})
+	}
+	held := "http://a/cal/3"
+	if _, d := offer(h, cfg, held, "http://a/index.html", 0, 0); d.Admit || d.Reason != ReasonDuplicateSpace {
+		t.Fatalf("%s after three copies: %+v, want held as a duplicate space", held, d)
+	}
+	if _, d := offer(h, cfg, "http://a/news/1", "http://a/doc/3.html", 0, 0); !d.Admit {
+		t.Errorf("another family's entry held: %+v", d)
+	}
+	for i := 4; i < 6; i++ {
+		u := fmt.Sprintf("http://a/cal/%d", i)
+		h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true})
+	}
+	var got []string
+	h.Release(cfg, func(u string, d Decision) { got = append(got, u) })
+	if len(got) != 1 || got[0] != held {
+		t.Errorf("released %v once the family's pages were distinct, want [%s]", got, held)
+	}
+}
+
+// TestRecheckQueuedEntries: entries of a family admitted as evidence before
+// any of its pages was judged are held as they leave the queue once its
+// pages come back copies, released when they turn out distinct, and their
+// evidence is not counted twice.
+func TestRecheckQueuedEntries(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	var entries []string
+	for i := range 8 {
+		u := fmt.Sprintf("http://a/x/e%d", i)
+		if _, d := offer(h, cfg, u, "http://a/", 0, 0); !d.Admit {
+			t.Fatalf("%s held on admission before any verdict", u)
+		}
+		entries = append(entries, u)
+	}
+	fam := h.spaces[KeyOf(Family(h.Queued(cfg, entries[0]).Space))]
+	evidence := fam.evidence
+	recheck := func(u string) Decision {
+		c := h.Queued(cfg, u)
+		d := h.Recheck(cfg, int64(KeyOf(u)), c)
+		if !d.Admit {
+			h.Park(cfg, d, int64(KeyOf(u)), c, u)
+		}
+		return d
+	}
+	if d := recheck(entries[3]); !d.Admit {
+		t.Fatalf("held with no verdict in: %+v", d)
+	}
+	for _, u := range entries[:3] {
+		h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true, Duplicate: true})
+	}
+	for _, u := range entries[4:6] {
+		if d := recheck(u); d.Admit || d.Reason != ReasonDuplicateSpace {
+			t.Fatalf("%s after three copies: %+v, want held as a duplicate space", u, d)
+		}
+	}
+	// Found again on another page while held: held again, not admitted.
+	if _, d := offer(h, cfg, entries[4], "http://a/other", 0, 0); d.Admit {
+		t.Errorf("%s admitted when found again while its family copies", entries[4])
+	}
+	for _, u := range entries[6:8] {
+		h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true})
+	}
+	var got []string
+	h.Release(cfg, func(u string, d Decision) { got = append(got, u) })
+	if len(got) != 2 {
+		t.Fatalf("released %v once the family's pages were distinct, want %v", got, entries[4:6])
+	}
+	if fam.evidence != evidence { // held when found again: no evidence
+		t.Errorf("evidence %d after release, want %d: a queued URL's evidence is counted once", fam.evidence, evidence)
+	}
+}
