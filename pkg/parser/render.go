@@ -214,17 +214,12 @@ func (p *Parser) judgeRenders(ctx context.Context, found []analysis) ([]int64, e
 			}
 		}
 	}
-	if len(hashes) == 0 {
-		for i := range found {
-			if a := &found[i]; a.cmp != nil {
-				a.decision.Gained = a.cmp.Gained // text alone decides
-			}
+	var known []bool
+	if len(hashes) > 0 {
+		var err error
+		if known, err = p.store.Seen(ctx, hashes); err != nil {
+			return nil, fmt.Errorf("look up %d links rendering added: %w", len(hashes), err)
 		}
-		return nil, nil
-	}
-	known, err := p.store.Seen(ctx, hashes)
-	if err != nil {
-		return nil, fmt.Errorf("look up %d links rendering added: %w", len(hashes), err)
 	}
 	for i, h := range hashes {
 		known[i] = known[i] || p.renderedLinks.has(h)

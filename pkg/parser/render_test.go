@@ -12,6 +12,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/render"
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
 // TestRenderDetailRecorded: what a render waited for and what the page threw
@@ -83,5 +84,69 @@ func TestRenderJudgedAgainstKnownLinks(t *testing.T) {
 	produce(t, e, rendered("r10", "http://a.example/t/1.html", "/nav/c.html"), rendered("r11", "http://a.example/t/2.html", "/nav/c.html"))
 	if a, b := gained("http://a.example/t/1.html"), gained("http://a.example/t/2.html"); a == b {
 		t.Errorf("two pages adding one new link: gained %v and %v, want one of them", a, b)
+	}
+}
+
+// seenStore answers Seen from a set; the parser's other store calls are
+// not made by judgeRenders.
+type seenStore struct {
+	Store
+	urls map[string]bool
+}
+
+func (s seenStore) Seen(_ context.Context, hashes []int64) ([]bool, error) {
+	out := make([]bool, len(hashes))
+	for i, h := range hashes {
+		for u := range s.urls {
+			out[i] = out[i] || store.HashURL(u) == h
+		}
+	}
+	return out, nil
+}
+
+// TestJudgeRendersInBatchOrder: within a batch, a link another page has in
+// its HTML is known, and a new link two rendered pages add counts for the
+// first of them only.
+func TestJudgeRendersInBatchOrder(t *testing.T) {
+	p := &Parser{store: seenStore{urls: map[string]bool{"http://a.example/stored.html": true}},
+		norm: urlnorm.New(urlnorm.DefaultPolicy()), metrics: newMetrics(nil)}
+	prose := "<p>" + lorem(60, 7) + "</p>"
+	shell := `<html><body>` + prose + `</body></html>`
+	var found []analysis
+	var urls []string
+	add := func(url, html string, dom ...string) {
+		pg := page("f"+url, url, html, 200)
+		a := analysis{}
+		a.doc = p.analyze(pg, &a.out)
+		if len(dom) > 0 {
+			body := `<html><body>` + prose
+			for _, l := range dom {
+				body += `<a href="` + l + `">x</a>`
+			}
+			pg.DOM = []byte(body + `</body></html>`)
+			p.readRendered(pg, &a)
+		}
+		found = append(found, a)
+		urls = append(urls, url)
+	}
+	add("http://a.example/html.html", `<html><body>`+prose+`<a href="/linked.html">l</a></body></html>`)
+	add("http://a.example/r/1.html", shell, "/linked.html")
+	add("http://a.example/r/2.html", shell, "/stored.html", "/linked.html")
+	add("http://a.example/r/3.html", shell, "/nav/x.html", "/stored.html")
+	add("http://a.example/r/4.html", shell, "/stored.html", "/nav/x.html")
+	add("http://a.example/r/5.html", shell, "/NAV/../nav/x.html#top") // the same URL, normalized
+	add("http://a.example/r/6.html", shell, "/new.html")
+	remembered, err := p.judgeRenders(context.Background(), found)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bool{false, false, false, true, false, false, true}
+	for i, a := range found {
+		if got := a.decision != nil && a.decision.Gained; got != want[i] {
+			t.Errorf("%s: gained %v, want %v (%+v)", urls[i], got, want[i], a.cmp)
+		}
+	}
+	if len(remembered) != 4 { // linked, stored, nav/x, new
+		t.Errorf("%d URLs to remember, want 4", len(remembered))
 	}
 }
