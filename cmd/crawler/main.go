@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crawlcluster/crawler/internal/periodic"
 	"github.com/crawlcluster/crawler/internal/version"
 	"github.com/crawlcluster/crawler/pkg/api"
 	"github.com/crawlcluster/crawler/pkg/config"
@@ -178,24 +179,19 @@ func finished(log *slog.Logger, sum embedded.Summary) int {
 func peakHeapProfile(ctx context.Context, path string, every time.Duration, log *slog.Logger) {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	var peak uint64
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	periodic.Every(ctx, every, func() {
 		metrics.Read(sample)
 		if sample[0].Value.Kind() != metrics.KindUint64 || sample[0].Value.Uint64() <= peak {
-			continue
+			return
 		}
 		peak = sample[0].Value.Uint64()
 		if err := writeHeapProfile(path); err != nil {
 			log.Warn("heap profile", "err", err)
-			return
+			stop() // a path that failed once (a full disk, no such folder) is not tried every interval
 		}
-	}
+	})
 }
 
 func writeHeapProfile(path string) error {

@@ -83,6 +83,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/crawlcluster/crawler/cmd/broker/brokertest"
+	"github.com/crawlcluster/crawler/internal/periodic"
 	"github.com/crawlcluster/crawler/internal/pgtest"
 	"github.com/crawlcluster/crawler/internal/redistest"
 	"github.com/crawlcluster/crawler/internal/s3test"
@@ -453,7 +454,7 @@ func childPIDs(pid int) []int {
 
 // sampleEvery samples every process each interval until ctx ends.
 func (c *clusterRun) sampleEvery(ctx context.Context, interval time.Duration) {
-	ticks(ctx, interval, func() {
+	periodic.Every(ctx, interval, func() {
 		c.mu.Lock()
 		procs := slices.Clone(c.procs)
 		c.mu.Unlock()

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/crawlcluster/crawler/internal/periodic"
 )
 
 // readyMetric is the crawler's own measure of the politeness it leaves
@@ -56,7 +58,7 @@ type scraper struct {
 
 func (s *scraper) run(ctx context.Context, addr string, every time.Duration) {
 	client := &http.Client{Timeout: 2 * time.Second}
-	ticks(ctx, every, func() {
+	periodic.Every(ctx, every, func() {
 		resp, err := client.Get("http://" + addr + "/metrics")
 		if err != nil {
 			return
@@ -69,20 +71,6 @@ func (s *scraper) run(ctx context.Context, addr string, every time.Duration) {
 			s.mu.Unlock()
 		}
 	})
-}
-
-// ticks calls fn every interval until ctx ends.
-func ticks(ctx context.Context, interval time.Duration, fn func()) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		fn()
-	}
 }
 
 func (s *scraper) result() *ReadyToStart {

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/crawlcluster/crawler/internal/periodic"
 	"github.com/crawlcluster/crawler/pkg/queue"
 )
 
@@ -18,20 +19,13 @@ import (
 // downstream (DESIGN invariant 2), so it is of no further use. Without this a long
 // embedded crawl would grow by every page it ever fetched (DESIGN invariant 5).
 func trimConsumed(ctx context.Context, adm *kadm.Client, interval time.Duration, log *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, interval, func() {
 		for group, topic := range map[string]string{queue.GroupFetchers: queue.TopicURLs, queue.GroupParsers: queue.TopicPages} {
 			if err := trimTopic(ctx, adm, group, topic); err != nil && ctx.Err() == nil {
 				log.Warn("trim consumed records", "topic", topic, "err", err)
 			}
 		}
-	}
+	})
 }
 
 func trimTopic(ctx context.Context, adm *kadm.Client, group, topic string) error {

@@ -40,6 +40,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/internal/periodic"
 	"github.com/crawlcluster/crawler/pkg/admission"
 	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/control"
@@ -487,21 +488,14 @@ func (f *Fetcher) RunBackpressure(ctx context.Context, interval time.Duration) {
 		return
 	}
 	adm := kadm.NewClient(f.kafka)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, interval, func() {
 		lags, err := queue.GroupLags(ctx, adm)
 		if err != nil {
 			f.log.Debug("read backlogs for backpressure", "err", err)
-			continue
+			return
 		}
 		f.Throttle(lags[queue.GroupParsers], lags[queue.GroupFetchers])
-	}
+	})
 }
 
 // Stats is the fetcher's part of the progress line.
@@ -654,18 +648,11 @@ func (f *Fetcher) leaveGroup() {
 
 // saveLoop persists URL updates and dirty hosts periodically.
 func (f *Fetcher) saveLoop(ctx context.Context) {
-	t := time.NewTicker(f.cfg.HostSaveInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, f.cfg.HostSaveInterval, func() {
 		if err := f.checkpoint(ctx); err != nil && ctx.Err() == nil {
 			f.log.Error("save fetcher state", "err", err)
 		}
-	}
+	})
 }
 
 // saveState writes pending URL updates and the given hosts' state. When it

@@ -149,6 +149,8 @@ type Parser struct {
 	metrics   *metrics
 	priors    *recrawl.Priors // what each host's pages have shown of how often they change
 	redirects *redirectMap    // recent redirect answers, to find loops
+	// renderedLinks are the URLs rendering added to recent batches' pages.
+	renderedLinks linkMemory
 }
 
 // New builds a parser.
@@ -371,6 +373,10 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			failedRender(pages[i], a)
 		}
 	})
+	renderedLinks, err := p.judgeRenders(ctx, found)
+	if err != nil {
+		return err
+	}
 
 	var (
 		out      outbox
@@ -467,6 +473,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			return fmt.Errorf("send %d pages to crawl.render: %w", len(toRender), err)
 		}
 	}
+	p.renderedLinks.remember(renderedLinks)
 	return nil
 }
 
@@ -505,6 +512,10 @@ type analysis struct {
 	toRender     bool
 	renderReason string
 	decision     *store.RenderDecision
+	// A rendered page's comparison with its HTML, judged with the batch,
+	// and the links rendering added, normalized, by their URL in the DOM.
+	cmp   *render.Comparison
+	added map[string]string
 }
 
 // digest computes the content digest (exact duplicates) and the SimHash of the

@@ -63,6 +63,12 @@ func (p *Parser) readRendered(pg queue.Page, a *analysis) {
 		return
 	}
 	cmp := render.Compare(a.doc, dom)
+	a.added = make(map[string]string, len(cmp.Added))
+	for _, u := range cmp.Added {
+		if norm, err := p.norm.Normalize(u); err == nil {
+			a.added[u] = norm
+		}
+	}
 	reason := ""
 	if pg.Render != nil {
 		reason = pg.Render.Reason
@@ -70,7 +76,8 @@ func (p *Parser) readRendered(pg queue.Page, a *analysis) {
 			reason += "; timed out, DOM as it was"
 		}
 	}
-	a.decision = &store.RenderDecision{Decision: store.RenderRendered, Reason: reason, Compared: true, Gained: cmp.Gained,
+	a.cmp = &cmp
+	a.decision = &store.RenderDecision{Decision: store.RenderRendered, Reason: reason, Compared: true,
 		LinksHTML: cmp.LinksHTML, LinksRendered: cmp.LinksRendered, TextHTML: cmp.TextHTML, TextRendered: cmp.TextRendered,
 		Detail: detailJSON(pg.Render)}
 	a.doc = dom
@@ -187,4 +194,83 @@ func decisionOf(d *store.RenderDecision, pg queue.Page, hash int64) store.Render
 	out.URLHash, out.Host, out.URL, out.At = hash, pg.Host, pg.URL, time.Now().UTC()
 	out.Section = render.SectionOf(pg.URL)
 	return out
+}
+
+// judgeRenders decides, in batch order, whether rendering each rendered page
+// of the batch found more (render.Comparison.Judge). A link its DOM added is
+// a gain only when the crawl does not know the URL: not in the store, not
+// linked from a page of the batch that was read from its HTML, not added by
+// rendering to a page judged before it, in this batch or a recent one. It
+// returns the hashes of the URLs rendering added, to remember once the
+// batch is done (a retried batch must not find its own links known).
+func (p *Parser) judgeRenders(ctx context.Context, found []analysis) ([]int64, error) {
+	var hashes []int64
+	index := map[string]int{} // normalized URL -> index in hashes
+	for i := range found {
+		for _, norm := range found[i].added {
+			if _, ok := index[norm]; !ok {
+				index[norm] = len(hashes)
+				hashes = append(hashes, store.HashURL(norm))
+			}
+		}
+	}
+	var known []bool
+	if len(hashes) > 0 {
+		var err error
+		if known, err = p.store.Seen(ctx, hashes); err != nil {
+			return nil, fmt.Errorf("look up %d links rendering added: %w", len(hashes), err)
+		}
+	}
+	for i, h := range hashes {
+		known[i] = known[i] || p.renderedLinks.has(h)
+	}
+	for i := range found {
+		if found[i].cmp != nil {
+			continue
+		}
+		for _, c := range found[i].out.cands {
+			if j, ok := index[c.URL]; ok {
+				known[j] = true
+			}
+		}
+	}
+	for i := range found {
+		a := &found[i]
+		if a.cmp == nil {
+			continue
+		}
+		a.cmp.Judge(func(u string) bool {
+			norm, ok := a.added[u]
+			return !ok || known[index[norm]] // a URL that does not normalize leads nowhere
+		})
+		a.decision.Gained = a.cmp.Gained
+		for _, norm := range a.added {
+			known[index[norm]] = true
+		}
+	}
+	return hashes, nil
+}
+
+// linkMemory holds the hashes of URLs rendering added to pages, up to a
+// bound: from a parser's batch to its next, the links it produced may not
+// be in the store yet (the fetchers admit them when they get to them), and
+// a navigation bar a script builds on every page must count once.
+type linkMemory struct{ hashes map[int64]struct{} }
+
+// maxRenderedLinks bounds a linkMemory: past it, it starts again empty,
+// the store having had time to admit what it held.
+const maxRenderedLinks = 1 << 16
+
+func (m *linkMemory) has(h int64) bool {
+	_, ok := m.hashes[h]
+	return ok
+}
+
+func (m *linkMemory) remember(hs []int64) {
+	if m.hashes == nil || len(m.hashes)+len(hs) > maxRenderedLinks {
+		m.hashes = make(map[int64]struct{}, len(hs))
+	}
+	for _, h := range hs {
+		m.hashes[h] = struct{}{}
+	}
 }

@@ -1,12 +1,18 @@
 package parser
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/render"
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
 // TestRenderDetailRecorded: what a render waited for and what the page threw
@@ -23,5 +29,124 @@ func TestRenderDetailRecorded(t *testing.T) {
 	}
 	if s := detailJSON(&queue.Render{}); s != "" {
 		t.Errorf("no detail recorded as %q", s)
+	}
+}
+
+// TestRenderJudgedAgainstKnownLinks: a rendered page gained when its DOM
+// added a link to a URL the crawl does not know; links the store holds,
+// links rendering added to a page judged before it (here not yet in the
+// store: no fetcher admits them), are no gain, however many.
+func TestRenderJudgedAgainstKnownLinks(t *testing.T) {
+	e := testenv.New(t)
+	d := render.NewDecider(render.Policy{Mode: render.ModeAuto}, e.DB.Render())
+	runParser(t, e, Config{RobotsAgent: "testbot", Render: d})
+	admit(t, e, "http://a.example/known.html")
+
+	prose := "<p>" + lorem(60, 5) + "</p>"
+	shell := `<html><body>` + prose + `<a href="/">home</a><script src="/app.js"></script></body></html>`
+	rendered := func(fetchID, url string, links ...string) queue.Page {
+		dom := `<html><body>` + prose + `<a href="/">home</a>`
+		for _, l := range links {
+			dom += `<a href="` + l + `">x</a>`
+		}
+		return page(fetchID, url, shell, 200, func(p *queue.Page) {
+			p.DOM = []byte(dom + `</body></html>`)
+			p.Render = &queue.Render{Reason: "signals", Outcome: queue.RenderRendered}
+		})
+	}
+	gained := func(url string) bool {
+		t.Helper()
+		var dec store.RenderDecision
+		testenv.Eventually(t, 20*time.Second, "render decision of "+url, func() bool {
+			var err error
+			dec, err = e.DB.Render().RenderDecisionOf(context.Background(), store.HashURL(url))
+			return err == nil
+		})
+		return dec.Gained
+	}
+	steps := []struct {
+		url   string
+		links []string
+		want  bool
+	}{
+		{"http://a.example/s/1.html", []string{"/known.html"}, false},
+		{"http://a.example/s/2.html", []string{"/known.html", "/nav/a.html", "/nav/b.html"}, true},
+		{"http://a.example/s/3.html", []string{"/nav/b.html", "/nav/a.html", "/known.html"}, false},
+		{"http://a.example/s/4.html", []string{"/nav/a.html", "/s/new.html"}, true},
+	}
+	for i, s := range steps {
+		produce(t, e, rendered(fmt.Sprintf("r%d", i), s.url, s.links...))
+		if got := gained(s.url); got != s.want {
+			t.Errorf("%s adding %v: gained %v, want %v", s.url, s.links, got, s.want)
+		}
+	}
+	// Two pages adding the same new link: one of them gained.
+	produce(t, e, rendered("r10", "http://a.example/t/1.html", "/nav/c.html"), rendered("r11", "http://a.example/t/2.html", "/nav/c.html"))
+	if a, b := gained("http://a.example/t/1.html"), gained("http://a.example/t/2.html"); a == b {
+		t.Errorf("two pages adding one new link: gained %v and %v, want one of them", a, b)
+	}
+}
+
+// seenStore answers Seen from a set; the parser's other store calls are
+// not made by judgeRenders.
+type seenStore struct {
+	Store
+	urls map[string]bool
+}
+
+func (s seenStore) Seen(_ context.Context, hashes []int64) ([]bool, error) {
+	out := make([]bool, len(hashes))
+	for i, h := range hashes {
+		for u := range s.urls {
+			out[i] = out[i] || store.HashURL(u) == h
+		}
+	}
+	return out, nil
+}
+
+// TestJudgeRendersInBatchOrder: within a batch, a link another page has in
+// its HTML is known, and a new link two rendered pages add counts for the
+// first of them only.
+func TestJudgeRendersInBatchOrder(t *testing.T) {
+	p := &Parser{store: seenStore{urls: map[string]bool{"http://a.example/stored.html": true}},
+		norm: urlnorm.New(urlnorm.DefaultPolicy()), metrics: newMetrics(nil)}
+	prose := "<p>" + lorem(60, 7) + "</p>"
+	shell := `<html><body>` + prose + `</body></html>`
+	var found []analysis
+	var urls []string
+	add := func(url, html string, dom ...string) {
+		pg := page("f"+url, url, html, 200)
+		a := analysis{}
+		a.doc = p.analyze(pg, &a.out)
+		if len(dom) > 0 {
+			body := `<html><body>` + prose
+			for _, l := range dom {
+				body += `<a href="` + l + `">x</a>`
+			}
+			pg.DOM = []byte(body + `</body></html>`)
+			p.readRendered(pg, &a)
+		}
+		found = append(found, a)
+		urls = append(urls, url)
+	}
+	add("http://a.example/html.html", `<html><body>`+prose+`<a href="/linked.html">l</a></body></html>`)
+	add("http://a.example/r/1.html", shell, "/linked.html")
+	add("http://a.example/r/2.html", shell, "/stored.html", "/linked.html")
+	add("http://a.example/r/3.html", shell, "/nav/x.html", "/stored.html")
+	add("http://a.example/r/4.html", shell, "/stored.html", "/nav/x.html")
+	add("http://a.example/r/5.html", shell, "/NAV/../nav/x.html#top") // the same URL, normalized
+	add("http://a.example/r/6.html", shell, "/new.html")
+	remembered, err := p.judgeRenders(context.Background(), found)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bool{false, false, false, true, false, false, true}
+	for i, a := range found {
+		if got := a.decision != nil && a.decision.Gained; got != want[i] {
+			t.Errorf("%s: gained %v, want %v (%+v)", urls[i], got, want[i], a.cmp)
+		}
+	}
+	if len(remembered) != 4 { // linked, stored, nav/x, new
+		t.Errorf("%d URLs to remember, want 4", len(remembered))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crawlcluster/crawler/internal/periodic"
 	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -154,18 +155,9 @@ func (d *Decider) hostMode(host string) string {
 func (d *Decider) Watch(ctx context.Context, src control.Source, log *slog.Logger) {
 	w := control.NewWatcher(src)
 	failing := d.poll(ctx, w, log, false)
-	go func() {
-		t := time.NewTicker(control.PollInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			failing = d.poll(ctx, w, log, failing)
-		}
-	}()
+	go periodic.Every(ctx, control.PollInterval, func() {
+		failing = d.poll(ctx, w, log, failing)
+	})
 }
 
 // poll reads the controls when their version moved and takes the hosts'

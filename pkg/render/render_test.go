@@ -2,7 +2,9 @@ package render
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -79,19 +81,34 @@ func TestSignalsRealDocPage(t *testing.T) {
 func TestCompare(t *testing.T) {
 	shell := parsed(t, `<html><body><div id="app"></div><a href="/">home</a></body></html>`)
 	app := parsed(t, `<html><body><div id="app"><a href="/">home</a><a href="/p/1">1</a><a href="/p/2">2</a><a href="/p/3">3</a></div></body></html>`)
-	if c := Compare(shell, app); !c.Gained || c.NewLinks != 3 || c.LinksHTML != 1 || c.LinksRendered != 4 {
+	if c := Compare(shell, app); !c.Gained || c.NewLinks != 3 || c.UnknownLinks != 3 || c.LinksHTML != 1 || c.LinksRendered != 4 {
 		t.Errorf("app: %+v", c)
 	}
-	// A script that adds one link (a cookie banner's policy page) to a page
-	// with many is no gain.
-	var many, plus strings.Builder
+	// The same links, known to the crawl already (a script-built
+	// navigation bar from the second page on): no gain, however many.
+	c := Compare(shell, app)
+	c.Judge(func(string) bool { return true })
+	if c.Gained || c.NewLinks != 3 || c.UnknownLinks != 0 {
+		t.Errorf("app, links known: %+v", c)
+	}
+	// A script that adds links to a page with many: a gain when one of
+	// them leads somewhere the crawl does not know, however few they are
+	// against the page's; none when the crawl knows them all.
+	var many strings.Builder
 	for i := range 40 {
 		many.WriteString(`<a href="/a` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `">x</a>`)
 	}
-	plus.WriteString(many.String() + `<a href="/privacy">privacy</a><a href="/cookies">cookies</a>`)
 	base := parsed(t, "<html><body>"+many.String()+"</body></html>")
-	if c := Compare(base, parsed(t, "<html><body>"+plus.String()+"</body></html>")); c.Gained {
-		t.Errorf("two links added to forty: %+v", c)
+	banner := parsed(t, "<html><body>"+many.String()+`<a href="/privacy">privacy</a><a href="/cookies">cookies</a></body></html>`)
+	knownBanner := func(u string) bool { return u == "http://example.test/privacy" || u == "http://example.test/cookies" }
+	c = Compare(base, banner)
+	if c.Judge(knownBanner); c.Gained || c.UnknownLinks != 0 {
+		t.Errorf("two known links added to forty: %+v", c)
+	}
+	one := parsed(t, "<html><body>"+many.String()+`<a href="/privacy">privacy</a><a href="/guide/7.html">next</a></body></html>`)
+	c = Compare(base, one)
+	if c.Judge(knownBanner); !c.Gained || c.NewLinks != 2 || c.UnknownLinks != 1 {
+		t.Errorf("one unknown link added to forty: %+v", c)
 	}
 	// Text alone can be the gain: an article body fetched by a script.
 	text := parsed(t, "<html><body><article>"+strings.Repeat("Text that a script wrote into the page. ", 20)+"</article></body></html>")
@@ -100,6 +117,128 @@ func TestCompare(t *testing.T) {
 	}
 	if c := Compare(app, app); c.Gained {
 		t.Errorf("the same page twice: %+v", c)
+	}
+}
+
+// TestJudgeSections is a property over randomly drawn hosts: each section
+// of a host renders its pages with links the crawl does not know yet (each
+// page at least one, among known ones), or with only known links (a
+// script-built navigation bar, links the HTML of other pages has) and
+// script noise (a clock, a banner). The pages come in a random order across
+// sections, go through the Decider, and a rendered one is judged against
+// what the crawl knows then, as the parser does; every page's links become
+// known once it is read. Sections that lead to unknown pages are rendered
+// on every page; the others on their first MinSamples pages and no more.
+func TestJudgeSections(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0x5ec7))
+	word := func() string {
+		b := make([]byte, 3+rng.IntN(8))
+		for i := range b {
+			b[i] = byte('a' + rng.IntN(26))
+		}
+		return string(b)
+	}
+	ctx := context.Background()
+	strong := Signals{Scripts: 1, NoScriptJS: true, Reasons: []string{"noscript"}}
+	prose := strings.Repeat("Words the server wrote into the page. ", 12)
+	for trial := range 200 {
+		host := word() + ".test"
+		base := "http://" + host
+		d := NewDecider(Policy{Mode: ModeAuto}, &memRender{rows: map[int64]store.RenderDecision{}})
+		known := map[string]bool{}
+		var knownList []string
+		learn := func(doc *parse.Document) {
+			for _, l := range doc.Links {
+				if !known[l.URL] {
+					known[l.URL] = true
+					knownList = append(knownList, l.URL)
+				}
+			}
+		}
+		home := parsed(t, `<html><body>`+prose+`<a href="/`+word()+`">a</a><a href="/`+word()+`/`+word()+`">b</a></body></html>`)
+		learn(home)
+
+		type section struct {
+			name    string
+			leads   bool     // its rendered pages link unknown pages
+			nav     []string // a navigation bar its script builds on every page
+			pages   int
+			renders int
+		}
+		var secs []*section
+		var order []*section // one entry per page, shuffled
+		for range 1 + rng.IntN(6) {
+			s := &section{name: "/" + word() + "/", leads: rng.IntN(2) == 0, pages: 3 + rng.IntN(6)}
+			if slices.ContainsFunc(secs, func(o *section) bool { return o.name == s.name }) {
+				continue
+			}
+			for range rng.IntN(12) {
+				s.nav = append(s.nav, base+"/"+word()+".html")
+			}
+			secs = append(secs, s)
+			for range s.pages {
+				order = append(order, s)
+			}
+		}
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+
+		hash := int64(0)
+		for _, s := range order {
+			hash++
+			var html strings.Builder
+			html.WriteString(`<html><body><p>` + prose + `</p>`)
+			for range rng.IntN(5) {
+				fmt.Fprintf(&html, `<a href="%s%s%s.html">x</a>`, base, s.name, word())
+			}
+			var dom strings.Builder
+			dom.WriteString(html.String())
+			for _, u := range s.nav {
+				fmt.Fprintf(&dom, `<a href="%s">nav</a>`, u)
+			}
+			for range rng.IntN(4) { // links the crawl has from elsewhere
+				fmt.Fprintf(&dom, `<a href="%s">seen</a>`, knownList[rng.IntN(len(knownList))])
+			}
+			if s.leads {
+				for range 1 + rng.IntN(3) {
+					fmt.Fprintf(&dom, `<a href="%s%sitem-%d-%s">new</a>`, base, s.name, hash, word())
+				}
+			}
+			switch rng.IntN(3) { // script noise: no gain
+			case 0:
+				fmt.Fprintf(&dom, `<p>%02d:%02d:%02d</p>`, rng.IntN(24), rng.IntN(60), rng.IntN(60))
+			case 1:
+				dom.WriteString(`<div class="banner">We use cookies to improve your experience.</div>`)
+			}
+			htmlDoc := parsed(t, html.String()+"</body></html>")
+			dec, err := d.Decide(ctx, host, s.name, strong)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !dec.Render {
+				learn(htmlDoc)
+				continue
+			}
+			s.renders++
+			domDoc := parsed(t, dom.String()+"</body></html>")
+			c := Compare(htmlDoc, domDoc)
+			c.Judge(func(u string) bool { return known[u] })
+			_ = d.Record(ctx, []store.RenderDecision{{URLHash: hash, Host: host, Section: s.name, Compared: true, Gained: c.Gained}})
+			d.Learn(host, s.name, c.Gained)
+			learn(htmlDoc)
+			learn(domDoc)
+		}
+		for _, s := range secs {
+			want := min(s.pages, d.pol.MinSamples)
+			if s.leads {
+				want = s.pages
+			}
+			if s.renders != want {
+				t.Fatalf("trial %d (seed %d), host %s section %s (leads to unknown pages %v, nav bar of %d links): %d of %d pages rendered, want %d",
+					trial, seed, host, s.name, s.leads, len(s.nav), s.renders, s.pages, want)
+			}
+		}
 	}
 }
 
