@@ -2,6 +2,7 @@ package trapsim
 
 import (
 	"flag"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/pattern"
 )
 
-var trace = flag.String("trapsim.trace", "", "SEED/HOST: log every admission decision on that host of the 50x40 web of that seed, e.g. 5/h007")
+var trace = flag.String("trapsim.trace", "", "SEED/HOST[/HOSTSxPAGES]: log every admission decision on that host of the web of that seed (50x40 unless given), e.g. 5/h007")
 
 // TestTrace is a tool, not a check: with -trapsim.trace it logs what
 // admission decided for every URL of one host of a generated web, with how
@@ -22,9 +23,16 @@ func TestTrace(t *testing.T) {
 	s, host, ok := strings.Cut(*trace, "/")
 	seed, err := strconv.ParseInt(s, 10, 64)
 	if !ok || err != nil {
-		t.Fatalf("-trapsim.trace %q: want SEED/HOST", *trace)
+		t.Fatalf("-trapsim.trace %q: want SEED/HOST[/HOSTSxPAGES]", *trace)
 	}
-	w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: 50, Pages: 40})
+	hosts, pages := 50, 40
+	if h, size, ok := strings.Cut(host, "/"); ok {
+		host = h
+		if _, err := fmt.Sscanf(size, "%dx%d", &hosts, &pages); err != nil {
+			t.Fatalf("-trapsim.trace %q: want SEED/HOST[/HOSTSxPAGES]", *trace)
+		}
+	}
+	w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: hosts, Pages: pages})
 	name := host + "." + w.Config().Domain
 	r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
 		if !strings.Contains(u, "://"+name+"/") {

@@ -219,6 +219,30 @@ func TestRewriteJudged(t *testing.T) {
 	}
 }
 
+// TestRewriteProbedWhereverFound: once a suspected rewrite's first probe
+// came back a duplicate, the next URL it applies to is its second probe
+// however it was found (a variant linked from another variant, which no
+// rewrite can be derived from), and the rest wait for that verdict.
+func TestRewriteProbedWhereverFound(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	c0, d0 := offer(h, cfg, "http://a/amp/story/0", "http://a/story/0", 0, 0)
+	if !d0.Admit {
+		t.Fatalf("first variant %+v, want it probed", d0)
+	}
+	h.Observe(cfg, Verdict{URL: c0.URL, Hash: int64(KeyOf(c0.URL)), Grounded: c0.Grounded, Origin: c0.Origin, Duplicate: true})
+	// The variant's own links are variants of other pages.
+	c1, d1 := offer(h, cfg, "http://a/amp/story/1", c0.URL, 1, c0.Origin)
+	_, d2 := offer(h, cfg, "http://a/amp/story/2", c0.URL, 1, c0.Origin)
+	if !d1.Admit || d2.Admit || d2.Reason != ReasonRewrite {
+		t.Fatalf("variants found on a variant after one duplicate: %+v, %+v; want the first probed, the second held for the rewrite", d1, d2)
+	}
+	h.Observe(cfg, Verdict{URL: c1.URL, Hash: int64(KeyOf(c1.URL)), Grounded: c1.Grounded, Origin: c1.Origin, Duplicate: true})
+	if rules := h.Rules(); len(rules) != 1 || !rules[0].Active {
+		t.Fatalf("rules %+v after two duplicate probes, want one active", rules)
+	}
+}
+
 func TestRewriteApply(t *testing.T) {
 	for _, tc := range []struct{ u, parent, rule, other, want string }{
 		{"http://a/x?id=3&print=1", "http://a/x?id=3", "drop parameter print", "http://a/y?a=1&print=2&z=3", "http://a/y?a=1&z=3"},
@@ -227,6 +251,8 @@ func TestRewriteApply(t *testing.T) {
 		{"http://a/p/story/print/", "http://a/p/story/", "drop path tail print/", "http://a/r/print/?x=1", "http://a/r/?x=1"},
 		{"http://a/p/3-print.html", "http://a/p/3.html", "drop name suffix -print", "http://a/q/a-b-print.htm?x=1", "http://a/q/a-b.htm?x=1"},
 		{"http://a/p/story_amp/", "http://a/p/story/", "drop name suffix _amp", "http://a/other_amp/", "http://a/other/"},
+		{"http://a/p/story.amp", "http://a/p/story", "drop path tail .amp", "http://a/q/other-news.amp?x=1", "http://a/q/other-news?x=1"},
+		{"http://a/p/story-print", "http://a/p/story", "drop path tail -print", "http://a/q/2024-print", "http://a/q/2024"},
 	} {
 		r, ok := deriveRewrite(tc.u, tc.parent)
 		if !ok || r.String() != tc.rule {
@@ -241,6 +267,8 @@ func TestRewriteApply(t *testing.T) {
 		{"http://a/x?id=4", "http://a/x?id=3"},
 		{"http://a/p/4.html", "http://a/p/3.html"},
 		{"http://a/a/b/c", "http://a/a"},
+		{"http://a/p/story2", "http://a/p/story"},
+		{"http://a/p/a.html.gz", "http://a/p/a.html"},
 	} {
 		if r, ok := deriveRewrite(pair[0], pair[1]); ok {
 			t.Errorf("deriveRewrite(%s, %s) = %v, want none", pair[0], pair[1], r)

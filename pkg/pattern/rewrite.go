@@ -138,9 +138,11 @@ func deriveRewrite(u, parent string) (Rewrite, bool) {
 	if uq != pq {
 		return Rewrite{}, false
 	}
-	if tail, ok := strings.CutPrefix(ub, pb); ok && tail != "" && (tail[0] == '/' || strings.HasSuffix(pb, "/")) &&
+	if tail, ok := strings.CutPrefix(ub, pb); ok && tail != "" && (tail[0] == '/' || strings.HasSuffix(pb, "/") || extended(pb, tail)) &&
 		!strings.Contains(strings.Trim(tail, "/"), "/") {
-		// The page's path and more: "/a.html/amp", "/story/print/".
+		// The page's path and more: "/a.html/amp", "/story/print/", and a
+		// name without an extension given one or a suffix ("/story.amp",
+		// "/story-print").
 		return Rewrite{Tail: tail}, true
 	}
 	if ud, un := splitName(ub); ud == dirOf(pb) {
@@ -209,11 +211,17 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 	}
 	for r, st := range h.rules {
 		if !st.active() {
-			if st.distinct == 0 && st.watched >= 1 {
+			if st.distinct == 0 && (st.watched >= 1 || st.dup >= 1) {
 				// Judged now: what it applies to waits for the verdict,
 				// whichever page links it (a print view links the
-				// print views of other pages).
+				// print views of other pages); once one came back a
+				// duplicate, the next it applies to is its next probe,
+				// however it was found.
 				if _, ok := r.Apply(c.URL); ok {
+					if st.watched == 0 {
+						h.watchURL(hash, r, st)
+						return Decision{}, false
+					}
 					return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
 				}
 			}
@@ -340,6 +348,16 @@ func dirOf(base string) string { d, _ := splitName(base); return d }
 
 // splitExt splits a file name at its extension ("a.b.html": "a.b" and
 // ".html"); a trailing slash counts as one.
+// extended reports whether tail, added to the end of base's path, extends a
+// last name that has no extension with a separator and more: the variant of
+// a page addressed without one ("/story" -> "/story.amp"). A name with an
+// extension is left to the suffix rule ("/a.html" -> "/a-print.html").
+func extended(base, tail string) bool {
+	_, name := splitName(base)
+	_, ext := splitExt(name)
+	return len(tail) > 1 && isSeparator(tail[0]) && name != "" && ext == ""
+}
+
 func splitExt(name string) (stem, ext string) {
 	if s, ok := strings.CutSuffix(name, "/"); ok {
 		return s, "/"
