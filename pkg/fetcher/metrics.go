@@ -177,7 +177,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		gapStages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "crawler_frontier_gap_stage_seconds",
-			Help:    "Per page request, where the time between its host's previous response and its start went beyond the host's delay, by stage: return (response end to the host back in the schedule), idle (delay over, nothing queued), held (its previous result not yet acknowledged), backpressure (the fetcher held for the parsers' or admission's backlog), worker (waiting for a free worker), handoff (lease to the per-server gate), gate, dns, dial, send (request written).",
+			Help:    "Per page request, where the time between its host's previous response and its start went beyond the host's delay, by stage: return (response end to the host back in the schedule), idle (delay over, nothing queued), held (its previous result not yet acknowledged), backpressure (the fetcher held for the parsers' or admission's backlog), worker (waiting for a free worker, a CPU, or its server's slot in the frontier), handoff (lease to the per-server gate), gate, dns, dial, send (request written).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}, []string{"stage"}),
 		serverWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
