@@ -30,11 +30,25 @@ type ReadyToStart struct {
 	P50MS  float64 `json:"p50_ms"`
 	P90MS  float64 `json:"p90_ms"`
 	P99MS  float64 `json:"p99_ms"`
+	// Stages is stageMetric by stage, when the crawler exposes it.
+	Stages map[string]ReadyToStart `json:"stages,omitempty"`
 }
 
 func (r ReadyToStart) String() string {
-	return fmt.Sprintf("%d requests, p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, mean %.1f ms", r.Count, r.P50MS, r.P90MS, r.P99MS, r.MeanMS)
+	s := fmt.Sprintf("%d requests, p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, mean %.1f ms", r.Count, r.P50MS, r.P90MS, r.P99MS, r.MeanMS)
+	if len(r.Stages) > 0 {
+		s += "; by stage, mean / p90 ms:"
+		for _, k := range gapStageOrder {
+			if st, ok := r.Stages[k]; ok {
+				s += fmt.Sprintf(" %s %.1f/%.1f", k, st.MeanMS, st.P90MS)
+			}
+		}
+	}
+	return s
 }
+
+// gapStageOrder is the crawler's order of its stages (pkg/fetcher).
+var gapStageOrder = []string{"return", "idle", "held", "backpressure", "worker", "handoff", "gate", "dns", "dial", "send"}
 
 // freeLoopbackAddr picks a port for the crawler's -listen. Another process
 // could take it before the crawler binds it; the scrape then finds nothing,
@@ -79,20 +93,37 @@ func (s *scraper) result() *ReadyToStart {
 	return s.last
 }
 
-// parseReady reads readyMetric out of a Prometheus text exposition.
+// stageMetric splits the crawler's gap between two requests to a host by
+// stage (docs/metrics.md); its mean per stage adds up to the lost time.
+const stageMetric = "crawler_frontier_gap_stage_seconds"
+
+// histogram is one series' cumulative buckets as the exposition has them.
+type histogram struct {
+	buckets    []bucket
+	sum, count float64
+	seen       bool
+}
+
+type bucket struct {
+	le    float64
+	count float64
+}
+
+// parseReady reads readyMetric, and stageMetric by stage if the crawler
+// has it, out of a Prometheus text exposition.
 func parseReady(r io.Reader) (ReadyToStart, bool) {
-	type bucket struct {
-		le    float64
-		count float64
-	}
-	var buckets []bucket
-	var sum, count float64
-	seen := false
+	series := map[string]*histogram{} // "" for readyMetric, else the stage
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, readyMetric) {
+		var metric string
+		switch {
+		case strings.HasPrefix(line, readyMetric):
+			metric = readyMetric
+		case strings.HasPrefix(line, stageMetric):
+			metric = stageMetric
+		default:
 			continue
 		}
 		name, rest, _ := strings.Cut(line, " ")
@@ -100,23 +131,59 @@ func parseReady(r io.Reader) (ReadyToStart, bool) {
 		if err != nil {
 			continue
 		}
-		switch {
-		case name == readyMetric+"_sum":
-			sum = v
-		case name == readyMetric+"_count":
-			count, seen = v, true
-		case strings.HasPrefix(name, readyMetric+`_bucket{le="`):
-			le := strings.TrimSuffix(strings.TrimPrefix(name, readyMetric+`_bucket{le="`), `"}`)
-			b, err := strconv.ParseFloat(le, 64) // "+Inf" parses as +Inf
+		suffix, labels, _ := strings.Cut(strings.TrimPrefix(name, metric), "{")
+		key := ""
+		if metric == stageMetric {
+			if key = labelOf(labels, "stage"); key == "" {
+				continue
+			}
+		}
+		h := series[key]
+		if h == nil {
+			h = &histogram{}
+			series[key] = h
+		}
+		switch suffix {
+		case "_sum":
+			h.sum = v
+		case "_count":
+			h.count, h.seen = v, true
+		case "_bucket":
+			b, err := strconv.ParseFloat(labelOf(labels, "le"), 64) // "+Inf" parses as +Inf
 			if err != nil {
 				continue
 			}
-			buckets = append(buckets, bucket{b, v})
+			h.buckets = append(h.buckets, bucket{b, v})
 		}
 	}
-	if !seen {
+	h := series[""]
+	if h == nil || !h.seen {
 		return ReadyToStart{}, false
 	}
+	out := h.summary()
+	for k, h := range series {
+		if k != "" && h.seen {
+			if out.Stages == nil {
+				out.Stages = map[string]ReadyToStart{}
+			}
+			out.Stages[k] = h.summary()
+		}
+	}
+	return out, true
+}
+
+// labelOf finds name="value" in a series' labels ("a=\"1\",b=\"2\"}").
+func labelOf(labels, name string) string {
+	for _, kv := range strings.Split(strings.TrimSuffix(labels, "}"), ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return strings.Trim(v, `"`)
+		}
+	}
+	return ""
+}
+
+func (h *histogram) summary() ReadyToStart {
+	buckets, count := h.buckets, h.count
 	sort.Slice(buckets, func(i, j int) bool { return buckets[i].le < buckets[j].le })
 	quantile := func(q float64) float64 {
 		if count == 0 || len(buckets) == 0 {
@@ -140,7 +207,7 @@ func parseReady(r io.Reader) (ReadyToStart, bool) {
 	}
 	out := ReadyToStart{Count: uint64(count), P50MS: quantile(0.5) * 1e3, P90MS: quantile(0.9) * 1e3, P99MS: quantile(0.99) * 1e3}
 	if count > 0 {
-		out.MeanMS = sum / count * 1e3
+		out.MeanMS = h.sum / count * 1e3
 	}
-	return out, true
+	return out
 }

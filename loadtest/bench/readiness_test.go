@@ -42,3 +42,36 @@ crawler_frontier_other_seconds_count 7
 		t.Errorf("empty histogram: %+v, %v", r, ok)
 	}
 }
+
+// The stage histogram comes back by stage, each summed up on its own.
+func TestParseReadyStages(t *testing.T) {
+	text := `crawler_frontier_ready_to_start_seconds_bucket{le="0.001"} 4
+crawler_frontier_ready_to_start_seconds_bucket{le="+Inf"} 4
+crawler_frontier_ready_to_start_seconds_sum 0.002
+crawler_frontier_ready_to_start_seconds_count 4
+crawler_frontier_gap_stage_seconds_bucket{stage="idle",le="0.001"} 1
+crawler_frontier_gap_stage_seconds_bucket{stage="idle",le="0.1"} 4
+crawler_frontier_gap_stage_seconds_bucket{stage="idle",le="+Inf"} 4
+crawler_frontier_gap_stage_seconds_sum{stage="idle"} 0.2
+crawler_frontier_gap_stage_seconds_count{stage="idle"} 4
+crawler_frontier_gap_stage_seconds_bucket{stage="gate",le="0.001"} 4
+crawler_frontier_gap_stage_seconds_bucket{stage="gate",le="0.1"} 4
+crawler_frontier_gap_stage_seconds_bucket{stage="gate",le="+Inf"} 4
+crawler_frontier_gap_stage_seconds_sum{stage="gate"} 0.001
+crawler_frontier_gap_stage_seconds_count{stage="gate"} 4
+`
+	r, ok := parseReady(strings.NewReader(text))
+	if !ok || r.Count != 4 || math.Abs(r.MeanMS-0.5) > 1e-9 {
+		t.Fatalf("ready to start: %+v, %v", r, ok)
+	}
+	idle, gate := r.Stages["idle"], r.Stages["gate"]
+	if len(r.Stages) != 2 || idle.Count != 4 || math.Abs(idle.MeanMS-50) > 1e-9 || math.Abs(gate.MeanMS-0.25) > 1e-9 {
+		t.Fatalf("stages %+v", r.Stages)
+	}
+	if idle.P90MS <= 1 || gate.P90MS > 1 {
+		t.Errorf("p90 idle %v ms (want above 1), gate %v ms (want at most 1)", idle.P90MS, gate.P90MS)
+	}
+	if s := r.String(); !strings.Contains(s, "idle 50.0/") || !strings.Contains(s, "gate 0.2/") {
+		t.Errorf("summary %q does not name the stages", s)
+	}
+}

@@ -76,6 +76,10 @@ type Response struct {
 	FetchedAt   time.Time     // when the request started
 	Duration    time.Duration // until the body was read
 	TTFB        time.Duration // until the headers arrived
+	// Where the time from the request's start to its last byte written
+	// went: resolving the name and connecting (both zero on a reused
+	// connection), and the rest (a pooled connection, writing the request).
+	DNS, Dial, Send time.Duration
 }
 
 // New builds a Client from cfg after validating it.
@@ -164,6 +168,10 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 
 	headers := c.requestHeaders(req)
 	var remote atomic.Pointer[string]
+	// Nanoseconds after start; the dialer resolves the name itself before
+	// it connects, so a new connection's DNS is start to ConnectStart.
+	var connectStart, connectDone, wrote atomic.Int64
+	var start time.Time
 	trace := &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
 			if ap, err := netip.ParseAddrPort(info.Conn.RemoteAddr().String()); err == nil {
@@ -171,6 +179,9 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 				remote.Store(&s)
 			}
 		},
+		ConnectStart: func(string, string) { connectStart.CompareAndSwap(0, int64(time.Since(start))) },
+		ConnectDone:  func(string, string, error) { connectDone.Store(int64(time.Since(start))) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(int64(time.Since(start))) },
 	}
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -180,7 +191,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		hreq.Header[h.name] = []string{h.value}
 	}
 
-	start := time.Now()
+	start = time.Now()
 	// RoundTrip, unlike http.Client, never follows redirects and keeps no
 	// cookies, which is what a crawler capturing each URL on its own wants.
 	resp, err := c.transport.RoundTrip(hreq)
@@ -217,6 +228,11 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		Duration:    duration,
 		TTFB:        ttfb,
 	}
+	if cs := connectStart.Load(); cs > 0 {
+		out.DNS = time.Duration(cs)
+		out.Dial = max(time.Duration(connectDone.Load()-cs), 0)
+	}
+	out.Send = max(time.Duration(wrote.Load())-out.DNS-out.Dial, 0)
 	if r := remote.Load(); r != nil {
 		out.RemoteIP = *r
 	}

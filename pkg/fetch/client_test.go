@@ -1586,3 +1586,31 @@ func TestIdleBudget(t *testing.T) {
 		t.Log("open-files limit unknown here")
 	}
 }
+
+// A response says where the time before its request was written went: the
+// name's resolution and the connect on a new connection, none of either on
+// a reused one.
+func TestDoConnectStages(t *testing.T) {
+	site := newTestSite(t)
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(site.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lookup = 20 * time.Millisecond
+	c := newClient(t, func(cfg *Config) {
+		cfg.Resolver = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			time.Sleep(lookup) // a lower bound of the DNS stage, whatever the machine
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		}
+		cfg.DNSCacheTTL = time.Minute
+	})
+	url := "http://stages.test:" + port + "/page"
+	first := mustDo(t, c, Request{URL: url})
+	if first.DNS < lookup || first.Dial <= 0 || first.Send < 0 {
+		t.Errorf("new connection: DNS %v (want at least %v), dial %v (want > 0), send %v", first.DNS, lookup, first.Dial, first.Send)
+	}
+	again := mustDo(t, c, Request{URL: url})
+	if again.DNS != 0 || again.Dial != 0 || again.Send < 0 {
+		t.Errorf("reused connection: DNS %v, dial %v (want 0, 0), send %v", again.DNS, again.Dial, again.Send)
+	}
+}

@@ -282,6 +282,7 @@ type Fetcher struct {
 	fetched    atomic.Int64 // fetches in this run (pages and sitemaps)
 	inFlight   atomic.Int64 // requests and produces not yet settled
 	held       atomic.Bool  // Hold: no new requests until released
+	holds      holdLog      // when held, for the gap's backpressure stage
 	errCount   atomic.Int64 // network errors and 5xx answers
 	limitHit   chan struct{}
 	limitOnce  sync.Once
@@ -454,6 +455,7 @@ func (f *Fetcher) pause(ctx context.Context, d time.Duration) error {
 // fetching ahead of what it can parse and admit.
 func (f *Fetcher) Hold(on bool) {
 	f.held.Store(on)
+	f.holds.set(on, time.Now())
 	if on {
 		f.metrics.held.Set(1)
 	} else {

@@ -25,6 +25,8 @@ type metrics struct {
 	held            prometheus.Gauge
 	politeness      prometheus.Histogram
 	readyToStart    prometheus.Histogram
+	gapStages       *prometheus.HistogramVec
+	stage           map[string]prometheus.Observer // gapStages by stage, resolved once
 	storeSeconds    *prometheus.HistogramVec
 	recrawlDue      prometheus.Gauge
 	recrawlOverdue  prometheus.Gauge
@@ -173,6 +175,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Per request, from when its host's politeness allowed it (with work queued) to its start: the allowed time the crawl did not use.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}),
+		gapStages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "crawler_frontier_gap_stage_seconds",
+			Help:    "Per page request, where the time between its host's previous response and its start went beyond the host's delay, by stage: return (response end to the host back in the schedule), idle (delay over, nothing queued), held (its previous result not yet acknowledged), backpressure (the fetcher held for the parsers' or admission's backlog), worker (waiting for a free worker, a CPU, or its server's slot in the frontier), handoff (lease to the per-server gate), gate, dns, dial, send (request written).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}, []string{"stage"}),
 		serverWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_frontier_server_waits_total",
 			Help: "Turns a host gave up because its server (IP address) was at its limit: local (this fetcher's requests), shared (the cluster's, from Redis), shared_error (Redis unreachable: the local limit only), unresolved (no address known; the fetch fails on DNS).",
@@ -195,9 +202,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Revisit records at admission, by result: claimed (queued for their visit) or stale (claimed already, or rescheduled).",
 		}, []string{"result"}),
 	}
+	m.stage = map[string]prometheus.Observer{}
+	for _, st := range gapStages {
+		m.stage[st] = m.gapStages.WithLabelValues(st)
+	}
 	if reg != nil {
+		reg.MustRegister(m.gapStages)
 		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.readyToStart, m.serverWaits,
 			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims)
 	}
 	return m
 }
+
+// gapStages are the stages of crawler_frontier_gap_stage_seconds, in the
+// order they happen between one request to a host and the next.
+var gapStages = []string{"return", "idle", "held", "backpressure", "worker", "handoff", "gate", "dns", "dial", "send"}

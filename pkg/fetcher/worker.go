@@ -79,6 +79,12 @@ func (f *Fetcher) work(ctx context.Context) {
 		if f.member.confirmed(time.Now()) {
 			out = f.serve(ctx, lease)
 		}
+		if out.Requested && !out.At.IsZero() {
+			// The host's delay runs from out.At, but the host is not
+			// scheduled again until Done: a return slower than the delay
+			// costs its next request the difference.
+			f.metrics.stage["return"].Observe(max(time.Since(out.At.Add(-politenessMargin)), 0).Seconds())
+		}
 		lease.Done(out)
 		f.releaseServer(server, token)
 		if out.Requested {
@@ -266,12 +272,22 @@ func (f *Fetcher) giveUp(lease *frontier.Lease, e *robots.Entry, at time.Time) {
 // records how long after its host was ready the request starts: the time
 // politeness allowed and the crawl did not use.
 func (f *Fetcher) startRequest(ctx context.Context, lease *frontier.Lease) (time.Time, error) {
+	gate := time.Now()
 	if err := f.spaceStart(ctx, lease.Server()); err != nil {
 		return time.Time{}, err
 	}
 	now := time.Now()
 	if !lease.Ready.IsZero() {
 		f.metrics.readyToStart.Observe(max(now.Sub(lease.Ready), 0).Seconds())
+		st := f.metrics.stage
+		st["idle"].Observe(lease.Idle.Seconds())
+		st["held"].Observe(lease.Held.Seconds())
+		wait := max(lease.Taken.Sub(lease.Ready)-lease.Held, 0)
+		bp := min(f.holds.overlap(lease.Ready, lease.Taken), wait)
+		st["backpressure"].Observe(bp.Seconds())
+		st["worker"].Observe((wait - bp).Seconds())
+		st["handoff"].Observe(max(gate.Sub(lease.Taken), 0).Seconds())
+		st["gate"].Observe(max(now.Sub(gate), 0).Seconds())
 	}
 	return now, nil
 }
@@ -373,6 +389,9 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 	}
 	f.metrics.fetches.WithLabelValues("response", statusClass(resp.Status)).Inc()
 	f.metrics.fetchSeconds.Observe(resp.Duration.Seconds())
+	f.metrics.stage["dns"].Observe(resp.DNS.Seconds())
+	f.metrics.stage["dial"].Observe(resp.Dial.Seconds())
+	f.metrics.stage["send"].Observe(resp.Send.Seconds())
 	f.metrics.fetchBytes.Add(float64(len(resp.RawResponse)))
 	out := frontier.Outcome{Requested: true, At: done, Status: resp.Status, Duration: resp.Duration,
 		Failed: hostFailure(resp.Status), RetryAfter: retryAfter(resp.Header.Get("Retry-After"), done)}

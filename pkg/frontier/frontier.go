@@ -147,6 +147,13 @@ type host struct {
 	workSince time.Time
 	ready     time.Time
 	held      bool // until is a hold of the fetcher's own (Outcome.Hold), which Unhold ends
+	// For Lease.Idle and Lease.Held: how long the host's allowed time
+	// passed with nothing queued before ready, and how much of the time
+	// since ready the fetcher's own holds took (holdFrom: the current one's
+	// start).
+	idle     time.Duration
+	heldFor  time.Duration
+	holdFrom time.Time
 }
 
 // New returns an empty frontier.
@@ -311,8 +318,10 @@ func (f *Frontier) endWaitLocked(h *host) {
 	if h.until.IsZero() {
 		return
 	}
+	now := f.cfg.Now()
+	h.endHoldLocked(now)
 	h.until, h.held = time.Time{}, false
-	t := later(h.polite, f.cfg.Now())
+	t := later(h.polite, now)
 	if !t.Before(h.nextAllowed) {
 		return
 	}
@@ -321,6 +330,20 @@ func (f *Frontier) endWaitLocked(h *host) {
 		heap.Fix(&f.waiting, h.heapIdx)
 		f.wakeLocked()
 	}
+}
+
+// endHoldLocked counts a hold of the fetcher's own that ended at now, or
+// at its until if that came first.
+func (h *host) endHoldLocked(now time.Time) {
+	if !h.held || h.holdFrom.IsZero() {
+		return
+	}
+	end := now
+	if h.until.Before(end) {
+		end = h.until
+	}
+	h.heldFor += max(end.Sub(h.holdFrom), 0)
+	h.holdFrom = time.Time{}
 }
 
 func later(a, b time.Time) time.Time {
@@ -431,9 +454,13 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			f.inFlight++
 			if h.ready.IsZero() {
 				h.ready = later(h.nextAllowed, h.workSince)
+				if !h.nextAllowed.IsZero() { // a new host was never allowed before
+					h.idle = h.ready.Sub(h.nextAllowed)
+				}
 			}
+			h.endHoldLocked(now)
 			f.mu.Unlock()
-			l := &Lease{f: f, h: h, Host: h.key, Partition: h.partition, Ready: h.ready}
+			l := &Lease{f: f, h: h, Host: h.key, Partition: h.partition, Ready: h.ready, Taken: now, Idle: h.idle, Held: h.heldFor}
 			if slot {
 				l.srv = h.srv
 			}

@@ -491,3 +491,53 @@ func TestLeaseReady(t *testing.T) {
 		t.Fatalf("ready %v, want when the URL came (%v)", l.Ready, pushed)
 	}
 }
+
+// A lease says how the time from its host's previous request went: Idle,
+// after the delay with nothing queued; Held, in the fetcher's own holds
+// (ended by Unhold or by their Until); Taken, when Next handed it out.
+func TestLeaseGapStages(t *testing.T) {
+	f, clk := newTest(time.Second)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	l := nextNow(t, f)
+	if l.Idle != 0 || l.Held != 0 {
+		t.Fatalf("a new host's first lease: idle %v, held %v, want 0", l.Idle, l.Held)
+	}
+	l.Take()
+	done := clk.Now()
+	l.Done(Outcome{Requested: true, At: done})
+
+	// Its delay ends at +1 s; its next URL comes at +1.3 s.
+	clk.Add(1300 * time.Millisecond)
+	f.Push(Item{URL: "http://a/2", Host: "a"})
+	clk.Add(10 * time.Millisecond)
+	l = nextNow(t, f)
+	if l.Idle != 300*time.Millisecond {
+		t.Fatalf("idle %v, want 300ms (the URL came 300 ms after the delay)", l.Idle)
+	}
+	if got := l.Taken.Sub(l.Ready); got != 10*time.Millisecond {
+		t.Fatalf("taken %v after ready, want 10ms", got)
+	}
+	// Held twice: 5 ms to an Unhold, then 20 ms to its Until.
+	l.Done(Outcome{Until: clk.Now().Add(20 * time.Millisecond), Hold: true})
+	clk.Add(5 * time.Millisecond)
+	f.Unhold("a")
+	l = nextNow(t, f)
+	l.Done(Outcome{Until: clk.Now().Add(20 * time.Millisecond), Hold: true})
+	clk.Add(30 * time.Millisecond)
+	l = nextNow(t, f)
+	if l.Held != 25*time.Millisecond {
+		t.Fatalf("held %v, want 25ms", l.Held)
+	}
+	if l.Idle != 300*time.Millisecond {
+		t.Fatalf("idle %v after the holds, want the first lease's 300ms", l.Idle)
+	}
+
+	// A request starts the count again: work was queued throughout.
+	l.Take()
+	f.Push(Item{URL: "http://a/3", Host: "a"})
+	l.Done(Outcome{Requested: true, At: clk.Now()})
+	clk.Add(2 * time.Second)
+	if l = nextNow(t, f); l.Idle != 0 || l.Held != 0 {
+		t.Fatalf("after a request with work queued: idle %v, held %v, want 0", l.Idle, l.Held)
+	}
+}

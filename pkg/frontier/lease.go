@@ -19,7 +19,14 @@ type Lease struct {
 	// Ready is when the host's politeness (its delay, its server's, a wait
 	// for its robots.txt) first allowed the request this lease is for, with
 	// work queued: what the time to the request's start is measured from.
-	Ready    time.Time
+	Ready time.Time
+	// Taken is when Next handed the lease out. Idle is how long after the
+	// host's politeness allowed a request it had nothing queued (the wait
+	// for its links, before Ready); Held how much of the time from Ready
+	// to Taken the fetcher's own holds (Outcome.Hold) took.
+	Taken    time.Time
+	Idle     time.Duration
+	Held     time.Duration
 	returned bool
 	srv      *server // the server slot the lease holds, if any
 }
@@ -155,9 +162,13 @@ func (l *Lease) Done(o Outcome) {
 	}
 	h.until = o.Until
 	h.held = o.Hold && !o.Until.IsZero()
+	h.holdFrom = time.Time{}
+	if h.held {
+		h.holdFrom = f.cfg.Now()
+	}
 	h.nextAllowed = later(h.polite, h.until)
 	if o.Requested || !o.Hold {
-		h.ready = time.Time{}
+		h.ready, h.idle, h.heldFor = time.Time{}, 0, 0
 	}
 	if f.hosts[h.key] != h || f.closed {
 		return // the partition was removed while the request ran
