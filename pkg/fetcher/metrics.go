@@ -30,6 +30,10 @@ type metrics struct {
 	recrawlOverdue  prometheus.Gauge
 	recrawlEmitted  prometheus.Counter
 	recrawlClaims   *prometheus.CounterVec
+	recrawlEmitLag  prometheus.Histogram
+	recrawlClaimLag prometheus.Histogram
+	recrawlHeld     *prometheus.CounterVec
+	recrawlEmpty    prometheus.Histogram
 	serverWaits     *prometheus.CounterVec
 }
 
@@ -194,10 +198,25 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_recrawl_claims_total",
 			Help: "Revisit records at admission, by result: claimed (queued for their visit) or stale (claimed already, or rescheduled).",
 		}, []string{"result"}),
+		recrawlEmitLag: recrawlLag("crawler_recrawl_emit_lag_seconds",
+			"Per revisit produced, from its planned visit to the scan that produced it."),
+		recrawlClaimLag: recrawlLag("crawler_recrawl_claim_lag_seconds",
+			"Per revisit claimed, from the start of the scan that produced it to its claim at admission, when it joins its host's queue."),
+		recrawlHeld: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_recrawl_held_hosts_total",
+			Help: "Hosts a scan left due revisits of because their revisit budget was spent, by whether the host's queue was empty then (its revisits were all on their way through crawl.urls) or not.",
+		}, []string{"host_queue"}),
+		recrawlEmpty: recrawlLag("crawler_recrawl_host_empty_seconds",
+			"Per host, from a request that left its queue empty to the next revisit claimed for it: time the host had nothing to fetch."),
 	}
 	if reg != nil {
 		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.readyToStart, m.serverWaits,
-			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims)
+			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims, m.recrawlEmitLag, m.recrawlClaimLag, m.recrawlHeld, m.recrawlEmpty)
 	}
 	return m
+}
+
+// recrawlLag is a histogram of a revisit's lags, 10 ms to 20 s.
+func recrawlLag(name, help string) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)})
 }
