@@ -34,6 +34,7 @@ type metrics struct {
 	recrawlClaimLag prometheus.Histogram
 	recrawlHeld     *prometheus.CounterVec
 	recrawlEmpty    prometheus.Histogram
+	recrawlScan     prometheus.Histogram
 	serverWaits     *prometheus.CounterVec
 }
 
@@ -206,12 +207,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_recrawl_held_hosts_total",
 			Help: "Hosts a scan left due revisits of because their revisit budget was spent, by whether the host's queue was empty then (its revisits were all on their way through crawl.urls) or not.",
 		}, []string{"host_queue"}),
+		recrawlScan: recrawlLag("crawler_recrawl_scan_seconds",
+			"Per scan that produced revisits, from its start to the broker's acknowledgement of its records: the first part of the claim lag."),
 		recrawlEmpty: recrawlLag("crawler_recrawl_host_empty_seconds",
 			"Per host, from a request that left its queue empty to the next revisit claimed for it: time the host had nothing to fetch."),
 	}
 	if reg != nil {
 		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.readyToStart, m.serverWaits,
-			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims, m.recrawlEmitLag, m.recrawlClaimLag, m.recrawlHeld, m.recrawlEmpty)
+			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims, m.recrawlEmitLag, m.recrawlClaimLag, m.recrawlHeld, m.recrawlEmpty, m.recrawlScan)
 	}
 	return m
 }
