@@ -254,6 +254,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 				it := itemOf(c.Row, c.FromRobots)
 				it.Revisit = true
 				f.fr.Push(it)
+				f.refilled(c.Row.Host)
 			}
 		}
 		f.mu.Unlock()

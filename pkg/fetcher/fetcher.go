@@ -317,6 +317,9 @@ type hostInfo struct {
 	// queued, so its held URLs were left in the store (heldRecords); the
 	// first growth of its budgets reads them (budget).
 	heldUnread bool
+	// emptySince is when a request left the host's queue empty, until a
+	// revisit is claimed for it (crawler_recrawl_host_empty_seconds).
+	emptySince time.Time
 }
 
 // New builds a fetcher. kafkaOpts are the shared client options (brokers, logger);
@@ -571,6 +574,7 @@ func (f *Fetcher) Run(ctx context.Context) error {
 	f.halt()
 	began := time.Now()
 	f.log.Info("stopping fetcher", "requests_in_flight", f.fr.Stats().InFlight, "grace", f.cfg.StopGrace)
+	f.logRecrawlLags()
 	workersDone := make(chan struct{})
 	go func() { wg.Wait(); close(workersDone) }()
 	grace := time.NewTimer(f.cfg.StopGrace)

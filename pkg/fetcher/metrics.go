@@ -32,6 +32,11 @@ type metrics struct {
 	recrawlOverdue  prometheus.Gauge
 	recrawlEmitted  prometheus.Counter
 	recrawlClaims   *prometheus.CounterVec
+	recrawlEmitLag  prometheus.Histogram
+	recrawlClaimLag prometheus.Histogram
+	recrawlHeld     *prometheus.CounterVec
+	recrawlEmpty    prometheus.Histogram
+	recrawlScan     prometheus.Histogram
 	serverWaits     *prometheus.CounterVec
 }
 
@@ -201,6 +206,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_recrawl_claims_total",
 			Help: "Revisit records at admission, by result: claimed (queued for their visit) or stale (claimed already, or rescheduled).",
 		}, []string{"result"}),
+		recrawlEmitLag: recrawlLag("crawler_recrawl_emit_lag_seconds",
+			"Per revisit produced, from its planned visit to the scan that produced it."),
+		recrawlClaimLag: recrawlLag("crawler_recrawl_claim_lag_seconds",
+			"Per revisit claimed, from the start of the scan that produced it to its claim at admission, when it joins its host's queue."),
+		recrawlHeld: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_recrawl_held_hosts_total",
+			Help: "Hosts a scan left due revisits of because their revisit budget was spent, by whether the host's queue was empty then (its revisits were all on their way through crawl.urls) or not.",
+		}, []string{"host_queue"}),
+		recrawlScan: recrawlLag("crawler_recrawl_scan_seconds",
+			"Per scan that produced revisits, from its start to the broker's acknowledgement of its records: the first part of the claim lag."),
+		recrawlEmpty: recrawlLag("crawler_recrawl_host_empty_seconds",
+			"Per host, from a request that left its queue empty to the next revisit claimed for it: time the host had nothing to fetch."),
 	}
 	m.stage = map[string]prometheus.Observer{}
 	for _, st := range gapStages {
@@ -209,7 +226,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.gapStages)
 		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.readyToStart, m.serverWaits,
-			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims)
+			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims, m.recrawlEmitLag, m.recrawlClaimLag, m.recrawlHeld, m.recrawlEmpty, m.recrawlScan)
 	}
 	return m
 }
@@ -217,3 +234,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 // gapStages are the stages of crawler_frontier_gap_stage_seconds, in the
 // order they happen between one request to a host and the next.
 var gapStages = []string{"return", "idle", "held", "backpressure", "worker", "handoff", "gate", "dns", "dial", "send"}
+
+// recrawlLag is a histogram of a revisit's lags, 10 ms to 20 s.
+func recrawlLag(name, help string) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)})
+}

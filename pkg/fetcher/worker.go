@@ -92,6 +92,7 @@ func (f *Fetcher) work(ctx context.Context) {
 				f.metrics.politeness.Observe(max(h.NextAllowed.Sub(out.At), 0).Seconds())
 			}
 			f.shareNextAllowed(lease.Host)
+			f.noteEmpty(lease.Host)
 		}
 		f.inFlight.Add(-1)
 	}

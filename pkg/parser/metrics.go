@@ -1,10 +1,7 @@
 package parser
 
 import (
-	"math"
-
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/crawlcluster/crawler/pkg/telemetry"
 )
@@ -118,27 +115,4 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.redirectLoops = telemetry.Register(reg, m.redirectLoops)
 	m.planLag = telemetry.Register(reg, m.planLag)
 	return m
-}
-
-// lagSummary reads a histogram as its count, mean and the upper bounds of
-// the buckets holding its median and 90th percentile, for a log line
-// where no metrics listener runs (the load tests' cluster).
-func lagSummary(h prometheus.Histogram) (n uint64, mean, p50, p90 float64) {
-	var m dto.Metric
-	if err := h.Write(&m); err != nil || m.Histogram.GetSampleCount() == 0 {
-		return 0, 0, 0, 0
-	}
-	n = m.Histogram.GetSampleCount()
-	mean = m.Histogram.GetSampleSum() / float64(n)
-	p50, p90 = math.Inf(1), math.Inf(1)
-	for _, b := range m.Histogram.GetBucket() {
-		c := b.GetCumulativeCount()
-		if math.IsInf(p50, 1) && 2*c >= n {
-			p50 = b.GetUpperBound()
-		}
-		if math.IsInf(p90, 1) && 10*c >= 9*n {
-			p90 = b.GetUpperBound()
-		}
-	}
-	return n, mean, p50, p90
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/simhash"
 	"github.com/crawlcluster/crawler/pkg/sitemap"
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/telemetry"
 	"github.com/crawlcluster/crawler/pkg/urlkind"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 	"github.com/crawlcluster/crawler/pkg/warc"
@@ -206,7 +207,7 @@ func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometh
 func (p *Parser) Run(ctx context.Context) error {
 	defer p.kafka.CloseAllowingRebalance()
 	defer func() {
-		if n, mean, p50, p90 := lagSummary(p.metrics.planLag); n > 0 {
+		if n, mean, p50, p90 := telemetry.Summary(p.metrics.planLag); n > 0 {
 			p.log.Info("recrawl plans written", "plans", n, "lag_mean_seconds", mean, "lag_p50_at_most", p50, "lag_p90_at_most", p90)
 		}
 	}()

@@ -284,6 +284,14 @@ func (p Policy) Plan(h History, o Outcome, at time.Time, weight float64, sitemap
 			hi = mid
 		}
 	}
+	if h.Changes > 0 {
+		// A page seen to change few times has a wide posterior whose mean
+		// can say "fast" after one change found soon after a visit; ranked
+		// by that mean (an index topping out at w/λ) it was due for good
+		// and never served. Matched to the mixture's index at the planned
+		// interval it competes there as the posterior says.
+		rate = indexRate(worth(hi), hi)
+	}
 	return at.Add(seconds(hi)), rate
 }
 

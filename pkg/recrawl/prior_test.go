@@ -223,3 +223,44 @@ func TestIndexRate(t *testing.T) {
 		t.Errorf("no index: rate %v, want above 0 (0 reads as unknown)", r)
 	}
 }
+
+// TestIndexRateOfPageChangedOnce: a page found changed at a revisit 1.3 s
+// after its first fetch, on a host whose pages mostly change every 6 s (a
+// tenth every second, a third never), has a posterior mean that says
+// "fast"; the rate stored for it ranks it as the posterior's index at its
+// planned visit, and past it above what the mean's index ever reaches
+// (1/mean), so that it is served, not left due (the crawler's second mix
+// left such slow pages due for 100 s).
+func TestIndexRateOfPageChangedOnce(t *testing.T) {
+	p := issuePolicy()
+	ps := NewPriors(1)
+	for range 18 {
+		ps.Update("h", History{}, hist(20, 15, 8*time.Second))
+	}
+	for range 3 {
+		ps.Update("h", History{}, hist(20, 20, 8*time.Second))
+	}
+	for range 9 {
+		ps.Update("h", History{}, hist(20, 0, 8*time.Second))
+	}
+	prior := ps.For("h", 1/p.Min.Seconds())
+	h := hist(1, 1, 1300*time.Millisecond)
+	at := time.Unix(1000, 0)
+	next, rate := p.Plan(h, Changed, at, 1, false, prior)
+	age := next.Sub(at)
+	if age <= p.Min || age >= p.Max {
+		t.Fatalf("planned in %v: the case needs an interval between -recrawl-min and -recrawl-max", age)
+	}
+	_, post := h.Posterior(prior)
+	var want, mean float64
+	for j, w := range post {
+		want += w * g(atomRate(j)*age.Seconds()) / atomRate(j)
+		mean += w * atomRate(j)
+	}
+	if got := p.Value(rate, 1, age); math.Abs(got-want) > 1e-6*want {
+		t.Errorf("index at its planned visit in %v: %.4g, the posterior's %.4g (rate %.3g, posterior mean %.3g)", age, got, want, rate, mean)
+	}
+	if later := p.Value(rate, 1, 10*age); later <= 1/mean {
+		t.Errorf("index at 10x its interval %.4g, not above the posterior mean's ceiling 1/%.3g", later, mean)
+	}
+}

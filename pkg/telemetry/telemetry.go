@@ -5,8 +5,10 @@ package telemetry
 
 import (
 	"errors"
+	"math"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Register registers c, or returns the collector already registered under the same
@@ -35,4 +37,28 @@ func StoreSeconds(reg prometheus.Registerer) *prometheus.HistogramVec {
 		Help:    "Metadata store latency by operation.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10),
 	}, []string{"operation"}))
+}
+
+// Summary reads a histogram as its count, mean and the upper bounds of
+// the buckets holding its median and 90th percentile, for a log line
+// where no metrics listener runs (the load tests' cluster): how a process
+// reports its lags when it stops.
+func Summary(h prometheus.Histogram) (n uint64, mean, p50, p90 float64) {
+	var m dto.Metric
+	if err := h.Write(&m); err != nil || m.Histogram.GetSampleCount() == 0 {
+		return 0, 0, 0, 0
+	}
+	n = m.Histogram.GetSampleCount()
+	mean = m.Histogram.GetSampleSum() / float64(n)
+	p50, p90 = math.Inf(1), math.Inf(1)
+	for _, b := range m.Histogram.GetBucket() {
+		c := b.GetCumulativeCount()
+		if math.IsInf(p50, 1) && 2*c >= n {
+			p50 = b.GetUpperBound()
+		}
+		if math.IsInf(p90, 1) && 10*c >= 9*n {
+			p90 = b.GetUpperBound()
+		}
+	}
+	return n, mean, p50, p90
 }
