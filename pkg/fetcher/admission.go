@@ -292,6 +292,9 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	fresh, excluded, overflowed, grown := f.adm.Budget(fresh, excluded, grown, f.admissionHost, now)
 	for host := range grown {
 		f.dirty[host] = true // its admission state is saved with it
+		if hi := f.hosts[host]; hi != nil {
+			noteRecheck(hi)
+		}
 		if hi := f.hosts[host]; hi != nil && hi.heldUnread {
 			// Loaded with nothing queued: its held URLs are only in the
 			// store, and its budgets may have grown for them.
@@ -412,6 +415,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		f.dirty[host] = true // its admission state is saved with it
 		release := f.adm.Observe(&hi.adm, admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
 			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate})
+		noteRecheck(hi)
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
 		if release || hi.heldUnread {
 			if grown == nil {
@@ -531,16 +535,11 @@ func parkedURL(c candidate) queue.URL {
 // held leaves the store's queue for the exclusions, as if it had been held
 // when found, and is released like any held URL; if the store cannot take
 // it, it is fetched.
-func (f *Fetcher) heldAtTake(ctx context.Context, it frontier.Item) bool {
-	if it.Kind != frontier.KindPage || it.Revisit || it.Hops != 0 || it.Depth == 0 || it.Attempts > 0 || !f.cfg.Patterns.Enabled() {
-		return false
+func (f *Fetcher) heldAtTake(ctx context.Context, hi *hostInfo, it frontier.Item) bool {
+	if !hi.recheck.Load() || it.Kind != frontier.KindPage || it.Revisit || it.Hops != 0 || it.Depth == 0 || it.Attempts > 0 {
+		return false // most hosts never show a suspect family: no lock taken
 	}
 	f.mu.Lock()
-	hi := f.hosts[it.Host]
-	if hi == nil {
-		f.mu.Unlock()
-		return false
-	}
 	ex, held := f.adm.Recheck(&hi.adm, queuedCandidate(it), time.Now())
 	f.mu.Unlock()
 	if !held {
@@ -560,6 +559,14 @@ func (f *Fetcher) heldAtTake(ctx context.Context, it frontier.Item) bool {
 	hi.pages = max(hi.pages-1, 0)
 	f.metrics.excluded.WithLabelValues(ex.Reason).Inc()
 	return true
+}
+
+// noteRecheck marks a host whose admission state turned Suspect. f.mu is
+// held.
+func noteRecheck(hi *hostInfo) {
+	if hi.adm.Patterns != nil && hi.adm.Patterns.Suspect() {
+		hi.recheck.Store(true)
+	}
 }
 
 // queuedCandidate is a queued page URL as admission admitted it, from what

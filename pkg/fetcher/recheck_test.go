@@ -74,9 +74,20 @@ func TestRecheckHoldsQueuedEntries(t *testing.T) {
 	if _, held := take(admitted[1]); held {
 		t.Fatalf("%s held before any of its family was judged", admitted[1].Row.URL)
 	}
+	if h.Patterns.Suspect() {
+		t.Fatal("host suspect before any verdict: every take would lock the fetcher")
+	}
 	// Three of /x/ come back copies of each other.
 	for _, c := range admitted[1:4] {
 		d.Observe(h, admission.Evidence{URL: c.Row.URL, Hash: c.Row.Hash, Grounded: true, Duplicate: true})
+	}
+	if !h.Patterns.Suspect() {
+		t.Fatal("host not suspect after its family came back copies: heldAtTake would not ask")
+	}
+	state, _ := h.Patterns.Snapshot()
+	restored := pattern.NewHost[admission.Candidate]()
+	if err := restored.Restore(state); err != nil || !restored.Suspect() {
+		t.Fatalf("restored host suspect %v (%v), want it suspect as it was saved", restored.Suspect(), err)
 	}
 	entry := admitted[5]
 	ex, held := take(entry)

@@ -281,6 +281,9 @@ type Host[T any] struct {
 	// one takes the yield back.
 	yielders     map[Key]Key
 	corroborated int // held URLs admitted for their referrers
+	// suspect: a family of the host came back copies of itself, or was
+	// linked one URL a page and led nowhere (Suspect).
+	suspect bool
 	// version counts changes; saved is the version Snapshot last returned.
 	version, saved uint64
 }
@@ -471,6 +474,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		if p := KeyOf(c.Parent); sameHost(c) && p != fam.lastPage {
 			fam.lastPage = p
 			fam.pages++
+			h.noteSuspect(cfg, fam)
 		}
 		h.grow(parkKey{parkFamily, KeyOf(Family(c.Space))})
 		return Decision{Admit: true, Last: cfg.Budget > 0 && fam.charged >= h.allowance(cfg, fam)}
@@ -506,6 +510,19 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		h.pending[hash] = KeyOf(c.Space)
 	}
 	return Decision{Admit: true, Last: true}
+}
+
+// Suspect reports whether a family of the host has shown what Recheck holds
+// URLs for (its pages copies of each other, or linked one URL a page and
+// leading nowhere): until then Recheck admits everything, and a caller may
+// skip it, and its lock, for the host's URLs.
+func (h *Host[T]) Suspect() bool { return h.suspect }
+
+// noteSuspect remembers that family f shows what Recheck holds for.
+func (h *Host[T]) noteSuspect(cfg Config, f *space) {
+	if !h.suspect && cfg.Probe > 0 && (f.copying() || f.singly(cfg.Probe) && f.barren(cfg.Probe)) {
+		h.suspect = true
+	}
 }
 
 // Queued returns the candidate Recheck takes for a URL admitted grounded
@@ -615,6 +632,7 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 		}
 	}
 	fam, fk := h.entry(cfg, Family(space))
+	defer h.noteSuspect(cfg, fam)
 	// A verdict of its page re-decides the URLs a family holds as probes.
 	h.grow(parkKey{parkFamily, fk})
 	if v.Duplicate {
