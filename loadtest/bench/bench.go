@@ -70,6 +70,10 @@ type Options struct {
 
 	// OursFlags are added to our crawler's command line (ours only).
 	OursFlags []string
+	// BaseFlags, when set, are added to base's command line instead of
+	// OursFlags: one binary as ours and base, run with and without a
+	// flag, measures what the flag costs (e.g. -index).
+	BaseFlags []string
 }
 
 // DefaultOptions returns the defaults of the bench command.
@@ -369,6 +373,9 @@ func prepare(ctx context.Context, o Options, name string) (argv []string, skip s
 		argv := []string{bin, "-data", data, "-seeds", "{seeds}", "-allow-private-networks", "-exit-when-idle",
 			"-default-delay", d.String(), "-user-agent", ua, "-max-pages", maxPages, "-workers", workers,
 			"-sitemap-probe=false", "-progress", "0"}
+		if name == Base && o.BaseFlags != nil {
+			return append(argv, o.BaseFlags...), ""
+		}
 		return append(argv, o.OursFlags...), ""
 	case Colly:
 		bin := filepath.Join(o.WorkDir, "colly-peer")

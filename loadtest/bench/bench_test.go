@@ -154,6 +154,32 @@ func TestRunNeedsBaseBinary(t *testing.T) {
 	}
 }
 
+// TestBaseFlags: base takes -base-flags instead of ours', and ours' when
+// none are given, so that one binary run as both measures a flag.
+func TestBaseFlags(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "crawler")
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.OursBin, o.BaseBin, o.WorkDir = bin, bin, t.TempDir()
+	o.OursFlags = []string{"-index"}
+	tail := func(name string) []string {
+		argv, skip := prepare(context.Background(), o, name)
+		if skip != "" {
+			t.Fatalf("%s skipped: %s", name, skip)
+		}
+		return argv[len(argv)-1:]
+	}
+	if got := tail(Base); !reflect.DeepEqual(got, []string{"-index"}) {
+		t.Errorf("base without -base-flags ends %v, want ours' flags", got)
+	}
+	o.BaseFlags = []string{"-index=false"}
+	if got, ours := tail(Base), tail(Ours); !reflect.DeepEqual(got, []string{"-index=false"}) || !reflect.DeepEqual(ours, []string{"-index"}) {
+		t.Errorf("with -base-flags: base ends %v, ours %v; want [-index=false] and [-index]", got, ours)
+	}
+}
+
 // TestRunOurs crawls a tiny web with our crawler end to end.
 func TestRunOurs(t *testing.T) {
 	if testing.Short() {

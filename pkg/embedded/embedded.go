@@ -96,7 +96,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WARCOperator, "warc-operator", "", "who runs the crawl and how to reach them, for the operator field of every WARC file's warcinfo record (empty: left out)")
 	fs.BoolVar(&c.LinkGraph, "link-graph", true, "store the link graph (each stored page's out-links) for the URL look-up's in- and out-links; off saves about 7% of the crawler's CPU on pages of 5 to 10 links")
 	c.Requisites.RegisterFlags(fs)
-	fs.BoolVar(&c.Index, "index", false, "write each stored page's title, description, headings and text to the full-text index of the search API and console; off by default: it costs about 260 us of CPU per page, more than half the rest of a page's cost (off: search finds nothing this run stores)")
+	fs.BoolVar(&c.Index, "index", false, "write each stored page's title, description, headings and text to the full-text index of the search API and console; off by default: a crawl with it takes 1.2-1.4x the CPU per page (off: search finds nothing this run stores)")
 	fs.IntVar(&c.Parsers, "parsers", 2, "parser tier members in this process; each takes a share of crawl.pages' partitions, so one's disk and store waits overlap another's parsing")
 	fs.Int64Var(&c.MinFreeMiB, "min-free-mib", 64, "stop with an error when the data folder's file system has less free space than this, in MiB, while the stop can still save its state; the same command resumes once space is freed (0: only when nothing is left)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcluster/crawler/internal/pdftest"
 	"github.com/crawlcluster/crawler/internal/testenv"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/recrawl"
@@ -56,16 +57,7 @@ func TestSearchIndex(t *testing.T) {
 			t.Errorf("%v: %v, want %v", words, got, first)
 		}
 	}
-	revisit := func(u string) {
-		t.Helper()
-		h, err := e.DB.URLHistories(context.Background(), []int64{store.HashURL(u)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok, err := e.DB.ClaimRevisits(context.Background(), []store.Claim{{Hash: store.HashURL(u), Due: h[0].Recrawl.NextFetchAt}}); err != nil || !ok[0] {
-			t.Fatalf("claim the revisit of %s: %v %v", u, ok, err)
-		}
-	}
+	revisit := func(u string) { claimRevisit(t, e, u) }
 	revisit(home)
 	revisit(copy1)
 
@@ -80,6 +72,39 @@ func TestSearchIndex(t *testing.T) {
 	revisit(home)
 	produce(t, e, page("f5", home, "", 404, func(p *queue.Page) { p.FetchedAt = p.FetchedAt.Add(2 * time.Hour) }))
 	testenv.Eventually(t, 10*time.Second, "retired page removed", func() bool { return len(searchURLs(t, e, "narwhal")) == 0 })
+}
+
+// claimRevisit claims the next visit of u, as the fetcher does when it is
+// due, so that the page the test produces next is a revisit.
+func claimRevisit(t *testing.T, e *testenv.Env, u string) {
+	t.Helper()
+	h, err := e.DB.URLHistories(context.Background(), []int64{store.HashURL(u)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := e.DB.ClaimRevisits(context.Background(), []store.Claim{{Hash: store.HashURL(u), Due: h[0].Recrawl.NextFetchAt}}); err != nil || !ok[0] {
+		t.Fatalf("claim the revisit of %s: %v %v", u, ok, err)
+	}
+}
+
+// TestSearchIndexUnreadRevisit: a PDF indexed at its first visit and
+// encrypted at its revisit is taken out of the index, not left found by
+// the text it no longer holds.
+func TestSearchIndexUnreadRevisit(t *testing.T) {
+	e := testenv.New(t)
+	runParser(t, e, Config{RobotsAgent: "testbot"})
+	const doc = "http://a.example/guide.pdf"
+	admit(t, e, doc)
+	produce(t, e, pdfPage("p1", doc, pdftest.Make(pdftest.Doc{Pages: []string{"quokka habits"}})))
+	testenv.Eventually(t, 10*time.Second, "PDF indexed", func() bool { return len(searchURLs(t, e, "quokka")) == 1 })
+	claimRevisit(t, e, doc)
+	locked := pdfPage("p2", doc, pdftest.Make(pdftest.Doc{Pages: []string{"zebra"}, Encrypted: true}))
+	locked.FetchedAt = locked.FetchedAt.Add(time.Hour)
+	produce(t, e, locked)
+	testenv.Eventually(t, 10*time.Second, "2 captures", func() bool { return len(captures(t, e)[doc]) == 2 })
+	if got := searchURLs(t, e, "quokka"); len(got) != 0 {
+		t.Errorf("quokka after the revisit found the PDF encrypted: %v, want no hit", got)
+	}
 }
 
 // TestSearchIndexOff: with NoSearchIndex the parser stores pages and

@@ -54,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.OursBin, "ours", "", "our crawler binary (default: build ./cmd/crawler)")
 	oursFlags := fs.String("ours-flags", "", "extra flags for our crawler, space-separated (e.g. -requisites, to measure what page requisites cost)")
 	fs.StringVar(&o.BaseBin, "base", "", "crawler base: our crawler binary of another commit, run with the same flags as ours (ratios ours/base)")
+	baseFlags := fs.String("base-flags", "", "extra flags for base instead of -ours-flags (with -base the same binary as -ours: what a flag costs, e.g. -ours-flags -index -base-flags -index=false)")
 	fs.StringVar(&o.Root, "root", "", "repository root (default: the nearest directory up holding go.mod)")
 	fs.StringVar(&o.WorkDir, "work", "", "directory for seeds, logs and binaries (default: a new temporary directory)")
 	jsonPath := fs.String("json", "", "write the results as JSON here")
@@ -65,6 +66,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.OursFlags = strings.Fields(*oursFlags)
+	if *baseFlags != "" {
+		o.BaseFlags = strings.Fields(*baseFlags)
+	}
 	o.Crawlers = nil
 	for _, c := range strings.Split(*crawlers, ",") {
 		if c = strings.TrimSpace(c); c != "" {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,48 @@ func TestFTS5(t *testing.T) {
 	}
 	if id != 1 || snippet != "[running] event [loops]" || rank >= 0 {
 		t.Errorf("match: row %d, snippet %q, bm25 %v; want row 1, stems marked, a negative rank", id, snippet, rank)
+	}
+}
+
+// TestSearchLazyMerge: the index merges a level's segments at 16 of them
+// (migration 0025), not FTS5's default 4, and every page stays found
+// across the unmerged segments. Each AddCaptures commits one segment, of
+// enough leaf pages that FTS5 weighs a merge at the next commit.
+func TestSearchLazyMerge(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	const commits, perCommit = 12, 8
+	for i := range commits {
+		caps := make([]store.Capture, perCommit)
+		for j := range caps {
+			u := storetest.URL(0, "a.example", fmt.Sprintf("/p%d/%d", i, j))
+			if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+				t.Fatal(err)
+			}
+			caps[j] = storetest.Capture(u, fmt.Sprintf("f%d-%d", i, j), u.URL, uint64(i*perCommit+j+1)<<20|1)
+			words := []string{"walrus"}
+			for k := range 2000 {
+				words = append(words, fmt.Sprintf("w%dx%dx%d", i, j, k))
+			}
+			caps[j].Index = &store.IndexEntry{Host: "a.example", Text: strings.Join(words, " ")}
+		}
+		if err := db.AddCaptures(ctx, caps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var segments int
+	if err := db.w.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM search_fts_idx`).Scan(&segments); err != nil {
+		t.Fatal(err)
+	}
+	if segments != commits {
+		t.Errorf("%d segments after %d commits, want %d (none merged below 16)", segments, commits, commits)
+	}
+	hits, err := db.Search().Search(ctx, store.SearchQuery{Terms: []string{"walrus"}, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != commits*perCommit {
+		t.Errorf("walrus: %d hits, want %d", len(hits), commits*perCommit)
 	}
 }
 
