@@ -216,7 +216,7 @@ func (c *Config) ReadSeeds() ([]Seed, error) {
 var ErrNothingToCrawl = errors.New("nothing to crawl")
 
 // storeCacheKiB is the SQLite store's page cache (see Run).
-const storeCacheKiB = 32 << 10
+const storeCacheKiB = 16 << 10
 
 // Run crawls until ctx ends, the crawl is idle (with ExitWhenIdle), MaxPages is
 // reached or MaxDuration passes, then shuts down cleanly.
@@ -255,11 +255,14 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	// ~8 pages per crawled page from the file (measured on 50,500 pages, see
 	// docs/performance.md).
 	//
-	// The page cache is 32 MiB, not the store's default 64: SQLite allocates
+	// The page cache is 16 MiB, not the store's default 64: SQLite allocates
 	// each 4 KiB page with its ~300-byte header, which modernc.org/libc's
 	// allocator serves from an 8 KiB size class, so a full cache holds twice
 	// its size in RSS. At 64 MiB it was ~130 MiB of the medium load test's
-	// peak; at 32 the peak was 0.89x-0.92x at the same CPU per page.
+	// peak; at 32 the peak was 0.89x-0.92x at the same CPU per page, and at
+	// 16 0.92x of 32's (six pairs, 0.86x-1.02x), again at the same CPU
+	// (docs/performance.md, "Memory at the peak"). The medium store's hot
+	// B-tree pages fit in 16.
 	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "crawl.db"), sqlite.WithSynchronous("NORMAL"),
 		sqlite.WithoutNearDupIndex(), sqlite.WithCheckpointPages(50000), sqlite.WithReaders(0), sqlite.WithCacheSize(storeCacheKiB))
 	if err != nil {
