@@ -39,33 +39,12 @@ func TestTrace(t *testing.T) {
 			return
 		}
 		cl, in := w.Classify(u)
-		t.Logf("%v %-8s admit=%v %-20s %s grounded=%v hops=%d space=%s parent=%s", cl, in, d.Admit, d.Reason, d.Rule, c.Grounded, c.Hops, c.Space, c.Parent)
+		t.Logf("%v %-8s admit=%v %-20s grounded=%v hops=%d space=%s parent=%s", cl, in, d.Admit, d.Reason, c.Grounded, c.Hops, c.Space, c.Parent)
 	}})
 	t.Logf("%s: %d held URLs admitted for their referrers", name, r.Corroborated[name])
 	for id, n := range r.PerInstance {
 		if strings.HasPrefix(id, host+"#") {
 			t.Logf("%s: %d requests", id, n)
-		}
-	}
-}
-
-var synthTrace = flag.String("trapsim.synthtrace", "", "HOST: log every admission decision on that host of the synthetic web of -trapsim.synth, e.g. 127.0.1.120")
-
-// TestTraceSynth is TestTrace for the project's synthetic web.
-func TestTraceSynth(t *testing.T) {
-	if *synthTrace == "" {
-		t.Skip("no -trapsim.synthtrace HOST")
-	}
-	hw := startSynth(t)
-	r := Run(hw, Options{Patterns: patterns(t), MaxTicks: *ticks, NoRecheck: *noRecheck, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
-		if !strings.Contains(u, "://"+*synthTrace+":") {
-			return
-		}
-		t.Logf("must=%v admit=%v last=%v %-20s grounded=%v hops=%d origin=%x space=%s url=%s parent=%s", hw.must[strings.TrimPrefix(u, "http://")], d.Admit, d.Last, d.Reason, c.Grounded, c.Hops, c.Origin, c.Space, u, c.Parent)
-	}})
-	for _, u := range r.Missed {
-		if strings.Contains(u, "://"+*synthTrace+":") {
-			t.Logf("missed %s (%s)", u, r.MissedReason[u])
 		}
 	}
 }

@@ -82,9 +82,10 @@ func (hw *httpWeb) Get(raw string) trapweb.Page {
 // failed; cmd/crawler's TestTrapsBounded crawls the same web for real.)
 var synthSize = flag.String("trapsim.synth", "", "HOSTSxPAGES of the synthetic web TestAdmissionOnSynthWeb crawls (default 50x40; cmd/crawler's TestTrapsBounded also crawls 500x100)")
 
-// startSynth serves the synthetic web of -trapsim.synth, with features and
-// traps, until the test ends.
-func startSynth(t *testing.T) *httpWeb {
+func TestAdmissionOnSynthWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves the synthetic web on loopback")
+	}
 	cfg := synthweb.DefaultConfig()
 	cfg.Hosts, cfg.PagesPerHost = 50, 40
 	if *synthSize != "" {
@@ -97,16 +98,9 @@ func startSynth(t *testing.T) *httpWeb {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { w.Close() })
-	return newHTTPWeb(w)
-}
-
-func TestAdmissionOnSynthWeb(t *testing.T) {
-	if testing.Short() {
-		t.Skip("serves the synthetic web on loopback")
-	}
-	hw := startSynth(t)
-	r := Run(hw, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay, NoRecheck: *noRecheck})
+	defer w.Close()
+	hw := newHTTPWeb(w)
+	r := Run(hw, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay})
 	t.Logf("%d requests, %d to traps (%.1f%%); real %d/%d, held %d; idle %v after %d ticks",
 		r.Requests, r.ByClass[trapweb.Trap], 100*float64(r.ByClass[trapweb.Trap])/float64(r.Requests), r.RealFetched, r.RealTotal, r.HeldReal, r.Idle, r.Ticks)
 	for _, u := range r.Missed {

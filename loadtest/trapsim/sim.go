@@ -34,7 +34,6 @@ type Options struct {
 	VerdictDelay int // ticks from a fetch to its verdict and links; default 3
 	MaxTicks     int // the crawl is cut here if not idle; default 100,000
 	Levels       int // priority levels; default admit.DefaultLevels
-	NoRecheck    bool
 	// Trace, when set, is told every admission decision.
 	Trace func(u string, c pattern.Candidate, d pattern.Decision)
 }
@@ -57,8 +56,7 @@ type Result struct {
 	Corroborated   map[string]int // held URLs admitted for their referrers, per host
 	// TrapGrounded counts the requests to traps and variants whose URLs
 	// were admitted grounded (as evidence) rather than generated.
-	TrapGrounded     int
-	GroundedInstance map[string]int
+	TrapGrounded int
 }
 
 type item struct {
@@ -135,7 +133,7 @@ func Run(w Web, opt Options) Result {
 		busy := len(s.pending) > 0
 		for _, name := range order {
 			h := s.hosts[name]
-			it, ok := s.next(h)
+			it, ok := h.pop()
 			if !ok {
 				continue
 			}
@@ -229,27 +227,6 @@ func (h *host) pop() (item, bool) {
 	return item{}, false
 }
 
-// next pops the host's next URL that Recheck lets go, as the fetcher's
-// dequeue does; the ones it holds are parked and cost no request.
-func (s *sim) next(h *host) (item, bool) {
-	for {
-		it, ok := h.pop()
-		if !ok || !it.cand.Grounded || s.opt.NoRecheck {
-			return it, ok
-		}
-		c := it.cand // h.ph.Queued(s.cfg, it.url)
-		c.Queued = true
-		d := h.ph.Recheck(s.cfg, it.hash, c)
-		if d.Admit {
-			return it, true
-		}
-		it.cand = c
-		h.ph.Park(s.cfg, d, it.hash, c, it)
-		delete(h.known, it.hash)
-		h.held[it.hash] = d.Reason
-	}
-}
-
 func hashOf(u string) int64 {
 	f := fnv.New64a()
 	f.Write([]byte(u))
@@ -308,10 +285,6 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 	s.res.ByClass[p.Class]++
 	if p.Class != trapweb.Real && it.cand.Grounded {
 		s.res.TrapGrounded++
-		if s.res.GroundedInstance == nil {
-			s.res.GroundedInstance = map[string]int{}
-		}
-		s.res.GroundedInstance[p.Instance]++
 	}
 	if p.Status != 200 {
 		// No content verdict will come: the fetcher settles it.

@@ -146,38 +146,6 @@ func (d *Decider) Unbudget(fresh []Candidate, inserted []bool, hosts Hosts) {
 	}
 }
 
-// Recheck decides again on a page URL admitted as evidence, as it leaves its
-// host's queue (pattern.Host.Recheck): its family's first verdicts may have
-// come back since it was queued. A URL it holds is parked with the host, to
-// be released by Budget like any held URL, and the exclusion to record is
-// returned; the caller takes its row out of the queue (store.HoldQueued), or
-// calls Unhold and fetches it when that fails. Seeds, generated URLs,
-// revisits and other kinds pass.
-func (d *Decider) Recheck(h *Host, c Candidate, now time.Time) (store.Exclusion, bool) {
-	cfg := d.cfg.Patterns
-	if h == nil || h.Patterns == nil || !cfg.Enabled() || c.Seed || c.Revisit || c.Row.Kind != urlkind.Page || c.Row.Hops != 0 {
-		return store.Exclusion{}, false
-	}
-	hp := h.Patterns
-	c.Pat = hp.Queued(cfg, c.Row.URL)
-	dec := hp.Recheck(cfg, c.Row.Hash, c.Pat)
-	if dec.Admit {
-		return store.Exclusion{}, false
-	}
-	hp.Park(cfg, dec, c.Row.Hash, c.Pat, c)
-	ex := c.exclusion(dec.Reason, now)
-	ex.Chain, ex.DupHops = c.Chain(), c.Row.DupHops
-	return ex, true
-}
-
-// Unhold takes back a URL Recheck held whose row could not leave the queue:
-// it is fetched after all.
-func (d *Decider) Unhold(h *Host, hash int64) {
-	if h != nil && h.Patterns != nil {
-		h.Patterns.Unpark(hash)
-	}
-}
-
 // Evidence is a content verdict on a fetched page: what its URL space
 // yielded.
 type Evidence struct {

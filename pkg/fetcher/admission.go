@@ -292,9 +292,6 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	fresh, excluded, overflowed, grown := f.adm.Budget(fresh, excluded, grown, f.admissionHost, now)
 	for host := range grown {
 		f.dirty[host] = true // its admission state is saved with it
-		if hi := f.hosts[host]; hi != nil {
-			noteRecheck(hi)
-		}
 		if hi := f.hosts[host]; hi != nil && hi.heldUnread {
 			// Loaded with nothing queued: its held URLs are only in the
 			// store, and its budgets may have grown for them.
@@ -415,7 +412,6 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		f.dirty[host] = true // its admission state is saved with it
 		release := f.adm.Observe(&hi.adm, admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
 			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate})
-		noteRecheck(hi)
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
 		if release || hi.heldUnread {
 			if grown == nil {
@@ -527,55 +523,6 @@ func parkedURL(c candidate) queue.URL {
 	return queue.URL{URL: r.URL, Depth: r.Depth, Parent: r.Parent, CrawlID: r.CrawlID,
 		DiscoveredAt: r.DiscoveredAt, DupHops: r.DupHops, Held: true, Referrers: c.Pat.Others,
 		Chain: c.Chain()}
-}
-
-// heldAtTake decides again on a page URL admitted as evidence as it leaves
-// its host's queue (admission.Decider.Recheck): a family's entries are queued
-// as they are found, before the verdicts on its first pages come back. A URL
-// held leaves the store's queue for the exclusions, as if it had been held
-// when found, and is released like any held URL; if the store cannot take
-// it, it is fetched.
-func (f *Fetcher) heldAtTake(ctx context.Context, hi *hostInfo, it frontier.Item) bool {
-	if !hi.recheck.Load() || it.Kind != frontier.KindPage || it.Revisit || it.Hops != 0 || it.Depth == 0 || it.Attempts > 0 {
-		return false // most hosts never show a suspect family: no lock taken
-	}
-	f.mu.Lock()
-	ex, held := f.adm.Recheck(&hi.adm, queuedCandidate(it), time.Now())
-	f.mu.Unlock()
-	if !held {
-		return false
-	}
-	ok, err := f.store.HoldQueued(ctx, []store.Exclusion{ex})
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err != nil || !ok[0] {
-		if err != nil {
-			f.log.Warn("hold a queued url; it is fetched", "url", it.URL, "err", err)
-		}
-		f.adm.Unhold(&hi.adm, ex.Hash)
-		return false
-	}
-	f.dirty[it.Host] = true // its admission state is saved with it
-	hi.pages = max(hi.pages-1, 0)
-	f.metrics.excluded.WithLabelValues(ex.Reason).Inc()
-	return true
-}
-
-// noteRecheck marks a host whose admission state turned Suspect. f.mu is
-// held.
-func noteRecheck(hi *hostInfo) {
-	if hi.adm.Patterns != nil && hi.adm.Patterns.Suspect() {
-		hi.recheck.Store(true)
-	}
-}
-
-// queuedCandidate is a queued page URL as admission admitted it, from what
-// its frontier item carries.
-func queuedCandidate(it frontier.Item) candidate {
-	row := store.URL{Hash: hashOf(it), Partition: it.Partition, URL: it.URL, Host: it.Host, Depth: it.Depth, Level: it.Level,
-		Kind: store.KindPage, State: store.StateQueued, Redirects: it.Redirects, CrawlID: it.CrawlID, DupHops: it.DupHops,
-		Origin: it.Origin, ParentSpace: it.ParentSpace, DiscoveredAt: time.Now()}
-	return candidate{Row: row, FromRobots: it.FromRobots, Level: it.Level}
 }
 
 // admissionHost is the admission state of a host this fetcher keeps.

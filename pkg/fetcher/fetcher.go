@@ -317,10 +317,6 @@ type hostInfo struct {
 	// queued, so its held URLs were left in the store (heldRecords); the
 	// first growth of its budgets reads them (budget).
 	heldUnread bool
-	// recheck: its admission state is Suspect, so its page URLs are
-	// decided again as they leave the queue (heldAtTake); read without
-	// f.mu by the worker that serves the host.
-	recheck atomic.Bool
 	// emptySince is when a request left the host's queue empty, until a
 	// revisit is claimed for it (crawler_recrawl_host_empty_seconds).
 	emptySince time.Time

@@ -104,7 +104,6 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 				f.log.Warn("admission state of a host not restored; its budgets start afresh", "host", r.Host, "err", err)
 			} else {
 				hi.adm.Patterns = hp
-				noteRecheck(hi)
 			}
 		}
 		if len(r.Robots) > 0 {

@@ -151,7 +151,7 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 		if !ok {
 			return frontier.Outcome{}
 		}
-		if f.excludedAtTake(it) || f.heldAtTake(ctx, hi, it) {
+		if f.excludedAtTake(it) {
 			continue
 		}
 		if !entry.Allowed(pathAndQuery(it.URL)) {

@@ -136,9 +136,6 @@ type Candidate struct {
 	// family whose own pages generated the chain that led here.
 	Origin Key
 	Hops   int // pages of generated chains that led here (0 when grounded)
-	// Queued: admitted grounded, its evidence counted, and held since by
-	// Recheck as it left the queue: released by Recheck, not counted again.
-	Queued bool
 }
 
 // Decision is the outcome of Host.Admit.
@@ -281,9 +278,6 @@ type Host[T any] struct {
 	// one takes the yield back.
 	yielders     map[Key]Key
 	corroborated int // held URLs admitted for their referrers
-	// suspect: a family of the host came back copies of itself, or was
-	// linked one URL a page and led nowhere (Suspect).
-	suspect bool
 	// version counts changes; saved is the version Snapshot last returned.
 	version, saved uint64
 }
@@ -462,11 +456,6 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		// its pages lead nowhere else, unless enough pages link one.
 		return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, KeyOf(Family(c.Space))}}
 	}
-	if c.Grounded && cfg.Probe > 0 && fam.copying() && !h.inPark[hash].corroborated(cfg.Referrers) {
-		// Its pages came back copies of each other: what Recheck would
-		// hold as it left the queue is not queued.
-		return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, KeyOf(Family(c.Space))}}
-	}
 	if c.Grounded {
 		// Whatever its pages turned out to be: the letters of an index
 		// are near-duplicates of each other, and each is linked from it.
@@ -474,7 +463,6 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		if p := KeyOf(c.Parent); sameHost(c) && p != fam.lastPage {
 			fam.lastPage = p
 			fam.pages++
-			h.noteSuspect(cfg, fam)
 		}
 		h.grow(parkKey{parkFamily, KeyOf(Family(c.Space))})
 		return Decision{Admit: true, Last: cfg.Budget > 0 && fam.charged >= h.allowance(cfg, fam)}
@@ -510,60 +498,6 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		h.pending[hash] = KeyOf(c.Space)
 	}
 	return Decision{Admit: true, Last: true}
-}
-
-// Suspect reports whether a family of the host has shown what Recheck holds
-// URLs for (its pages copies of each other, or linked one URL a page and
-// leading nowhere): until then Recheck admits everything, and a caller may
-// skip it, and its lock, for the host's URLs.
-func (h *Host[T]) Suspect() bool { return h.suspect }
-
-// noteSuspect remembers that family f shows what Recheck holds for.
-func (h *Host[T]) noteSuspect(cfg Config, f *space) {
-	if !h.suspect && cfg.Probe > 0 && (f.copying() || f.singly(cfg.Probe) && f.barren(cfg.Probe)) {
-		h.suspect = true
-	}
-}
-
-// Queued returns the candidate Recheck takes for a URL admitted grounded
-// that is leaving its host's queue, from what the host knows of its space
-// now (a caller that kept the candidate Admit took may pass that instead).
-func (h *Host[T]) Queued(cfg Config, u string) Candidate {
-	return Candidate{URL: u, Space: h.space(cfg, u, false), Grounded: true, Queued: true}
-}
-
-// Recheck decides again on a grounded URL that Admit admitted, as it leaves
-// its host's queue: a family's entries are queued as they are found, before
-// the verdicts on its first pages come back, and by the time the rest are due
-// those verdicts may show that its pages copy each other, or that it is a
-// widget linked one URL a page whose pages lead nowhere. A URL it holds is
-// parked with Queued set (the caller marks it held, as for Admit); its
-// evidence stays counted.
-func (h *Host[T]) Recheck(cfg Config, hash int64, c Candidate) Decision {
-	if !c.Grounded || cfg.Probe <= 0 || h.inPark[hash].corroborated(cfg.Referrers) {
-		return Decision{Admit: true}
-	}
-	fk := KeyOf(Family(c.Space))
-	fam := h.spaces[fk]
-	if fam == nil {
-		return Decision{Admit: true}
-	}
-	var d Decision
-	switch {
-	case fam.copying():
-		d = Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, fk}}
-	case sameHost(c) && fam.singly(cfg.Probe) && fam.barren(cfg.Probe):
-		d = Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, fk}}
-	default:
-		return Decision{Admit: true}
-	}
-	h.version++
-	if r, ok := h.watch[hash]; ok {
-		// It was to judge a rewrite: the next variant is probed instead.
-		h.unwatch(hash)
-		h.grow(parkKey{parkRewrite, r.key()})
-	}
-	return d
 }
 
 // maxPending bounds the generated URLs whose verdicts a host waits for.
@@ -632,7 +566,6 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 		}
 	}
 	fam, fk := h.entry(cfg, Family(space))
-	defer h.noteSuspect(cfg, fam)
 	// A verdict of its page re-decides the URLs a family holds as probes.
 	h.grow(parkKey{parkFamily, fk})
 	if v.Duplicate {
@@ -782,12 +715,7 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, d Decision)) {
 					keep = append(keep, pu)
 					continue
 				}
-				var d Decision
-				if c.Queued {
-					d = h.Recheck(cfg, pu.hash, c)
-				} else {
-					d = h.Admit(cfg, pu.hash, c)
-				}
+				d := h.Admit(cfg, pu.hash, c)
 				if d.Admit {
 					delete(h.inPark, pu.hash)
 					d.Corroborated = c.Grounded && !pu.c.Grounded

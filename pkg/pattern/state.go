@@ -116,12 +116,6 @@ func (h *Host[T]) Restore(b []byte) error {
 			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
 			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), ext: e.Ext, src1: e.Src1, src2: e.Src2}
 	}
-	// Suspect is a hint for the caller to ask Recheck, which applies the
-	// configured probe itself: the default one serves to set it.
-	cfg := DefaultConfig()
-	for _, e := range h.spaces {
-		h.noteSuspect(cfg, e)
-	}
 	if len(s.Rules) > 0 {
 		h.rules = map[Rewrite]*ruleStats{}
 	}

@@ -393,12 +393,6 @@ type FrontierStore interface {
 	// back for a while (a trap budget) and admitted after all. Unknown hashes
 	// are ignored.
 	ForgetExclusions(ctx context.Context, hashes []int64) error
-	// HoldQueued holds back URLs admitted earlier and still queued, as
-	// admission would have held them when they were found: each queued
-	// URL's row goes (its host's page count with it) and its exclusion is
-	// recorded with the row's parent. held[i] reports whether ex[i] was
-	// queued; one that is not is left as it is.
-	HoldQueued(ctx context.Context, ex []Exclusion) (held []bool, err error)
 	// HeldURLs returns the URLs a trap budget holds back (exclusions with
 	// one of HeldReasons) on each of hosts, at most perHost of each, host by
 	// host, first held first.

@@ -502,39 +502,6 @@ func exclusionArgs(ex []store.Exclusion, now time.Time) ([]any, error) {
 	return []any{hashes, addrs, hosts, reasons, parents, depths, crawlIDs, firsts, lasts, counts, cutFrom, hops, origins, dupHops}, nil
 }
 
-// HoldQueued moves queued URLs to the exclusions in one statement.
-func (db *DB) HoldQueued(ctx context.Context, ex []store.Exclusion) ([]bool, error) {
-	held := make([]bool, len(ex))
-	if len(ex) == 0 {
-		return held, nil
-	}
-	args, err := exclusionArgs(ex, time.Now())
-	if err != nil {
-		return nil, fmt.Errorf("hold queued urls: %w", err)
-	}
-	var gone []int64
-	err = retry(ctx, func() error {
-		gone = gone[:0]
-		rows, err := db.pool.Query(ctx, qHoldQueued, args...)
-		if err != nil {
-			return err
-		}
-		gone, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hold %d queued urls: %w", len(ex), err)
-	}
-	for i, e := range ex {
-		hash := e.Hash
-		if hash == 0 {
-			hash = store.HashURL(e.URL)
-		}
-		held[i] = slices.Contains(gone, hash)
-	}
-	return held, nil
-}
-
 // ForgetExclusions deletes the exclusions of hashes in one statement; the
 // exclusion counters follow through the schema's delete trigger.
 func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {

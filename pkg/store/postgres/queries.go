@@ -123,32 +123,6 @@ const (
 			FROM exclusions
 			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host = ANY($1)
 		) e WHERE n <= $2 ORDER BY host, n`
-	// qHoldQueued takes qRecordExclusions' parameters: the queued URLs among
-	// them leave urls (the counters follow through the delete trigger) and
-	// their hosts' page counts, and are recorded as excluded with their row's
-	// parent. It returns the hashes it held.
-	qHoldQueued = `WITH input AS (
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],
-				$7::text[], $8::timestamptz[], $9::timestamptz[], $10::integer[], $11::integer[],
-				$12::integer[], $13::bigint[], $14::integer[])
-				AS i(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from, hops, origin, dup_hops)
-		), gone AS (
-			DELETE FROM urls u USING input i WHERE u.hash = i.hash AND u.state = 'queued'
-			RETURNING u.hash, u.host, u.parent
-		), uncounted AS (
-			UPDATE hosts h SET pages = greatest(h.pages - g.n, 0)
-			FROM (SELECT host, count(*)::integer AS n FROM gone GROUP BY host) g WHERE h.host = g.host
-		), held AS (
-			INSERT INTO exclusions AS e
-				(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from, hops, origin, dup_hops)
-			SELECT i.hash, i.url, i.host, i.reason, g.parent, i.depth, i.crawl_id, i.first_at, i.last_at, i.count, i.cut_from, i.hops, i.origin, i.dup_hops
-			FROM input i JOIN gone g ON g.hash = i.hash
-			ORDER BY 1
-			ON CONFLICT (hash) DO UPDATE SET
-				count = e.count + excluded.count,
-				last_at = greatest(e.last_at, excluded.last_at)
-		)
-		SELECT hash FROM gone`
 	qRecordExclusions = `INSERT INTO exclusions AS e
 			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from, hops, origin, dup_hops)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],

@@ -432,8 +432,18 @@ func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error 
 		}
 		defer st.Close()
 		for _, e := range ex {
-			if err := recordExclusion(ctx, st, e, now); err != nil {
-				return err
+			e.Cut()
+			hash := e.Hash
+			if hash == 0 {
+				hash = store.HashURL(e.URL)
+			}
+			at := millis(e.At)
+			if at == 0 {
+				at = now
+			}
+			hops, origin := e.ChainColumns()
+			if _, err := st.ExecContext(ctx, hash, e.URL, e.Host, e.Reason, e.Parent, e.Depth, e.CrawlID, at, at, e.CutFrom, hops, origin, e.DupHops); err != nil {
+				return fmt.Errorf("exclusion of %s: %w", e.URL, err)
 			}
 		}
 		return nil
@@ -442,82 +452,6 @@ func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error 
 		return fmt.Errorf("record exclusions: %w", err)
 	}
 	return nil
-}
-
-func recordExclusion(ctx context.Context, st *sql.Stmt, e store.Exclusion, now int64) error {
-	e.Cut()
-	hash := e.Hash
-	if hash == 0 {
-		hash = store.HashURL(e.URL)
-	}
-	at := millis(e.At)
-	if at == 0 {
-		at = now
-	}
-	hops, origin := e.ChainColumns()
-	if _, err := st.ExecContext(ctx, hash, e.URL, e.Host, e.Reason, e.Parent, e.Depth, e.CrawlID, at, at, e.CutFrom, hops, origin, e.DupHops); err != nil {
-		return fmt.Errorf("exclusion of %s: %w", e.URL, err)
-	}
-	return nil
-}
-
-// HoldQueued moves queued URLs to the exclusions in one transaction; the URL
-// counters follow through the schema's delete trigger.
-func (db *DB) HoldQueued(ctx context.Context, ex []store.Exclusion) ([]bool, error) {
-	held := make([]bool, len(ex))
-	if len(ex) == 0 {
-		return held, nil
-	}
-	for _, e := range ex {
-		if e.Reason == "" {
-			return nil, fmt.Errorf("hold queued urls: %s has no reason", e.URL)
-		}
-	}
-	now := millis(time.Now())
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		clear(held) // a retried transaction starts over
-		del, err := db.stmt(ctx, tx, qUnqueueURL)
-		if err != nil {
-			return err
-		}
-		defer del.Close()
-		pages, err := db.stmt(ctx, tx, qUncountPage)
-		if err != nil {
-			return err
-		}
-		defer pages.Close()
-		rec, err := db.stmt(ctx, tx, qRecordExclusion)
-		if err != nil {
-			return err
-		}
-		defer rec.Close()
-		for i, e := range ex {
-			hash := e.Hash
-			if hash == 0 {
-				hash = store.HashURL(e.URL)
-			}
-			var host string
-			switch err := del.QueryRowContext(ctx, hash).Scan(&host, &e.Parent); {
-			case errors.Is(err, sql.ErrNoRows):
-				continue
-			case err != nil:
-				return fmt.Errorf("unqueue %s: %w", e.URL, err)
-			}
-			if _, err := pages.ExecContext(ctx, host); err != nil {
-				return fmt.Errorf("uncount a page of %s: %w", host, err)
-			}
-			e.Hash = hash
-			if err := recordExclusion(ctx, rec, e, now); err != nil {
-				return err
-			}
-			held[i] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hold %d queued urls: %w", len(ex), err)
-	}
-	return held, nil
 }
 
 // ForgetExclusions deletes the exclusions of hashes in one transaction; the

@@ -72,8 +72,6 @@ const (
 			count = count + 1,
 			last_at = max(last_at, excluded.last_at)`
 	qForgetExclusion = `DELETE FROM exclusions WHERE hash = ?`
-	qUnqueueURL      = `DELETE FROM urls WHERE hash = ? AND state = 'queued' RETURNING host, parent`
-	qUncountPage     = `UPDATE hosts SET pages = max(pages - 1, 0) WHERE host = ?`
 
 	// The reasons (store.HeldReasons) are literals, not parameters: only then can SQLite use the
 	// partial index exclusions_held.

@@ -47,7 +47,6 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"UpdateURLs", testUpdateURLs},
 		{"RecordExclusions", testRecordExclusions},
 		{"HeldURLs", testHeldURLs},
-		{"HoldQueued", testHoldQueued},
 		{"StoredFetchesAndURLStates", testStoredFetchesAndStates},
 		{"AddCaptures", testAddCaptures},
 		{"AttemptsOfAFetch", testAttemptsOfAFetch},
@@ -732,55 +731,6 @@ func testHeldURLs(t *testing.T, s store.Store) {
 	}
 	if none, err := s.HeldURLs(ctx, nil, 3); err != nil || len(none) != 0 {
 		t.Errorf("HeldURLs of no hosts = %v, %v", none, err)
-	}
-}
-
-// testHoldQueued: a queued URL held back after its admission leaves urls and
-// its host's page count, and is recorded as held with its row's parent, as if
-// admission had held it when it was found; a URL no longer queued stays.
-func testHoldQueued(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	q, done := URL(4, "h.example", "/q"), URL(4, "h.example", "/done")
-	admit(t, s, q, done)
-	update(t, s, store.URLUpdate{Hash: done.Hash, State: store.StateStored, Status: 200, FetchedAt: t0})
-	pagesBefore := host(t, s, "h.example").Pages
-	queuedBefore := stats(t, s).URLs[store.StateQueued]
-	chain := &store.Chain{Hops: 0}
-	ex := []store.Exclusion{
-		{Hash: q.Hash, URL: q.URL, Host: q.Host, Reason: "trap_duplicate_space", Depth: q.Depth, CrawlID: q.CrawlID, At: t0, Chain: chain},
-		{Hash: done.Hash, URL: done.URL, Host: done.Host, Reason: "trap_duplicate_space", Depth: done.Depth, At: t0, Chain: chain},
-	}
-	held, err := s.HoldQueued(ctx, ex)
-	if err != nil {
-		t.Fatalf("HoldQueued: %v", err)
-	}
-	if len(held) != 2 || !held[0] || held[1] {
-		t.Fatalf("HoldQueued = %v, want [true false]: only the queued URL is held", held)
-	}
-	seen, err := s.Seen(ctx, []int64{q.Hash, done.Hash})
-	if err != nil || seen[0] || !seen[1] {
-		t.Errorf("Seen after HoldQueued = %v, %v: want the held URL gone from urls, the stored one there", seen, err)
-	}
-	if got := host(t, s, "h.example").Pages; got != pagesBefore-1 {
-		t.Errorf("host pages %d after holding one of its URLs, want %d", got, pagesBefore-1)
-	}
-	if got := stats(t, s).URLs[store.StateQueued]; got != queuedBefore-1 {
-		t.Errorf("queued URLs %d after holding one, want %d", got, queuedBefore-1)
-	}
-	got, err := s.HeldURLs(ctx, []string{"h.example"}, 10)
-	if err != nil {
-		t.Fatalf("HeldURLs: %v", err)
-	}
-	if len(got) != 1 || got[0].Hash != q.Hash || got[0].Parent != q.Parent || got[0].Reason != "trap_duplicate_space" ||
-		got[0].Chain == nil || got[0].Chain.Hops != 0 {
-		t.Errorf("HeldURLs after HoldQueued = %+v, want %s held with its parent %s and a grounded chain", got, q.URL, q.Parent)
-	}
-	// Released: admitted again as a new URL.
-	if ins := admit(t, s, q); !ins[0] {
-		t.Errorf("AdmitURLs of a URL held from the queue: not inserted")
-	}
-	if held, err := s.HoldQueued(ctx, nil); err != nil || len(held) != 0 {
-		t.Errorf("HoldQueued(nil) = %v, %v", held, err)
 	}
 }
 
