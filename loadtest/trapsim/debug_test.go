@@ -42,6 +42,9 @@ func TestTrace(t *testing.T) {
 		t.Logf("%v %-8s admit=%v %-20s grounded=%v hops=%d space=%s parent=%s", cl, in, d.Admit, d.Reason, c.Grounded, c.Hops, c.Space, c.Parent)
 	}})
 	t.Logf("%s: %d held URLs admitted for their referrers", name, r.Corroborated[name])
+	for _, u := range r.Top[name] {
+		t.Logf("top %+v", u)
+	}
 	for id, n := range r.PerInstance {
 		if strings.HasPrefix(id, host+"#") {
 			t.Logf("%s: %d requests", id, n)

@@ -57,6 +57,9 @@ type Result struct {
 	// TrapGrounded counts the requests to traps and variants whose URLs
 	// were admitted grounded (as evidence) rather than generated.
 	TrapGrounded int
+	// Top holds each host's busiest spaces and families at the end, when
+	// Options.Trace is set.
+	Top map[string][]pattern.Usage
 }
 
 type item struct {
@@ -174,6 +177,12 @@ func Run(w Web, opt Options) Result {
 	s.res.Corroborated = map[string]int{}
 	for name, h := range s.hosts {
 		s.res.Corroborated[name] = h.ph.Corroborated()
+		if s.opt.Trace != nil {
+			if s.res.Top == nil {
+				s.res.Top = map[string][]pattern.Usage{}
+			}
+			s.res.Top[name] = h.ph.Top(s.opt.Patterns, 12)
+		}
 	}
 	for u := range real {
 		if fetched[u] {

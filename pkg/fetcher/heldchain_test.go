@@ -19,14 +19,15 @@ type noControls struct{}
 func (noControls) Excluded(string, string) (string, bool) { return "", false }
 func (noControls) HostBudget(string) (int64, bool)        { return 0, false }
 
-// TestHeldChainCarried: a URL that family /a/'s generated chain led to, on a
-// page of family /b/, is held when /a/'s budget is spent. Handed back at a
+// TestHeldChainCarried: a URL of family /c/ that family /a/'s generated chain
+// led to, on a page of family /b/, is held when /a/'s budget is spent. Handed back at a
 // stop or rebalance (parkedURL), or read back from the store after a kill or
 // past the parking bound (heldURL), the next owner (the host's saved budgets
 // restored) charges it to /a/ again with the same hops: held again, and
 // released when /a/'s budget grows. Before, described afresh from its parent
-// alone, it was charged to /b/ (the TestClusterHandover pages held for good
-// on hosts whose other pages were all fetched).
+// alone, it was grounded by /b/'s page, or charged to /b/ (the
+// TestClusterHandover pages held for good on hosts whose other pages were
+// all fetched).
 func TestHeldChainCarried(t *testing.T) {
 	const base, host = "http://h.test", "h.test"
 	part := queue.PartitionOf(host)
@@ -61,9 +62,9 @@ func TestHeldChainCarried(t *testing.T) {
 		return out
 	}
 	// /a/1.html is linked from the home page (a budget of 1 + 1); /a/2.html
-	// and /b/1.html are down /a/'s chain and spend it; /b/2.html, found on
-	// /b/1.html, is two hops down /a/'s chain and held.
-	const held = base + "/b/2.html"
+	// and /b/1.html are down /a/'s chain and spend it; /c/1.html, found on
+	// /b/1.html, is down /a/'s chain too and held.
+	const held = base + "/c/1.html"
 	heldRecord := func(t *testing.T) (h *admission.Host, ex store.Exclusion) {
 		h = &admission.Host{}
 		admitted, _ := decide(h,
@@ -79,8 +80,8 @@ func TestHeldChainCarried(t *testing.T) {
 		if len(admitted) != 0 || len(excl) != 1 || excl[0].Reason != pattern.ReasonPatternBudget {
 			t.Fatalf("%s: admitted %v, excluded %+v, want held by the pattern budget", held, urls(admitted), excl)
 		}
-		if c := excl[0].Chain; c == nil || c.Hops != 2 || c.Origin != keyA {
-			t.Fatalf("%s recorded with chain %+v, want 2 hops charged to /a/ (%d)", held, c, keyA)
+		if c := excl[0].Chain; c == nil || c.Hops != 1 || c.Origin != keyA {
+			t.Fatalf("%s recorded with chain %+v, want 1 hop charged to /a/ (%d)", held, c, keyA)
 		}
 		return h, excl[0]
 	}
@@ -147,8 +148,8 @@ func TestHeldChainCarried(t *testing.T) {
 			if got == nil {
 				t.Fatalf("/a/'s budget grew: admitted %v, want %s released", urls(admitted), held)
 			}
-			if !got.Released || got.Row.Hops != 2 || got.Row.Origin != keyA || got.Row.Depth != 4 {
-				t.Errorf("released %s: released %v hops %d origin %d depth %d, want released, 2 hops of /a/ (%d), depth 4",
+			if !got.Released || got.Row.Hops != 1 || got.Row.Origin != keyA || got.Row.Depth != 4 {
+				t.Errorf("released %s: released %v hops %d origin %d depth %d, want released, 1 hop of /a/ (%d), depth 4",
 					held, got.Released, got.Row.Hops, got.Row.Origin, got.Row.Depth, keyA)
 			}
 		})
