@@ -127,6 +127,8 @@ type Candidate struct {
 	// on the same host: what a space's pages lead to is part of what it
 	// earns.
 	ParentSpace Key
+	// Listed: a sitemap's entry, a seed or the operator's.
+	Listed bool
 	// Grounded: found from outside its family, on a page that was itself
 	// grounded (another family of the host, another host, a sitemap, a
 	// seed, the operator). Such a URL is evidence that its family is part
@@ -189,7 +191,11 @@ type space struct {
 	// As a family: found from outside the host (another host, a seed, a
 	// sitemap, the operator), and the first two other families of the host
 	// whose grounded pages linked it (Describe).
-	ext        bool
+	ext bool
+	// outside is its evidence from other hosts, sitemaps, seeds: what
+	// singly leaves aside (a sitemap that lists a search's URLs says
+	// nothing of how the host's pages link it).
+	outside    int
 	src1, src2 Key
 }
 
@@ -218,12 +224,15 @@ func (s *space) copying() bool {
 	return s.famDup >= 3 && s.famDup >= 3*(s.famDistinct+s.famLead)
 }
 
-// singly reports whether every URL of a family found from outside it came
-// alone from its page of the host, and from at least n pages: one link
-// per page that differs on each (a search, share or calendar widget, a
-// session link), where an index, a listing or a sitemap links several.
+// singly reports whether every URL of a family its host's pages linked came
+// alone from its page, and from at least n pages: one link per page that
+// differs on each (a search, share or calendar widget, a session link),
+// where an index or a listing links several. Links from other hosts and
+// sitemap entries are left aside: a sitemap that lists a few of a search's
+// URLs (generated sitemaps do) said nothing of how the site's pages link
+// it; they are admitted, and earn, all the same.
 func (s *space) singly(n int) bool {
-	return !s.ext && s.pages >= n && s.pages == s.evidence
+	return s.pages >= n && s.pages == s.evidence-s.outside
 }
 
 // barren reports whether a family's pages, n or more judged, led to few
@@ -449,7 +458,7 @@ func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
 func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	sp, sk := h.entry(cfg, c.Space)
 	fam, _ := h.entry(cfg, Family(c.Space))
-	if c.Grounded && cfg.Probe > 0 && fam.singly(cfg.Probe) && sameHost(c) && !h.inPark[hash].corroborated(cfg.Referrers) &&
+	if c.Grounded && cfg.Probe > 0 && fam.singly(cfg.Probe) && sameHost(c) && !c.Listed && !h.inPark[hash].corroborated(cfg.Referrers) &&
 		(fam.famDistinct+fam.famDup < cfg.Probe || fam.barren(cfg.Probe)) {
 		// A family the host links one URL a page of: the first pages are
 		// probes; the rest wait for their verdicts, and stay held while
@@ -460,7 +469,10 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		// Whatever its pages turned out to be: the letters of an index
 		// are near-duplicates of each other, and each is linked from it.
 		fam.evidence++
-		if p := KeyOf(c.Parent); sameHost(c) && p != fam.lastPage {
+		if !sameHost(c) || c.Listed {
+			fam.outside++
+		}
+		if p := KeyOf(c.Parent); sameHost(c) && !c.Listed && p != fam.lastPage {
 			fam.lastPage = p
 			fam.pages++
 		}
@@ -533,7 +545,10 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 	if c.Grounded {
 		if f := h.spaces[KeyOf(Family(c.Space))]; f != nil && f.evidence > 0 {
 			f.evidence--
-			f.pages = min(f.pages, f.evidence)
+			if (!sameHost(c) || c.Listed) && f.outside > 0 {
+				f.outside--
+			}
+			f.pages = min(f.pages, f.evidence-f.outside)
 		}
 		return
 	}

@@ -545,8 +545,17 @@ func TestYieldOfDeadEnds(t *testing.T) {
 // admitted, and all are once its pages lead to other pages of the site.
 func TestSinglyLinkedFamily(t *testing.T) {
 	cfg := DefaultConfig()
-	run := func(leads bool) (admitted, held int, h *Host[string]) {
+	run := func(leads bool, listed int) (admitted, held int, h *Host[string]) {
 		h = NewHost[string]()
+		// A sitemap lists a few URLs of it: admitted, and no sign that the
+		// host's pages link it the way a site links a section.
+		for i := range listed {
+			u := fmt.Sprintf("http://a/share?u=listed%d", i)
+			c := h.Describe(cfg, Found{URL: u, Parent: "http://a/sitemap.xml", Listed: true})
+			if d := h.Admit(cfg, int64(KeyOf(u)), c); !d.Admit {
+				t.Fatalf("%s, listed in a sitemap, held for %q", u, d.Reason)
+			}
+		}
 		for i := range 30 {
 			u := fmt.Sprintf("http://a/share?u=%d", i)
 			c, d := offer(h, cfg, u, fmt.Sprintf("http://a/doc/%d.html", i), 0, 0)
@@ -573,10 +582,13 @@ func TestSinglyLinkedFamily(t *testing.T) {
 		}
 		return admitted, held, h
 	}
-	admitted, held, h := run(false)
-	if admitted != cfg.Probe || held != 30-cfg.Probe {
-		t.Fatalf("a family linked once a page that leads nowhere: %d admitted, %d held; want the %d probes", admitted, held, cfg.Probe)
+	for _, listed := range []int{0, 5} {
+		if admitted, held, _ := run(false, listed); admitted != cfg.Probe || held != 30-cfg.Probe {
+			t.Fatalf("a family linked once a page that leads nowhere, %d URLs of it in a sitemap: %d admitted, %d held; want the %d probes",
+				listed, admitted, held, cfg.Probe)
+		}
 	}
+	_, _, h := run(false, 0)
 	// Linked from three more pages: corroborated, admitted.
 	u := "http://a/share?u=29"
 	for i := range cfg.Referrers {
@@ -587,7 +599,7 @@ func TestSinglyLinkedFamily(t *testing.T) {
 	if len(got) != 1 || got[0] != u {
 		t.Errorf("a held URL %d pages link: released %v, want it alone", cfg.Referrers+1, got)
 	}
-	if admitted, held, _ := run(true); admitted != 30 || held != 0 {
+	if admitted, held, _ := run(true, 5); admitted != 30 || held != 0 {
 		t.Errorf("a family linked once a page whose pages lead to others: %d admitted, %d held; want 30 and 0", admitted, held)
 	}
 }

@@ -48,6 +48,7 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 	c.ParentSpace = KeyOf(pspace)
 	if f.Listed {
 		h.pointedOutside(cfg, fam)
+		c.Listed = true
 		return c
 	}
 	pfam := Family(pspace)
