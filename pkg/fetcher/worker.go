@@ -443,12 +443,13 @@ func (f *Fetcher) finished(it frontier.Item) {
 }
 
 // settle tells the admission of a URL's host, through crawl.urls, that a URL
-// it admitted as generated ended with no content verdict to come, so its
-// space stops waiting for one (pattern.Host.Settle). The record goes the
-// way of the verdicts, to the host's owner, which may by then be another
-// fetcher.
+// it admitted ended with no content verdict to come, so its space, or the
+// suspected rewrite it probes (grounded URLs too: a variant linked from
+// another section), stops waiting for one (pattern.Host.Settle). The record
+// goes the way of the verdicts, to the host's owner, which may by then be
+// another fetcher.
 func (f *Fetcher) settle(it frontier.Item) {
-	if it.Hops == 0 || it.Kind != frontier.KindPage || !f.cfg.Patterns.Enabled() {
+	if it.Kind != frontier.KindPage || !f.cfg.Patterns.Enabled() {
 		return
 	}
 	v, err := queue.EncodeURL(queue.URL{URL: it.URL, Kind: queue.KindSettled, DiscoveredAt: time.Now()})
