@@ -424,9 +424,9 @@ func foldLast(p string) string {
 
 // allowance is how many generated URLs a family may have admitted: its first
 // budget, more for each of its URLs found from outside it (past dup-probe
-// pages of the host that each linked one alone, one for each more such
-// URL: a link that differs on every page says less than an index), more
-// for what its
+// pages of the host, nothing for the first URL of each further page: a
+// link that differs on every page says less than an index), more for what
+// its
 // generated pages led to outside itself (bounded by the host's other real
 // pages: an endless space that yields stops at a multiple of the site), and
 // a share of the host's real pages found from outside it.
@@ -435,7 +435,7 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 	w := cfg.EvidenceWeight
 	ev := w * f.evidence
 	if n := f.pages - max(cfg.Probe, 1); n > 0 && w > 1 {
-		ev -= (w - 1) * n
+		ev -= w * n
 	}
 	return cfg.Budget + ev + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + int(cfg.Share*others)
 }

@@ -743,3 +743,21 @@ func TestOffshoots(t *testing.T) {
 			r.offshoot(KeyOf("/zqa/")), r.offshoot(KeyOf("/genindex.html")), r.offshoot(KeyOf("/cal.html")))
 	}
 }
+
+// TestOneLinkAPageEarnsOnce: a family 30 pages of the host each link one
+// URL of earns pattern-evidence for the first dup-probe pages only; an
+// index that links 10 URLs of it earns for each past its first.
+func TestOneLinkAPageEarnsOnce(t *testing.T) {
+	cfg := Config{Budget: 2, EvidenceWeight: 4, Probe: 2}.WithDefaults()
+	cfg.Share, cfg.YieldShare = 0, 0
+	h := NewHost[string]()
+	if got, want := h.allowance(cfg, &space{evidence: 30, pages: 30}), 2+2*4; got != want {
+		t.Errorf("one URL on each of 30 pages: allowance %d, want %d", got, want)
+	}
+	if got, want := h.allowance(cfg, &space{evidence: 30 + 9, pages: 30}), 2+2*4+9*4; got != want {
+		t.Errorf("one URL on each of 30 pages and 9 more on one of them: allowance %d, want %d", got, want)
+	}
+	if got, want := h.allowance(cfg, &space{evidence: 10, pages: 1}), 2+10*4; got != want {
+		t.Errorf("10 URLs on one page: allowance %d, want %d", got, want)
+	}
+}
