@@ -286,7 +286,8 @@ type Host[T any] struct {
 	// (by KeyOf their URL): the origin charged. A new URL generated on
 	// one takes the yield back.
 	yielders     map[Key]Key
-	corroborated int // held URLs admitted for their referrers
+	corroborated int       // held URLs admitted for their referrers
+	sibs         *siblings // the last URLs with a query (Host.sibling)
 	// version counts changes; saved is the version Snapshot last returned.
 	version, saved uint64
 }

@@ -169,7 +169,9 @@ func TestDuplicateSpaceHeld(t *testing.T) {
 		c, d := offer(h, cfg, fmt.Sprintf("http://a/list?sort=%d", i), "http://a/list?from=0", 0, 0)
 		if d.Admit {
 			admitted = append(admitted, c)
-		} else if d.Reason != ReasonDuplicateSpace {
+		} else if d.Reason != ReasonDuplicateSpace && d.Reason != ReasonRewrite {
+			// The space's probes, or the rewrite "drop sort" that two
+			// of its values suggest, waiting for its verdict.
 			t.Fatalf("held for %q", d.Reason)
 		}
 	}
@@ -759,5 +761,65 @@ func TestOneLinkAPageEarnsOnce(t *testing.T) {
 	}
 	if got, want := h.allowance(cfg, &space{evidence: 10, pages: 1}), 2+10*4; got != want {
 		t.Errorf("10 URLs on one page: allowance %d, want %d", got, want)
+	}
+}
+
+// TestSiblingRewrite: links from many pages to the same two items, each
+// page's links carrying its own session id, teach the host "drop parameter
+// sid" once two variants came back duplicates: the rest are held as
+// rewrites. Links to pages that differ in a parameter's value and come back
+// distinct (page=2, page=3, and id=7 against id=8) teach nothing: all are
+// fetched.
+func TestSiblingRewrite(t *testing.T) {
+	cfg := DefaultConfig()
+	crawl := func(links func(i int) []string, parent func(i int) string) (fetched int, held map[string]int, h *Host[string]) {
+		h = NewHost[string]()
+		held = map[string]int{}
+		content := map[string]bool{} // the page a URL shows, without its session id
+		for i := range 40 {
+			for _, u := range links(i) {
+				c, d := offer(h, cfg, u, parent(i), 0, 0)
+				if !d.Admit {
+					held[d.Reason]++
+					continue
+				}
+				fetched++
+				page, _, _ := strings.Cut(u, "&sid=")
+				h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: c.Grounded, Origin: c.Origin, Duplicate: content[page]})
+				content[page] = true
+				h.Release(cfg, func(string, Decision) { fetched++ })
+			}
+		}
+		return fetched, held, h
+	}
+	onPage := func(i int) string { return fmt.Sprintf("http://a/p/%d.html", i) }
+	sessions := func(i int) []string {
+		return []string{fmt.Sprintf("http://a/item?id=7&sid=s%03dx", i), fmt.Sprintf("http://a/item?id=8&sid=s%03dx", i)}
+	}
+	fetched, held, h := crawl(sessions, onPage)
+	if fetched > 8 || held[ReasonRewrite] < 72 {
+		t.Errorf("two items under 40 session ids: %d fetched, held %v; want at most 8 fetched (4 and a probe in 25), the rest held as a rewrite", fetched, held)
+	}
+	active := 0
+	for _, r := range h.Rules() {
+		if r.Active {
+			active++
+			if r.Rule != "drop parameter sid" {
+				t.Errorf("rule %+v active, want only drop parameter sid", r)
+			}
+		}
+	}
+	if active != 1 {
+		t.Errorf("rules %+v, want drop parameter sid active", h.Rules())
+	}
+	index := func(int) string { return "http://a/index.html" }
+	fetched, held, h = crawl(func(i int) []string { return []string{fmt.Sprintf("http://a/list?page=%d", i)} }, index)
+	if fetched != 40 {
+		t.Errorf("40 distinct pages of a listing: %d fetched, held %v; want all", fetched, held)
+	}
+	for _, r := range h.Rules() {
+		if r.Active {
+			t.Errorf("rule %+v active on distinct pages", r)
+		}
 	}
 }

@@ -237,10 +237,15 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 		}
 		return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
 	}
-	if c.Parent == "" {
-		return Decision{}, false
+	r, ok := Rewrite{}, false
+	if c.Parent != "" {
+		r, ok = deriveRewrite(c.URL, c.Parent)
 	}
-	r, ok := deriveRewrite(c.URL, c.Parent)
+	if !ok && !c.Listed {
+		// Not from a sitemap entry: what the site lists is what it
+		// means to be crawled, and waits for no rule's verdict.
+		r, ok = h.sibling(c.URL)
+	}
 	if !ok {
 		return Decision{}, false
 	}
@@ -366,4 +371,58 @@ func splitExt(name string) (stem, ext string) {
 		return name[:k], name[k:]
 	}
 	return name, ""
+}
+
+// sibling returns the rewrite "drop parameter p" when the host has seen,
+// among its last URLs with a query, one that differs from u only in the
+// value of p: two links to one page that carry different values of a
+// parameter the page ignores (a session id, a tracking tag, a referrer),
+// which no link from a page to a variant of itself shows. The rewrite is
+// then judged as any other: its variants come back duplicates, or one comes
+// back distinct (page=2 and page=3) and it is dropped for good. It notes u
+// for the next ones.
+func (h *Host[T]) sibling(u string) (Rewrite, bool) {
+	base, query, ok := strings.Cut(u, "?")
+	if !ok || query == "" {
+		return Rewrite{}, false
+	}
+	if h.sibs == nil {
+		h.sibs = new(siblings)
+	}
+	ps := splitQuery(query)
+	self := uint64(KeyOf(u))
+	var found Rewrite
+	hit := false
+	for i, p := range ps {
+		name, _, _ := strings.Cut(p, "=")
+		rest := strings.Join(ps[:i:i], "&") + "\x00" + strings.Join(ps[i+1:], "&")
+		k := uint64(KeyOf(base + "\x00" + name + "\x00" + rest))
+		seen := false
+		for _, e := range h.sibs.seen {
+			if e.key == k {
+				seen = true
+				if e.url != self && !hit {
+					// Another value (the same URL, decided again, is none).
+					found, hit = Rewrite{Param: name}, true
+				}
+			}
+		}
+		if !seen {
+			h.sibs.seen[h.sibs.next] = sibling{key: k, url: self}
+			h.sibs.next = (h.sibs.next + 1) % len(h.sibs.seen)
+		}
+	}
+	return found, hit
+}
+
+// siblings are the last URLs of a host with a query, each once per
+// parameter, keyed without that parameter's value.
+type siblings struct {
+	seen [64]sibling
+	next int
+}
+
+type sibling struct {
+	key uint64 // the URL without one parameter's value
+	url uint64 // the URL
 }
