@@ -367,6 +367,11 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 			return err
 		}
 		defer st.Close()
+		keep, err := db.stmt(ctx, tx, qUpdateURLKeepPlan)
+		if err != nil {
+			return err
+		}
+		defer keep.Close()
 		hashes := make([]int64, len(updates))
 		for i, u := range updates {
 			hashes[i] = u.Hash
@@ -380,8 +385,9 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 			s, at := string(u.State), millis(u.FetchedAt)
 			// The statement's WHERE clause is the rule; the states read above
 			// in this transaction tell which updates it would drop, so those
-			// skip it: in a crawl most "fetched" updates arrive after the
-			// parser stored the page.
+			// skip it: a "fetched" update that arrives after the parser
+			// stored the page (few do: the parsers run seconds behind the
+			// fetcher, which saves every 500 ms).
 			cur, ok := states[u.Hash]
 			if !ok || (cur.state != s && stateRank[u.State] <= stateRank[store.State(cur.state)]) {
 				continue
@@ -390,14 +396,28 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 			if u.State != store.StateFailed {
 				backoff = 0
 			}
-			var planned bool
-			err := st.QueryRowContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at,
-				backoff, backoff, at, u.BackoffMax.Milliseconds(), backoff, u.Hash, s, s, s).Scan(&planned)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				continue // the forward-only rule dropped it
-			case err != nil:
-				return fmt.Errorf("url %d: %w", u.Hash, err)
+			planned := cur.planned
+			if backoff == 0 {
+				// Nearly every update of a crawl (the "fetched" marks): the
+				// plan stays as read, so no RETURNING row to step and scan.
+				res, err := keep.ExecContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at, u.Hash, s, s, s)
+				if err != nil {
+					return fmt.Errorf("url %d: %w", u.Hash, err)
+				}
+				if n, err := res.RowsAffected(); err != nil {
+					return fmt.Errorf("url %d: %w", u.Hash, err)
+				} else if n == 0 {
+					continue // the forward-only rule dropped it
+				}
+			} else {
+				err := st.QueryRowContext(ctx, s, u.Reason, u.Status, u.Attempts, at, at,
+					backoff, backoff, at, u.BackoffMax.Milliseconds(), backoff, u.Hash, s, s, s).Scan(&planned)
+				switch {
+				case errors.Is(err, sql.ErrNoRows):
+					continue // the forward-only rule dropped it
+				case err != nil:
+					return fmt.Errorf("url %d: %w", u.Hash, err)
+				}
 			}
 			to := urlState{state: s, reason: u.Reason, planned: planned}
 			counts.move(states[u.Hash], to)

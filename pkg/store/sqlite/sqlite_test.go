@@ -309,6 +309,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"hosts of partition", qHosts, 1, "USING INDEX hosts_partition"},
 		{"save host", qSaveHost, 9, ""},
 		{"update url", qUpdateURL, 15, "USING INTEGER PRIMARY KEY"},
+		{"update url keeping its plan", qUpdateURLKeepPlan, 10, "USING INTEGER PRIMARY KEY"},
 		{"due urls", qDueURLs, 2, "USING INDEX urls_due"},
 		{"due at", qDueAt, 3, "USING INDEX urls_due"},
 		{"schedule", qSchedule, 1, "USING COVERING INDEX urls_due"},
