@@ -173,6 +173,38 @@ func (db *DB) DueURLs(ctx context.Context, p int32, limit int) ([]store.URL, err
 	return db.dueURLs(ctx, p, qDueURLs, p, limit)
 }
 
+// FirstDue returns, for each partition of parts, the time of its earliest
+// planned visit (DueURLs(p, 1)'s), zero when it has none. It reads them in
+// one statement from the index: a fetcher's recrawl scan asks it of every
+// partition it owns every second, and 256 reads of a whole URL row each
+// took about 1% of a medium crawl's CPU.
+func (db *DB) FirstDue(ctx context.Context, parts []int32) ([]time.Time, error) {
+	out := make([]time.Time, len(parts))
+	if len(parts) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(parts)
+	if err != nil {
+		return nil, err
+	}
+	at := positions(parts)
+	err = db.query(ctx, nil, qFirstDue, []any{string(list)}, func(rows *sql.Rows) error {
+		var p int32
+		var next int64
+		if err := rows.Scan(&p, &next); err != nil {
+			return err
+		}
+		for _, i := range at[p] {
+			out[i] = fromMillis(next)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("first due visits of %d partitions: %w", len(parts), err)
+	}
+	return out, nil
+}
+
 // DueAt returns the earliest visits of partition p due at now.
 func (db *DB) DueAt(ctx context.Context, p int32, now time.Time, limit int) ([]store.URL, error) {
 	return db.dueURLs(ctx, p, qDueAt, p, millis(now), limit)

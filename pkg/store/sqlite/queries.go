@@ -98,6 +98,13 @@ const (
 		WHERE partition = ? AND next_fetch_at > 0 AND state IN ('stored', 'failed')
 		ORDER BY next_fetch_at LIMIT ?`
 
+	// The earliest planned visit of each partition of a JSON array, as
+	// qDueURLs with limit 1 would find it, from the index alone.
+	qFirstDue = `SELECT j.value, coalesce((SELECT next_fetch_at FROM urls INDEXED BY urls_due
+			WHERE partition = j.value AND next_fetch_at > 0 AND state IN ('stored', 'failed')
+			ORDER BY next_fetch_at LIMIT 1), 0)
+		FROM json_each(?) j`
+
 	// Parameters: partition, now, limit.
 	qDueAt = `SELECT ` + urlColumns + `, sitemap_lastmod FROM urls INDEXED BY urls_due
 		WHERE partition = ? AND next_fetch_at > 0 AND next_fetch_at <= ? AND state IN ('stored', 'failed')

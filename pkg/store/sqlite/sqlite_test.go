@@ -312,6 +312,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"update url keeping its plan", qUpdateURLKeepPlan, 10, "USING INTEGER PRIMARY KEY"},
 		{"due urls", qDueURLs, 2, "USING INDEX urls_due"},
 		{"due at", qDueAt, 3, "USING INDEX urls_due"},
+		{"first due", qFirstDue, 1, "USING COVERING INDEX urls_due"},
 		{"schedule", qSchedule, 1, "USING COVERING INDEX urls_due"},
 		{"claim revisit", qClaimRevisit, 2, "USING INTEGER PRIMARY KEY"},
 		{"url histories", in(qURLHistories), 3, "USING INTEGER PRIMARY KEY"},
