@@ -23,7 +23,7 @@ func (db *DB) AdmitURLs(ctx context.Context, urls []store.URL) ([]bool, error) {
 		return inserted, nil
 	}
 	now := millis(time.Now())
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		ins, err := db.stmt(ctx, tx, qInsertURL)
 		if err != nil {
 			return err
@@ -233,7 +233,7 @@ func (db *DB) ClaimRevisits(ctx context.Context, claims []store.Claim) ([]bool, 
 	if len(claims) == 0 {
 		return claimed, nil
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		hashes := make([]int64, len(claims))
 		for i, c := range claims {
 			hashes[i] = c.Hash
@@ -341,7 +341,7 @@ func (db *DB) SaveHosts(ctx context.Context, hosts []store.Host) error {
 		}
 	}
 	now := time.Now()
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := db.stmt(ctx, tx, qSaveHost)
 		if err != nil {
 			return err
@@ -393,7 +393,7 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 			return fmt.Errorf("update urls: url %d: unknown state %q", u.Hash, u.State)
 		}
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := db.stmt(ctx, tx, qUpdateURL)
 		if err != nil {
 			return err
@@ -477,7 +477,7 @@ func (db *DB) RecordExclusions(ctx context.Context, ex []store.Exclusion) error 
 		}
 	}
 	now := millis(time.Now())
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := db.stmt(ctx, tx, qRecordExclusion)
 		if err != nil {
 			return err
@@ -512,7 +512,7 @@ func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {
 	if len(hashes) == 0 {
 		return nil
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := db.stmt(ctx, tx, qForgetExclusion)
 		if err != nil {
 			return err
