@@ -262,6 +262,9 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 
 	var fresh []candidate
 	if len(cands) > 0 {
+		// cands is not read again: the new ones are kept in its array, which
+		// spares a copy of each (a candidate carries its whole URL row).
+		fresh = cands[:0]
 		hashes := make([]int64, len(cands))
 		for i, c := range cands {
 			hashes[i] = c.Row.Hash

@@ -129,6 +129,12 @@ func dueValue(pol recrawl.Policy, u store.URL, now time.Time) float64 {
 	return v
 }
 
+// firstDuer is a store that reads the earliest planned visit of many
+// partitions at once (sqlite.DB.FirstDue), each as DueURLs(p, 1) would.
+type firstDuer interface {
+	FirstDue(ctx context.Context, parts []int32) ([]time.Time, error)
+}
+
 // scanDue reads the earliest planned visits of every owned partition and
 // produces the due ones, most valuable first, within each host's revisit
 // budget.
@@ -166,7 +172,12 @@ func (f *Fetcher) scanDue(ctx context.Context, now time.Time) error {
 	// 128 probes of PostgreSQL a fetcher took 0.17-0.36 s a scan, most of
 	// the time from a scan to its claims, against 0.01 s embedded.
 	firsts := make([]time.Time, len(parts)) // zero: nothing planned
-	if err := eachProbe(len(parts), func(i int) error {
+	if fd, ok := f.store.(firstDuer); ok {
+		var err error
+		if firsts, err = fd.FirstDue(ctx, parts); err != nil {
+			return err
+		}
+	} else if err := eachProbe(len(parts), func(i int) error {
 		first, err := f.store.DueURLs(ctx, parts[i], 1)
 		if err == nil && len(first) > 0 {
 			firsts[i] = first[0].Recrawl.NextFetchAt

@@ -107,7 +107,7 @@ func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.
 	}
 	mods = store.NewestListings(mods)
 	var moved int
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		moved = 0
 		st, err := db.stmt(ctx, tx, qModified)
 		if err != nil {
@@ -259,7 +259,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 	ids := make([]int64, len(caps))
 	var counts [4]int64 // captures, revisits, near_dups, content_len of the rows inserted
 	extras := newCaptureExtras()
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		ins, err := db.stmt(ctx, tx, qInsertCapture)
 		if err != nil {
 			return err

@@ -18,7 +18,7 @@ type controlDB struct{ db *DB }
 func dialect(q string) string { return strings.ReplaceAll(q, "$", "?") }
 
 func (c controlDB) Write(ctx context.Context, fn func(controlsql.Tx) error) error {
-	return c.db.write(ctx, func(tx *sql.Tx) error { return fn(controlTx{tx}) })
+	return c.db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return fn(controlTx{tx}) })
 }
 
 func (c controlDB) Query(ctx context.Context, q string, args []any, scan func(controlsql.Row) error) error {

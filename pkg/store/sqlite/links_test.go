@@ -114,7 +114,7 @@ func TestInLinksMerge(t *testing.T) {
 	if n := pending(); n != 3 {
 		t.Fatalf("%d edges pending, want 3", n)
 	}
-	if err := db.write(ctx, func(tx *sql.Tx) error { return mergeLinks(ctx, db, tx, 1) }); err != nil {
+	if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return mergeLinks(ctx, db, tx, 1) }); err != nil {
 		t.Fatal(err)
 	}
 	if n := pending(); n != 0 {

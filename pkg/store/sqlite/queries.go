@@ -65,6 +65,18 @@ const (
 			OR (state = 'fetched' AND ? IN ('stored', 'failed', 'excluded')))
 		RETURNING next_fetch_at > 0`
 
+	// qUpdateURL without a backoff: next_fetch_at and misses stay, so the
+	// caller knows the plan from the row it read, and a statement without
+	// RETURNING costs no result rows. Parameters as qUpdateURL's, less the
+	// backoff's five.
+	qUpdateURLKeepPlan = `UPDATE urls SET
+			state = ?, reason = ?, status = ?, attempts = ?,
+			fetched_at = CASE WHEN ? <> 0 THEN ? ELSE fetched_at END
+		WHERE hash = ? AND (
+			state = ?
+			OR (state = 'queued' AND ? <> 'queued')
+			OR (state = 'fetched' AND ? IN ('stored', 'failed', 'excluded')))`
+
 	qRecordExclusion = `INSERT INTO exclusions
 		(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from, hops, origin, dup_hops)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)
@@ -85,6 +97,13 @@ const (
 	qDueURLs = `SELECT ` + urlColumns + `, sitemap_lastmod FROM urls INDEXED BY urls_due
 		WHERE partition = ? AND next_fetch_at > 0 AND state IN ('stored', 'failed')
 		ORDER BY next_fetch_at LIMIT ?`
+
+	// The earliest planned visit of each partition of a JSON array, as
+	// qDueURLs with limit 1 would find it, from the index alone.
+	qFirstDue = `SELECT j.value, coalesce((SELECT next_fetch_at FROM urls INDEXED BY urls_due
+			WHERE partition = j.value AND next_fetch_at > 0 AND state IN ('stored', 'failed')
+			ORDER BY next_fetch_at LIMIT 1), 0)
+		FROM json_each(?) j`
 
 	// Parameters: partition, now, limit.
 	qDueAt = `SELECT ` + urlColumns + `, sitemap_lastmod FROM urls INDEXED BY urls_due

@@ -109,7 +109,9 @@ func buildSearchIndex(b *testing.B) (*DB, *synthText) {
 				Index: &store.IndexEntry{Host: fmt.Sprintf("h%d.example", id%1000), Headings: text.words(10), Text: text.words(200)}}
 			ids[i] = id
 		}
-		if err := db.write(ctx, func(tx *sql.Tx) error { return searchsql.Write(ctx, controlTx{tx}, searchDialect, caps, ids) }); err != nil {
+		if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return searchsql.Write(ctx, controlTx{tx}, searchDialect, caps, ids)
+		}); err != nil {
 			b.Fatal(err)
 		}
 	}

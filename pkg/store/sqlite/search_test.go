@@ -114,7 +114,7 @@ func TestSearchCommonWords(t *testing.T) {
 	field(44, "page 44", "the filler described", "", "words")
 	field(45, "page 45", "", "the filler heading", "words")
 	field(46, "the filler titled", "", "", "words")
-	if err := db.write(ctx, func(tx *sql.Tx) error { return searchsql.Write(ctx, controlTx{tx}, &d, caps, ids) }); err != nil {
+	if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return searchsql.Write(ctx, controlTx{tx}, &d, caps, ids) }); err != nil {
 		t.Fatal(err)
 	}
 	hits, err := idx.Search(ctx, store.SearchQuery{Terms: []string{"the", "wombat"}})

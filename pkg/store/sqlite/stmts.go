@@ -90,7 +90,7 @@ func (db *DB) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, er
 // txQueries lists every statement a write transaction runs, with each IN
 // list length inChunks uses.
 func txQueries() []string {
-	qs := []string{qInsertURL, qCountPages, qSaveHost, qUpdateURL, qRecordExclusion, qForgetExclusion,
+	qs := []string{qInsertURL, qCountPages, qSaveHost, qUpdateURL, qUpdateURLKeepPlan, qRecordExclusion, qForgetExclusion,
 		qInsertCapture, qInsertBands, qStoreURL, qStoreURLScheduled, qCountCaptures, qAddCounter, qClaimRevisit, qModified, qListed,
 		qAddSegment}
 	for n := 8; n <= chunkSize; n *= 2 {

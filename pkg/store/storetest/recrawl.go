@@ -185,6 +185,22 @@ func testFailureBackoff(t *testing.T, s store.Store) {
 	checkSchedule(t, s, at2.Add(time.Hour), store.ScheduleStats{Scheduled: 1, Due: 1, OldestDue: at2.Add(2 * time.Minute), NextDue: at2.Add(2 * time.Minute)})
 }
 
+// testUpdateKeepsPlan: an update without a backoff leaves a planned visit,
+// and the count of planned visits, as they were.
+func testUpdateKeepsPlan(t *testing.T, s store.Store) {
+	a := URL(5, "e.example", "/a")
+	admit(t, s, a)
+	next := t0.Add(time.Hour)
+	scheduled(t, s, a, "fa", t0, next, "first")
+	want := store.ScheduleStats{Scheduled: 1, NextDue: next}
+	checkSchedule(t, s, t0, want)
+	update(t, s, store.URLUpdate{Hash: a.Hash, State: store.StateStored, Status: 200, Attempts: 1, FetchedAt: t0.Add(time.Minute)})
+	checkSchedule(t, s, t0, want)
+	if due, err := s.DueURLs(context.Background(), 5, 10); err != nil || len(due) != 1 || !due[0].Recrawl.NextFetchAt.Equal(next) {
+		t.Errorf("DueURLs after the update = %v, %v; want a's visit at %v", due, err, next)
+	}
+}
+
 // testModifiedAndConfirmed: a sitemap's lastmod brings a stored URL's visit
 // forward only when its copy is older; a 304 confirms the newest original.
 func testModifiedAndConfirmed(t *testing.T, s store.Store) {

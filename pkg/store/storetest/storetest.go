@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RecrawlSchedule", testRecrawlSchedule},
 		{"ClaimRevisitsOnce", testClaimRevisitsOnce},
 		{"FailureBackoff", testFailureBackoff},
+		{"UpdateKeepsPlan", testUpdateKeepsPlan},
 		{"ModifiedAndConfirmed", testModifiedAndConfirmed},
 		{"SitemapListings", testSitemapListings},
 		{"Links", testLinks},
