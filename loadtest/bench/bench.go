@@ -87,6 +87,9 @@ type Options struct {
 	// statements (pg_stat_statements), Redis's INFO commandstats and the
 	// frontier's stats (consumer lag) at the end of the crawl.
 	ClusterProfile string
+	// ClusterFlags are added to every fetcher's and parser's command line
+	// (e.g. "-listen 127.0.0.1:0" for their /metrics, "-log-level debug").
+	ClusterFlags []string
 }
 
 // DefaultOptions returns the defaults of the bench command.

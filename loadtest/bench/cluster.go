@@ -229,7 +229,7 @@ func runCluster(ctx context.Context, o Options, name string, be ClusterBackends,
 	r.Command = fmt.Sprintf("1 frontier, %d fetchers, %d parsers (%s) on postgres (%s), %s, %s and %s",
 		o.Fetchers, o.Parsers, bins, be.PostgresBin, be.RedisServer, be.Versitygw, filepath.Join(bins, "broker"))
 
-	c := &clusterRun{o: o, name: name, be: be, bins: bins, dir: dir, profDir: profDir}
+	c := &clusterRun{o: o, name: name, be: be, bins: bins, dir: dir, profDir: profDir, tierArgs: o.ClusterFlags}
 	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	before := selfCPU()
@@ -496,6 +496,28 @@ func redisCommandStats(addr string) ([]byte, error) {
 	body := make([]byte, n)
 	_, err = io.ReadFull(r, body)
 	return body, err
+}
+
+// fetcherState is the fetchers' summed report in the frontier's stats: their
+// hosts by state and the URLs in their frontiers, which tell a fetcher that
+// waits with URLs in hand from one that has none.
+func fetcherState(ctx context.Context, api string) string {
+	b, err := getRaw(ctx, api+"/api/v1/stats")
+	if err != nil {
+		return err.Error()
+	}
+	var body struct {
+		Hosts map[string]int64 `json:"hosts"`
+		Queue struct {
+			InFrontier int64   `json:"in_frontier"`
+			InFlight   int64   `json:"in_flight"`
+			ByLevel    []int64 `json:"by_level"`
+		} `json:"queue"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("hosts %v in_frontier %d in_flight %d by_level %v", body.Hosts, body.Queue.InFrontier, body.Queue.InFlight, body.Queue.ByLevel)
 }
 
 // getRaw returns the body of a GET of url.
@@ -1171,7 +1193,10 @@ func (c *clusterRun) crawlDone(ctx context.Context, api string, web *synthweb.We
 			}
 		}
 		s, err := getStats(ctx, api)
-		fmt.Fprintf(timeline, "%6.1fs requests %d urls %v groups %v err %v\n", time.Since(t0).Seconds(), lastCount, s.Store.URLs, s.Live.Groups, err)
+		if timeline != io.Discard {
+			fmt.Fprintf(timeline, "%6.1fs requests %d urls %v groups %v fetchers %s err %v\n",
+				time.Since(t0).Seconds(), lastCount, s.Store.URLs, s.Live.Groups, fetcherState(ctx, api), err)
+		}
 		switch {
 		case err == nil && pages > 0 && s.idle():
 			calm++

@@ -57,6 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	baseFlags := fs.String("base-flags", "", "extra flags for base instead of -ours-flags (with -base the same binary as -ours: what a flag costs, e.g. -ours-flags -index -base-flags -index=false)")
 	fs.StringVar(&o.ClusterBaseBins, "cluster-base", "", "crawler cluster-base: a folder with frontier, fetcher, parser and broker of another commit, run on the same backends as cluster (compare two builds of the cluster in one run)")
 	fs.StringVar(&o.ClusterProfile, "cluster-profile", "", "folder for each cluster run's profiles: the fetchers' and parsers' CPU profiles (cluster only), PostgreSQL's heaviest statements, Redis INFO commandstats, the frontier's stats at the end")
+	clusterFlags := fs.String("cluster-flags", "", "extra flags for every fetcher and parser of the cluster rows, space-separated (e.g. \"-listen 127.0.0.1:0\" to read their /metrics; the address is in their logs)")
 	fs.StringVar(&o.Root, "root", "", "repository root (default: the nearest directory up holding go.mod)")
 	fs.StringVar(&o.WorkDir, "work", "", "directory for seeds, logs and binaries (default: a new temporary directory)")
 	jsonPath := fs.String("json", "", "write the results as JSON here")
@@ -68,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.OursFlags = strings.Fields(*oursFlags)
+	o.ClusterFlags = strings.Fields(*clusterFlags)
 	if *baseFlags != "" {
 		o.BaseFlags = strings.Fields(*baseFlags)
 	}
