@@ -108,10 +108,13 @@ func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok boo
 		// which every fetcher keeps anyway, rather than stop crawling. But
 		// a slow answer may have given the slot to another fetcher just
 		// now (TestClusterServerPoliteness saw two starts 300 µs apart), so
-		// this request starts as if one had.
+		// this request starts as if one had. A slow answer may also have
+		// given the slot to this one: the token is released after the
+		// request like a slot granted, or it would stay taken for its
+		// whole hold (see releaseServer).
 		f.metrics.serverWaits.WithLabelValues("shared_error").Inc()
 		f.assumeStarted(server)
-		return true, out, server, ""
+		return true, out, server, token
 	case !got:
 		f.metrics.serverWaits.WithLabelValues("shared").Inc()
 		return false, frontier.Outcome{Until: time.Now().Add(retry)}, server, ""
@@ -120,17 +123,50 @@ func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok boo
 }
 
 // releaseServer gives back a shared slot after the request.
+//
+// A slot not given back stays taken for its whole hold, over a minute
+// (slotHold), and a server has two (-ip-concurrency): on the loaded medium
+// bench, calls past cacheTimeout left 200 of 500 servers a slot short and
+// 37 with none, whose hosts then sat idle ~30 s with their URLs queued, in
+// about half the cluster runs. So a release that fails is tried again in
+// the background, a few at a time; past that the hold still ends it.
 func (f *Fetcher) releaseServer(server, token string) {
 	if token == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
-	defer cancel()
-	if err := f.slots.ReleaseSlot(ctx, "server:"+server, token); err != nil {
-		// The slot's hold ends it anyway.
-		f.log.Debug("release server slot", "server", server, "err", err)
+	err := f.slots.ReleaseSlot(ctx, "server:"+server, token)
+	cancel()
+	if err == nil {
+		return
 	}
+	f.log.Debug("release server slot; retrying", "server", server, "err", err)
+	select {
+	case f.releaseRetries <- struct{}{}:
+	default:
+		return // as many retries running as allowed
+	}
+	go func() {
+		defer func() { <-f.releaseRetries }()
+		for i := range releaseAttempts {
+			time.Sleep(time.Duration(i+1) * 100 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), releaseRetryTimeout)
+			err := f.slots.ReleaseSlot(ctx, "server:"+server, token)
+			cancel()
+			if err == nil {
+				return
+			}
+		}
+	}()
 }
+
+// Retries of a failed slot release: how many, each's deadline, and how many
+// may run at once (a Redis that is down must not pile up goroutines).
+const (
+	releaseAttempts     = 3
+	releaseRetryTimeout = time.Second
+	maxReleaseRetries   = 64
+)
 
 // slotHold outlasts any request: the total timeout plus the stop grace.
 func (f *Fetcher) slotHold() time.Duration {

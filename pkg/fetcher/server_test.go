@@ -49,8 +49,8 @@ func TestSharedSlotErrorAssumesTaken(t *testing.T) {
 	defer lease.Done(frontier.Outcome{})
 	failed := time.Now()
 	ok, _, server, token := f.serverTurn(ctx, lease)
-	if !ok || server != "127.0.0.1" || token != "" {
-		t.Fatalf("serverTurn = %v, server %q, token %q; want to go on the local limit of 127.0.0.1", ok, server, token)
+	if !ok || server != "127.0.0.1" || token == "" {
+		t.Fatalf("serverTurn = %v, server %q, token %q; want to go on the local limit of 127.0.0.1, with the token to release", ok, server, token)
 	}
 	f.gate.mu.Lock()
 	next := f.gate.next[server]
@@ -58,6 +58,76 @@ func TestSharedSlotErrorAssumesTaken(t *testing.T) {
 	if want := failed.Add(cfg.IPDelay + cacheTimeout); next.Before(want) {
 		t.Errorf("next start to %s reserved %v after the failed call, want at least %v", server, next.Sub(failed), cfg.IPDelay+cacheTimeout)
 	}
+}
+
+// flakySlots grants every slot but answers the first acquire and the first
+// release of each token with a timeout, as a loaded Redis does that runs the
+// call after the client stopped waiting. It keeps the tokens it holds.
+type flakySlots struct {
+	mu                 sync.Mutex
+	held               map[string]bool
+	acquired, released map[string]bool // the first call of a token was answered late
+}
+
+func newFlakySlots() *flakySlots {
+	return &flakySlots{held: map[string]bool{}, acquired: map[string]bool{}, released: map[string]bool{}}
+}
+
+func (s *flakySlots) AcquireSlot(_ context.Context, _, token string, _ int, _, _ time.Duration) (bool, time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held[token] = true
+	if !s.acquired[token] {
+		s.acquired[token] = true
+		return false, 0, context.DeadlineExceeded
+	}
+	return true, 0, nil
+}
+
+func (s *flakySlots) ReleaseSlot(_ context.Context, _, token string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.released[token] {
+		s.released[token] = true
+		return context.DeadlineExceeded
+	}
+	delete(s.held, token)
+	return nil
+}
+
+func (s *flakySlots) holding() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.held)
+}
+
+// TestSharedSlotNotLeaked: a slot the shared count took though its answer
+// came too late, and one whose release timed out, are given back; before,
+// each stayed taken for its hold (over a minute), and servers with both
+// slots so lost kept their hosts idle with URLs queued.
+func TestSharedSlotNotLeaked(t *testing.T) {
+	e := testenv.New(t)
+	cfg := testConfig()
+	cfg.IPConcurrency, cfg.IPDelay = 2, time.Millisecond
+	slots := newFlakySlots()
+	f, err := New(cfg, e.DB, e.Options(), nil, e.Log, WithServerSlots(slots))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.kafka.Close)
+	ctx := context.Background()
+	f.fr.Push(frontier.Item{URL: "http://127.0.0.1:1/", Host: "127.0.0.1:1"})
+	lease, err := f.fr.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, _, server, token := f.serverTurn(ctx, lease)
+	if !ok || token == "" || slots.holding() != 1 {
+		t.Fatalf("serverTurn = %v, token %q, shared slots held %d; want to go, with the token the late answer took", ok, token, slots.holding())
+	}
+	lease.Done(frontier.Outcome{})
+	f.releaseServer(server, token) // times out once, then is retried
+	testenv.Eventually(t, 10*time.Second, "the slot given back", func() bool { return slots.holding() == 0 })
 }
 
 // TestRobotsTakesServerTurn: a robots.txt request, a host's own or a hop of
