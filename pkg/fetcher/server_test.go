@@ -49,8 +49,8 @@ func TestSharedSlotErrorAssumesTaken(t *testing.T) {
 	defer lease.Done(frontier.Outcome{})
 	failed := time.Now()
 	ok, _, server, token := f.serverTurn(ctx, lease)
-	if !ok || server != "127.0.0.1" || token == "" {
-		t.Fatalf("serverTurn = %v, server %q, token %q; want to go on the local limit of 127.0.0.1, with the token to release", ok, server, token)
+	if !ok || server != "127.0.0.1" || token != "" {
+		t.Fatalf("serverTurn = %v, server %q, token %q; want to go on the local limit of 127.0.0.1", ok, server, token)
 	}
 	f.gate.mu.Lock()
 	next := f.gate.next[server]
@@ -60,25 +60,26 @@ func TestSharedSlotErrorAssumesTaken(t *testing.T) {
 	}
 }
 
-// flakySlots grants every slot but answers the first acquire and the first
-// release of each token with a timeout, as a loaded Redis does that runs the
-// call after the client stopped waiting. It keeps the tokens it holds.
+// flakySlots grants every slot, and answers the first release of each
+// token, and while late is set every acquire, with a timeout: a loaded
+// Redis that runs a call after the client stopped waiting. It keeps the
+// tokens it holds.
 type flakySlots struct {
-	mu                 sync.Mutex
-	held               map[string]bool
-	acquired, released map[string]bool // the first call of a token was answered late
+	mu       sync.Mutex
+	late     bool
+	held     map[string]bool
+	released map[string]bool // the first release of a token was answered late
 }
 
 func newFlakySlots() *flakySlots {
-	return &flakySlots{held: map[string]bool{}, acquired: map[string]bool{}, released: map[string]bool{}}
+	return &flakySlots{held: map[string]bool{}, released: map[string]bool{}}
 }
 
 func (s *flakySlots) AcquireSlot(_ context.Context, _, token string, _ int, _, _ time.Duration) (bool, time.Duration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.held[token] = true
-	if !s.acquired[token] {
-		s.acquired[token] = true
+	if s.late {
 		return false, 0, context.DeadlineExceeded
 	}
 	return true, 0, nil
@@ -116,18 +117,23 @@ func TestSharedSlotNotLeaked(t *testing.T) {
 	}
 	t.Cleanup(f.kafka.Close)
 	ctx := context.Background()
-	f.fr.Push(frontier.Item{URL: "http://127.0.0.1:1/", Host: "127.0.0.1:1"})
-	lease, err := f.fr.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
+	for _, late := range []bool{true, false} {
+		slots.mu.Lock()
+		slots.late = late
+		slots.mu.Unlock()
+		f.fr.Push(frontier.Item{URL: "http://127.0.0.1:1/", Host: "127.0.0.1:1"})
+		lease, err := f.fr.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, _, server, token := f.serverTurn(ctx, lease)
+		if !ok || slots.holding() != 1 || (token == "") != late {
+			t.Fatalf("late answer %v: serverTurn = %v, token %q, shared slots held %d; want to go, holding one", late, ok, token, slots.holding())
+		}
+		lease.Done(frontier.Outcome{})
+		f.releaseServer(server, token) // a granted slot's release times out once
+		testenv.Eventually(t, 10*time.Second, "the slot given back", func() bool { return slots.holding() == 0 })
 	}
-	ok, _, server, token := f.serverTurn(ctx, lease)
-	if !ok || token == "" || slots.holding() != 1 {
-		t.Fatalf("serverTurn = %v, token %q, shared slots held %d; want to go, with the token the late answer took", ok, token, slots.holding())
-	}
-	lease.Done(frontier.Outcome{})
-	f.releaseServer(server, token) // times out once, then is retried
-	testenv.Eventually(t, 10*time.Second, "the slot given back", func() bool { return slots.holding() == 0 })
 }
 
 // TestRobotsTakesServerTurn: a robots.txt request, a host's own or a hop of
