@@ -31,13 +31,15 @@ func main() { os.Exit(run()) }
 func run() int {
 	fs := flag.NewFlagSet("fetcher", flag.ContinueOnError)
 	var (
-		be  backend.Config
-		cfg = fetcher.Config{HoldPages: fetcher.ClusterHoldPages, HoldURLs: fetcher.ClusterHoldURLs}
-		log config.Log
+		be   backend.Config
+		cfg  = fetcher.Config{HoldPages: fetcher.ClusterHoldPages, HoldURLs: fetcher.ClusterHoldURLs}
+		log  config.Log
+		prof config.Profile
 	)
 	be.RegisterFlags(fs, uses)
 	cfg.RegisterFlags(fs)
 	log.RegisterFlags(fs)
+	prof.RegisterFlags(fs)
 	listen := fs.String("listen", ":9101", "address for /metrics, /-/healthy and /-/ready (empty = off)")
 	reportEvery := fs.Duration("frontier-report-interval", store.FrontierReportInterval, fmt.Sprintf("how often the fetcher writes a snapshot of its frontier to the store, which the frontier tier's stats sum; at most %v (the API ignores reports older than %v)", store.FrontierReportInterval, store.FrontierReportFresh))
 	showVersion := version.Flag(fs)
@@ -57,6 +59,12 @@ func run() int {
 		return 2
 	}
 	logger := log.Logger(os.Stderr).With("component", "fetcher")
+	stopProfile, err := prof.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fetcher: %v\n", err)
+		return 2
+	}
+	defer stopProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -36,11 +36,13 @@ func main() { os.Exit(run()) }
 func run() int {
 	fs := flag.NewFlagSet("parser", flag.ContinueOnError)
 	var (
-		be  backend.Config
-		log config.Log
+		be   backend.Config
+		log  config.Log
+		prof config.Profile
 	)
 	be.RegisterFlags(fs, uses)
 	log.RegisterFlags(fs)
+	prof.RegisterFlags(fs)
 	listen := fs.String("listen", ":9102", "address for /metrics, /-/healthy and /-/ready (empty = off)")
 	userAgent := fs.String("user-agent", "crawlcluster/0.1 (+https://github.com/crawlcluster/crawler)", "the fetchers' User-Agent; its product token is honoured in meta robots and X-Robots-Tag")
 	robotsAgent := fs.String("robots-agent", "", "product token for meta robots / X-Robots-Tag (default: from -user-agent)")
@@ -75,6 +77,12 @@ func run() int {
 		agent = robots.ProductToken(*userAgent)
 	}
 	logger := log.Logger(os.Stderr).With("component", "parser")
+	stopProfile, err := prof.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "parser: %v\n", err)
+		return 2
+	}
+	defer stopProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -87,7 +87,7 @@ func DSN(t testing.TB) string {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		// FORCE ends sessions a test left open (PostgreSQL 13 and later).
-		if err := execAdmin(ctx, admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		if err := Exec(ctx, admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			t.Errorf("pgtest: drop database %s: %v", name, err)
 		}
 	})
@@ -101,7 +101,7 @@ func createDatabase(t testing.TB, admin string) (dsn, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	name = "test_" + randomHex(8)
-	if err := execAdmin(ctx, admin, "CREATE DATABASE "+name); err != nil {
+	if err := Exec(ctx, admin, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
 	dsn, err := withDatabase(admin, name)
@@ -156,7 +156,8 @@ func adminDSN() (string, error) {
 	return private.admin(), nil
 }
 
-func execAdmin(ctx context.Context, dsn, sql string) error {
+// Exec runs one statement on a new connection to dsn.
+func Exec(ctx context.Context, dsn, sql string) error {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return err

@@ -46,6 +46,10 @@ const (
 	// Base is our crawler built from another commit (Options.BaseBin), run
 	// as a peer of ours so that one run compares two builds (make bench-guard).
 	Base = "base"
+	// ClusterBase is the cluster with the tiers and broker of another commit
+	// (Options.ClusterBaseBins), on the same backends, so that one run
+	// compares two builds of the cluster.
+	ClusterBase = "cluster-base"
 )
 
 // Options configures a benchmark run.
@@ -74,6 +78,18 @@ type Options struct {
 	// OursFlags: one binary as ours and base, run with and without a
 	// flag, measures what the flag costs (e.g. -index).
 	BaseFlags []string
+
+	// ClusterBaseBins is the folder holding frontier, fetcher, parser and
+	// broker of another commit, for ClusterBase.
+	ClusterBaseBins string
+	// ClusterProfile, when set, is a folder that gets each cluster run's
+	// CPU profiles of its fetchers and parsers, PostgreSQL's heaviest
+	// statements (pg_stat_statements), Redis's INFO commandstats and the
+	// frontier's stats (consumer lag) at the end of the crawl.
+	ClusterProfile string
+	// ClusterFlags are added to every fetcher's and parser's command line
+	// (e.g. "-listen 127.0.0.1:0" for their /metrics, "-log-level debug").
+	ClusterFlags []string
 }
 
 // DefaultOptions returns the defaults of the bench command.
@@ -281,13 +297,16 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		return nil, fmt.Errorf("bench: invalid settings (delay %v, max pages %d, workers %d, timeout %v)", o.Delay, o.MaxPages, o.Workers, o.Timeout)
 	}
 	for _, c := range o.Crawlers {
-		if c != Ours && c != Colly && c != Scrapy && c != Cluster && c != Base {
-			return nil, fmt.Errorf("bench: unknown crawler %q (want ours, colly, scrapy, cluster, base)", c)
+		if c != Ours && c != Colly && c != Scrapy && c != Cluster && c != Base && c != ClusterBase {
+			return nil, fmt.Errorf("bench: unknown crawler %q (want ours, colly, scrapy, cluster, base, cluster-base)", c)
+		}
+		if c == ClusterBase && o.ClusterBaseBins == "" {
+			return nil, errors.New("bench: crawler cluster-base needs its binaries (-cluster-base)")
 		}
 		if c == Base && o.BaseBin == "" {
 			return nil, errors.New("bench: crawler base needs its binary (-base)")
 		}
-		if c == Cluster && (o.Fetchers < 1 || o.Parsers < 1) {
+		if (c == Cluster || c == ClusterBase) && (o.Fetchers < 1 || o.Parsers < 1) {
 			return nil, fmt.Errorf("bench: cluster needs at least one fetcher and one parser (have %d, %d)", o.Fetchers, o.Parsers)
 		}
 	}
@@ -327,12 +346,12 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 
 // runCrawler prepares and runs one crawler, or says why it is skipped.
 func runCrawler(ctx context.Context, o Options, name string) (r Result, skip string, err error) {
-	if name == Cluster {
-		be, bins, skip := prepareCluster(ctx, o)
+	if name == Cluster || name == ClusterBase {
+		be, bins, skip := prepareCluster(ctx, o, name)
 		if skip != "" {
 			return r, skip, nil
 		}
-		r, err = runCluster(ctx, o, be, bins)
+		r, err = runCluster(ctx, o, name, be, bins)
 		return r, "", err
 	}
 	argv, skip := prepare(ctx, o, name)

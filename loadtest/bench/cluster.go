@@ -56,6 +56,7 @@ package bench
 // for every row, so neither start-up nor the idle detection counts in pages/s.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -161,11 +162,20 @@ func FindClusterBackends() (ClusterBackends, string) {
 }
 
 // prepareCluster finds the backends and builds the cluster's binaries into
-// WorkDir/cluster-bin, or says why the row is skipped.
-func prepareCluster(ctx context.Context, o Options) (ClusterBackends, string, string) {
+// WorkDir/cluster-bin (ClusterBase: finds them in Options.ClusterBaseBins),
+// or says why the row is skipped.
+func prepareCluster(ctx context.Context, o Options, name string) (ClusterBackends, string, string) {
 	be, skip := FindClusterBackends()
 	if skip != "" {
 		return be, "", skip
+	}
+	if name == ClusterBase {
+		for _, b := range []string{"frontier", "fetcher", "parser", "broker"} {
+			if _, err := os.Stat(filepath.Join(o.ClusterBaseBins, b)); err != nil {
+				return be, "", fmt.Sprintf("cluster-base binary: %v", err)
+			}
+		}
+		return be, o.ClusterBaseBins, ""
 	}
 	bins := filepath.Join(o.WorkDir, "cluster-bin")
 	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", bins+string(filepath.Separator),
@@ -181,8 +191,8 @@ func prepareCluster(ctx context.Context, o Options) (ClusterBackends, string, st
 // this file). Failures of the cluster are reported in Result.Error with the
 // numbers taken so far; only a web or work folder that cannot be set up is an
 // error.
-func runCluster(ctx context.Context, o Options, be ClusterBackends, bins string) (Result, error) {
-	r := Result{Crawler: Cluster}
+func runCluster(ctx context.Context, o Options, name string, be ClusterBackends, bins string) (Result, error) {
+	r := Result{Crawler: name}
 	web, err := synthweb.Start(o.Web)
 	if err != nil {
 		return r, fmt.Errorf("start web: %w", err)
@@ -193,12 +203,25 @@ func runCluster(ctx context.Context, o Options, be ClusterBackends, bins string)
 			web.Close()
 		}
 	}()
-	dir := filepath.Join(o.WorkDir, "cluster")
+	dir := filepath.Join(o.WorkDir, name)
 	if err := os.RemoveAll(dir); err != nil {
 		return r, err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return r, err
+	}
+	var profDir string
+	if o.ClusterProfile != "" {
+		if err := os.MkdirAll(o.ClusterProfile, 0o755); err != nil {
+			return r, err
+		}
+		// One folder per run: "-crawlers cluster,cluster" profiles both.
+		d, err := os.MkdirTemp(o.ClusterProfile, name+"-")
+		if err != nil {
+			return r, err
+		}
+		profDir = d
+		fmt.Fprintf(o.Log, "bench: %s: profiles in %s\n", name, profDir)
 	}
 	// The data is large at scale; the audit is what counts. Logs stay.
 	defer os.RemoveAll(filepath.Join(dir, "data"))
@@ -206,12 +229,12 @@ func runCluster(ctx context.Context, o Options, be ClusterBackends, bins string)
 	r.Command = fmt.Sprintf("1 frontier, %d fetchers, %d parsers (%s) on postgres (%s), %s, %s and %s",
 		o.Fetchers, o.Parsers, bins, be.PostgresBin, be.RedisServer, be.Versitygw, filepath.Join(bins, "broker"))
 
-	c := &clusterRun{o: o, be: be, bins: bins, dir: dir}
+	c := &clusterRun{o: o, name: name, be: be, bins: bins, dir: dir, profDir: profDir, tierArgs: o.ClusterFlags}
 	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	before := selfCPU()
 	t0 := time.Now()
-	fmt.Fprintf(o.Log, "bench: %s: starting backends and tiers (logs in %s)\n", Cluster, dir)
+	fmt.Fprintf(o.Log, "bench: %s: starting backends and tiers (logs in %s)\n", name, dir)
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	go c.sampleEvery(sampleCtx, time.Second)
 	crawlErr := c.crawl(runCtx, web)
@@ -222,7 +245,7 @@ func runCluster(ctx context.Context, o Options, be ClusterBackends, bins string)
 		os.RemoveAll(c.pgDir)
 	}
 	if err := web.Close(); err != nil {
-		fmt.Fprintf(o.Log, "bench: %s: stop web: %v\n", Cluster, err)
+		fmt.Fprintf(o.Log, "bench: %s: stop web: %v\n", name, err)
 	}
 	webClosed = true
 	r.WebCPUSec = selfCPU() - before
@@ -249,12 +272,12 @@ func runCluster(ctx context.Context, o Options, be ClusterBackends, bins string)
 	reqs := web.Requests()
 	audit := web.Audit(synthweb.AuditConfig{DefaultDelay: o.Delay, MaxRetries: 2, Tolerance: o.Tolerance, MaxExamples: 5})
 	fill(&r, reqs, audit)
-	writeProcessUsage(o.Log, r.Processes)
+	writeProcessUsage(o.Log, name, r.Processes)
 	return r, nil
 }
 
 // writeProcessUsage prints the per-process numbers behind the cluster row.
-func writeProcessUsage(w io.Writer, ps []ProcessUsage) {
+func writeProcessUsage(w io.Writer, name string, ps []ProcessUsage) {
 	var b strings.Builder
 	var cpu float64
 	var rss int64
@@ -265,17 +288,20 @@ func writeProcessUsage(w io.Writer, ps []ProcessUsage) {
 	}
 	fmt.Fprintf(w, "bench: %s: CPU (user+sys) / peak RSS per process:%s; total %.2fs CPU, %.0f MiB peak RSS "+
 		"(the sum of every process's peak VmHWM; postgres: CPU of all its processes, RSS of its largest)\n",
-		Cluster, b.String(), cpu, float64(rss)/1024)
+		name, b.String(), cpu, float64(rss)/1024)
 }
 
 // clusterRun is one run of the cluster row: the processes it started, in
 // start order.
 type clusterRun struct {
 	o     Options
+	name  string // Cluster or ClusterBase
 	be    ClusterBackends
 	bins  string
 	dir   string // logs; data/ under it
 	pgDir string // postgres's folder (outside WorkDir: its user must reach it)
+	// profDir gets the run's profiles (Options.ClusterProfile); "" = none.
+	profDir string
 	// For ContinuousCluster: flags added to every fetcher's and parser's,
 	// and how long the crawl runs after the seeds (0: until idle).
 	tierArgs   []string
@@ -292,7 +318,7 @@ type clusterRun struct {
 // tierArgs go to every fetcher and parser (both read the recrawl flags).
 // The web stays up for the caller's audit; logs go to o.WorkDir/cluster.
 func ContinuousCluster(ctx context.Context, o Options, web *synthweb.Web, d time.Duration, tierArgs []string) error {
-	be, bins, skip := prepareCluster(ctx, o)
+	be, bins, skip := prepareCluster(ctx, o, Cluster)
 	if skip != "" {
 		return errors.New(skip)
 	}
@@ -304,7 +330,7 @@ func ContinuousCluster(ctx context.Context, o Options, web *synthweb.Web, d time
 		return err
 	}
 	defer os.RemoveAll(filepath.Join(dir, "data"))
-	c := &clusterRun{o: o, be: be, bins: bins, dir: dir, tierArgs: tierArgs, continuous: d}
+	c := &clusterRun{o: o, name: Cluster, be: be, bins: bins, dir: dir, tierArgs: tierArgs, continuous: d}
 	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	err := c.crawl(runCtx, web)
@@ -352,6 +378,7 @@ func (c *clusterRun) crawl(ctx context.Context, web *synthweb.Web) error {
 			// One machine, CPU-bound like the embedded row: its backpressure bounds.
 			"-hold-pages-lag", strconv.Itoa(fetcher.DefaultHoldPages), "-hold-urls-lag", strconv.Itoa(fetcher.DefaultHoldURLs))
 		cmd.Args = append(cmd.Args, c.tierArgs...)
+		cmd.Args = append(cmd.Args, c.profileArgs(name)...)
 		if _, err := c.start(name, GroupFetcher, syscall.SIGTERM, cmd, nil, nil); err != nil {
 			return err
 		}
@@ -361,6 +388,7 @@ func (c *clusterRun) crawl(ctx context.Context, web *synthweb.Web) error {
 		cmd := exec.Command(filepath.Join(c.bins, "parser"), "-broker", broker, "-db", dsn, "-blobs", blobs, "-listen", "",
 			"-user-agent", o.UserAgent, "-spool", filepath.Join(c.dir, "data", name+"-spool"))
 		cmd.Args = append(cmd.Args, c.tierArgs...)
+		cmd.Args = append(cmd.Args, c.profileArgs(name)...)
 		if _, err := c.start(name, GroupParser, syscall.SIGTERM, cmd, nil, nil); err != nil {
 			return err
 		}
@@ -371,11 +399,144 @@ func (c *clusterRun) crawl(ctx context.Context, web *synthweb.Web) error {
 	if err := postSeeds(ctx, api, web.Seeds()); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.o.Log, "bench: %s: %d seeds posted, crawling\n", Cluster, len(web.Seeds()))
+	fmt.Fprintf(c.o.Log, "bench: %s: %d seeds posted, crawling\n", c.name, len(web.Seeds()))
 	if c.continuous > 0 {
 		return c.runFor(ctx, c.continuous)
 	}
-	return c.crawlDone(ctx, api, web, (o.MaxPages+o.Fetchers-1)/o.Fetchers)
+	err = c.crawlDone(ctx, api, web, (o.MaxPages+o.Fetchers-1)/o.Fetchers)
+	if c.profDir != "" {
+		c.writeProfiles(ctx, dsn, cache, api)
+	}
+	return err
+}
+
+// profileArgs are a tier's flags for Options.ClusterProfile: its CPU profile.
+// Only for this build's binaries: cluster-base's may predate -cpuprofile.
+func (c *clusterRun) profileArgs(name string) []string {
+	if c.profDir == "" || c.name != Cluster {
+		return nil
+	}
+	return []string{"-cpuprofile", filepath.Join(c.profDir, name+".pprof")}
+}
+
+// writeProfiles writes what the backends say about the crawl into profDir:
+// PostgreSQL's statements by total time, Redis's commands by calls and the
+// frontier's stats (consumer groups and their lag). A backend that does not
+// answer is noted in the file instead; the crawl's result stands.
+func (c *clusterRun) writeProfiles(ctx context.Context, dsn, cache, api string) {
+	write := func(file string, body []byte, err error) {
+		if err != nil {
+			body = append(body, "error: "+err.Error()+"\n"...)
+		}
+		if werr := os.WriteFile(filepath.Join(c.profDir, file), body, 0o644); werr != nil {
+			fmt.Fprintf(c.o.Log, "bench: %s: %v\n", c.name, werr)
+		}
+	}
+	b, err := pgStatements(ctx, dsn)
+	write("pg_stat_statements.txt", b, err)
+	b, err = redisCommandStats(strings.TrimSuffix(strings.TrimPrefix(cache, "redis://"), "/0"))
+	write("redis-commandstats.txt", b, err)
+	b, err = getRaw(ctx, api+"/api/v1/stats")
+	write("frontier-stats.json", b, err)
+}
+
+// pgStatements lists the statements that took the most time in the server,
+// with their calls and rows: which of the tiers' statements PostgreSQL's CPU
+// goes to.
+func pgStatements(ctx context.Context, dsn string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, `SELECT total_exec_time, calls, rows, query FROM pg_stat_statements
+		ORDER BY total_exec_time DESC LIMIT 40`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%10s %9s %10s  %s\n", "total ms", "calls", "rows", "query")
+	for rows.Next() {
+		var ms float64
+		var calls, n int64
+		var q string
+		if err := rows.Scan(&ms, &calls, &n, &q); err != nil {
+			return b.Bytes(), err
+		}
+		fmt.Fprintf(&b, "%10.0f %9d %10d  %s\n", ms, calls, n, strings.Join(strings.Fields(q), " "))
+	}
+	return b.Bytes(), rows.Err()
+}
+
+// redisCommandStats returns Redis's INFO commandstats (calls and µs per
+// command since it started).
+func redisCommandStats(addr string) ([]byte, error) {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write([]byte("INFO commandstats\r\n")); err != nil {
+		return nil, err
+	}
+	// A bulk string: "$LEN\r\n" then LEN bytes and "\r\n".
+	r := bufio.NewReader(conn)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("INFO answer %q", head)
+	}
+	body := make([]byte, n)
+	_, err = io.ReadFull(r, body)
+	return body, err
+}
+
+// fetcherState is the fetchers' summed report in the frontier's stats: their
+// hosts by state and the URLs in their frontiers, which tell a fetcher that
+// waits with URLs in hand from one that has none.
+func fetcherState(ctx context.Context, api string) string {
+	b, err := getRaw(ctx, api+"/api/v1/stats")
+	if err != nil {
+		return err.Error()
+	}
+	var body struct {
+		Hosts map[string]int64 `json:"hosts"`
+		Queue struct {
+			InFrontier int64   `json:"in_frontier"`
+			InFlight   int64   `json:"in_flight"`
+			ByLevel    []int64 `json:"by_level"`
+		} `json:"queue"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("hosts %v in_frontier %d in_flight %d by_level %v", body.Hosts, body.Queue.InFrontier, body.Queue.InFlight, body.Queue.ByLevel)
+}
+
+// getRaw returns the body of a GET of url.
+func getRaw(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 }
 
 // proc is one process of the cluster.
@@ -661,7 +822,12 @@ func (c *clusterRun) startPostgres(ctx context.Context) (string, error) {
 	err = onFreePort(ctx, func(port int) error {
 		// The settings of internal/pgtest: no fsync, for a database thrown away
 		// after the run.
-		cmd := exec.Command(filepath.Join(c.be.PostgresBin, "postgres"), pgtest.ServerArgs(data, dir, port)...)
+		args := pgtest.ServerArgs(data, dir, port)
+		if c.profDir != "" {
+			// Statement times for writeProfiles; the extension is created below.
+			args = append(args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all")
+		}
+		cmd := exec.Command(filepath.Join(c.be.PostgresBin, "postgres"), args...)
 		cmd.Env = pgtest.Env()
 		// SIGQUIT if the bench dies: immediate shutdown, the postmaster takes
 		// its children with it.
@@ -688,6 +854,11 @@ func (c *clusterRun) startPostgres(ctx context.Context) (string, error) {
 		}
 		return err
 	})
+	if err == nil && c.profDir != "" {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = pgtest.Exec(cctx, dsn, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+		cancel()
+	}
 	return dsn, err
 }
 
@@ -893,21 +1064,11 @@ func (s clusterStats) members(fetchers, parsers int) bool {
 
 func getStats(ctx context.Context, api string) (clusterStats, error) {
 	var s clusterStats
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, api+"/api/v1/stats", nil)
+	b, err := getRaw(ctx, api+"/api/v1/stats")
 	if err != nil {
 		return s, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return s, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return s, fmt.Errorf("GET %s/api/v1/stats: %s", api, resp.Status)
-	}
-	return s, json.NewDecoder(resp.Body).Decode(&s)
+	return s, json.Unmarshal(b, &s)
 }
 
 // waitMembers waits until every fetcher and parser has joined its consumer
@@ -921,7 +1082,7 @@ func (c *clusterRun) waitMembers(ctx context.Context, api string) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintf(c.o.Log, "bench: %s: groups not complete after %v (%+v, %v); seeding anyway\n", Cluster, membersTimeout, s.Live.Groups, err)
+			fmt.Fprintf(c.o.Log, "bench: %s: groups not complete after %v (%+v, %v); seeding anyway\n", c.name, membersTimeout, s.Live.Groups, err)
 			return nil
 		}
 		if err := c.checkAlive(); err != nil {
@@ -1009,6 +1170,17 @@ func (c *clusterRun) crawlDone(ctx context.Context, api string, web *synthweb.We
 	calm := 0
 	lastCount, pages := -1, 0
 	lastChange := time.Now()
+	var timeline io.Writer = io.Discard
+	if c.profDir != "" {
+		// Where the crawl waits, over time: which state the store's URLs are
+		// in and each consumer group's lag.
+		f, err := os.Create(filepath.Join(c.profDir, "timeline.txt"))
+		if err == nil {
+			defer f.Close()
+			timeline = f
+		}
+	}
+	t0 := time.Now()
 	for {
 		reqs := web.Requests()
 		if len(reqs) != lastCount {
@@ -1021,6 +1193,10 @@ func (c *clusterRun) crawlDone(ctx context.Context, api string, web *synthweb.We
 			}
 		}
 		s, err := getStats(ctx, api)
+		if timeline != io.Discard {
+			fmt.Fprintf(timeline, "%6.1fs requests %d urls %v groups %v fetchers %s err %v\n",
+				time.Since(t0).Seconds(), lastCount, s.Store.URLs, s.Live.Groups, fetcherState(ctx, api), err)
+		}
 		switch {
 		case err == nil && pages > 0 && s.idle():
 			calm++

@@ -3,7 +3,10 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +62,7 @@ func TestRunCluster(t *testing.T) {
 	o.Tolerance = 15 * time.Millisecond // the server stamps its own End late on a loaded machine
 	o.Root = "../.."
 	o.WorkDir = t.TempDir()
+	o.ClusterProfile = filepath.Join(o.WorkDir, "profiles")
 	o.Log = testLog{t}
 	res, err := Run(context.Background(), o)
 	if err != nil {
@@ -102,6 +106,40 @@ func TestRunCluster(t *testing.T) {
 	}
 	if r.CPUUserSec != user || r.CPUSysSec != sys || r.PeakRSSKiB != rss {
 		t.Errorf("row CPU %.3f+%.3f, RSS %d KiB; processes sum to %.3f+%.3f, %d KiB", r.CPUUserSec, r.CPUSysSec, r.PeakRSSKiB, user, sys, rss)
+	}
+
+	// -cluster-profile: each tier's CPU profile and what the backends said.
+	dirs, err := filepath.Glob(filepath.Join(o.ClusterProfile, Cluster+"-*"))
+	if err != nil || len(dirs) != 1 {
+		t.Fatalf("profile folders %v (%v), want one", dirs, err)
+	}
+	for file, want := range map[string]string{
+		"fetcher-1.pprof": "", "parser-1.pprof": "",
+		"pg_stat_statements.txt": "INSERT INTO captures", // the parsers' statement
+		"redis-commandstats.txt": "cmdstat_evalsha",      // the fetchers' slot script
+		"frontier-stats.json":    `"groups"`,
+		"timeline.txt":           "in_frontier",
+	} {
+		b, err := os.ReadFile(filepath.Join(dirs[0], file))
+		if err != nil || len(b) == 0 || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %d bytes (%v), want it to hold %q", file, len(b), err, want)
+		}
+	}
+}
+
+func TestRunNeedsClusterBaseBinaries(t *testing.T) {
+	o := DefaultOptions()
+	o.Crawlers, o.WorkDir = []string{ClusterBase}, t.TempDir()
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "-cluster-base") {
+		t.Fatalf("Run with cluster-base and no binaries: %v", err)
+	}
+	if _, missing := FindClusterBackends(); missing != "" {
+		return // the row is skipped before its binaries are looked for
+	}
+	o.ClusterBaseBins = t.TempDir() // holds none of them
+	res, err := Run(context.Background(), o)
+	if err != nil || len(res.Crawlers) != 1 || !strings.Contains(res.Crawlers[0].Skipped, "cluster-base binary") {
+		t.Fatalf("Run with an empty -cluster-base folder: %+v, %v; want the row skipped for its binaries", res, err)
 	}
 }
 

@@ -299,6 +299,9 @@ type Fetcher struct {
 
 	fleet       store.FleetStore // where the frontier is reported (fleet.go); nil: not reported
 	reportEvery time.Duration
+
+	// releaseRetries bounds the slot releases being retried (releaseServer).
+	releaseRetries chan struct{}
 }
 
 // hostInfo is what the fetcher knows about an owned host besides its queue.
@@ -352,6 +355,8 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 		halted:     make(chan struct{}),
 
 		patternHits: map[int64]int64{},
+
+		releaseRetries: make(chan struct{}, maxReleaseRetries),
 	}
 	if f.controlStore = controlsOf(st); f.controlStore != nil {
 		f.control = control.NewWatcher(f.controlStore)

@@ -108,9 +108,14 @@ func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok boo
 		// which every fetcher keeps anyway, rather than stop crawling. But
 		// a slow answer may have given the slot to another fetcher just
 		// now (TestClusterServerPoliteness saw two starts 300 µs apart), so
-		// this request starts as if one had.
+		// this request starts as if one had. And the call may yet take the
+		// slot for this one, when Redis runs it late, after the client gave
+		// up: that slot would stay taken for its whole hold (see
+		// releaseServer), so its token is given back now and again for a
+		// while, whatever the answers.
 		f.metrics.serverWaits.WithLabelValues("shared_error").Inc()
 		f.assumeStarted(server)
+		f.releaseLater(server, token, false)
 		return true, out, server, ""
 	case !got:
 		f.metrics.serverWaits.WithLabelValues("shared").Inc()
@@ -120,17 +125,59 @@ func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok boo
 }
 
 // releaseServer gives back a shared slot after the request.
+//
+// A slot not given back stays taken for its whole hold, over a minute
+// (slotHold), and a server has two (-ip-concurrency): on the loaded medium
+// bench, Redis calls past cacheTimeout left 200 of 500 servers a slot short
+// and 37 with none, whose hosts then sat idle ~30 s with their URLs queued,
+// in about half the cluster runs. So a release that fails is tried again in
+// the background (releaseLater); past that the hold still ends it.
 func (f *Fetcher) releaseServer(server, token string) {
 	if token == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
-	defer cancel()
-	if err := f.slots.ReleaseSlot(ctx, "server:"+server, token); err != nil {
-		// The slot's hold ends it anyway.
-		f.log.Debug("release server slot", "server", server, "err", err)
+	err := f.slots.ReleaseSlot(ctx, "server:"+server, token)
+	cancel()
+	if err != nil {
+		f.log.Debug("release server slot; retrying", "server", server, "err", err)
+		f.releaseLater(server, token, true)
 	}
 }
+
+// releaseLater releases a shared slot in the background, after each of
+// releaseDelays: until one release succeeds when untilDone, else after
+// every one, for a slot an acquire may still take when Redis runs it late
+// (releasing a token not held changes nothing). A few run at a time, so a
+// Redis that is down piles up no goroutines.
+func (f *Fetcher) releaseLater(server, token string, untilDone bool) {
+	select {
+	case f.releaseRetries <- struct{}{}:
+	default:
+		return // as many running as allowed: the hold ends the slot
+	}
+	go func() {
+		defer func() { <-f.releaseRetries }()
+		for _, d := range releaseDelays {
+			time.Sleep(d)
+			ctx, cancel := context.WithTimeout(context.Background(), releaseRetryTimeout)
+			err := f.slots.ReleaseSlot(ctx, "server:"+server, token)
+			cancel()
+			if err == nil && untilDone {
+				return
+			}
+		}
+	}()
+}
+
+// The background releases: when (after the previous one), each one's
+// deadline, and how many slots may be in hand at once.
+var releaseDelays = []time.Duration{100 * time.Millisecond, time.Second, 3 * time.Second, 8 * time.Second}
+
+const (
+	releaseRetryTimeout = time.Second
+	maxReleaseRetries   = 256
+)
 
 // slotHold outlasts any request: the total timeout plus the stop grace.
 func (f *Fetcher) slotHold() time.Duration {

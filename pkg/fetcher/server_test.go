@@ -60,6 +60,82 @@ func TestSharedSlotErrorAssumesTaken(t *testing.T) {
 	}
 }
 
+// flakySlots grants every slot, and answers the first release of each
+// token, and while late is set every acquire, with a timeout: a loaded
+// Redis that runs a call after the client stopped waiting. It keeps the
+// tokens it holds.
+type flakySlots struct {
+	mu       sync.Mutex
+	late     bool
+	held     map[string]bool
+	released map[string]bool // the first release of a token was answered late
+}
+
+func newFlakySlots() *flakySlots {
+	return &flakySlots{held: map[string]bool{}, released: map[string]bool{}}
+}
+
+func (s *flakySlots) AcquireSlot(_ context.Context, _, token string, _ int, _, _ time.Duration) (bool, time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held[token] = true
+	if s.late {
+		return false, 0, context.DeadlineExceeded
+	}
+	return true, 0, nil
+}
+
+func (s *flakySlots) ReleaseSlot(_ context.Context, _, token string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.released[token] {
+		s.released[token] = true
+		return context.DeadlineExceeded
+	}
+	delete(s.held, token)
+	return nil
+}
+
+func (s *flakySlots) holding() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.held)
+}
+
+// TestSharedSlotNotLeaked: a slot the shared count took though its answer
+// came too late, and one whose release timed out, are given back; before,
+// each stayed taken for its hold (over a minute), and servers with both
+// slots so lost kept their hosts idle with URLs queued.
+func TestSharedSlotNotLeaked(t *testing.T) {
+	e := testenv.New(t)
+	cfg := testConfig()
+	cfg.IPConcurrency, cfg.IPDelay = 2, time.Millisecond
+	slots := newFlakySlots()
+	f, err := New(cfg, e.DB, e.Options(), nil, e.Log, WithServerSlots(slots))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.kafka.Close)
+	ctx := context.Background()
+	for _, late := range []bool{true, false} {
+		slots.mu.Lock()
+		slots.late = late
+		slots.mu.Unlock()
+		f.fr.Push(frontier.Item{URL: "http://127.0.0.1:1/", Host: "127.0.0.1:1"})
+		lease, err := f.fr.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, _, server, token := f.serverTurn(ctx, lease)
+		if !ok || slots.holding() != 1 || (token == "") != late {
+			t.Fatalf("late answer %v: serverTurn = %v, token %q, shared slots held %d; want to go, holding one", late, ok, token, slots.holding())
+		}
+		lease.Done(frontier.Outcome{})
+		f.releaseServer(server, token) // a granted slot's release times out once
+		testenv.Eventually(t, 10*time.Second, "the slot given back", func() bool { return slots.holding() == 0 })
+	}
+}
+
 // TestRobotsTakesServerTurn: a robots.txt request, a host's own or a hop of
 // another host's redirect chain, waits for its turn at the server like a
 // page: two hosts on one address whose leases were handed out -ip-delay

@@ -378,6 +378,10 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	if err != nil {
 		return err
 	}
+	answers, err := p.lookUpBatch(ctx, keep, found)
+	if err != nil {
+		return err
+	}
 
 	var (
 		out      outbox
@@ -426,7 +430,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		if err := p.confirm(ctx, pd); err != nil {
 			return err
 		}
-		if err := p.dedup(ctx, pd, len(batch), contents, near, batch); err != nil {
+		if err := p.dedup(ctx, answers, pd, len(batch), contents, near, batch); err != nil {
 			return err
 		}
 		pd.capture.Index = p.indexEntry(pd)
@@ -757,14 +761,14 @@ func isRedirect(pg queue.Page) bool {
 // dedup finds an earlier capture with the same payload (exact) or a near-identical
 // text (SimHash), first in this batch, then in the store. It runs in batch order:
 // each decision depends on the pages before it.
-func (p *Parser) dedup(ctx context.Context, pd *pending, idx int, contents map[[32]byte]int, near batchIndex, batch []*pending) error {
+func (p *Parser) dedup(ctx context.Context, answers *dedupAnswers, pd *pending, idx int, contents map[[32]byte]int, near batchIndex, batch []*pending) error {
 	// A noindex page gets no WARC record, so nothing can refer to it.
 	if pd.hasSHA && (pd.doc == nil || !pd.doc.NoIndex) {
 		if j, ok := contents[pd.sha]; ok {
 			pd.revisitOfBatch = j
 		} else {
 			contents[pd.sha] = idx
-			owner, err := p.store.ContentOwner(ctx, pd.sha[:])
+			owner, err := p.contentOwner(ctx, answers, pd.sha)
 			switch {
 			case err == nil && owner.WARCFile != "":
 				pd.owner = &owner
@@ -775,9 +779,7 @@ func (p *Parser) dedup(ctx context.Context, pd *pending, idx int, contents map[[
 		}
 	}
 	if fp := pd.capture.SimHash; fp != 0 && !pd.change.Unchanged() {
-		start := time.Now()
-		id, _, ok, err := p.store.NearDuplicate(ctx, fp, simhash.MaxDistance)
-		p.metrics.storeSeconds.WithLabelValues("near_duplicate").Observe(time.Since(start).Seconds())
+		id, ok, err := p.nearDuplicate(ctx, answers, fp)
 		if err != nil {
 			return fmt.Errorf("near-duplicate look-up: %w", err)
 		}

@@ -77,12 +77,18 @@ func captures(t *testing.T, e *testenv.Env) map[string][]store.Capture {
 // returns, until the test ends.
 func runParser(t *testing.T, e *testenv.Env, cfg Config) (segDir string) {
 	t.Helper()
+	return runParserOn(t, e, cfg, e.DB)
+}
+
+// runParserOn is runParser on st instead of e's store.
+func runParserOn(t *testing.T, e *testenv.Env, cfg Config, st Store) (segDir string) {
+	t.Helper()
 	segDir = filepath.Join(e.Dir, "warc")
 	seg, err := warc.NewSegmentWriter(warc.SegmentConfig{Dir: segDir, MaxSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(cfg, e.DB, seg, e.Options(), nil, e.Log)
+	p, err := New(cfg, st, seg, e.Options(), nil, e.Log)
 	if err != nil {
 		t.Fatal(err)
 	}

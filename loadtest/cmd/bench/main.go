@@ -42,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.Web.RegisterFlags(fs, "")
-	crawlers := fs.String("crawlers", strings.Join(o.Crawlers, ","), "crawlers to run, in order: ours, colly, scrapy, cluster, base (ours built from another commit, -base)")
+	crawlers := fs.String("crawlers", strings.Join(o.Crawlers, ","), "crawlers to run, in order: ours, colly, scrapy, cluster, base (ours built from another commit, -base), cluster-base (the cluster built from another commit, -cluster-base)")
 	fs.DurationVar(&o.Delay, "delay", o.Delay, "per-host delay of every crawler (end of one request to start of the next)")
 	fs.StringVar(&o.UserAgent, "user-agent", o.UserAgent, "User-Agent of every crawler")
 	fs.IntVar(&o.MaxPages, "max-pages", o.MaxPages, "page cap of every crawler")
@@ -55,6 +55,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	oursFlags := fs.String("ours-flags", "", "extra flags for our crawler, space-separated (e.g. -requisites, to measure what page requisites cost)")
 	fs.StringVar(&o.BaseBin, "base", "", "crawler base: our crawler binary of another commit, run with the same flags as ours (ratios ours/base)")
 	baseFlags := fs.String("base-flags", "", "extra flags for base instead of -ours-flags (with -base the same binary as -ours: what a flag costs, e.g. -ours-flags -index -base-flags -index=false)")
+	fs.StringVar(&o.ClusterBaseBins, "cluster-base", "", "crawler cluster-base: a folder with frontier, fetcher, parser and broker of another commit, run on the same backends as cluster (compare two builds of the cluster in one run)")
+	fs.StringVar(&o.ClusterProfile, "cluster-profile", "", "folder for each cluster run's profiles: the fetchers' and parsers' CPU profiles (cluster only), PostgreSQL's heaviest statements, Redis INFO commandstats, the frontier's stats at the end")
+	clusterFlags := fs.String("cluster-flags", "", "extra flags for every fetcher and parser of the cluster rows, space-separated (e.g. \"-listen 127.0.0.1:0\" to read their /metrics; the address is in their logs)")
 	fs.StringVar(&o.Root, "root", "", "repository root (default: the nearest directory up holding go.mod)")
 	fs.StringVar(&o.WorkDir, "work", "", "directory for seeds, logs and binaries (default: a new temporary directory)")
 	jsonPath := fs.String("json", "", "write the results as JSON here")
@@ -66,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.OursFlags = strings.Fields(*oursFlags)
+	o.ClusterFlags = strings.Fields(*clusterFlags)
 	if *baseFlags != "" {
 		o.BaseFlags = strings.Fields(*baseFlags)
 	}

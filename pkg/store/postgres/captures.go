@@ -114,11 +114,13 @@ func (db *DB) Modified(ctx context.Context, mods []store.Modification, due time.
 	return int(moved), nil
 }
 
-func scanCapture(row pgx.Row) (store.Capture, error) {
+// scanCapture scans a capture's columns, after lead's when a query has
+// columns before them.
+func scanCapture(row pgx.Row, lead ...any) (store.Capture, error) {
 	var c store.Capture
 	var fetched pgtype.Timestamptz
 	var simhash, duration int64
-	err := row.Scan(capturesql.Dest(&c, &fetched, &simhash, &duration)...)
+	err := row.Scan(append(lead, capturesql.Dest(&c, &fetched, &simhash, &duration)...)...)
 	c.FetchedAt, c.SimHash, c.Duration = fromTimestamp(fetched), uint64(simhash), time.Duration(duration)*time.Millisecond
 	return c, err
 }
@@ -165,7 +167,8 @@ func (db *DB) NearDuplicate(ctx context.Context, fp uint64, maxDist int) (int64,
 	if fp == 0 || maxDist < 0 {
 		return 0, 0, false, nil
 	}
-	bestID, bestDist := int64(0), maxDist+1
+	var best closest
+	best.reset(maxDist)
 	err := db.queryRows(ctx, qBandCandidates,
 		[]any{bandKey(fp, 0), bandKey(fp, 1), bandKey(fp, 2), bandKey(fp, 3)},
 		func(rows pgx.Rows) error {
@@ -173,19 +176,119 @@ func (db *DB) NearDuplicate(ctx context.Context, fp uint64, maxDist int) (int64,
 			if err := rows.Scan(&id, &other); err != nil {
 				return err
 			}
-			d := bits.OnesCount64(fp ^ uint64(other))
-			if d < bestDist || (d == bestDist && id < bestID) {
-				bestID, bestDist = id, d
-			}
+			best.offer(fp, id, other)
 			return nil
 		})
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("near duplicate of %016x: %w", fp, err)
 	}
-	if bestID == 0 {
+	if best.id == 0 {
 		return 0, 0, false, nil
 	}
-	return bestID, bestDist, true, nil
+	return best.id, best.dist, true, nil
+}
+
+// closest is the best candidate of a near-duplicate look-up so far: the
+// nearest within the distance, the lowest ID among equally near ones.
+type closest struct {
+	id   int64
+	dist int
+}
+
+func (c *closest) reset(maxDist int) { c.id, c.dist = 0, maxDist+1 }
+
+func (c *closest) offer(fp uint64, id, other int64) {
+	d := bits.OnesCount64(fp ^ uint64(other))
+	if d < c.dist || (d == c.dist && id < c.id) {
+		c.id, c.dist = id, d
+	}
+}
+
+// NearDuplicates is NearDuplicate for every fingerprint of fps in one query,
+// the parser's batch at once: one round trip instead of one per page, which
+// a parser otherwise waits for in turn. ids[i] is fps[i]'s answer, 0 for
+// none (IDs start at 1).
+func (db *DB) NearDuplicates(ctx context.Context, fps []uint64, maxDist int) ([]int64, error) {
+	ids := make([]int64, len(fps))
+	if maxDist < 0 {
+		return ids, nil
+	}
+	type bandKeyPair struct {
+		band int16
+		key  int32
+	}
+	want := map[bandKeyPair][]int{} // band and key -> positions in fps
+	var bandArg []int16
+	var keyArg []int32
+	for i, fp := range fps {
+		if fp == 0 {
+			continue
+		}
+		for b := range bands {
+			k := bandKeyPair{int16(b), bandKey(fp, b)}
+			if _, ok := want[k]; !ok {
+				bandArg, keyArg = append(bandArg, k.band), append(keyArg, k.key)
+			}
+			want[k] = append(want[k], i)
+		}
+	}
+	if len(bandArg) == 0 {
+		return ids, nil
+	}
+	best := make([]closest, len(fps))
+	for i := range best {
+		best[i].reset(maxDist)
+	}
+	err := db.queryRows(ctx, qBandCandidatesBatch, []any{bandArg, keyArg}, func(rows pgx.Rows) error {
+		var k bandKeyPair
+		var id, other int64
+		if err := rows.Scan(&k.band, &k.key, &id, &other); err != nil {
+			return err
+		}
+		for _, i := range want[k] {
+			best[i].offer(fps[i], id, other)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("near duplicates of %d fingerprints: %w", len(fps), err)
+	}
+	for i := range best {
+		ids[i] = best[i].id
+	}
+	return ids, nil
+}
+
+// ContentOwners is ContentOwner for every digest of shas in one query (see
+// NearDuplicates): owners[i] is shas[i]'s, the zero Capture (ID 0) for none.
+func (db *DB) ContentOwners(ctx context.Context, shas [][]byte) ([]store.Capture, error) {
+	owners := make([]store.Capture, len(shas))
+	var arg [][]byte
+	var pos []int
+	for i, sha := range shas {
+		if len(sha) > 0 {
+			arg, pos = append(arg, sha), append(pos, i)
+		}
+	}
+	if len(arg) == 0 {
+		return owners, nil
+	}
+	err := db.queryRows(ctx, qContentOwners, []any{arg}, func(rows pgx.Rows) error {
+		var ord int64
+		c, err := scanCapture(rows, &ord)
+		if err != nil {
+			return err
+		}
+		if ord < 1 || int(ord) > len(pos) {
+			return fmt.Errorf("content owner at position %d of %d", ord, len(pos))
+		}
+		owners[pos[ord-1]] = c
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("content owners of %d digests: %w", len(arg), err)
+	}
+	return owners, nil
 }
 
 // AddCaptures stores captures in one statement; see store.CaptureStore. Besides

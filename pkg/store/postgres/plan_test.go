@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +154,18 @@ func TestQueryPlans(t *testing.T) {
 	}
 	sha := caps[0].ContentSHA256
 	fp := uint64(known[0])
+	// A parser batch's look-ups: ~400 pages, four bands each.
+	var batchSHAs [][]byte
+	var batchBands []int16
+	var batchKeys []int32
+	for i := range 400 {
+		h := sha256.Sum256([]byte(strconv.Itoa(i)))
+		batchSHAs = append(batchSHAs, h[:])
+		f := uint64(known[i%len(known)]) * uint64(i+1)
+		for b := range bands {
+			batchBands, batchKeys = append(batchBands, int16(b)), append(batchKeys, bandKey(f, b))
+		}
+	}
 
 	tests := []struct {
 		name  string
@@ -171,6 +185,8 @@ func TestQueryPlans(t *testing.T) {
 		{"url states", qURLStates, []any{hashes}, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"content owner", qContentOwner, []any{sha}, []string{"captures_content"}},
 		{"near duplicate", qBandCandidates, []any{bandKey(fp, 0), bandKey(fp, 1), bandKey(fp, 2), bandKey(fp, 3)}, []string{"simhash_bands_pkey"}},
+		{"content owners", qContentOwners, []any{batchSHAs}, []string{"captures_content"}},
+		{"near duplicates", qBandCandidatesBatch, []any{batchBands, batchKeys}, []string{"simhash_bands_pkey"}},
 		{"add captures", qAddCaptures, addCaps, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"url", qURL, []any{known[0]}, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"exclusion", qExclusion, []any{known[0]}, []string{"exclusions_pkey"}},

@@ -215,6 +215,18 @@ const (
 	qBandCandidates = `SELECT capture_id, fingerprint FROM simhash_bands
 		WHERE (band, key) IN ((0, $1::integer), (1, $2::integer), (2, $3::integer), (3, $4::integer))`
 
+	// qContentOwners is qContentOwner for many digests: each digest's owner
+	// with its position in $1 (none: no row).
+	qContentOwners = `SELECT q.ord, c.* FROM unnest($1::bytea[]) WITH ORDINALITY AS q (sha, ord)
+		CROSS JOIN LATERAL (SELECT ` + captureColumns + ` FROM captures
+			WHERE content_sha256 = q.sha AND status = 200 ORDER BY id LIMIT 1) c`
+
+	// qBandCandidatesBatch is qBandCandidates for many fingerprints at once.
+	// Parameters: the bands and keys, one pair per position.
+	qBandCandidatesBatch = `SELECT b.band, b.key, b.capture_id, b.fingerprint
+		FROM unnest($1::smallint[], $2::integer[]) AS q (band, key)
+		JOIN simhash_bands b ON b.band = q.band AND b.key = q.key`
+
 	// qAddCaptures returns the ID and ordinal of every capture it inserted.
 	// Parameters: one array per column, fetch_id to links_dropped, then whether the
 	// capture carries a schedule and one array per column of recrawlColumns, then
