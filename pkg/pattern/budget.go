@@ -26,7 +26,7 @@ const (
 
 // Defaults of the flags (DefaultConfig), and of the memory bounds when zero.
 const (
-	DefaultBudget         = 2
+	DefaultBudget         = 4
 	DefaultEvidenceWeight = 4
 	DefaultShare          = 0.1
 	DefaultProbe          = 2
