@@ -88,6 +88,52 @@ func TestSearchLazyMerge(t *testing.T) {
 	}
 }
 
+// TestSearchIndexerRounds: the indexer takes the pages AddCaptures stored,
+// without a search asking, in rounds of many batches: far fewer segments
+// than batches.
+func TestSearchIndexerRounds(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	const batches, perBatch = indexBatch / 100, 100
+	for i := range batches {
+		caps := make([]store.Capture, perBatch)
+		for j := range caps {
+			u := storetest.URL(0, "a.example", fmt.Sprintf("/p%d/%d", i, j))
+			if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+				t.Fatal(err)
+			}
+			caps[j] = storetest.Capture(u, fmt.Sprintf("f%d-%d", i, j), u.URL, uint64(i*perBatch+j+1)<<20|1)
+			caps[j].Index = &store.IndexEntry{Host: "a.example", Text: fmt.Sprintf("echidna w%dx%d", i, j)}
+		}
+		if err := db.AddCaptures(ctx, caps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var through, last int64
+	for range 600 { // at most a minute
+		if err := db.w.QueryRowContext(ctx, `SELECT (SELECT indexed_through FROM search_state), (SELECT max(capture_id) FROM search_text)`).Scan(&through, &last); err != nil {
+			t.Fatal(err)
+		}
+		if through == last {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if through != last {
+		t.Fatalf("indexed through capture %d of %d", through, last)
+	}
+	var segments, found int
+	if err := db.w.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM search_fts_idx`).Scan(&segments); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM search_fts WHERE search_fts MATCH 'echidna'`).Scan(&found); err != nil {
+		t.Fatal(err)
+	}
+	if found != batches*perBatch || segments*4 > batches {
+		t.Errorf("%d pages found in %d segments after %d batches, want %d in a few", found, segments, batches, batches*perBatch)
+	}
+}
+
 // TestSearchPendingAfterCrash: pages whose text was stored but not yet
 // indexed when the process died (search_text above indexed_through) are
 // indexed at the next start, and found.
