@@ -54,9 +54,11 @@ func (db *DB) startIndexer() {
 			case <-ix.kick:
 			}
 			ix.pending.Store(0)
-			// A failed round is tried again at the next, and a search
-			// runs one itself and reports its error.
-			_ = indexPending(context.Background(), controlDB{db})
+			// A failed round is tried again at the next tick, and a
+			// search runs one itself and reports its error.
+			if err := indexPending(context.Background(), controlDB{db}); err != nil {
+				ix.pending.Add(1)
+			}
 		}
 	}()
 }
