@@ -43,6 +43,12 @@ type Dialect struct {
 	// pending rows at each statement's savepoint, so a statement a page
 	// wrote a segment a page.)
 	InsertTexts string
+	// InsertText, when set, replaces InsertTexts with a statement a page:
+	// $1 capture_id, $2 title, $3 description, $4 headings, $5 body. For
+	// a store whose text goes to an ordinary table and whose Tx prepares
+	// a statement once, it spares encoding each page's text as JSON and
+	// the engine decoding it again.
+	InsertText string
 	// ClearText, $1 url_hash, drops the text a URL has; it runs before
 	// UpsertDup.
 	ClearText []string
@@ -91,6 +97,11 @@ type Dialect struct {
 	Pages string
 	// Match turns the terms into the engine's query text.
 	Match func(terms []string) string
+	// Pending, when set, indexes the text of the pages stored but not
+	// yet indexed (a store that indexes apart from AddCaptures, in
+	// rounds); a search calls it first, so that it finds every page
+	// stored before it.
+	Pending func(ctx context.Context, db controlsql.DB) error
 }
 
 // DocColumns are the search_docs columns both stores have, and DocUpdate
@@ -178,7 +189,7 @@ func (w *writer) add(ctx context.Context, tx controlsql.Tx, c *store.Capture, id
 	} else if err := execAll(ctx, tx, d.Upsert, append(entry[:], text[:3]...)...); err != nil {
 		return err
 	}
-	if d.InsertTexts != "" {
+	if d.InsertTexts != "" || d.InsertText != "" {
 		w.texts = append(w.texts, [5]any{id, text[3], text[0], text[1], text[2]})
 	}
 	return nil
@@ -195,7 +206,13 @@ func (w *writer) flush(ctx context.Context, tx controlsql.Tx) error {
 			return fmt.Errorf("index %d pages: %w", len(w.entries), err)
 		}
 	}
-	if len(w.texts) > 0 {
+	if w.d.InsertText != "" {
+		for _, t := range w.texts {
+			if _, err := tx.Exec(ctx, w.d.InsertText, t[:]...); err != nil {
+				return fmt.Errorf("index the text of capture %d: %w", t[0], err)
+			}
+		}
+	} else if len(w.texts) > 0 {
 		rows, err := json.Marshal(w.texts)
 		if err != nil {
 			return err
@@ -293,6 +310,11 @@ func (x *Index) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 	after := store.SearchCursor{Score: -math.MaxFloat64, URLHash: math.MinInt64}
 	if q.After != nil {
 		after = *q.After
+	}
+	if x.d.Pending != nil {
+		if err := x.d.Pending(ctx, x.db); err != nil {
+			return nil, fmt.Errorf("search: index the pages pending: %w", err)
+		}
 	}
 	match := x.d.Match(q.Terms)
 	args := []any{match, q.Host, q.Status, since, until, after.Score, after.URLHash, limit, MaxCandidates}

@@ -359,7 +359,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 		if err := links.write(ctx, db, tx); err != nil {
 			return err
 		}
-		if err := searchsql.Write(ctx, controlTx{tx}, searchDialect, caps, ids); err != nil {
+		if err := searchsql.Write(ctx, &searchTx{db: db, tx: tx}, searchDialect, caps, ids); err != nil {
 			return err
 		}
 		if err := moves.apply(ctx, db, tx); err != nil {
@@ -384,8 +384,13 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 		return fmt.Errorf("add captures: %w", err)
 	}
 	// Only a committed transaction's IDs are real.
+	texts := 0
 	for i := range caps {
 		caps[i].ID = ids[i]
+		if ids[i] != 0 && caps[i].Index != nil && !caps[i].Index.Remove {
+			texts++
+		}
 	}
+	db.indexed(texts)
 	return nil
 }

@@ -4,11 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
+	"github.com/crawlcluster/crawler/migrations"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/searchsql"
 	"github.com/crawlcluster/crawler/pkg/store/storetest"
@@ -40,8 +44,9 @@ func TestFTS5(t *testing.T) {
 
 // TestSearchLazyMerge: the index merges a level's segments at 16 of them
 // (migration 0025), not FTS5's default 4, and every page stays found
-// across the unmerged segments. Each AddCaptures commits one segment, of
-// enough leaf pages that FTS5 weighs a merge at the next commit.
+// across the unmerged segments. Each AddCaptures and indexer round after it
+// commits one segment, of enough leaf pages that FTS5 weighs a merge at the
+// next commit.
 func TestSearchLazyMerge(t *testing.T) {
 	db, _ := openTemp(t)
 	ctx := context.Background()
@@ -63,6 +68,9 @@ func TestSearchLazyMerge(t *testing.T) {
 		if err := db.AddCaptures(ctx, caps); err != nil {
 			t.Fatal(err)
 		}
+		if err := indexPending(ctx, controlDB{db}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var segments int
 	if err := db.w.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM search_fts_idx`).Scan(&segments); err != nil {
@@ -77,6 +85,114 @@ func TestSearchLazyMerge(t *testing.T) {
 	}
 	if len(hits) != commits*perCommit {
 		t.Errorf("walrus: %d hits, want %d", len(hits), commits*perCommit)
+	}
+}
+
+// TestSearchIndexerRounds: the indexer takes the pages AddCaptures stored,
+// without a search asking, in rounds of many batches: far fewer segments
+// than batches.
+func TestSearchIndexerRounds(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	const batches, perBatch = indexBatch / 100, 100
+	for i := range batches {
+		caps := make([]store.Capture, perBatch)
+		for j := range caps {
+			u := storetest.URL(0, "a.example", fmt.Sprintf("/p%d/%d", i, j))
+			if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+				t.Fatal(err)
+			}
+			caps[j] = storetest.Capture(u, fmt.Sprintf("f%d-%d", i, j), u.URL, uint64(i*perBatch+j+1)<<20|1)
+			caps[j].Index = &store.IndexEntry{Host: "a.example", Text: fmt.Sprintf("echidna w%dx%d", i, j)}
+		}
+		if err := db.AddCaptures(ctx, caps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var through, last int64
+	for range 600 { // at most a minute
+		if err := db.w.QueryRowContext(ctx, `SELECT (SELECT indexed_through FROM search_state), (SELECT max(capture_id) FROM search_text)`).Scan(&through, &last); err != nil {
+			t.Fatal(err)
+		}
+		if through == last {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if through != last {
+		t.Fatalf("indexed through capture %d of %d", through, last)
+	}
+	var segments, found int
+	if err := db.w.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM search_fts_idx`).Scan(&segments); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM search_fts WHERE search_fts MATCH 'echidna'`).Scan(&found); err != nil {
+		t.Fatal(err)
+	}
+	if found != batches*perBatch || segments*4 > batches {
+		t.Errorf("%d pages found in %d segments after %d batches, want %d in a few", found, segments, batches, batches*perBatch)
+	}
+}
+
+// TestSearchPendingAfterCrash: pages whose text was stored but not yet
+// indexed when the process died (search_text above indexed_through) are
+// indexed at the next start, and found.
+func TestSearchPendingAfterCrash(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caps []store.Capture
+	for i := range 30 {
+		u := storetest.URL(0, "a.example", fmt.Sprintf("/p%d", i))
+		if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+			t.Fatal(err)
+		}
+		c := storetest.Capture(u, fmt.Sprintf("f%d", i), u.URL, uint64(i+1)<<20|1)
+		c.Index = &store.IndexEntry{Host: "a.example", Text: fmt.Sprintf("numbat page%d", i)}
+		caps = append(caps, c)
+	}
+	if err := db.AddCaptures(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	// The state a crash before the indexer's round leaves: the text
+	// stored, no postings.
+	close(db.ix.stop)
+	<-db.ix.done
+	db.ix = nil // no round at Close either
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO search_fts(search_fts) VALUES('delete-all')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.ExecContext(ctx, `UPDATE search_state SET indexed_through = 0`); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM search_fts WHERE search_fts MATCH 'numbat'`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d pages still indexed (%v), want none", left, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hits, err := db.Search().Search(ctx, store.SearchQuery{Terms: []string{"numbat"}, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != len(caps) {
+		t.Errorf("numbat: %d hits after the restart, want %d", len(hits), len(caps))
+	}
+	var through, last int64
+	if err := db.w.QueryRowContext(ctx, `SELECT (SELECT indexed_through FROM search_state), (SELECT max(capture_id) FROM search_text)`).Scan(&through, &last); err != nil {
+		t.Fatal(err)
+	}
+	if through != last {
+		t.Errorf("indexed through capture %d, the last text stored is %d's", through, last)
 	}
 }
 
@@ -142,4 +258,68 @@ func hitURLs(hits []store.SearchHit) []string {
 		out = append(out, h.URL)
 	}
 	return out
+}
+
+// TestSearchMigrateText: a store indexed before migration 0026 (the text
+// in FTS5's own content table) keeps its pages: 0026 moves their text to
+// search_text, and they are found again, with snippets and in the export.
+func TestSearchMigrateText(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	old, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upTo25 := fstest.MapFS{}
+	all := migrations.SQLite()
+	names, err := fs.Glob(all, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if name < "0026" {
+			body, err := fs.ReadFile(all, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			upTo25[name] = &fstest.MapFile{Data: body}
+		}
+	}
+	if err := migrate(ctx, old, upTo25); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		u := fmt.Sprintf("http://old.example/%d", i)
+		if _, err := old.ExecContext(ctx, `INSERT INTO search_docs (`+searchsql.DocColumns+`) VALUES (?, ?, 0, ?, 'old.example', 200, 0, 'text/html', 'en', ?)`,
+			store.HashURL(u), i, u, fmt.Sprintf("Page %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.ExecContext(ctx, `INSERT INTO search_fts (rowid, title, description, headings, body) VALUES (?, ?, '', '', ?)`,
+			i, fmt.Sprintf("Page %d", i), fmt.Sprintf("an aardvark on page %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hits, err := db.Search().Search(ctx, store.SearchQuery{Terms: []string{"aardvark"}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 3 || !strings.Contains(hits[0].Snippet, store.SnippetOpen+"aardvark"+store.SnippetClose) {
+		t.Fatalf("aardvark after 0026: %+v, want the 3 pages with marked snippets", hits)
+	}
+	pages, err := db.Search().IndexedPages(ctx, -1<<63, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) != 3 || !strings.HasPrefix(pages[0].Text, "an aardvark on page") {
+		t.Errorf("export after 0026: %+v, want 3 pages with their text", pages)
+	}
 }

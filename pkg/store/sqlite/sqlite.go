@@ -65,6 +65,8 @@ type DB struct {
 
 	wstmts *stmtCache // statements of write transactions, prepared on w
 	rstmts *stmtCache // look-ups outside a transaction, prepared on r (w when it has no readers)
+
+	ix *indexer // writes search_fts apart from AddCaptures (indexer.go)
 }
 
 type config struct {
@@ -212,6 +214,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
+	db.startIndexer()
 	return db, nil
 }
 
@@ -254,6 +257,9 @@ func cloneValues(v url.Values) url.Values {
 // Close closes the store. It first lets SQLite refresh its planner statistics and
 // folds the WAL back into the database file, so a cleanly closed store is one file.
 func (db *DB) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errI := db.stopIndexer(ctx)
 	errS := errors.Join(db.bandCandidates.Close(), db.contentOwner.Close(), db.wstmts.close())
 	if db.rstmts != db.wstmts {
 		errS = errors.Join(errS, db.rstmts.close())
@@ -262,13 +268,11 @@ func (db *DB) Close() error {
 	if db.r != db.w {
 		errR = db.r.Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	// Both are housekeeping: a store that skips them is still consistent.
 	_, _ = db.w.ExecContext(ctx, "PRAGMA optimize")
 	_, _ = db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
 	errW := db.w.Close()
-	if err := errors.Join(errS, errR, errW); err != nil {
+	if err := errors.Join(errI, errS, errR, errW); err != nil {
 		return fmt.Errorf("close sqlite store: %w", err)
 	}
 	return nil

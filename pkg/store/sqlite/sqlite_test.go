@@ -350,7 +350,12 @@ func checkPlans(t *testing.T, db *DB) {
 		// The batch's texts replaced are looked up by rowid (FTS5's
 		// "INDEX 0:="), not found by scanning the index.
 		{"search clear texts", dialect(searchDialect.UpsertBatch[0]), 1, "SCAN search_fts VIRTUAL TABLE INDEX 0:=; LIST SUBQUERY 1"},
-		{"search entries", dialect(searchDialect.UpsertBatch[1]), 1, "json_each"},
+		{"search clear text rows", dialect(searchDialect.UpsertBatch[1]), 1, "SEARCH search_text USING INTEGER PRIMARY KEY (rowid=?)"},
+		{"search entries", dialect(searchDialect.UpsertBatch[2]), 1, "json_each"},
+		// The indexer's round: the pages above the last indexed, by key.
+		{"search pending", dialect(qIndexPending), 0, "SEARCH search_text USING INTEGER PRIMARY KEY (rowid>?)"},
+		{"search round end", dialect(qIndexRoundEnd), 2, "SEARCH search_text USING INTEGER PRIMARY KEY (rowid>?)"},
+		{"search round", dialect(qIndexRound), 2, "SEARCH search_text USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"},
 		// The two-step search: its matches, unranked, with their URL
 		// hashes from the covering index; the latest pages by rowid; the
 		// pages from one on that hold a word and the matches in a range of
@@ -405,6 +410,10 @@ func checkPlans(t *testing.T, db *DB) {
 				}
 				if tt.name == "search latest" && (step == "SCAN search_fts_docsize" || step == "SCAN (subquery-1)") {
 					continue // newest first, as many as its LIMIT
+				}
+				// A round's pages, as many as its LIMIT; a SELECT of no table.
+				if tt.name == "search round end" && step == "SCAN (subquery-1)" || step == "SCAN CONSTANT ROW" {
+					continue
 				}
 				// The search scans FTS5's matches (at most MaxCandidates,
 				// or within the rowids given: the plans' want says how).

@@ -93,6 +93,7 @@ func txQueries() []string {
 	qs := []string{qInsertURL, qCountPages, qSaveHost, qUpdateURL, qUpdateURLKeepPlan, qRecordExclusion, qForgetExclusion,
 		qInsertCapture, qInsertBands, qStoreURL, qStoreURLScheduled, qCountCaptures, qAddCounter, qClaimRevisit, qModified, qListed,
 		qAddSegment}
+	qs = append(qs, searchWrites()...)
 	for n := 8; n <= chunkSize; n *= 2 {
 		qs = append(qs, strings.Replace(qURLStateReasons, "%s", placeholders(n), 1), deleteLinksQuery(n),
 			deleteInLinksQuery(n))
