@@ -125,11 +125,17 @@ func TestAdmissionOnGeneratedWebs(t *testing.T) {
 				if j.missed*500 > r.RealTotal {
 					fails = append(fails, fmt.Sprintf("%d real pages not fetched (%d held), e.g. %s", j.missed, j.heldReal, sample(r)))
 				}
-				if j.nearMean > 25 {
-					fails = append(fails, fmt.Sprintf("near-duplicate spaces %.1f requests per instance, want <= 25", j.nearMean))
+				// The bounds per instance; the share is a guard
+				// against regressions (the 20 webs of 50x40 measured
+				// 20-30% on 2026-11-29), not the 10%.
+				if j.nearMean > 15 {
+					fails = append(fails, fmt.Sprintf("near-duplicate spaces %.1f requests per instance, want <= 15", j.nearMean))
 				}
-				if j.distinctMean > 140 {
-					fails = append(fails, fmt.Sprintf("spaces of distinct pages %.1f requests per instance, want <= 140", j.distinctMean))
+				if j.distinctMean > 60 {
+					fails = append(fails, fmt.Sprintf("spaces of distinct pages %.1f requests per instance, want <= 60", j.distinctMean))
+				}
+				if j.trapShare > 0.40 {
+					fails = append(fails, fmt.Sprintf("%.1f%% of requests to traps, want <= 40%%", 100*j.trapShare))
 				}
 				if j.worstN > 2500 {
 					fails = append(fails, fmt.Sprintf("%d requests into %s, want <= 2,500", j.worstN, j.worst))
