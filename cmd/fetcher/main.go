@@ -20,7 +20,6 @@ import (
 	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/fetcher"
 	"github.com/crawlcluster/crawler/pkg/ops"
-	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
 )
 
@@ -86,7 +85,7 @@ func run() int {
 	if fl, ok := st.(store.Fleet); ok {
 		opts = append(opts, fetcher.WithFrontierReports(fl.Fleet(), *reportEvery))
 	}
-	f, err := fetcher.New(cfg, st, queue.ClientOptions(brokers.Seeds, logger), reg, logger, opts...)
+	f, err := fetcher.New(cfg, st, brokers.ClientOptions(logger), reg, logger, opts...)
 	if err != nil {
 		logger.Error("build fetcher", "err", err)
 		return 1

@@ -75,7 +75,7 @@ func run() int {
 	}
 	defer core.Close()
 	reg, st, brokers := core.Registry, core.Store, core.Brokers
-	cl, err := kgo.NewClient(queue.ClientOptions(brokers.Seeds, logger)...)
+	cl, err := kgo.NewClient(brokers.ClientOptions(logger)...)
 	if err != nil {
 		logger.Error("kafka client", "err", err)
 		return 1

@@ -21,7 +21,6 @@ import (
 	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/ops"
 	"github.com/crawlcluster/crawler/pkg/parser"
-	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/recrawl"
 	"github.com/crawlcluster/crawler/pkg/render"
 	"github.com/crawlcluster/crawler/pkg/robots"
@@ -130,7 +129,7 @@ func run() int {
 			decider.Watch(ctx, c.Control(), logger) // the console's render mode of a host
 		}
 	}
-	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph, Requisites: requisites.Limit(), NoSearchIndex: !*index}, st, segments, queue.ClientOptions(brokers.Seeds, logger), reg, logger)
+	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph, Requisites: requisites.Limit(), NoSearchIndex: !*index}, st, segments, brokers.ClientOptions(logger), reg, logger)
 	if err != nil {
 		logger.Error("build parser", "err", err)
 		return 1

@@ -25,7 +25,6 @@ import (
 	"github.com/crawlcluster/crawler/pkg/browser"
 	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/ops"
-	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/renderer"
 )
 
@@ -87,7 +86,7 @@ func run() int {
 		func(ctx context.Context, recs ...*kgo.Record) error { return r.Produce(ctx, recs...) })
 	bcfg.Log = logger.With("component", "browser")
 	newPool := func() (*browser.Pool, error) { return browser.New(ctx, bcfg) }
-	r, err = renderer.New(rcfg, newPool, res, queue.ClientOptions(core.Brokers.Seeds, logger), core.Registry, logger)
+	r, err = renderer.New(rcfg, newPool, res, core.Brokers.ClientOptions(logger), core.Registry, logger)
 	if err != nil {
 		logger.Error("build renderer", "err", err)
 		return 1

@@ -102,8 +102,13 @@ type ProcessUsage struct {
 	CPUUserSec float64 `json:"cpu_user_seconds"`
 	CPUSysSec  float64 `json:"cpu_sys_seconds"`
 	PeakRSSKiB int64   `json:"peak_rss_kib"`
-	Exit       string  `json:"exit"`            // how it ended, e.g. "exit status 0"
-	Error      string  `json:"error,omitempty"` // it did not stop cleanly when asked
+	// WrittenKiB is what it wrote to files (ru_oublock: bytes dirtied in the
+	// page cache, so also files deleted before they reach the disk); the
+	// broker's is mostly the record batches it was sent, as compressed, which
+	// is how -broker-compression's codecs are compared.
+	WrittenKiB int64  `json:"written_kib"`
+	Exit       string `json:"exit"`            // how it ended, e.g. "exit status 0"
+	Error      string `json:"error,omitempty"` // it did not stop cleanly when asked
 }
 
 // The process groups of the cluster row.
@@ -278,17 +283,23 @@ func runCluster(ctx context.Context, o Options, name string, be ClusterBackends,
 
 // writeProcessUsage prints the per-process numbers behind the cluster row.
 func writeProcessUsage(w io.Writer, name string, ps []ProcessUsage) {
-	var b strings.Builder
+	var b, written strings.Builder
 	var cpu float64
 	var rss int64
 	for _, p := range ps {
 		fmt.Fprintf(&b, " %s %.2fs/%.0fMiB", p.Name, p.CPUUserSec+p.CPUSysSec, float64(p.PeakRSSKiB)/1024)
 		cpu += p.CPUUserSec + p.CPUSysSec
 		rss += p.PeakRSSKiB
+		if p.WrittenKiB > 0 {
+			fmt.Fprintf(&written, " %s %.1fMiB", p.Name, float64(p.WrittenKiB)/1024)
+		}
 	}
 	fmt.Fprintf(w, "bench: %s: CPU (user+sys) / peak RSS per process:%s; total %.2fs CPU, %.0f MiB peak RSS "+
 		"(the sum of every process's peak VmHWM; postgres: CPU of all its processes, RSS of its largest)\n",
 		name, b.String(), cpu, float64(rss)/1024)
+	if written.Len() > 0 {
+		fmt.Fprintf(w, "bench: %s: written to files per process (ru_oublock; postgres: its postmaster only):%s\n", name, written.String())
+	}
 }
 
 // clusterRun is one run of the cluster row: the processes it started, in
@@ -731,7 +742,8 @@ func (p *proc) usage() ProcessUsage {
 	u.Exit = p.cmd.ProcessState.String()
 	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru != nil {
 		u.CPUUserSec, u.CPUSysSec = tv(ru.Utime), tv(ru.Stime)
-		u.PeakRSSKiB = int64(ru.Maxrss) // KiB on Linux; at least this process's RSS when it started p
+		u.PeakRSSKiB = int64(ru.Maxrss)      // KiB on Linux; at least this process's RSS when it started p
+		u.WrittenKiB = int64(ru.Oublock) / 2 // 512-byte blocks
 	}
 	if hwm := p.hwmKiB.Load(); hwm > 0 {
 		u.PeakRSSKiB = hwm

@@ -12,11 +12,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/crawlcluster/crawler/pkg/blob"
 	"github.com/crawlcluster/crawler/pkg/cache"
@@ -37,12 +39,16 @@ const (
 // Config holds the backend URLs.
 type Config struct {
 	Broker, DB, Blobs, Cache string
+	// BrokerCompression is the codec this process's producers compress with.
+	BrokerCompression string
 }
 
 // RegisterFlags registers the flags of the backends in which.
 func (c *Config) RegisterFlags(fs *flag.FlagSet, which int) {
 	if which&Broker != 0 {
 		fs.StringVar(&c.Broker, "broker", "", "Kafka: kafka://host:9092,host2:9092 (or embedded:///DIR for a single process)")
+		fs.StringVar(&c.BrokerCompression, "broker-compression", queue.DefaultCompression,
+			"codec of the record batches this process produces: "+strings.Join(queue.CompressionNames, ", ")+" (consumers read any)")
 	}
 	if which&DB != 0 {
 		fs.StringVar(&c.DB, "db", "", "metadata store: postgres://user:pass@host:5432/db or sqlite:///PATH")
@@ -60,6 +66,11 @@ func (c *Config) Validate(which int) error {
 	var errs []error
 	if which&Broker != 0 && c.Broker == "" {
 		errs = append(errs, errors.New("-broker is required"))
+	}
+	if which&Broker != 0 {
+		if _, err := queue.Compression(c.BrokerCompression); err != nil {
+			errs = append(errs, fmt.Errorf("-broker-compression: %w", err))
+		}
 	}
 	if which&DB != 0 && c.DB == "" {
 		errs = append(errs, errors.New("-db is required"))
@@ -95,8 +106,18 @@ func OpenStore(ctx context.Context, raw string) (store.Store, error) {
 // Brokers is an opened --broker: the seed addresses, and the in-process broker to
 // close for embedded:// (nil otherwise).
 type Brokers struct {
-	Seeds    []string
-	embedded *queue.Embedded
+	Seeds       []string
+	compression kgo.Opt
+	embedded    *queue.Embedded
+}
+
+// ClientOptions returns queue.ClientOptions with the -broker-compression chosen.
+func (b *Brokers) ClientOptions(log *slog.Logger) []kgo.Opt {
+	opts := queue.ClientOptions(b.Seeds, log)
+	if b.compression != nil {
+		opts = append(opts, b.compression) // the last ProducerBatchCompression wins
+	}
+	return opts
 }
 
 // Close stops an embedded broker.
@@ -106,20 +127,27 @@ func (b *Brokers) Close() {
 	}
 }
 
-// OpenBroker starts the embedded broker or returns the external seeds.
-func OpenBroker(raw string) (*Brokers, error) {
+// OpenBroker starts the embedded broker or returns the external seeds; its
+// clients produce with the compression codec named (empty: the default).
+func OpenBroker(raw, compression string) (*Brokers, error) {
 	b, err := queue.ParseBroker(raw)
 	if err != nil {
 		return nil, err
 	}
+	var codec kgo.Opt
+	if compression != "" {
+		if codec, err = queue.Compression(compression); err != nil {
+			return nil, err
+		}
+	}
 	if !b.Embedded {
-		return &Brokers{Seeds: b.Seeds}, nil
+		return &Brokers{Seeds: b.Seeds, compression: codec}, nil
 	}
 	e, err := queue.StartEmbedded(b.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	return &Brokers{Seeds: e.Addrs(), embedded: e}, nil
+	return &Brokers{Seeds: e.Addrs(), compression: codec, embedded: e}, nil
 }
 
 // OpenBlobs opens the WARC storage a --blobs URL names.
@@ -161,7 +189,7 @@ func OpenCore(ctx context.Context, c Config) (*Core, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	brokers, err := OpenBroker(c.Broker)
+	brokers, err := OpenBroker(c.Broker, c.BrokerCompression)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("open broker: %w", err)
