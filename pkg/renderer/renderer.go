@@ -86,18 +86,37 @@ func New(cfg Config, newPool func() (*browser.Pool, error), res *Resources, kafk
 }
 
 // browser returns the pool, starting it the first time.
-func (r *Renderer) browser() (*browser.Pool, error) {
+func (r *Renderer) browser(ctx context.Context) (*browser.Pool, error) {
 	r.poolMu.Lock()
 	defer r.poolMu.Unlock()
-	if r.pool == nil {
-		p, err := r.newPool()
-		if err != nil {
-			return nil, err
+	var err error
+	for attempt := range poolStarts {
+		if r.pool != nil {
+			return r.pool, nil
 		}
-		r.pool = p
+		var p *browser.Pool
+		if p, err = r.newPool(); err == nil {
+			r.pool = p
+			return p, nil
+		}
+		if attempt == poolStarts-1 {
+			break
+		}
+		// A browser that did not come up in time on a loaded machine
+		// comes up at the next try; the page that waits for it would
+		// otherwise go without a render, and its links with it.
+		r.log.Warn("start the browser; trying again", "attempt", attempt+1, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(attempt+1) * time.Second):
+		}
 	}
-	return r.pool, nil
+	return nil, err
 }
+
+// poolStarts is how many times a page tries to start the browser.
+const poolStarts = 3
 
 // poolStats is the pool's stats, zero before it starts.
 func (r *Renderer) poolStats() browser.Stats {
@@ -210,7 +229,7 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 		pg.Render = &queue.Render{Reason: "unknown"}
 	}
 	start := time.Now()
-	pool, err := r.browser()
+	pool, err := r.browser(ctx)
 	if err != nil {
 		pg.Render.Outcome, pg.Render.Error = queue.RenderFailed, "no_browser"
 		r.metrics.pages.WithLabelValues("failed_no_browser").Inc()
