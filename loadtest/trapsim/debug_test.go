@@ -40,6 +40,12 @@ func TestTrace(t *testing.T) {
 		}
 		cl, in := w.Classify(u)
 		t.Logf("%v %-8s admit=%v %-20s grounded=%v hops=%d space=%s parent=%s", cl, in, d.Admit, d.Reason, c.Grounded, c.Hops, c.Space, c.Parent)
+	}, Fetched: func(tick int, u string, c pattern.Candidate) {
+		if !strings.Contains(u, "://"+name+"/") {
+			return
+		}
+		cl, in := w.Classify(u)
+		t.Logf("GET tick %d %v %-8s grounded=%v hops=%d %s", tick, cl, in, c.Grounded, c.Hops, u)
 	}})
 	t.Logf("%s: %d held URLs admitted for their referrers", name, r.Corroborated[name])
 	for _, u := range r.Top[name] {

@@ -23,6 +23,7 @@ import (
 	"github.com/crawlcluster/crawler/loadtest/trapweb"
 	"github.com/crawlcluster/crawler/pkg/admit"
 	"github.com/crawlcluster/crawler/pkg/pattern"
+	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/simhash"
 	"github.com/crawlcluster/crawler/pkg/sitemap"
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
@@ -36,6 +37,9 @@ type Options struct {
 	Levels       int // priority levels; default admit.DefaultLevels
 	// Trace, when set, is told every admission decision.
 	Trace func(u string, c pattern.Candidate, d pattern.Decision)
+	// Fetched, when set, is told every request, with the tick and how its
+	// URL was admitted.
+	Fetched func(tick int, u string, c pattern.Candidate)
 }
 
 // Result is what a run did, judged against the web's ground truth.
@@ -291,6 +295,9 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 	}
 	p := s.w.Get(it.url)
 	s.res.Requests++
+	if s.opt.Fetched != nil {
+		s.opt.Fetched(s.tick, it.url, it.cand)
+	}
 	s.res.ByClass[p.Class]++
 	if p.Class != trapweb.Real && it.cand.Grounded {
 		s.res.TrapGrounded++
@@ -363,6 +370,25 @@ func (s *sim) robots(h *host) {
 	}
 }
 
+// relinks returns the links of a page to URLs of its host the crawl knew
+// already, as the parser attaches them to the page's verdict.
+func (s *sim) relinks(h *host, links []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range links {
+		n, err := s.norm.Normalize(l)
+		if err != nil || seen[n] || urlnorm.Authority(n) != h.name || !h.known[hashOf(n)] {
+			continue
+		}
+		seen[n] = true
+		out = append(out, n)
+		if len(out) == queue.MaxRelinks {
+			break
+		}
+	}
+	return out
+}
+
 // deliver hands the verdicts and links that are due to admission: the
 // verdict first, then the page's links, then what the grown budgets release.
 func (s *sim) deliver() {
@@ -384,7 +410,8 @@ func (s *sim) deliver() {
 			}
 			continue
 		}
-		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup})
+		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
+			Relinks: s.relinks(h, p.links)})
 		dups := 0
 		if p.dup {
 			dups = p.it.dups + 1

@@ -155,6 +155,9 @@ type Evidence struct {
 	Origin      uint64
 	ParentSpace uint64
 	Duplicate   bool
+	// Relinks are the page's links to URLs of its host the crawl knew
+	// already (queue.Verdict.RelinkURLs).
+	Relinks []string
 }
 
 // Observe feeds a verdict to the host's URL-space budgets and reports
@@ -162,7 +165,7 @@ type Evidence struct {
 func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	hp := h.patterns()
 	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
-		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate})
+		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Relinks: e.Relinks})
 	return hp.Parked() > 0
 }
 

@@ -414,7 +414,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		}
 		f.dirty[host] = true // its admission state is saved with it
 		release := f.adm.Observe(&hi.adm, admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
-			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate})
+			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate, Relinks: v.RelinkURLs()})
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
 		if release || hi.heldUnread {
 			if grown == nil {

@@ -102,6 +102,9 @@ type outbox struct {
 	excluded []store.Exclusion
 	verdicts []queue.Verdict
 	mods     []store.Modification
+	// relinks are the links to known URLs of their page's host, as paths,
+	// by page: they go with the page's verdict (queue.Verdict.Relinks).
+	relinks map[string][]string
 }
 
 func (o *outbox) init(p *Parser) {
@@ -159,6 +162,7 @@ func (o *outbox) attachVerdicts() {
 		}
 	}
 	for _, v := range o.verdicts {
+		v.Relinks = o.relinks[v.URL]
 		if i, ok := first[v.URL]; ok && o.cands[i].Verdict == nil {
 			o.cands[i].Verdict = &v
 			continue
@@ -166,6 +170,23 @@ func (o *outbox) attachVerdicts() {
 		o.cands = append(o.cands, queue.URL{URL: v.URL, Kind: queue.KindVerdict, Verdict: &v, DiscoveredAt: time.Now()})
 	}
 	o.verdicts = nil
+	clear(o.relinks)
+}
+
+// relinked notes a known URL found on a page of its own host, for the page's
+// verdict.
+func (o *outbox) relinked(c queue.URL) {
+	if c.Kind != queue.KindPage || c.Parent == "" {
+		return
+	}
+	host := urlnorm.Authority(c.URL)
+	if host != urlnorm.Authority(c.Parent) || len(o.relinks[c.Parent]) >= queue.MaxRelinks {
+		return
+	}
+	if o.relinks == nil {
+		o.relinks = map[string][]string{}
+	}
+	o.relinks[c.Parent] = append(o.relinks[c.Parent], queue.RelinkPath(c.URL))
 }
 
 // dropKnown removes the candidates the store already holds as URLs: most links
@@ -185,7 +206,9 @@ func (o *outbox) dropKnown(ctx context.Context) error {
 	for i, c := range o.cands {
 		if !known[i] {
 			kept = append(kept, c)
+			continue
 		}
+		o.relinked(c)
 	}
 	o.p.metrics.known.Add(float64(len(o.cands) - len(kept)))
 	o.cands = kept

@@ -165,6 +165,9 @@ type Verdict struct {
 	// on (0: another host, a seed).
 	ParentSpace Key
 	Duplicate   bool // exact or near duplicate of an earlier page
+	// Relinks are the page's links on its host to URLs the crawl knew
+	// already (normalized, bounded by the parser).
+	Relinks []string
 }
 
 // space is what one space (pattern with its query keys) or one family
@@ -197,6 +200,10 @@ type space struct {
 	// nothing of how the host's pages link it).
 	outside    int
 	src1, src2 Key
+	// relinks counts the times a known URL of the family was found again
+	// on a page of another space: a site's pages link each other, a
+	// generated space's URLs are each found on the page that made them up.
+	relinks int
 }
 
 // established reports whether a family has been pointed to from outside the
@@ -427,10 +434,18 @@ func foldLast(p string) string {
 // budget, more for each of its URLs found from outside it (past dup-probe
 // pages of the host, nothing for the first URL of each further page: a
 // link that differs on every page says less than an index), more for what
-// its
-// generated pages led to outside itself (bounded by the host's other real
-// pages: an endless space that yields stops at a multiple of the site), and
-// a share of the host's real pages found from outside it.
+// its generated pages led to outside itself (bounded by the host's other
+// real pages: an endless space that yields stops at a multiple of the site),
+// and a share of the host's real pages found from outside it.
+//
+// A barren family (its judged pages led almost nowhere else) whose URLs are
+// seldom found again once known earns nothing for its evidence nor as a
+// share of the host, and its first budget is cut to the probes: the pages
+// of a site link each other over and over, a generated space's URLs are
+// each found on the one page that made them up. That
+// holds a space the site links from a few places (a search box, a tag cloud
+// that makes up its tags) at the URLs it was first given, where each entry
+// used to buy EvidenceWeight more.
 func (h *Host[T]) allowance(cfg Config, f *space) int {
 	others := float64(h.real - f.real)
 	w := cfg.EvidenceWeight
@@ -438,7 +453,26 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 	if n := f.pages - max(cfg.Probe, 1); n > 0 && w > 1 {
 		ev -= w * n
 	}
-	return cfg.Budget + ev + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + int(cfg.Share*others)
+	first, share := cfg.Budget, int(cfg.Share*others)
+	if cfg.Probe > 0 && f.relinks < f.charged && f.barren(cfg.Probe) {
+		first, ev, share = min(first, cfg.Probe), 0, 0
+	}
+	return first + ev + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + share
+}
+
+// relinked counts a URL the host knew already, found again on page parent
+// (not a neighbour of it: page N links N+1 and N-1 in any space).
+func (h *Host[T]) relinked(cfg Config, u, parent string) {
+	if urlnorm.Authority(parent) != urlnorm.Authority(u) || Neighbours(u, parent) {
+		return
+	}
+	fk := KeyOf(Family(h.space(cfg, u, false)))
+	f := h.spaces[fk]
+	if f == nil {
+		return
+	}
+	f.relinks++
+	h.grow(parkKey{parkFamily, fk})
 }
 
 // Admit decides on a candidate and, when it is admitted, counts it against
@@ -571,6 +605,9 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.version++
 	h.judgeRewrite(v)
+	for _, u := range v.Relinks {
+		h.relinked(cfg, u, v.URL)
+	}
 	space := h.space(cfg, v.URL, false)
 	sp, sk := h.entry(cfg, space)
 	if k, ok := h.pending[v.Hash]; ok {
@@ -801,6 +838,8 @@ type Usage struct {
 	Real      int     `json:"real"`      // grounded pages of it fetched distinct
 	Distinct  int     `json:"distinct"`  // pages of it fetched distinct
 	Duplicate int     `json:"duplicate"` // pages of it that were duplicates
+	Relinks   int     `json:"relinks"`   // its known URLs found again on other pages
+	Lead      int     `json:"lead"`      // distinct pages outside it its pages led to
 	DupShare  float64 `json:"duplicate_share"`
 	Parked    int     `json:"parked"`
 }
@@ -810,7 +849,7 @@ type Usage struct {
 func (h *Host[T]) Top(cfg Config, n int) []Usage {
 	out := make([]Usage, 0, len(h.spaces))
 	for k, s := range h.spaces {
-		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup,
+		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Lead: s.famLead,
 			Parked: len(h.parked[parkKey{parkFamily, k}]) + len(h.parked[parkKey{parkSpace, k}])}
 		if cfg.Budget > 0 {
 			u.Budget = h.allowance(cfg, s)

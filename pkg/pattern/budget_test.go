@@ -823,3 +823,48 @@ func TestSiblingRewrite(t *testing.T) {
 		}
 	}
 }
+
+// TestBarrenUnlinkedFamily: a family the host links from one of its pages (a
+// tag cloud, a search box's suggestions) whose pages come back distinct but
+// lead nowhere else is held at its probes, whatever its entries earned, while
+// nothing links its URLs again once known; the same family whose known URLs
+// the site's pages keep linking (a real site's pages link each other) keeps
+// what its entries earned.
+func TestBarrenUnlinkedFamily(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Share = 0
+	crawl := func(relinked bool) (generated int) {
+		h := NewHost[string]()
+		for i := range 5 {
+			u := fmt.Sprintf("http://a/tags/%s", word(i))
+			c, d := offer(h, cfg, u, "http://a/", 0, 0)
+			if !d.Admit || !c.Grounded {
+				t.Fatalf("entry %s: admitted %v grounded %v", u, d.Admit, c.Grounded)
+			}
+			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true})
+		}
+		parent, hops, origin := "http://a/tags/"+word(0), 0, Key(0)
+		for i := range 100 {
+			u := fmt.Sprintf("http://a/tags/%s", word(100+i))
+			c, d := offer(h, cfg, u, parent, hops, origin)
+			if !d.Admit {
+				continue
+			}
+			generated++
+			v := Verdict{URL: u, Hash: int64(KeyOf(u)), Origin: c.Origin}
+			if relinked {
+				// The page links two of the tags the crawl knows.
+				v.Relinks = []string{"http://a/tags/" + word(i%5), "http://a/tags/" + word((i+2)%5)}
+			}
+			h.Observe(cfg, v)
+			parent, hops, origin = u, c.Hops, c.Origin
+		}
+		return generated
+	}
+	if n := crawl(false); n != cfg.Probe {
+		t.Errorf("a barren family nothing links again: %d generated URLs admitted, want %d (its probes)", n, cfg.Probe)
+	}
+	if n, want := crawl(true), cfg.Budget+5*cfg.EvidenceWeight; n != want {
+		t.Errorf("a barren family the site links again: %d generated URLs admitted, want %d (its budget and evidence)", n, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -137,6 +138,48 @@ type Verdict struct {
 	Origin      uint64 `json:"origin,omitempty"`
 	ParentSpace uint64 `json:"parent_space,omitempty"`
 	DupHops     int    `json:"dup_hops,omitempty"` // duplicate pages in a row that led to the page
+	// Relinks are the page's links on its host that the store knew
+	// already, as paths with their query (at most MaxRelinks): how often a
+	// URL space's known URLs are found again tells a site's pages, which
+	// link each other, from a generated space (pkg/pattern).
+	Relinks []string `json:"relinks,omitempty"`
+}
+
+// MaxRelinks bounds Verdict.Relinks.
+const MaxRelinks = 32
+
+// RelinkPath returns what Verdict.Relinks holds of a normalized URL: its path
+// and query, the scheme and host being the page's.
+func RelinkPath(u string) string {
+	_, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		return rest[i:]
+	}
+	return "/"
+}
+
+// RelinkURLs returns a verdict's Relinks as URLs on its page's scheme and host.
+func (v Verdict) RelinkURLs() []string {
+	if len(v.Relinks) == 0 {
+		return nil
+	}
+	base := v.URL
+	if i := strings.Index(base, "://"); i >= 0 {
+		if j := strings.IndexAny(base[i+3:], "/?#"); j >= 0 {
+			base = base[:i+3+j]
+		}
+	}
+	out := make([]string, 0, len(v.Relinks))
+	for _, p := range v.Relinks {
+		if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "?") || strings.HasPrefix(p, "//") {
+			continue // not a path on the page's host: a record from elsewhere
+		}
+		out = append(out, base+p)
+	}
+	return out
 }
 
 // EncodeURL returns the record value for u.

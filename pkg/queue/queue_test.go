@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -286,5 +287,26 @@ func TestParseBroker(t *testing.T) {
 		if err == nil && (got.Embedded != c.want.Embedded || got.DataDir != c.want.DataDir || len(got.Seeds) != len(c.want.Seeds)) {
 			t.Errorf("ParseBroker(%q) = %+v, want %+v", c.in, got, c.want)
 		}
+	}
+}
+
+// TestRelinks: a verdict carries its known links as paths, and gives them
+// back as URLs on the page's own scheme and host (port and all); anything
+// that is not a path is dropped, not joined to the host.
+func TestRelinks(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"http://a.example:8080/x/y?q=1", "/x/y?q=1"},
+		{"http://a.example?q=1", "?q=1"},
+		{"http://a.example", "/"},
+	} {
+		if got := RelinkPath(tc.in); got != tc.want {
+			t.Errorf("RelinkPath(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	v := Verdict{URL: "https://a.example:8443/p/1.html?x=2", Relinks: []string{"/x/y?q=1", "?q=1", "evil.example/z", "//b.example/"}}
+	got := v.RelinkURLs()
+	want := []string{"https://a.example:8443/x/y?q=1", "https://a.example:8443?q=1"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("RelinkURLs = %q, want %q", got, want)
 	}
 }
