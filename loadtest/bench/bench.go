@@ -130,16 +130,21 @@ type Machine struct {
 
 // Settings are the identical settings every crawler ran with.
 type Settings struct {
-	Hosts        int     `json:"hosts"`
-	PagesPerHost int     `json:"pages_per_host"`
-	Fanout       int     `json:"fanout"`
-	PageBytes    int     `json:"page_bytes"`
-	Agent        string  `json:"agent"`
-	UserAgent    string  `json:"user_agent"`
-	DelayMS      float64 `json:"delay_ms"`
-	MaxPages     int     `json:"max_pages"`
-	Workers      int     `json:"workers"`
-	TimeoutSec   float64 `json:"timeout_seconds"`
+	Hosts        int `json:"hosts"`
+	PagesPerHost int `json:"pages_per_host"`
+	Fanout       int `json:"fanout"`
+	PageBytes    int `json:"page_bytes"`
+	PageBytesMax int `json:"page_bytes_max,omitempty"` // pages drawn from [PageBytes, PageBytesMax]
+	// Hosts whose robots.txt sets a Crawl-delay (synthweb.Config.CrawlDelayShare).
+	CrawlDelayShare float64 `json:"crawl_delay_share,omitempty"`
+	CrawlDelayMinMS float64 `json:"crawl_delay_min_ms,omitempty"`
+	CrawlDelayMaxMS float64 `json:"crawl_delay_max_ms,omitempty"`
+	Agent           string  `json:"agent"`
+	UserAgent       string  `json:"user_agent"`
+	DelayMS         float64 `json:"delay_ms"`
+	MaxPages        int     `json:"max_pages"`
+	Workers         int     `json:"workers"`
+	TimeoutSec      float64 `json:"timeout_seconds"`
 }
 
 // Result is one crawler's run.
@@ -224,6 +229,8 @@ func Ratios(rs []Result) []Ratio {
 	}
 	return out
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func div(a, b float64) float64 {
 	if b == 0 {
@@ -319,6 +326,8 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		BucketSec: 1,
 		Settings: Settings{
 			Hosts: o.Web.Hosts, PagesPerHost: o.Web.PagesPerHost, Fanout: o.Web.Fanout, PageBytes: o.Web.PageBytes,
+			PageBytesMax: o.Web.PageBytesMax, CrawlDelayShare: o.Web.CrawlDelayShare,
+			CrawlDelayMinMS: ms(o.Web.CrawlDelayMin), CrawlDelayMaxMS: ms(max(o.Web.CrawlDelayMax, o.Web.CrawlDelayMin)),
 			Agent: o.Web.Agent, UserAgent: o.UserAgent, DelayMS: float64(o.Delay) / float64(time.Millisecond),
 			MaxPages: o.MaxPages, Workers: o.Workers, TimeoutSec: o.Timeout.Seconds(),
 		},
@@ -574,7 +583,20 @@ func runOne(ctx context.Context, o Options, name string, argv []string) (Result,
 	reqs := web.Requests()
 	audit := web.Audit(synthweb.AuditConfig{DefaultDelay: o.Delay, MaxRetries: 2, Tolerance: o.Tolerance, MaxExamples: 5})
 	fill(&r, reqs, audit)
+	logGaps(o.Log, name, audit)
 	return r, nil
+}
+
+// logGaps prints the web's view of the gaps, the hosts under a Crawl-delay
+// apart: their delays are longer than the default, so they test the
+// schedule's timing rather than its throughput.
+func logGaps(w io.Writer, name string, a synthweb.Report) {
+	g, c := a.Gaps, a.CrawlDelayGaps
+	fmt.Fprintf(w, "bench: %s: gaps over delay (the web's log): median %.3f, p90 %.3f, utilisation %.3f, %d gaps", name, g.Median, g.P90, g.Utilisation, g.Count)
+	if c.Count > 0 {
+		fmt.Fprintf(w, "; under a Crawl-delay: median %.3f, p90 %.3f, utilisation %.3f, %d gaps", c.Median, c.P90, c.Utilisation, c.Count)
+	}
+	fmt.Fprintln(w)
 }
 
 // fill derives the log- and audit-based numbers of r.

@@ -12,8 +12,16 @@ import (
 // FormatTable writes one row per crawler and then the ratios ours / peer.
 func FormatTable(w io.Writer, res *Results) error {
 	s := res.Settings
-	fmt.Fprintf(w, "web: %d hosts x %d pages (fanout %d, ~%d B/page), delay %gms, max pages %d, %d in flight; %d CPUs, load before %s\n",
-		s.Hosts, s.PagesPerHost, s.Fanout, s.PageBytes, s.DelayMS, s.MaxPages, s.Workers, res.Machine.CPUs, res.Machine.LoadAvg)
+	size := fmt.Sprintf("~%d B/page", s.PageBytes)
+	if s.PageBytesMax > s.PageBytes {
+		size = fmt.Sprintf("%d-%d B/page", s.PageBytes, s.PageBytesMax)
+	}
+	delay := fmt.Sprintf("delay %gms", s.DelayMS)
+	if s.CrawlDelayShare > 0 {
+		delay += fmt.Sprintf(" (Crawl-delay %g-%gms on %g%% of the hosts)", s.CrawlDelayMinMS, s.CrawlDelayMaxMS, s.CrawlDelayShare*100)
+	}
+	fmt.Fprintf(w, "web: %d hosts x %d pages (fanout %d, %s), %s, max pages %d, %d in flight; %d CPUs, load before %s\n",
+		s.Hosts, s.PagesPerHost, s.Fanout, size, delay, s.MaxPages, s.Workers, res.Machine.CPUs, res.Machine.LoadAvg)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "crawler\tpages\tcrawl s\tpages/s\tCPU µs/page\tpeak RSS MiB\tweb µs/req\tcoverage\trobots\tpoliteness\toverlaps\tduplicates\tpoliteness util\t")
 	var notes []string
@@ -36,6 +44,13 @@ func FormatTable(w io.Writer, res *Results) error {
 	for _, ra := range res.Ratios {
 		fmt.Fprintf(w, "ours/%s: pages/s %s, CPU/page %s, peak RSS %s\n",
 			ra.Peer, ratio(ra.PagesPerSec), ratio(ra.CPUPerPage), ratio(ra.PeakRSS))
+	}
+	for _, r := range res.Crawlers {
+		if r.Audit != nil && r.Audit.CrawlDelayGaps.Count > 0 {
+			g := r.Audit.CrawlDelayGaps
+			fmt.Fprintf(w, "%s under a Crawl-delay: politeness util %.3f (gap/delay median %.3f, p90 %.3f, %d gaps)\n",
+				r.Crawler, g.Utilisation, g.Median, g.P90, g.Count)
+		}
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)

@@ -122,6 +122,9 @@ type Report struct {
 	// every gap from the end of a request to the start of the next, over
 	// the delay in force.
 	Gaps GapStats `json:"gaps"`
+	// The same over the gaps a robots Crawl-delay set (Config.CrawlDelayShare):
+	// longer delays, which a schedule's timer, not its throughput, has to meet.
+	CrawlDelayGaps GapStats `json:"crawl_delay_gaps"`
 
 	// Per server address (see AuditConfig.IPConcurrency): every request
 	// counts, robots.txt and misdirected ones included; a request of a log
@@ -327,6 +330,7 @@ type auditor struct {
 
 	fetched map[string]bool // MustFetch resources fetched, by the Missing rule
 	gaps    []float64       // every host's gaps over their delay (Report.Gaps)
+	cdGaps  []float64       // those under a Crawl-delay (Report.CrawlDelayGaps)
 }
 
 func audit(log []Request, wd world, cfg AuditConfig) Report {
@@ -385,6 +389,7 @@ func audit(log []Request, wd world, cfg AuditConfig) Report {
 		a.host(byHost[key], pol)
 	}
 	a.rep.Gaps = gapStats(a.gaps)
+	a.rep.CrawlDelayGaps = gapStats(a.cdGaps)
 	a.resources(served, wd)
 	if wd.change != nil {
 		a.change(served, wd.change)
@@ -425,12 +430,16 @@ func (a *auditor) host(reqs []Request, pol robotsPolicy) {
 		r := &reqs[i]
 		if prev != nil {
 			delay := a.cfg.DefaultDelay
-			if hasCrawlDelay && !rulesAt.IsZero() && !r.Start.Before(rulesAt) {
+			byRobots := hasCrawlDelay && !rulesAt.IsZero() && !r.Start.Before(rulesAt)
+			if byRobots {
 				delay = crawlDelay
 			}
 			gap := r.Start.Sub(prev.End)
 			if gap >= 0 && delay > 0 {
 				a.gaps = append(a.gaps, float64(gap)/float64(delay))
+				if byRobots {
+					a.cdGaps = append(a.cdGaps, float64(gap)/float64(delay))
+				}
 			}
 			switch {
 			case gap < -a.tol:

@@ -675,7 +675,11 @@ func TestAuditGaps(t *testing.T) {
 		// Crawl-delay 0.5 s once robots.txt answered: a gap of 600 ms is 1.2 delays.
 		rq(hostAgent, "/robots.txt", 200, 0), rq(hostAgent, "/", 200, 601),
 	}
-	g := audit(log, testWorld(nil, nil), cfg).Gaps
+	rep := audit(log, testWorld(nil, nil), cfg)
+	g := rep.Gaps
+	if cd := rep.CrawlDelayGaps; cd.Count != 1 || math.Abs(cd.Median-1.2) > 1e-9 {
+		t.Errorf("gaps under a Crawl-delay = %+v, want the one of 1.2 delays", cd)
+	}
 	if g.Count != 4 {
 		t.Fatalf("gaps = %d, want 4: %+v", g.Count, g)
 	}

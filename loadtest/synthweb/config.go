@@ -17,6 +17,7 @@ type Config struct {
 	PagesPerHost int           // ordinary pages per host, default 30
 	Fanout       int           // links per ordinary page, default 5
 	PageBytes    int           // approximate HTML size of an ordinary page, default 4 KiB
+	PageBytesMax int           // > PageBytes: each ordinary page's size is drawn (by Seed) from [PageBytes, PageBytesMax]; else every page is PageBytes
 	CrossLinks   bool          // ordinary pages also link to other hosts' pages (true in DefaultConfig)
 	Features     bool          // add the special cases (the e2e world); false = plain pages only
 	Traps        bool          // add 1-3 trap instances to every host and hubs of near-duplicate index pages to some
@@ -24,6 +25,14 @@ type Config struct {
 	Seed         int64         // deterministic graph and texts
 	Now          time.Time     // clock for calendar traps; zero = time.Now()
 	Change       ChangeConfig
+
+	// CrawlDelayShare of the plain hosts (each drawn by Seed) have a
+	// robots.txt whose "*" group sets a Crawl-delay drawn from
+	// [CrawlDelayMin, CrawlDelayMax], in whole milliseconds. Host 0
+	// (no robots.txt) and the hosts of Features and Apps keep theirs.
+	CrawlDelayShare float64
+	CrawlDelayMin   time.Duration
+	CrawlDelayMax   time.Duration
 
 	// Apps makes the last Apps hosts application hosts, whose pages are
 	// built by scripts (see the package comment); 0: none.
@@ -78,6 +87,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.PagesPerHost, prefix+"pages", c.PagesPerHost, "ordinary pages per host")
 	fs.IntVar(&c.Fanout, prefix+"fanout", c.Fanout, "links per ordinary page")
 	fs.IntVar(&c.PageBytes, prefix+"page-bytes", c.PageBytes, "approximate HTML size of an ordinary page in bytes")
+	fs.IntVar(&c.PageBytesMax, prefix+"page-bytes-max", c.PageBytesMax, "with a value above -page-bytes, each ordinary page's size is drawn by the seed from [page-bytes, page-bytes-max] (0: every page -page-bytes)")
+	fs.Float64Var(&c.CrawlDelayShare, prefix+"crawl-delay-share", c.CrawlDelayShare, "share of the plain hosts (0-1, drawn by the seed) whose robots.txt sets a Crawl-delay from [crawl-delay-min, crawl-delay-max]; host 0 has no robots.txt")
+	fs.DurationVar(&c.CrawlDelayMin, prefix+"crawl-delay-min", c.CrawlDelayMin, "least Crawl-delay of -crawl-delay-share's hosts (whole milliseconds)")
+	fs.DurationVar(&c.CrawlDelayMax, prefix+"crawl-delay-max", c.CrawlDelayMax, "greatest Crawl-delay of -crawl-delay-share's hosts (0: -crawl-delay-min)")
 	fs.BoolVar(&c.CrossLinks, prefix+"cross-links", c.CrossLinks, "ordinary pages also link to other hosts' pages")
 	fs.BoolVar(&c.Features, prefix+"features", c.Features, "add the special cases: robots variants, redirects, traps, error pages, gzip bomb")
 	fs.BoolVar(&c.Traps, prefix+"traps", c.Traps, "add trap instances of every class (calendars, pagination, facets, soft 404s, session ids) to every host, and hubs of near-duplicate index pages to some")
@@ -98,6 +111,7 @@ func (c Config) Validate() error {
 // Limits that keep the address plan and the memory footprint sane.
 const (
 	maxHosts        = 250 * 250
+	maxPageBytes    = 16 << 20 // every page is held in memory
 	minFeatureHosts = 6
 	minFeaturePages = 4 // the spelling variants point at /p/3.html
 )
@@ -123,6 +137,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Agent == "" {
 		c.Agent = d.Agent
 	}
+	if c.CrawlDelayMax == 0 {
+		c.CrawlDelayMax = c.CrawlDelayMin
+	}
 	if c.Now.IsZero() {
 		c.Now = time.Now()
 	}
@@ -146,6 +163,18 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Fanout %d < 1", ErrConfig, c.Fanout)
 	case c.PageBytes < 0:
 		return c, fmt.Errorf("%w: PageBytes %d < 0", ErrConfig, c.PageBytes)
+	case c.PageBytesMax < 0:
+		return c, fmt.Errorf("%w: PageBytesMax %d < 0", ErrConfig, c.PageBytesMax)
+	case c.PageBytesMax > 0 && c.PageBytesMax < c.PageBytes:
+		return c, fmt.Errorf("%w: PageBytesMax %d below PageBytes %d", ErrConfig, c.PageBytesMax, c.PageBytes)
+	case c.PageBytesMax > maxPageBytes:
+		return c, fmt.Errorf("%w: PageBytesMax %d > %d", ErrConfig, c.PageBytesMax, maxPageBytes)
+	case !(c.CrawlDelayShare >= 0 && c.CrawlDelayShare <= 1): // NaN too
+		return c, fmt.Errorf("%w: CrawlDelayShare %v not in [0, 1]", ErrConfig, c.CrawlDelayShare)
+	case c.CrawlDelayMin < 0 || c.CrawlDelayMax < c.CrawlDelayMin:
+		return c, fmt.Errorf("%w: Crawl-delay range [%v, %v] is not a range of non-negative durations", ErrConfig, c.CrawlDelayMin, c.CrawlDelayMax)
+	case c.CrawlDelayShare > 0 && c.CrawlDelayMin < time.Millisecond:
+		return c, fmt.Errorf("%w: CrawlDelayShare %v needs CrawlDelayMin >= 1ms, got %v", ErrConfig, c.CrawlDelayShare, c.CrawlDelayMin)
 	case c.Features && c.Hosts < minFeatureHosts:
 		return c, fmt.Errorf("%w: Features needs Hosts >= %d, got %d", ErrConfig, minFeatureHosts, c.Hosts)
 	case c.Apps < 0 || c.Apps > c.Hosts:

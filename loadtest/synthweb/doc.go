@@ -55,7 +55,12 @@
 // with CrossLinks, to a page of another host. Texts are generated from a
 // built-in vocabulary with a page-specific word distribution, so no two plain
 // pages are near-duplicates. Host 0 has no robots.txt (404); the others have a
-// simple one (User-agent: * / Disallow: /cgi-bin/).
+// simple one (User-agent: * / Disallow: /cgi-bin/). Pages are about PageBytes
+// long, or, with PageBytesMax above it, each draws its size from
+// [PageBytes, PageBytesMax]. With CrawlDelayShare, that share of the plain
+// hosts with a robots.txt (which ones, and their delays, drawn by Seed) add
+// a Crawl-delay from [CrawlDelayMin, CrawlDelayMax] to it; the audit
+// reports the gaps under a Crawl-delay apart (Report.CrawlDelayGaps).
 //
 // # Special cases (Config.Features, needs at least 6 hosts)
 //

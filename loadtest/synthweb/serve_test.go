@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -363,6 +366,14 @@ func TestStartRejectsConfig(t *testing.T) {
 		{"negative pages", func(c *Config) { c.PagesPerHost = -1 }},
 		{"agent with a space", func(c *Config) { c.Agent = "test bot" }},
 		{"too many hosts", func(c *Config) { c.Hosts = maxHosts + 1 }},
+		{"page size range upside down", func(c *Config) { c.PageBytes, c.PageBytesMax = 5000, 4000 }},
+		{"page size past the cap", func(c *Config) { c.PageBytesMax = maxPageBytes + 1 }},
+		{"crawl-delay share above 1", func(c *Config) { c.CrawlDelayShare, c.CrawlDelayMin = 1.5, time.Second }},
+		{"crawl-delay share NaN", func(c *Config) { c.CrawlDelayShare, c.CrawlDelayMin = math.NaN(), time.Second }},
+		{"crawl-delay share without a delay", func(c *Config) { c.CrawlDelayShare = 0.5 }},
+		{"crawl-delay range upside down", func(c *Config) {
+			c.CrawlDelayShare, c.CrawlDelayMin, c.CrawlDelayMax = 0.5, time.Second, 200*time.Millisecond
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -380,6 +391,65 @@ func TestStartRejectsConfig(t *testing.T) {
 		})
 	}
 }
+
+// A share of the plain hosts gets a Crawl-delay in the range, and the
+// pages' sizes spread over theirs; the seed decides both, and the link
+// graph stays the one the seed gives without them.
+func TestCrawlDelayAndPageSizes(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Hosts, cfg.PagesPerHost, cfg.Seed = 40, 20, 3
+	plain := startWeb(t, cfg)
+	cfg.PageBytes, cfg.PageBytesMax = 5000, 40000
+	cfg.CrawlDelayShare, cfg.CrawlDelayMin, cfg.CrawlDelayMax = 0.5, 200*time.Millisecond, time.Second
+	w := startWeb(t, cfg)
+
+	delayed := 0
+	for i, h := range w.hosts {
+		d, ok := h.robots.crawlDelay(cfg.Agent)
+		if !ok {
+			continue
+		}
+		delayed++
+		if i == 0 || d < cfg.CrawlDelayMin || d > cfg.CrawlDelayMax || d%time.Millisecond != 0 {
+			t.Errorf("host %d: Crawl-delay %v, want whole ms in [%v, %v] and none on host 0", i, d, cfg.CrawlDelayMin, cfg.CrawlDelayMax)
+		}
+		want := fmt.Sprintf("Crawl-delay: %g\n", d.Seconds())
+		if body := string(h.static[robotsPath].body); !strings.Contains(body, want) {
+			t.Errorf("host %d: robots.txt lacks %q:\n%s", i, want, body)
+		}
+	}
+	if delayed < 10 || delayed > 30 {
+		t.Errorf("%d of %d hosts have a Crawl-delay, want about half", delayed, cfg.Hosts)
+	}
+
+	lo, hi := math.MaxInt, 0
+	for i, h := range w.hosts {
+		for n := range cfg.PagesPerHost {
+			target := fmt.Sprintf("/p/%d.html", n)
+			size := len(h.static[target].body)
+			lo, hi = min(lo, size), max(hi, size)
+			if got, want := linksOf(h.static[target].body), linksOf(plain.hosts[i].static[target].body); !slices.Equal(got, want) {
+				t.Fatalf("host %d %s: links %v, want the seed's %v", i, target, got, want)
+			}
+		}
+	}
+	// Sizes are approximate: a page's text is cut at a word.
+	if lo < 4000 || lo > 10000 || hi < 30000 || hi > 45000 {
+		t.Errorf("page sizes span %d-%d B, want about 5000-40000", lo, hi)
+	}
+}
+
+// linksOf returns the hrefs of a page, in order, without their ports
+// (each web listens on its own).
+func linksOf(body []byte) []string {
+	var out []string
+	for _, m := range hrefRE.FindAllSubmatch(body, -1) {
+		out = append(out, portRE.ReplaceAllString(string(m[1]), "/"))
+	}
+	return out
+}
+
+var hrefRE, portRE = regexp.MustCompile(`href="([^"]*)"`), regexp.MustCompile(`:[0-9]+/`)
 
 // TestBuiltResources checks the construction without a network: every
 // MustFetch and MustNotFetch resource exists, and robots agrees with them.

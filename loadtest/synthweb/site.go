@@ -128,6 +128,7 @@ func (w *Web) build() error {
 		if w.cfg.Change.Enabled {
 			h.buildChanges()
 		}
+		h.drawCrawlDelay()
 		h.buildRobots()
 	}
 	slices.Sort(w.mustFetch)
@@ -219,6 +220,17 @@ func (h *host) buildPlain(homeExtra []link, perPage func(n int) []link) {
 		return ls
 	}
 	textBytes := plainTextBytes(cfg)
+	// Sizes come from their own stream, so that a size range leaves the
+	// link graph of a seed as it was.
+	srng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(h.idx)<<20|0x512e))
+	sized := func() int {
+		if cfg.PageBytesMax <= cfg.PageBytes {
+			return textBytes
+		}
+		c := cfg
+		c.PageBytes += srng.IntN(cfg.PageBytesMax - cfg.PageBytes + 1)
+		return plainTextBytes(c)
+	}
 
 	homeLinks := append(pageLinks(0, true), homeExtra...)
 	for n := 0; h.live != nil && n+1 < pagesN; n++ {
@@ -228,13 +240,13 @@ func (h *host) buildPlain(homeExtra []link, perPage func(n int) []link) {
 			homeLinks = append(homeLinks, link{href: fmt.Sprintf("/p/%d.html", n+1), text: fmt.Sprintf("Page %d", n+1)})
 		}
 	}
-	h.plainPage(0, "/", textBytes, homeLinks)
+	h.plainPage(0, "/", sized(), homeLinks)
 	for n := range pagesN {
 		ls := append(pageLinks(n+1, false), link{href: "/", text: "Home"})
 		if perPage != nil {
 			ls = append(ls, perPage(n)...)
 		}
-		h.plainPage(n+1, fmt.Sprintf("/p/%d.html", n), textBytes, ls)
+		h.plainPage(n+1, fmt.Sprintf("/p/%d.html", n), sized(), ls)
 	}
 	if h.role == roleRobots5xx {
 		return // nothing but robots.txt may be fetched there
@@ -243,6 +255,22 @@ func (h *host) buildPlain(homeExtra []link, perPage func(n int) []link) {
 	for n := range pagesN {
 		h.mustFetch(fmt.Sprintf("/p/%d.html", n))
 	}
+}
+
+// drawCrawlDelay gives a plain host's robots.txt a Crawl-delay with
+// probability Config.CrawlDelayShare. Each host draws from its own stream,
+// so the hosts that get one do not depend on the web's other settings.
+func (h *host) drawCrawlDelay() {
+	cfg := h.web.cfg
+	if cfg.CrawlDelayShare <= 0 || h.role != rolePlain || h.robots.status != http.StatusOK || len(h.robots.groups) == 0 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(h.idx)<<20|0xc7d))
+	if rng.Float64() >= cfg.CrawlDelayShare {
+		return
+	}
+	lo, hi := cfg.CrawlDelayMin.Milliseconds(), cfg.CrawlDelayMax.Milliseconds()
+	h.robots.groups[0].crawlDelay = time.Duration(lo+rng.Int64N(hi-lo+1)) * time.Millisecond
 }
 
 // plainPage renders page i of buildPlain ("/" is 0), or hands its text

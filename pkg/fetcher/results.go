@@ -57,8 +57,8 @@ func (u *unackedResults) in(partitions []int32) int {
 // (10ms) and a round trip, less than any host's delay, so a healthy broker
 // holds no host back; a broker that is slow or gone holds each host to one
 // result it may have to fetch again. The acknowledgement wakes the host
-// (produce), so the wait is only the bound for an acknowledgement that came
-// while the host was being put back.
+// (produce), and one that came while the host was being put back is seen
+// there (holdForAck), so the wait is only a bound.
 const ackWait = 20 * time.Millisecond
 
 // settleResults makes this fetcher's own fetches in partitions durable as

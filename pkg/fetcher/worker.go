@@ -67,7 +67,7 @@ func (f *Fetcher) work(ctx context.Context) {
 			// is acknowledged its URL is still queued in the store, and all
 			// that a broker outage can cost in requests made again is one
 			// per host.
-			lease.Done(frontier.Outcome{Until: time.Now().Add(ackWait), Hold: true})
+			holdForAck(f.fr, lease, f.unacked.pending)
 			continue
 		}
 		ok, out, server, token := f.serverTurn(ctx, lease)
@@ -95,6 +95,19 @@ func (f *Fetcher) work(ctx context.Context) {
 			f.noteEmpty(lease.Host)
 		}
 		f.inFlight.Add(-1)
+	}
+}
+
+// holdForAck puts a leased host whose last result the broker has not
+// acknowledged back in the schedule, held until the acknowledgement's
+// Unhold (or ackWait). An acknowledgement that came between the caller's
+// check and Done found the host leased, where Unhold does nothing, and
+// left it held for all of ackWait: asked again once the host is back,
+// pending ends that hold at once.
+func holdForAck(fr *frontier.Frontier, lease *frontier.Lease, pending func(host string) bool) {
+	lease.Done(frontier.Outcome{Until: time.Now().Add(ackWait), Hold: true})
+	if !pending(lease.Host) {
+		fr.Unhold(lease.Host)
 	}
 }
 

@@ -317,6 +317,32 @@ func TestDelayLearntLateCountsFromLastRequest(t *testing.T) {
 	}
 }
 
+// TestCrawlDelayFromResponseEnd: a Crawl-delay learnt from the robots.txt
+// answer while its lease is out (as the fetcher's recordRobots does) counts
+// from that answer's end (Outcome.At, the response's end plus the margin),
+// not from when the lease came back: the host is offered not a moment
+// before, and at that very moment, with Lease.Ready naming it.
+func TestCrawlDelayFromResponseEnd(t *testing.T) {
+	const crawlDelay = 730 * time.Millisecond
+	f, clk := newTest(100 * time.Millisecond)
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	l := nextNow(t, f) // its robots.txt
+	clk.Add(40 * time.Millisecond)
+	end := clk.Now() // the answer's end
+	f.SetHostDelay("a", 0, crawlDelay)
+	clk.Add(15 * time.Millisecond) // the worker's work after the answer
+	l.Done(Outcome{Requested: true, At: end})
+
+	clk.Add(crawlDelay - 15*time.Millisecond - time.Nanosecond)
+	noneDue(t, f)
+	clk.Add(time.Nanosecond)
+	l = nextNow(t, f)
+	if want := end.Add(crawlDelay); l.Host != "a" || !l.Ready.Equal(want) || !l.Taken.Equal(want) {
+		t.Fatalf("leased %s ready %v, taken %v after the answer's end, want a at %v for both",
+			l.Host, l.Ready.Sub(end), l.Taken.Sub(end), crawlDelay)
+	}
+}
+
 // TestSubresourcesFirst: a sub-resource a page being rendered waits on goes
 // ahead of the host's queued pages, whatever their level, after robots.txt
 // hops and earlier sub-resources; it keeps the host's delay.

@@ -14,6 +14,22 @@
 //
 //	go run ./loadtest/cmd/bench -hosts 50 -pages 40 -delay 100ms -json bench.json -png bench.png
 //
+// The web's shape has flags of its own (-h lists them): -page-bytes-max
+// spreads the pages' sizes over [-page-bytes, -page-bytes-max], and
+// -crawl-delay-share gives that share of the hosts a robots.txt Crawl-delay
+// from [-crawl-delay-min, -crawl-delay-max], each drawn by -seed. The web of
+// Crawl-delay hosts and 5-40 KB pages (docs/performance.md, "Politeness
+// utilisation"), a few minutes per crawler:
+//
+//	go run ./loadtest/cmd/bench -hosts 200 -pages 30 -delay 100ms \
+//	    -page-bytes 5000 -page-bytes-max 40000 \
+//	    -crawl-delay-share 0.5 -crawl-delay-min 200ms -crawl-delay-max 1s -crawlers ours,colly
+//
+// Its log and the table then give the utilisation of the gaps under a
+// Crawl-delay apart (Colly does not honour Crawl-delay, so the audit counts
+// its requests there as politeness violations). Keep -crawl-delay-max under
+// the crawler's -max-delay (30s), which the audit does not know.
+//
 // Run it from the repository root (or pass -root). The exit status is 0 when
 // every crawler that ran finished in time, 1 otherwise, 2 for a usage error.
 package main
