@@ -320,6 +320,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"modified", qModified, 4, "USING INTEGER PRIMARY KEY"},
 		{"listed", qListed, 5, "USING INTEGER PRIMARY KEY"},
 		{"store url scheduled", qStoreURLScheduled, 18, "USING INTEGER PRIMARY KEY"},
+		{"store url scheduled, same time", qStoreURLScheduledSameTime, 17, "USING INTEGER PRIMARY KEY"},
 		{"record exclusion", qRecordExclusion, 13, ""},
 		{"stored fetches", in(qStoredFetches), 3, "USING COVERING INDEX sqlite_autoindex_captures_1"},
 		{"url states", in(qURLStates), 3, "USING INTEGER PRIMARY KEY"},
@@ -328,6 +329,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"insert capture", qInsertCapture, 31, ""},
 		{"insert bands", qInsertBands, 12, ""},
 		{"store url", qStoreURL, 8, "USING INTEGER PRIMARY KEY"},
+		{"store url, same time", qStoreURLSameTime, 7, "USING INTEGER PRIMARY KEY"},
 		{"url", qURL, 1, "USING INTEGER PRIMARY KEY"},
 		{"exclusion", qExclusion, 1, "USING INTEGER PRIMARY KEY"},
 		{"held urls", qHeldURLs, 2, "USING INDEX exclusions_held"},
@@ -712,5 +714,43 @@ func TestCloseTwice(t *testing.T) {
 	}
 	if err := db.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		t.Logf("second Close: %v", err) // allowed to fail, must not panic
+	}
+}
+
+// TestStoreKeepsFetchTime: a capture of the time the fetcher's mark wrote
+// leaves fetched_at as it is (qStoreURLSameTime, qStoreURLScheduledSameTime),
+// one of another time moves it, and the host's recent fetches, read through
+// urls_host_fetched, follow.
+func TestStoreKeepsFetchTime(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	u := storetest.URL(1, "a.example", "/p")
+	if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.UnixMilli(1_767_225_600_000).UTC()
+	if err := db.UpdateURLs(ctx, []store.URLUpdate{{Hash: u.Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: t1}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		at        time.Time
+		scheduled bool
+	}{{t1, false}, {t1, true}, {t1.Add(time.Hour), true}, {t1.Add(2 * time.Hour), false}} {
+		at := tc.at
+		c := storetest.Capture(u, fmt.Sprint("f", i), "body", 1)
+		c.FetchedAt = at
+		if tc.scheduled {
+			c.Schedule = &store.Recrawl{NextFetchAt: at.Add(time.Hour), FetchCount: i + 1}
+		}
+		if err := db.AddCaptures(ctx, []store.Capture{c}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.RecentFetches(ctx, u.Host, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || !got[0].FetchedAt.Equal(at) || got[0].State != store.StateStored || got[0].Recrawl.FetchCount != i+1 {
+			t.Errorf("capture %d at %v: recent fetches %+v", i, at, got)
+		}
 	}
 }
