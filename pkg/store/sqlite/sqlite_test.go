@@ -593,6 +593,13 @@ func checkCounters(t *testing.T, db *DB) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Stats from counters:\n%+v\nrecounted:\n%+v", got, want)
 	}
+	var off int64
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM hosts h
+		WHERE excluded <> (SELECT count(*) FROM exclusions e WHERE e.host = h.host)`).Scan(&off); err != nil {
+		t.Fatal(err)
+	} else if off != 0 {
+		t.Errorf("%d hosts' excluded differ from their exclusions' count", off)
+	}
 	// Schedule: the scheduled counter, and the due visits read partition by
 	// partition, against a count of every row.
 	now := time.Now()
@@ -649,7 +656,10 @@ func TestCountersMatchTables(t *testing.T) {
 				caps = append(caps, c)
 			}
 			if i%11 == 0 {
-				ex = append(ex, store.Exclusion{URL: u.URL + "#x", Reason: reasons[1+i%3]})
+				ex = append(ex, store.Exclusion{URL: u.URL + "#x", Host: u.Host, Reason: reasons[1+i%3]})
+			}
+			if i%13 == 0 { // the same URL each round: recorded once, then sighted again
+				ex = append(ex, store.Exclusion{URL: fmt.Sprintf("https://%s/held/%d", u.Host, i), Host: u.Host, Reason: "trap_duplicate_space"})
 			}
 		}
 		// One URL twice in a batch: the second change starts from the first.
@@ -663,6 +673,11 @@ func TestCountersMatchTables(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := db.RecordExclusions(ctx, ex); err != nil {
+			t.Fatal(err)
+		}
+		checkCounters(t, db)
+		// Released: a held URL of each round and one never recorded.
+		if err := db.ForgetExclusions(ctx, []int64{store.HashURL(fmt.Sprintf("https://h%d.example/held/%d", (13*round)%17, 13*round)), 42}); err != nil {
 			t.Fatal(err)
 		}
 		checkCounters(t, db)
