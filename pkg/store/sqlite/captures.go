@@ -280,6 +280,16 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			return err
 		}
 		defer sched.Close()
+		updSame, err := db.stmt(ctx, tx, qStoreURLSameTime)
+		if err != nil {
+			return err
+		}
+		defer updSame.Close()
+		schedSame, err := db.stmt(ctx, tx, qStoreURLScheduledSameTime)
+		if err != nil {
+			return err
+		}
+		defer schedSame.Close()
 		urlHashes := make([]int64, len(caps))
 		for i, c := range caps {
 			urlHashes[i] = c.URLHash
@@ -338,13 +348,24 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 					return fmt.Errorf("index simhash of capture %s: %w", c.FetchID, err)
 				}
 			}
-			stored := urlState{state: string(store.StateStored), planned: states[urlHash].planned}
+			stored := urlState{state: string(store.StateStored), planned: states[urlHash].planned, fetched: fetched}
+			same := states[urlHash].fetched == fetched
 			if c.Schedule != nil {
 				args := append([]any{fetched, c.Status, c.ETag, c.LastModified, sha, fp, fp}, recrawlArgs(*c.Schedule)...)
-				res, err = sched.ExecContext(ctx, append(args, urlHash)...)
+				args = append(args, urlHash)
+				if same {
+					res, err = schedSame.ExecContext(ctx, args[1:]...)
+				} else {
+					res, err = sched.ExecContext(ctx, args...)
+				}
 				stored.planned = millis(c.Schedule.NextFetchAt) > 0
 			} else {
-				res, err = upd.ExecContext(ctx, fetched, c.Status, c.ETag, c.LastModified, sha, sha, fp, urlHash)
+				args := []any{fetched, c.Status, c.ETag, c.LastModified, sha, sha, fp, urlHash}
+				if same {
+					res, err = updSame.ExecContext(ctx, args[1:]...)
+				} else {
+					res, err = upd.ExecContext(ctx, args...)
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("mark url of capture %s stored: %w", c.FetchID, err)

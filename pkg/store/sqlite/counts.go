@@ -12,6 +12,14 @@ type urlState struct {
 	state   string
 	reason  string
 	planned bool // next_fetch_at > 0: a visit is planned
+
+	fetched int64 // fetched_at, which the counters do not count
+}
+
+// counted is s as the counters see it.
+func (s urlState) counted() urlState {
+	s.fetched = 0
+	return s
 }
 
 // urlCounts is what a transaction's URL inserts and state changes add to the
@@ -35,7 +43,7 @@ func (c urlCounts) add(s urlState, n int64) {
 // move counts a row that went from one state to another (nothing if neither
 // state, reason nor planning changed, as the trigger did).
 func (c urlCounts) move(from, to urlState) {
-	if from != to {
+	if from.counted() != to.counted() {
 		c.add(from, -1)
 		c.add(to, 1)
 	}
@@ -64,16 +72,16 @@ func (c urlCounts) apply(ctx context.Context, db *DB, tx *sql.Tx) error {
 	return nil
 }
 
-const qURLStateReasons = `SELECT hash, state, reason, next_fetch_at > 0 FROM urls WHERE hash IN (%s)`
+const qURLStateReasons = `SELECT hash, state, reason, next_fetch_at > 0, fetched_at FROM urls WHERE hash IN (%s)`
 
-// urlStates reads, in tx, the state, reason and planning of the rows of hashes
-// that exist.
+// urlStates reads, in tx, the state, reason, planning and fetch time of the
+// rows of hashes that exist.
 func urlStates(ctx context.Context, db *DB, tx *sql.Tx, hashes []int64) (map[int64]urlState, error) {
 	out := make(map[int64]urlState, len(hashes))
 	err := inChunks(ctx, db, tx, qURLStateReasons, hashes, func(rows *sql.Rows) error {
 		var h int64
 		var s urlState
-		if err := rows.Scan(&h, &s.state, &s.reason, &s.planned); err != nil {
+		if err := rows.Scan(&h, &s.state, &s.reason, &s.planned, &s.fetched); err != nil {
 			return err
 		}
 		out[h] = s

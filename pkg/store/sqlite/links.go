@@ -247,9 +247,17 @@ func linkRowsFor(n int) int {
 
 // insertLinksQuery inserts rows edges; deleteLinksQuery deletes the links of
 // n pages.
+//
+// Both inserts are OR IGNORE, not ON CONFLICT DO NOTHING or plain: a
+// statement of many rows that could abort half-way on a constraint (NOT
+// NULL, here never violated: the values are Go integers) copies every page
+// it changes to a statement journal first, so that it can be undone alone.
+// OR IGNORE cannot abort, so SQLite keeps no statement journal, which was
+// about a quarter of the links insert's CPU (docs/performance.md, "The
+// SQLite write path per page").
 func insertLinksQuery(rows int) string {
-	return `INSERT INTO links (from_hash, to_hash) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?), ", rows), ", ") + ` ON CONFLICT DO NOTHING`
+	return `INSERT OR IGNORE INTO links (from_hash, to_hash) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?), ", rows), ", ")
 }
 
 func deleteLinksQuery(n int) string {
@@ -260,7 +268,7 @@ func deleteLinksQuery(n int) string {
 // links_pending; deleteInLinksQuery takes the edges of n pages out of the
 // in-link index.
 func insertPendingQuery(rows int) string {
-	return `INSERT INTO links_pending (from_hash, to_hash) VALUES ` +
+	return `INSERT OR IGNORE INTO links_pending (from_hash, to_hash) VALUES ` +
 		strings.TrimSuffix(strings.Repeat("(?, ?), ", rows), ", ")
 }
 

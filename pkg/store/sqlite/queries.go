@@ -164,21 +164,30 @@ const (
 	// Parameters: fetched_at, status, etag, last_modified, content digest twice,
 	// simhash, hash. attempts counts the capture's request unless the fetcher's
 	// update (state fetched) counted it already: the two race.
-	qStoreURL = `UPDATE urls SET
-			state = 'stored', reason = '', fetched_at = ?, status = ?, etag = ?, last_modified = ?,
-			attempts = attempts + (state <> 'fetched'),
-			fetch_count = fetch_count + 1,
-			change_count = change_count + (content_sha256 IS NOT NULL AND content_sha256 IS NOT ?),
-			content_sha256 = ?, simhash = ?
-		WHERE hash = ?`
+	qStoreURL = `UPDATE urls SET state = 'stored', reason = '', fetched_at = ?, ` + storeURLSet
 
 	// With a schedule from the parser. Parameters: fetched_at, status, etag,
 	// last_modified, content digest twice, simhash twice, next_fetch_at,
 	// fetch_count, change_count, unchanged_ms, changed_ms, last_change_at,
 	// visited_at, misses, streak, change_rate, hash. A capture without content (a 304)
 	// keeps the digest and fingerprint of the copy it confirms.
-	qStoreURLScheduled = `UPDATE urls SET
-			state = 'stored', reason = '', fetched_at = ?, status = ?, etag = ?, last_modified = ?,
+	qStoreURLScheduled = `UPDATE urls SET state = 'stored', reason = '', fetched_at = ?, ` + storeURLScheduledSet
+
+	// qStoreURL and qStoreURLScheduled for a row whose fetched_at is the
+	// capture's already (the fetcher's "fetched" mark wrote it): parameters
+	// as theirs, less the first. SQLite rewrites an index entry of every
+	// column a statement sets, to the same value too, so setting fetched_at
+	// again cost an entry of urls_host_fetched deleted and inserted per page.
+	qStoreURLSameTime          = `UPDATE urls SET state = 'stored', reason = '', ` + storeURLSet
+	qStoreURLScheduledSameTime = `UPDATE urls SET state = 'stored', reason = '', ` + storeURLScheduledSet
+
+	storeURLSet = `status = ?, etag = ?, last_modified = ?,
+			attempts = attempts + (state <> 'fetched'),
+			fetch_count = fetch_count + 1,
+			change_count = change_count + (content_sha256 IS NOT NULL AND content_sha256 IS NOT ?),
+			content_sha256 = ?, simhash = ?
+		WHERE hash = ?`
+	storeURLScheduledSet = `status = ?, etag = ?, last_modified = ?,
 			attempts = attempts + (state <> 'fetched'),
 			content_sha256 = coalesce(?, content_sha256),
 			simhash = CASE WHEN ? <> 0 THEN ? ELSE simhash END,

@@ -320,6 +320,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"modified", qModified, 4, "USING INTEGER PRIMARY KEY"},
 		{"listed", qListed, 5, "USING INTEGER PRIMARY KEY"},
 		{"store url scheduled", qStoreURLScheduled, 18, "USING INTEGER PRIMARY KEY"},
+		{"store url scheduled, same time", qStoreURLScheduledSameTime, 17, "USING INTEGER PRIMARY KEY"},
 		{"record exclusion", qRecordExclusion, 13, ""},
 		{"stored fetches", in(qStoredFetches), 3, "USING COVERING INDEX sqlite_autoindex_captures_1"},
 		{"url states", in(qURLStates), 3, "USING INTEGER PRIMARY KEY"},
@@ -328,6 +329,7 @@ func checkPlans(t *testing.T, db *DB) {
 		{"insert capture", qInsertCapture, 31, ""},
 		{"insert bands", qInsertBands, 12, ""},
 		{"store url", qStoreURL, 8, "USING INTEGER PRIMARY KEY"},
+		{"store url, same time", qStoreURLSameTime, 7, "USING INTEGER PRIMARY KEY"},
 		{"url", qURL, 1, "USING INTEGER PRIMARY KEY"},
 		{"exclusion", qExclusion, 1, "USING INTEGER PRIMARY KEY"},
 		{"held urls", qHeldURLs, 2, "USING INDEX exclusions_held"},
@@ -591,6 +593,13 @@ func checkCounters(t *testing.T, db *DB) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Stats from counters:\n%+v\nrecounted:\n%+v", got, want)
 	}
+	var off int64
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM hosts h
+		WHERE excluded <> (SELECT count(*) FROM exclusions e WHERE e.host = h.host)`).Scan(&off); err != nil {
+		t.Fatal(err)
+	} else if off != 0 {
+		t.Errorf("%d hosts' excluded differ from their exclusions' count", off)
+	}
 	// Schedule: the scheduled counter, and the due visits read partition by
 	// partition, against a count of every row.
 	now := time.Now()
@@ -647,7 +656,10 @@ func TestCountersMatchTables(t *testing.T) {
 				caps = append(caps, c)
 			}
 			if i%11 == 0 {
-				ex = append(ex, store.Exclusion{URL: u.URL + "#x", Reason: reasons[1+i%3]})
+				ex = append(ex, store.Exclusion{URL: u.URL + "#x", Host: u.Host, Reason: reasons[1+i%3]})
+			}
+			if i%13 == 0 { // the same URL each round: recorded once, then sighted again
+				ex = append(ex, store.Exclusion{URL: fmt.Sprintf("https://%s/held/%d", u.Host, i), Host: u.Host, Reason: "trap_duplicate_space"})
 			}
 		}
 		// One URL twice in a batch: the second change starts from the first.
@@ -661,6 +673,11 @@ func TestCountersMatchTables(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := db.RecordExclusions(ctx, ex); err != nil {
+			t.Fatal(err)
+		}
+		checkCounters(t, db)
+		// Released: a held URL of each round and one never recorded.
+		if err := db.ForgetExclusions(ctx, []int64{store.HashURL(fmt.Sprintf("https://h%d.example/held/%d", (13*round)%17, 13*round)), 42}); err != nil {
 			t.Fatal(err)
 		}
 		checkCounters(t, db)
@@ -712,5 +729,43 @@ func TestCloseTwice(t *testing.T) {
 	}
 	if err := db.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		t.Logf("second Close: %v", err) // allowed to fail, must not panic
+	}
+}
+
+// TestStoreKeepsFetchTime: a capture of the time the fetcher's mark wrote
+// leaves fetched_at as it is (qStoreURLSameTime, qStoreURLScheduledSameTime),
+// one of another time moves it, and the host's recent fetches, read through
+// urls_host_fetched, follow.
+func TestStoreKeepsFetchTime(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	u := storetest.URL(1, "a.example", "/p")
+	if _, err := db.AdmitURLs(ctx, []store.URL{u}); err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.UnixMilli(1_767_225_600_000).UTC()
+	if err := db.UpdateURLs(ctx, []store.URLUpdate{{Hash: u.Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: t1}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		at        time.Time
+		scheduled bool
+	}{{t1, false}, {t1, true}, {t1.Add(time.Hour), true}, {t1.Add(2 * time.Hour), false}} {
+		at := tc.at
+		c := storetest.Capture(u, fmt.Sprint("f", i), "body", 1)
+		c.FetchedAt = at
+		if tc.scheduled {
+			c.Schedule = &store.Recrawl{NextFetchAt: at.Add(time.Hour), FetchCount: i + 1}
+		}
+		if err := db.AddCaptures(ctx, []store.Capture{c}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.RecentFetches(ctx, u.Host, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || !got[0].FetchedAt.Equal(at) || got[0].State != store.StateStored || got[0].Recrawl.FetchCount != i+1 {
+			t.Errorf("capture %d at %v: recent fetches %+v", i, at, got)
+		}
 	}
 }
