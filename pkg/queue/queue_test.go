@@ -288,3 +288,32 @@ func TestParseBroker(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodePageIn: a record laid out in a caller's buffer is the record
+// EncodePage makes, in that buffer, whatever the buffer held before.
+func TestEncodePageIn(t *testing.T) {
+	raw := []byte("HTTP/1.1 200 OK\r\n\r\nhello")
+	for _, p := range []Page{
+		{FetchID: "f1", URL: "http://a.example/", Status: 200, RawRequest: []byte("GET / HTTP/1.1\r\n\r\n"), RawResponse: raw, Body: raw[len(raw)-5:]},
+		{FetchID: "f2", URL: "http://a.example/r", Status: 200, RawResponse: raw, Body: []byte("other"), DOM: []byte("<p>x</p>")},
+	} {
+		want, err := EncodePage(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf []byte
+		got, err := EncodePageIn(p, func(n int) []byte {
+			buf = bytes.Repeat([]byte{0xff}, n+7)[:n] // stale bytes and room to spare
+			return buf
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: EncodePageIn differs from EncodePage", p.FetchID)
+		}
+		if &got[0] != &buf[0] {
+			t.Errorf("%s: the record is not in the buffer given", p.FetchID)
+		}
+	}
+}
