@@ -184,6 +184,7 @@ func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometh
 		kgo.FetchMaxBytes(int32(max(min(int64(cfg.BatchBytes)*maxFetchBatches, queue.MaxRecordBytes), int64(cfg.BatchBytes)))),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
+		kgo.WithPools(decompressBuffers{}),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
 			// Everything polled has been processed (rebalances wait for
 			// AllowRebalance), so committing here hands over a clean position.
@@ -251,6 +252,11 @@ func (p *Parser) Run(ctx context.Context) error {
 		}
 		if err := p.kafka.CommitRecords(work, recs...); err != nil {
 			p.log.Warn("commit crawl.pages offsets", "err", err)
+		}
+		// Nothing of the batch refers to its records' bytes any more: what
+		// outlives it was copied (strings, WARC records, produced records).
+		for _, rec := range recs {
+			rec.Recycle()
 		}
 		p.kafka.AllowRebalance()
 	}
