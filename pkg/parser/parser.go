@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -326,8 +327,8 @@ type pending struct {
 // batch (dedup decisions, store look-ups) and the store writes run in order.
 func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	var (
-		pages []queue.Page
-		srcs  []*kgo.Record // the record of each page
+		pages = make([]queue.Page, 0, len(recs))
+		srcs  = make([]*kgo.Record, 0, len(recs)) // the record of each page
 		dead  []*kgo.Record
 	)
 	for _, rec := range recs {
@@ -397,7 +398,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		toRender []*kgo.Record
 		renders  []store.RenderDecision
 	)
-	out.init(p)
+	out.init(p, found)
 	for i, pg := range pages {
 		a := &found[i]
 		if !keep[i] {
@@ -602,6 +603,14 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 		return nil
 	}
 	p.metrics.pages.WithLabelValues("html").Inc()
+	// Room for every link, the canonical and refresh targets and the
+	// requisites at once: appends one by one allocated two to four times
+	// what the page ends with.
+	n := len(doc.Requisites)
+	if !doc.NoFollow {
+		n += len(doc.Links) + 2
+	}
+	out.cands = slices.Grow(out.cands, n)
 	if !doc.NoFollow {
 		out.follow(doc, pg)
 		if doc.Canonical != "" {
