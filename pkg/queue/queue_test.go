@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/crawlcluster/crawler/internal/bufpool"
 )
 
 // Kafka's own test vectors (clients/src/test/java/.../utils/UtilsTest.java,
@@ -257,6 +259,18 @@ func FuzzDecodePage(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The fetcher's way, in a recycled buffer that held another record.
+		v3, err := EncodePageIn(p, func(n int) []byte {
+			b := bufpool.Get(n)
+			for i := range b {
+				b[i] = 0xee
+			}
+			return b
+		})
+		if err != nil || !bytes.Equal(v3, v2) {
+			t.Fatalf("EncodePageIn differs from EncodePage: %v", err)
+		}
+		bufpool.Put(v3)
 		p2, err := DecodePage(v2)
 		if err != nil || p2.URL != p.URL || !bytes.Equal(p2.Body, p.Body) || !bytes.Equal(p2.RawResponse, p.RawResponse) || !bytes.Equal(p2.DOM, p.DOM) || !bytes.Equal(p2.Screenshot, p.Screenshot) {
 			t.Fatalf("round trip failed: %v", err)
