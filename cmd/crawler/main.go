@@ -79,7 +79,7 @@ func run() int {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	tokensFile := fs.String("api-tokens-file", "", "file of bearer tokens for the API and console of -listen, one per line ('#' comments); CRAWLER_API_TOKENS (comma-separated) also works; none = no auth")
 	fs.BoolVar(&cfg.API.Public, "console-public", false, "answer the API's read-only (GET) routes, and so the console's pages, without a token; control actions still need one")
-	memProfile := fs.String("memprofile", "", "write a heap profile to this file whenever the live heap reaches a new peak (checked every 5s; go tool pprof)")
+	memProfile := fs.String("memprofile", "", "write a heap profile to this file whenever the live heap reaches a new peak (checked every 5s; go tool pprof), and to PATH.end at exit, whose allocation counts cover the whole run")
 	config.Usage(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: crawler -data DIR [-seeds FILE] [flags] [URL ...]\n       crawler export -wacz FILE -data DIR   (crawler export -h)\n\n")
@@ -128,6 +128,13 @@ func run() int {
 		pctx, stopProfile := context.WithCancel(ctx)
 		defer stopProfile()
 		go peakHeapProfile(pctx, *memProfile, 5*time.Second, log)
+		// The peak's profile counts allocation only up to the peak; the run's
+		// whole allocation (alloc_space per page) needs one more at the end.
+		defer func() {
+			if err := writeHeapProfile(*memProfile + ".end"); err != nil {
+				log.Warn("heap profile", "err", err)
+			}
+		}()
 	}
 	sum, err := embedded.Run(ctx, cfg, log)
 	if errors.Is(err, embedded.ErrNothingToCrawl) {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/crawlcluster/crawler/internal/bufpool"
 )
 
 const (
@@ -212,7 +214,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	duration := time.Since(start)
 
 	head := responseHead(resp, body.len())
-	record := make([]byte, len(head)+body.len())
+	record := newRecord(len(head) + body.len())
 	copy(record, head)
 	body.copyTo(record[len(head):])
 	body.release() // for the decoder's spool
@@ -251,6 +253,28 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		out.Location = resolveLocation(u, resp.Header.Get("Location"))
 	}
 	return out, nil
+}
+
+// maxPooledRecord bounds the records taken from bufpool: a pooled buffer is
+// rounded up to a power of two, which a caller that does not Release pays for
+// in full, and the few responses past it are not worth recycling.
+const maxPooledRecord = 256 << 10
+
+func newRecord(n int) []byte {
+	if n > maxPooledRecord {
+		return make([]byte, n)
+	}
+	return bufpool.Get(n)
+}
+
+// Release gives the memory of RawResponse (and of Body, which may share it)
+// back for the fetches that follow. A caller that has copied what it needs
+// of them (the fetcher, into its crawl.pages record) calls it; after it,
+// neither may be used. Without it the GC takes them, as it takes the rest.
+func (r *Response) Release() {
+	raw := r.RawResponse
+	r.RawResponse, r.Body = nil, nil
+	bufpool.Put(raw)
 }
 
 // Get adapts the client to robots.txt and sitemap fetching: one GET,

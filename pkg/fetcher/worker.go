@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/crawlcluster/crawler/internal/bufpool"
 	"github.com/crawlcluster/crawler/pkg/fetch"
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/queue"
@@ -485,7 +486,10 @@ func (f *Fetcher) noteError(host string) {
 func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 	p := pageOf(it, resp)
 	p.Kind = it.Kind.String()
-	v, err := queue.EncodePage(p)
+	// The record is a copy of the response, which can go at once; the
+	// record goes when the broker has it (Produce's promise).
+	v, err := queue.EncodePageIn(p, bufpool.Get)
+	resp.Release()
 	if err != nil {
 		f.queueUpdate(store.URLUpdate{Hash: hash, State: store.StateFailed, Reason: "encode_result", Status: resp.Status, FetchedAt: resp.FetchedAt})
 		return
@@ -494,6 +498,7 @@ func (f *Fetcher) produce(it frontier.Item, resp *fetch.Response, hash int64) {
 	f.inFlight.Add(1)
 	f.unacked.add(it.Host, it.Partition, 1)
 	f.kafka.Produce(context.Background(), rec, func(_ *kgo.Record, err error) {
+		bufpool.Put(v)
 		defer f.inFlight.Add(-1)
 		defer func() { // after the URL's mark is queued
 			if f.unacked.add(it.Host, it.Partition, -1) {

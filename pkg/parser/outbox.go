@@ -107,9 +107,19 @@ type outbox struct {
 	relinks map[string][]string
 }
 
-func (o *outbox) init(p *Parser) {
+// init readies o for the pages of found, with room for all their
+// candidates: an upper bound (the batch drops repeats) that costs one
+// allocation, where growing by appends cost two to four times the final
+// length of a slice whose candidates are 208 bytes each.
+func (o *outbox) init(p *Parser, found []analysis) {
 	o.p = p
-	o.seen = map[string]int{}
+	n := 0
+	for i := range found {
+		n += len(found[i].out.cands)
+	}
+	o.seen = make(map[string]int, n)
+	o.cands = make([]queue.URL, 0, n)
+	o.hashes = make([]int64, 0, n)
 }
 
 // merge takes a page's candidates in order, dropping URLs the batch already

@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -184,6 +185,7 @@ func New(cfg Config, st Store, archive Archive, kafkaOpts []kgo.Opt, reg prometh
 		kgo.FetchMaxBytes(int32(max(min(int64(cfg.BatchBytes)*maxFetchBatches, queue.MaxRecordBytes), int64(cfg.BatchBytes)))),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
+		kgo.WithPools(decompressBuffers{}),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
 			// Everything polled has been processed (rebalances wait for
 			// AllowRebalance), so committing here hands over a clean position.
@@ -251,6 +253,11 @@ func (p *Parser) Run(ctx context.Context) error {
 		}
 		if err := p.kafka.CommitRecords(work, recs...); err != nil {
 			p.log.Warn("commit crawl.pages offsets", "err", err)
+		}
+		// Nothing of the batch refers to its records' bytes any more: what
+		// outlives it was copied (strings, WARC records, produced records).
+		for _, rec := range recs {
+			rec.Recycle()
 		}
 		p.kafka.AllowRebalance()
 	}
@@ -320,8 +327,8 @@ type pending struct {
 // batch (dedup decisions, store look-ups) and the store writes run in order.
 func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	var (
-		pages []queue.Page
-		srcs  []*kgo.Record // the record of each page
+		pages = make([]queue.Page, 0, len(recs))
+		srcs  = make([]*kgo.Record, 0, len(recs)) // the record of each page
 		dead  []*kgo.Record
 	)
 	for _, rec := range recs {
@@ -391,7 +398,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		toRender []*kgo.Record
 		renders  []store.RenderDecision
 	)
-	out.init(p)
+	out.init(p, found)
 	for i, pg := range pages {
 		a := &found[i]
 		if !keep[i] {
@@ -596,6 +603,14 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 		return nil
 	}
 	p.metrics.pages.WithLabelValues("html").Inc()
+	// Room for every link, the canonical and refresh targets and the
+	// requisites at once: appends one by one allocated two to four times
+	// what the page ends with.
+	n := len(doc.Requisites)
+	if !doc.NoFollow {
+		n += len(doc.Links) + 2
+	}
+	out.cands = slices.Grow(out.cands, n)
 	if !doc.NoFollow {
 		out.follow(doc, pg)
 		if doc.Canonical != "" {

@@ -297,6 +297,14 @@ type Render struct {
 // which halves what the broker stores and compresses per page. A rendered
 // page adds its DOM (version 3), and its screenshot after it (version 4).
 func EncodePage(p Page) ([]byte, error) {
+	return EncodePageIn(p, newBuf)
+}
+
+func newBuf(n int) []byte { return make([]byte, n) }
+
+// EncodePageIn is EncodePage laid out in get(n), a buffer of at least n
+// bytes, the record's length: a caller can recycle records once produced.
+func EncodePageIn(p Page, get func(n int) []byte) ([]byte, error) {
 	meta, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("encode page %s: %w", p.URL, err)
@@ -311,8 +319,7 @@ func EncodePage(p Page) ([]byte, error) {
 		version, body = pageVersionBodyInRaw, nil
 	}
 	n := 1 + 6*4 + len(meta) + len(p.RawRequest) + len(p.RawResponse) + len(body) + len(p.DOM) + len(p.Screenshot)
-	out := make([]byte, 1, n)
-	out[0] = version
+	out := append(get(n)[:0], version)
 	for _, sec := range [][]byte{meta, p.RawRequest, p.RawResponse} {
 		out = binary.BigEndian.AppendUint32(out, uint32(len(sec)))
 		out = append(out, sec...)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawlcluster/crawler/internal/bufpool"
 )
 
 // Kafka's own test vectors (clients/src/test/java/.../utils/UtilsTest.java,
@@ -258,6 +260,18 @@ func FuzzDecodePage(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The fetcher's way, in a recycled buffer that held another record.
+		v3, err := EncodePageIn(p, func(n int) []byte {
+			b := bufpool.Get(n)
+			for i := range b {
+				b[i] = 0xee
+			}
+			return b
+		})
+		if err != nil || !bytes.Equal(v3, v2) {
+			t.Fatalf("EncodePageIn differs from EncodePage: %v", err)
+		}
+		bufpool.Put(v3)
 		p2, err := DecodePage(v2)
 		if err != nil || p2.URL != p.URL || !bytes.Equal(p2.Body, p.Body) || !bytes.Equal(p2.RawResponse, p.RawResponse) || !bytes.Equal(p2.DOM, p.DOM) || !bytes.Equal(p2.Screenshot, p.Screenshot) {
 			t.Fatalf("round trip failed: %v", err)
@@ -308,5 +322,34 @@ func TestRelinks(t *testing.T) {
 	want := []string{"https://a.example:8443/x/y?q=1", "https://a.example:8443?q=1"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("RelinkURLs = %q, want %q", got, want)
+	}
+}
+
+// TestEncodePageIn: a record laid out in a caller's buffer is the record
+// EncodePage makes, in that buffer, whatever the buffer held before.
+func TestEncodePageIn(t *testing.T) {
+	raw := []byte("HTTP/1.1 200 OK\r\n\r\nhello")
+	for _, p := range []Page{
+		{FetchID: "f1", URL: "http://a.example/", Status: 200, RawRequest: []byte("GET / HTTP/1.1\r\n\r\n"), RawResponse: raw, Body: raw[len(raw)-5:]},
+		{FetchID: "f2", URL: "http://a.example/r", Status: 200, RawResponse: raw, Body: []byte("other"), DOM: []byte("<p>x</p>")},
+	} {
+		want, err := EncodePage(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf []byte
+		got, err := EncodePageIn(p, func(n int) []byte {
+			buf = bytes.Repeat([]byte{0xff}, n+7)[:n] // stale bytes and room to spare
+			return buf
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: EncodePageIn differs from EncodePage", p.FetchID)
+		}
+		if &got[0] != &buf[0] {
+			t.Errorf("%s: the record is not in the buffer given", p.FetchID)
+		}
 	}
 }
