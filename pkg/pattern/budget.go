@@ -55,6 +55,11 @@ type Config struct {
 	YieldShare     float64 // what a family's yield may earn, per real page of the host found from outside it
 	MaxPatterns    int     // spaces tracked per host; past it, idle ones are forgotten
 	MaxParked      int     // held URLs kept in memory per host; the store keeps the rest
+	// Unlinked holds a barren family whose URLs are seldom found again at
+	// its probes (allowance). Off by default: links that only rendering
+	// finds report no sightings yet, so a JavaScript site's sections
+	// would look unlinked.
+	Unlinked bool
 }
 
 // DefaultConfig returns the budgets the flags default to.
@@ -69,6 +74,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.Float64Var(&c.Share, prefix+"pattern-share", DefaultShare, "generated URLs every family of a host earns per page of the host found from outside its family and fetched distinct")
 	fs.Float64Var(&c.YieldShare, prefix+"pattern-yield", DefaultYieldShare, "what a family earns by yield (2 per distinct page outside itself that its generated pages led to) is capped at this many per real page of the host found from outside the family: an index of near-duplicate pages listing real articles is followed, an endless one stops (0 = yield earns nothing)")
 	fs.IntVar(&c.Referrers, prefix+"pattern-referrers", DefaultReferrers, "a held URL linked from this many distinct fetched pages is admitted as evidence: a site's pages link each other, a generated space's URLs are each found on the one page that made them up (0 or negative = off)")
+	fs.BoolVar(&c.Unlinked, prefix+"pattern-unlinked", false, "hold a family whose judged pages lead nowhere else and whose URLs the site's pages seldom link again once known at dup-probe generated URLs, whatever its entries earned (traps 24.6% -> 20.5% of requests on the random trap webs; off by default: links found only by rendering report no sightings, so a JavaScript site's sections look unlinked)")
 	fs.IntVar(&c.Probe, prefix+"dup-probe", DefaultProbe, "generated URLs of one space (and matches of one suspected duplicate-producing rewrite) fetched before the verdicts on them are in; a space or rewrite whose probes come back duplicates is held (0 or negative = off)")
 }
 
@@ -438,8 +444,8 @@ func foldLast(p string) string {
 // real pages: an endless space that yields stops at a multiple of the site),
 // and a share of the host's real pages found from outside it.
 //
-// A barren family (its judged pages led almost nowhere else) whose URLs are
-// seldom found again once known earns nothing for its evidence nor as a
+// With Config.Unlinked, a barren family (its judged pages led almost nowhere
+// else) whose URLs are seldom found again once known earns nothing for its evidence nor as a
 // share of the host, and its first budget is cut to the probes: the pages
 // of a site link each other over and over, a generated space's URLs are
 // each found on the one page that made them up. That
@@ -454,7 +460,7 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 		ev -= w * n
 	}
 	first, share := cfg.Budget, int(cfg.Share*others)
-	if cfg.Probe > 0 && f.relinks < f.charged && f.barren(cfg.Probe) {
+	if cfg.Unlinked && cfg.Probe > 0 && f.relinks < f.charged && f.barren(cfg.Probe) {
 		first, ev, share = min(first, cfg.Probe), 0, 0
 	}
 	return first + ev + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + share

@@ -832,7 +832,7 @@ func TestSiblingRewrite(t *testing.T) {
 // what its entries earned.
 func TestBarrenUnlinkedFamily(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Share = 0
+	cfg.Share, cfg.Unlinked = 0, true
 	crawl := func(relinked bool) (generated int) {
 		h := NewHost[string]()
 		for i := range 5 {
@@ -866,5 +866,9 @@ func TestBarrenUnlinkedFamily(t *testing.T) {
 	}
 	if n, want := crawl(true), cfg.Budget+5*cfg.EvidenceWeight; n != want {
 		t.Errorf("a barren family the site links again: %d generated URLs admitted, want %d (its budget and evidence)", n, want)
+	}
+	cfg.Unlinked = false
+	if n, want := crawl(false), cfg.Budget+5*cfg.EvidenceWeight; n != want {
+		t.Errorf("-pattern-unlinked off: %d generated URLs admitted, want %d (its budget and evidence)", n, want)
 	}
 }
