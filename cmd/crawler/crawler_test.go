@@ -468,33 +468,7 @@ func TestStopAndResume(t *testing.T) {
 	requireAudit(t, rep)
 	if rep.Coverage != 1 {
 		t.Errorf("coverage %.3f after resume, want 1", rep.Coverage)
-		explainMissing(t, data, rep.Missing.Examples)
+		logMissing(t, data, rep.Missing.Examples)
 	}
 	checkStored(t, w, data)
-}
-
-// explainMissing logs what the store knows of pages the web never served
-// ("HOST/PATH never requested"), to tell a URL never found from one found
-// and lost.
-func explainMissing(t *testing.T, data string, missing []string) {
-	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(data, "crawl.db"))
-	if err != nil {
-		t.Log(err)
-		return
-	}
-	defer db.Close()
-	for _, m := range missing {
-		u := "http://" + strings.TrimSuffix(m, " never requested")
-		info, err := db.URLInfo(ctx, u)
-		switch {
-		case err != nil:
-			t.Logf("missing %s: %v", u, err)
-		case info.URL != nil:
-			t.Logf("missing %s: state %s, reason %q, attempts %d, partition %d, discovered %v", u, info.URL.State, info.URL.Reason, info.URL.Attempts, info.URL.Partition, info.URL.DiscoveredAt)
-		default:
-			t.Logf("missing %s: never admitted; exclusion %+v", u, info.Exclusion)
-		}
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
+	"github.com/crawlcluster/crawler/pkg/store/storetest"
 )
 
 // TestTrapsBounded crawls the synthetic web with every trap class on every host
@@ -85,18 +86,5 @@ func logMissing(t *testing.T, data string, examples []string) {
 	t.Helper()
 	db := openStore(t, data)
 	defer db.Close()
-	for _, ex := range examples {
-		id, _, _ := strings.Cut(ex, " ")
-		info, err := db.URLInfo(context.Background(), "http://"+id)
-		switch {
-		case err != nil:
-			t.Logf("missing %s: %v", id, err)
-		case info.Exclusion != nil:
-			t.Logf("missing %s: held (%s), found on %s", id, info.Exclusion.Reason, info.Exclusion.Parent)
-		case info.URL != nil:
-			t.Logf("missing %s: stored in state %s (%s)", id, info.URL.State, info.URL.Reason)
-		default:
-			t.Logf("missing %s: unknown to the store", id)
-		}
-	}
+	storetest.ExplainMissing(t, db, examples)
 }

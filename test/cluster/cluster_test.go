@@ -18,6 +18,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/blob"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/postgres"
+	"github.com/crawlcluster/crawler/pkg/store/storetest"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
 
@@ -164,7 +165,8 @@ func readRecord(ctx context.Context, blobs blob.Store, cp store.Capture) (*warc.
 	return rec, b, nil
 }
 
-func requireClean(t *testing.T, rep synthweb.Report, allowDuplicates int) {
+func (c *cluster) requireClean(rep synthweb.Report, allowDuplicates int) {
+	t := c.t
 	t.Helper()
 	t.Logf("audit:\n%s", rep.String())
 	for _, v := range []struct {
@@ -180,6 +182,10 @@ func requireClean(t *testing.T, rep synthweb.Report, allowDuplicates int) {
 	}
 	if rep.Coverage != 1 {
 		t.Errorf("coverage %.3f, want 1", rep.Coverage)
+	}
+	if rep.Missing.Count > 0 {
+		st, _ := c.openStores()
+		storetest.ExplainMissing(t, st, rep.Missing.Examples)
 	}
 }
 
@@ -201,7 +207,7 @@ func TestClusterHappyPath(t *testing.T) {
 	for _, p := range append(append(c.fetchers, c.parsers...), c.frontier) {
 		p.stop(t)
 	}
-	requireClean(t, w.Audit(auditConfig()), 0)
+	c.requireClean(w.Audit(auditConfig()), 0)
 	c.checkStored(w)
 }
 
@@ -250,7 +256,7 @@ func TestClusterHandover(t *testing.T) {
 	// The join and the SIGTERM stop repeat nothing; the kill repeats only
 	// pages requested and not stored when it came (requests in flight,
 	// results on their way to the store), however many the load left there.
-	requireClean(t, rep, faultWindow{At: killed, Stored: stored}.repeats(t, w.Requests()))
+	c.requireClean(rep, faultWindow{At: killed, Stored: stored}.repeats(t, w.Requests()))
 	c.checkStored(w)
 }
 
@@ -281,7 +287,7 @@ func TestClusterParserAndFrontierKilled(t *testing.T) {
 	for _, p := range append(append(c.fetchers, c.parsers...), c.frontier) {
 		p.stop(t)
 	}
-	requireClean(t, w.Audit(auditConfig()), 0)
+	c.requireClean(w.Audit(auditConfig()), 0)
 	c.checkStored(w)
 }
 
@@ -320,7 +326,7 @@ func TestClusterServerPoliteness(t *testing.T) {
 	ac := auditConfig()
 	ac.IPConcurrency = 2
 	rep := w.Audit(ac)
-	requireClean(t, rep, 0)
+	c.requireClean(rep, 0)
 	st, _ := c.openStores()
 	late := testenv.StampLateness(t, w, st)
 	t.Logf("the server stamped requests up to %v after the fetchers started them", late.Round(time.Millisecond))

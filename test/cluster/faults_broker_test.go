@@ -103,7 +103,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 	// first, and those URLs fetched again. A host gets no request while its
 	// previous result is unacknowledged, so that is at most one request per
 	// host for each of the two outages.
-	requireClean(t, rep, hosts*2)
+	c.requireClean(rep, hosts*2)
 	c.checkStored(w)
 }
 
@@ -138,7 +138,7 @@ func TestFaultBrokerErrors(t *testing.T) {
 			t.Errorf("no %s request was failed: %v", kind, failed)
 		}
 	}
-	requireClean(t, w.Audit(auditConfig()), 0)
+	c.requireClean(w.Audit(auditConfig()), 0)
 	c.checkStored(w)
 }
 

@@ -108,7 +108,7 @@ func TestFaultRedisFlushAndRestart(t *testing.T) {
 	t.Logf("%d hosts changed hands; the closest handover: %v from one fetcher's last request to the next's first", n, closest.Round(time.Millisecond))
 	// Both handovers were SIGTERM stops, which finish what is in flight and
 	// save it before letting go: no fetch is repeated.
-	requireClean(t, w.Audit(auditConfig()), 0)
+	c.requireClean(w.Audit(auditConfig()), 0)
 	c.checkStored(w)
 }
 
@@ -198,7 +198,7 @@ func TestFaultZombieFetcher(t *testing.T) {
 	// Fetches are repeated only for what the zombie had requested and not
 	// stored at the pause.
 	allowed := faultWindow{At: paused, Sent: resumed, UserAgent: userAgentOf(victim), Stored: stored}.repeats(t, log)
-	requireClean(t, w.Audit(auditConfig()), allowed)
+	c.requireClean(w.Audit(auditConfig()), allowed)
 	c.checkStored(w)
 }
 
@@ -274,7 +274,7 @@ func TestFaultRollingRestart(t *testing.T) {
 		t.Errorf("no page fetched after the rolling restart: the crawl was over before it ended")
 	}
 	t.Logf("%d pages fetched after the rolling restart", after)
-	requireClean(t, w.Audit(auditConfig()), 0)
+	c.requireClean(w.Audit(auditConfig()), 0)
 	c.checkStored(w)
 }
 

@@ -122,7 +122,7 @@ func TestFaultPostgresOutage(t *testing.T) {
 	// fetch. Those are the only duplicates allowed.
 	unsaved := f.unsavedMarks(c.fetchers[1])
 	t.Logf("fetcher-2 left %d fetched marks unsaved", unsaved)
-	requireClean(t, w.Audit(storeFaultAudit()), unsaved)
+	c.requireClean(w.Audit(storeFaultAudit()), unsaved)
 	c.checkStored(w)
 }
 
@@ -175,7 +175,7 @@ func TestFaultS3Errors(t *testing.T) {
 		p.stop(t)
 	}
 	// Nothing refetched: only the parser met the fault.
-	requireClean(t, w.Audit(storeFaultAudit()), 0)
+	c.requireClean(w.Audit(storeFaultAudit()), 0)
 	c.blobs = bucket // read back straight from S3
 	c.checkStored(w)
 	f.logOrphans(bucket)

@@ -96,7 +96,7 @@ func TestClusterRecrawlChangingWeb(t *testing.T) {
 	// A revisit is no duplicate; a re-fetch of what the killed fetcher had
 	// in flight may be one (one request per host of its partitions, plus
 	// results produced but not yet marked fetched).
-	requireClean(t, rep, 2*len(lost))
+	c.requireClean(rep, 2*len(lost))
 	if v := rep.UnconditionalRevisits; v.Count > 0 {
 		t.Errorf("unconditional revisits: %d: %v", v.Count, v.Examples)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/blob"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/store/storetest"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
 
@@ -193,5 +194,7 @@ func waitRendered(t *testing.T, c *cluster, w *synthweb.Web, timeout time.Durati
 		time.Sleep(500 * time.Millisecond)
 	}
 	rep := w.Audit(auditConfig())
+	st, _ := c.openStores()
+	storetest.ExplainMissing(t, st, rep.Missing.Examples)
 	t.Fatalf("not done after %v:\n%s", timeout, rep.String())
 }

@@ -1,0 +1,33 @@
+package storetest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/crawlcluster/crawler/pkg/store"
+)
+
+// ExplainMissing logs what a crawl's store knows of the pages an audit found
+// missing ("HOST:PORT/PATH never requested"): never found, held and why, or
+// admitted and in which state. It tells a URL the crawl never saw from one
+// it saw and lost, which is what a failed coverage check needs first.
+func ExplainMissing(t testing.TB, r store.Reader, missing []string) {
+	t.Helper()
+	for _, m := range missing {
+		id, _, _ := strings.Cut(m, " ")
+		u := "http://" + id
+		info, err := r.URLInfo(context.Background(), u)
+		switch {
+		case err != nil:
+			t.Logf("missing %s: %v", u, err)
+		case info.URL != nil:
+			t.Logf("missing %s: state %s, reason %q, attempts %d, partition %d, discovered %v, found on %s",
+				u, info.URL.State, info.URL.Reason, info.URL.Attempts, info.URL.Partition, info.URL.DiscoveredAt, info.URL.Parent)
+		case info.Exclusion != nil:
+			t.Logf("missing %s: held (%s), found on %s at %v", u, info.Exclusion.Reason, info.Exclusion.Parent, info.Exclusion.At)
+		default:
+			t.Logf("missing %s: unknown to the store", u)
+		}
+	}
+}
