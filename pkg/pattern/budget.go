@@ -712,9 +712,17 @@ func (h *Host[T]) Park(cfg Config, d Decision, hash int64, c Candidate, item T) 
 	h.held++
 	if r := h.inPark[hash]; r != nil {
 		// Found again: one more page that links it, perhaps enough to
-		// corroborate it.
+		// corroborate it. A held URL found again is relinked as a known
+		// one is: a section whose pages link each other at random is
+		// found again mostly through the URLs its probes held, and
+		// counting only the admitted few would take it for a space made
+		// up once per URL.
 		if cfg.Referrers > 0 && !r.corroborated(cfg.Referrers) {
+			n := len(r.pages)
 			r.add(c)
+			if len(r.pages) > n {
+				h.relinked(cfg, c.URL, c.Parent)
+			}
 			if r.corroborated(cfg.Referrers) {
 				h.grow(d.key)
 			}
