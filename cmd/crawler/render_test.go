@@ -63,6 +63,9 @@ func TestRenderApps(t *testing.T) {
 	for _, p := range rep.RenderProblems() {
 		t.Error(p)
 	}
+	if rep.Missing.Count > 0 {
+		logMissing(t, data, rep.Missing.Examples)
+	}
 	if apps.APIRequests == 0 {
 		t.Error("no application API request: the fetch() shape was not rendered")
 	}

@@ -32,6 +32,7 @@ const (
 	DefaultProbe          = 2
 	DefaultYieldShare     = 4.0
 	DefaultReferrers      = 3
+	DefaultRefound        = 1
 	// YieldGrowth is what a family earns for each distinct page its
 	// generated pages led to outside itself (up to the yield share).
 	YieldGrowth        = 2
@@ -56,15 +57,17 @@ type Config struct {
 	MaxPatterns    int     // spaces tracked per host; past it, idle ones are forgotten
 	MaxParked      int     // held URLs kept in memory per host; the store keeps the rest
 	// Unlinked holds a barren family whose URLs are seldom found again at
-	// its probes (allowance). Off by default: links that only rendering
-	// finds report no sightings yet, so a JavaScript site's sections
-	// would look unlinked.
+	// its probes (allowance). Off by default: a real section that is a
+	// chain (page N links N+1, the next page of an application) is found
+	// once per URL as a generated space is, and a small one of them was
+	// held at its probes.
 	Unlinked bool
+	Refound  int // generated URLs a family earns per distinct URL of it found again on another page of the host
 }
 
 // DefaultConfig returns the budgets the flags default to.
 func DefaultConfig() Config {
-	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers}.WithDefaults()
+	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound}.WithDefaults()
 }
 
 // RegisterFlags registers the budgets under prefix.
@@ -74,7 +77,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.Float64Var(&c.Share, prefix+"pattern-share", DefaultShare, "generated URLs every family of a host earns per page of the host found from outside its family and fetched distinct")
 	fs.Float64Var(&c.YieldShare, prefix+"pattern-yield", DefaultYieldShare, "what a family earns by yield (2 per distinct page outside itself that its generated pages led to) is capped at this many per real page of the host found from outside the family: an index of near-duplicate pages listing real articles is followed, an endless one stops (0 = yield earns nothing)")
 	fs.IntVar(&c.Referrers, prefix+"pattern-referrers", DefaultReferrers, "a held URL linked from this many distinct fetched pages is admitted as evidence: a site's pages link each other, a generated space's URLs are each found on the one page that made them up (0 or negative = off)")
-	fs.BoolVar(&c.Unlinked, prefix+"pattern-unlinked", false, "hold a family whose judged pages lead nowhere else and whose URLs the site's pages seldom link again once known at dup-probe generated URLs, whatever its entries earned (traps 24.6% -> 20.5% of requests on the random trap webs; off by default: links found only by rendering report no sightings, so a JavaScript site's sections look unlinked)")
+	fs.BoolVar(&c.Unlinked, prefix+"pattern-unlinked", false, "hold a family whose judged pages lead nowhere else and whose URLs (admitted or held) the site's pages seldom link again at dup-probe generated URLs, whatever its entries earned (traps 24.7% -> 20.9% of requests on the random trap webs; off by default: a real section that is a chain of pages, each linking the next, is found once per URL as a made-up space is, and a small one is held at its probes)")
+	fs.IntVar(&c.Refound, prefix+"pattern-refound", DefaultRefound, "generated URLs a family earns for each distinct URL of it found again on another page of its host, not a neighbour of it: a section whose pages link each other is crawled to its last page, a space whose URLs are each found on the page that made them up is not (0 or negative = off)")
 	fs.IntVar(&c.Probe, prefix+"dup-probe", DefaultProbe, "generated URLs of one space (and matches of one suspected duplicate-producing rewrite) fetched before the verdicts on them are in; a space or rewrite whose probes come back duplicates is held (0 or negative = off)")
 }
 
@@ -210,6 +214,9 @@ type space struct {
 	// on a page of another space: a site's pages link each other, a
 	// generated space's URLs are each found on the page that made them up.
 	relinks int
+	// refound sketches which of its URLs were found again (refound.count):
+	// every distinct one earns the family one more URL (allowance).
+	refound sketch
 }
 
 // established reports whether a family has been pointed to from outside the
@@ -463,7 +470,7 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 	if cfg.Unlinked && cfg.Probe > 0 && f.relinks < f.charged && f.barren(cfg.Probe) {
 		first, ev, share = min(first, cfg.Probe), 0, 0
 	}
-	return first + ev + min(YieldGrowth*f.yield, int(cfg.YieldShare*others)) + share
+	return first + ev + min(YieldGrowth*f.yield+max(cfg.Refound, 0)*f.refound.count(), int(cfg.YieldShare*others)) + share
 }
 
 // relinked counts a URL the host knew already, found again on page parent
@@ -478,6 +485,7 @@ func (h *Host[T]) relinked(cfg Config, u, parent string) {
 		return
 	}
 	f.relinks++
+	f.refound.add(uint64(KeyOf(u)))
 	h.grow(parkKey{parkFamily, fk})
 }
 
@@ -853,6 +861,7 @@ type Usage struct {
 	Distinct  int     `json:"distinct"`  // pages of it fetched distinct
 	Duplicate int     `json:"duplicate"` // pages of it that were duplicates
 	Relinks   int     `json:"relinks"`   // its known URLs found again on other pages
+	Refound   int     `json:"refound"`   // how many distinct ones (estimated)
 	Lead      int     `json:"lead"`      // distinct pages outside it its pages led to
 	DupShare  float64 `json:"duplicate_share"`
 	Parked    int     `json:"parked"`
@@ -863,7 +872,7 @@ type Usage struct {
 func (h *Host[T]) Top(cfg Config, n int) []Usage {
 	out := make([]Usage, 0, len(h.spaces))
 	for k, s := range h.spaces {
-		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Lead: s.famLead,
+		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Refound: s.refound.count(), Lead: s.famLead,
 			Parked: len(h.parked[parkKey{parkFamily, k}]) + len(h.parked[parkKey{parkSpace, k}])}
 		if cfg.Budget > 0 {
 			u.Budget = h.allowance(cfg, s)

@@ -620,6 +620,9 @@ func TestSnapshotRestore(t *testing.T) {
 			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: c.Grounded, Origin: c.Origin})
 		}
 	}
+	// The home page links three of the calendar's known pages again.
+	h.Observe(cfg, Verdict{URL: "http://a/", Hash: int64(KeyOf("http://a/")), Grounded: true,
+		Relinks: []string{"http://a/cal/1", "http://a/cal/2", "http://a/cal/3"}})
 	for i := range 3 {
 		u := fmt.Sprintf("http://a/story/%d?print=1", i)
 		c, d := offer(h, cfg, u, fmt.Sprintf("http://a/story/%d", i), 0, 0)
@@ -651,6 +654,29 @@ func TestSnapshotRestore(t *testing.T) {
 		if ch.Space != cr.Space || dh.Admit != dr.Admit || dh.Reason != dr.Reason {
 			t.Errorf("%s: original %s %v %q, restored %s %v %q", u.url, ch.Space, dh.Admit, dh.Reason, cr.Space, dr.Admit, dr.Reason)
 		}
+	}
+	usage := func(h *Host[string]) map[string]Usage {
+		m := map[string]Usage{}
+		for _, u := range h.Top(cfg, 100) {
+			u.Parked = 0 // held URLs stay in the store, not in the snapshot
+			m[u.Pattern] = u
+		}
+		return m
+	}
+	relinked := 0
+	for p, want := range usage(h) {
+		if want.Admitted == 0 && want.Evidence == 0 && want.Relinks == 0 {
+			continue // nothing to save
+		}
+		if got := usage(r)[p]; got != want {
+			t.Errorf("%s: restored %+v, want %+v", p, got, want)
+		}
+		if want.Relinks == 3 && want.Refound == 3 {
+			relinked++
+		}
+	}
+	if relinked != 1 {
+		t.Errorf("%d families with the 3 calendar pages found again, want 1 (%+v)", relinked, usage(h))
 	}
 	if err := r.Restore([]byte{99}); err == nil {
 		t.Error("a state of an unknown version restored")
@@ -874,24 +900,39 @@ func TestBarrenUnlinkedFamily(t *testing.T) {
 	}
 }
 
-// TestHeldFoundAgainRelinks: -pattern-unlinked costs nothing on a section
-// whose pages link each other at random (the next page and three others,
-// nothing outside it) entered from a few pages of the rest of the site:
-// its probes hold most of it, and the held URLs the fetched pages find
-// again count as relinks, as known ones do. Counting only the admitted few
-// took such a section for a space made up once per URL and kept it at its
-// probes (18 pages of 40 on average, against 27 without the rule).
-func TestHeldFoundAgainRelinks(t *testing.T) {
-	on, off := DefaultConfig(), DefaultConfig()
-	on.Unlinked = true
-	with, without := 0, 0
-	for seed := range int64(40) {
-		with += crawlLinkedSection(on, seed)
-		without += crawlLinkedSection(off, seed)
+// TestRefoundSection: a section whose pages link each other at random (the
+// next page and three others, nothing outside it), entered from a few pages
+// of the rest of the site, is crawled to its last page: each of its URLs
+// found again on another of its pages earns it one more (-pattern-refound).
+// Its entries, budget and share alone left a third of it held (the pages
+// that only the page before them links come last). With -pattern-unlinked
+// too, held URLs found again count as well as admitted ones: counting only
+// the admitted few took the section for a space made up once per URL and
+// kept it at its probes.
+func TestRefoundSection(t *testing.T) {
+	const seeds, pages = 40, 40
+	crawl := func(cfg Config) (total, worst int) {
+		worst = pages
+		for seed := range int64(seeds) {
+			n := crawlLinkedSection(cfg, seed)
+			total, worst = total+n, min(worst, n)
+		}
+		return total, worst
 	}
-	t.Logf("pages admitted over 40 seeds: %d with -pattern-unlinked, %d without", with, without)
-	if with < without {
-		t.Errorf("%d of the sections' pages admitted with -pattern-unlinked, fewer than the %d without", with, without)
+	on, off, unlinked := DefaultConfig(), DefaultConfig(), DefaultConfig()
+	off.Refound, unlinked.Unlinked = 0, true
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+	}{{"defaults", on}, {"-pattern-unlinked", unlinked}} {
+		total, worst := crawl(tt.cfg)
+		t.Logf("%s: %d of %d pages admitted, at least %d of %d a section", tt.name, total, seeds*pages, worst, pages)
+		if total < seeds*pages*98/100 || worst < pages*9/10 {
+			t.Errorf("%s: %d of %d pages admitted, at least %d of %d a section: want 98%% and 90%%", tt.name, total, seeds*pages, worst, pages)
+		}
+	}
+	if total, _ := crawl(off); total >= seeds*pages*9/10 {
+		t.Errorf("-pattern-refound 0: %d of %d pages admitted; the test no longer shows what the refound URLs earn", total, seeds*pages)
 	}
 }
 

@@ -14,9 +14,12 @@ import (
 // it saw and lost, which is what a failed coverage check needs first.
 func ExplainMissing(t testing.TB, r store.Reader, missing []string) {
 	t.Helper()
+	hosts := map[string]bool{}
 	for _, m := range missing {
 		id, _, _ := strings.Cut(m, " ")
 		u := "http://" + id
+		host, _, _ := strings.Cut(id, "/")
+		hosts[host] = true
 		info, err := r.URLInfo(context.Background(), u)
 		switch {
 		case err != nil:
@@ -29,5 +32,19 @@ func ExplainMissing(t testing.TB, r store.Reader, missing []string) {
 		default:
 			t.Logf("missing %s: unknown to the store", u)
 		}
+	}
+	// The budgets that held them: the admission state saved with the host.
+	for host := range hosts {
+		h, err := r.Host(context.Background(), host)
+		if err != nil {
+			t.Logf("host %s: %v", host, err)
+			continue
+		}
+		const most = 4000
+		st := string(h.Admission)
+		if len(st) > most {
+			st = st[:most] + "..."
+		}
+		t.Logf("host %s: admission state %s", host, st)
 	}
 }
