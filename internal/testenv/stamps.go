@@ -1,53 +1,25 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
-	"github.com/crawlcluster/crawler/pkg/store"
+	"github.com/crawlcluster/crawler/pkg/blob"
 	"github.com/crawlcluster/crawler/pkg/warc"
 )
 
-// CaptureReader is the part of a store StampLateness reads.
-type CaptureReader interface {
-	Captures(ctx context.Context, fn func(store.Capture) error) error
-}
-
-// StampLateness returns the longest time from the crawler's start of a request
-// (its capture's FetchedAt) to the web's stamp of it. The web stamps a start
-// when its handler runs, late on a loaded machine; a check that sets one
-// start against another needs this much slack.
-func StampLateness(t testing.TB, w *synthweb.Web, st CaptureReader) time.Duration {
-	t.Helper()
-	started := map[string]time.Time{}
-	err := st.Captures(context.Background(), func(c store.Capture) error {
-		started[c.URL] = c.FetchedAt
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var late time.Duration
-	n := 0
-	for _, r := range w.Requests() {
-		if at, ok := started["http://"+r.Host+r.Target]; ok {
-			late = max(late, r.Start.Sub(at))
-			n++
-		}
-	}
-	if n == 0 {
-		t.Fatal("no request of the web matches a capture: cannot measure the server's stamps")
-	}
-	return late
-}
-
-// ArchiveStampLateness is StampLateness over every request the crawler
+// ArchiveStampLateness returns the longest time from the crawler's start
+// of a request to the web's stamp of it. The web stamps a start when its
+// handler runs, late on a loaded machine; a check that sets one start
+// against another needs this much slack. It reads every request the crawler
 // archived in the WARC files under dir, robots.txt answers included, which
 // have no capture in the store. Each request is set against the latest
 // WARC-Date (the crawler's start) of its URL not after the web's stamp, so
@@ -60,8 +32,43 @@ func ArchiveStampLateness(t testing.TB, w *synthweb.Web, dir string) time.Durati
 	}
 	started := map[string][]time.Time{}
 	for _, name := range files {
-		readStarts(t, name, started)
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readStarts(t, name, f, started)
+		f.Close()
 	}
+	return lateness(t, w, started)
+}
+
+// BlobStampLateness is ArchiveStampLateness over the WARC files of a
+// cluster's object store.
+func BlobStampLateness(t testing.TB, w *synthweb.Web, blobs blob.Store) time.Duration {
+	t.Helper()
+	ctx := context.Background()
+	objs, err := blobs.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := map[string][]time.Time{}
+	for _, o := range objs {
+		if !strings.Contains(o.Key, ".warc") || strings.HasSuffix(o.Key, ".cdxj") {
+			continue
+		}
+		b, err := blobs.ReadRange(ctx, o.Key, 0, o.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readStarts(t, o.Key, bytes.NewReader(b), started)
+	}
+	return lateness(t, w, started)
+}
+
+// lateness is the longest time from a start in started to the web's stamp
+// of the same request.
+func lateness(t testing.TB, w *synthweb.Web, started map[string][]time.Time) time.Duration {
+	t.Helper()
 	var late time.Duration
 	n := 0
 	for _, r := range w.Requests() {
@@ -82,16 +89,11 @@ func ArchiveStampLateness(t testing.TB, w *synthweb.Web, dir string) time.Durati
 	return late
 }
 
-// readStarts adds the WARC-Date of every response and revisit record in the
-// WARC file name to started, by target URI.
-func readStarts(t testing.TB, name string, started map[string][]time.Time) {
+// readStarts adds the WARC-Date of every response and revisit record of the
+// WARC file in r to started, by target URI.
+func readStarts(t testing.TB, name string, in io.Reader, started map[string][]time.Time) {
 	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := warc.NewReader(f)
+	r := warc.NewReader(in)
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {

@@ -327,8 +327,8 @@ func TestClusterServerPoliteness(t *testing.T) {
 	ac.IPConcurrency = 2
 	rep := w.Audit(ac)
 	c.requireClean(rep, 0)
-	st, _ := c.openStores()
-	late := testenv.StampLateness(t, w, st)
+	_, blobs := c.openStores()
+	late := testenv.BlobStampLateness(t, w, blobs)
 	t.Logf("the server stamped requests up to %v after the fetchers started them", late.Round(time.Millisecond))
 	ac.IPDelay, ac.Tolerance = ipDelay, max(ac.Tolerance, late)
 	interval := w.Audit(ac).IPInterval

@@ -156,8 +156,8 @@ func TestClusterControls(t *testing.T) {
 	re := regexp.MustCompile(odd)
 	// The server stamps a request when its handler runs, late on a loaded
 	// machine: a request sent before the window may be stamped inside it.
-	st, _ := c.openStores()
-	late := testenv.StampLateness(t, w, st)
+	st, blobs := c.openStores()
+	late := testenv.BlobStampLateness(t, w, blobs)
 	from := applied.Add(controlGrace + late)
 	t.Logf("the server stamped requests up to %v after the fetchers started them", late.Round(time.Millisecond))
 	var during, after int

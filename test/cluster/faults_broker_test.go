@@ -86,8 +86,8 @@ func TestFaultBrokerRestart(t *testing.T) {
 	// fenced 2s (-fence-after) after the last answered one in any case. A
 	// request it started just before reaches the server's log later, by
 	// how late the server stamps requests in this run (at least 1 s).
-	st, _ := c.openStores()
-	late := testenv.StampLateness(t, w, st)
+	_, blobs := c.openStores()
+	late := testenv.BlobStampLateness(t, w, blobs)
 	slack := max(time.Second, late)
 	t.Logf("the server stamped requests up to %v after the fetchers started them", late.Round(time.Millisecond))
 	for i, down := range downs {
