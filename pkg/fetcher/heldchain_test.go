@@ -63,18 +63,22 @@ func TestHeldChainCarried(t *testing.T) {
 	}
 	// /a/1.html is linked from the home page (a budget of 1 + 1); /a/2.html
 	// and /b/1.html are down /a/'s chain and spend it; /c/1.html, found on
-	// /b/1.html, is down /a/'s chain too and held.
+	// /b/1.html, is down /a/'s chain too and held. The home page links /b/
+	// and /c/ too: sections of the site, not first segments made up down
+	// a chain (those are all one family, pattern's /{*}/).
 	const held = base + "/c/1.html"
 	heldRecord := func(t *testing.T) (h *admission.Host, ex store.Exclusion) {
 		h = &admission.Host{}
 		admitted, _ := decide(h,
 			queue.URL{URL: base + "/", Seed: true},
 			queue.URL{URL: base + "/a/1.html", Parent: base + "/"},
+			queue.URL{URL: base + "/b/", Parent: base + "/"},
+			queue.URL{URL: base + "/c/", Parent: base + "/"},
 			queue.URL{URL: base + "/a/2.html", Parent: base + "/a/1.html"},
 			queue.URL{URL: base + "/b/1.html", Parent: base + "/a/2.html", ParentHops: 1, ParentOrigin: keyA},
 		)
-		if len(admitted) != 4 {
-			t.Fatalf("admitted %v, want all 4", urls(admitted))
+		if len(admitted) != 6 {
+			t.Fatalf("admitted %v, want all 6", urls(admitted))
 		}
 		admitted, excl := decide(h, queue.URL{URL: held, Parent: base + "/b/1.html", Depth: 4, ParentHops: 1, ParentOrigin: keyA})
 		if len(admitted) != 0 || len(excl) != 1 || excl[0].Reason != pattern.ReasonPatternBudget {

@@ -28,7 +28,12 @@ func TestDescribe(t *testing.T) {
 		{"duplicate page", Found{URL: "http://a/p/x", Parent: "http://a/idx/a", ParentDuplicate: true}, false, KeyOf("/idx/"), 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewHost[string]().Describe(DefaultConfig(), tc.f)
+			h := NewHost[string]()
+			if tc.f.Parent != "" {
+				// The parent page was admitted before its links were found.
+				h.Describe(DefaultConfig(), Found{URL: tc.f.Parent})
+			}
+			c := h.Describe(DefaultConfig(), tc.f)
 			if c.Grounded != tc.grounded || c.Hops != tc.hops || (!tc.grounded && c.Origin != tc.origin) {
 				t.Errorf("Describe(%+v) = grounded %v origin %d hops %d, want %v %d %d", tc.f, c.Grounded, c.Origin, c.Hops, tc.grounded, tc.origin, tc.hops)
 			}
@@ -120,8 +125,8 @@ func TestChainEntersAnotherFamily(t *testing.T) {
 		if !d.Admit {
 			continue
 		}
-		if c.Origin != KeyOf("/search") {
-			t.Fatalf("%s charged to %d, want /search (%d)", u, c.Origin, KeyOf("/search"))
+		if c.Origin != KeyOf(Family(entry.Space)) {
+			t.Fatalf("%s charged to %d, want the search's family %s (%d)", u, c.Origin, Family(entry.Space), KeyOf(Family(entry.Space)))
 		}
 		admitted++
 		h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Origin: c.Origin, ParentSpace: KeyOf(prev.Space)})
@@ -804,6 +809,7 @@ func TestSiblingRewrite(t *testing.T) {
 		held = map[string]int{}
 		content := map[string]bool{} // the page a URL shows, without its session id
 		for i := range 40 {
+			h.Describe(cfg, Found{URL: parent(i)}) // admitted before its links were found
 			for _, u := range links(i) {
 				c, d := offer(h, cfg, u, parent(i), 0, 0)
 				if !d.Admit {

@@ -27,6 +27,9 @@ type slot struct {
 	names  map[string]struct{}
 	folded bool
 	stems  map[string]map[string]struct{}
+	// open: the names the site grounded here are not known (a state saved
+	// before they were), so no name is taken for made up.
+	open bool
 }
 
 // stemOf splits a path segment after its first word: "news-2014-05" is
@@ -74,6 +77,14 @@ func (sl *slot) stemFolded(stem, rest string, learn bool) bool {
 // host generalized to {*}. learn records the URL's names (an admitted or
 // held URL); a look-up of a parent does not.
 func (h *Host[T]) space(cfg Config, u string, learn bool) string {
+	return h.spaceOf(cfg, u, learn, nil)
+}
+
+// spaceOf is space. A first path segment the host has not shown yet is
+// made up, and written {*} (Host.groundedName), when a look-up meets it or
+// when grounded, asked as the URL is learned, says it is not the site's;
+// a nil grounded learns it as the site's.
+func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool) string {
 	p, _ := Of(u)
 	path, query, hasQuery := strings.Cut(p, "?")
 	if h.slots == nil {
@@ -90,7 +101,14 @@ func (h *Host[T]) space(cfg Config, u string, learn bool) string {
 			sl = &slot{names: map[string]struct{}{}}
 			h.slots[prefix] = sl
 		}
-		if sl != nil && !sl.folded && learn && seg != "" {
+		madeUp := false
+		if sl != nil && !sl.folded && !sl.open && seg != "" && prefix == "" {
+			// A first segment the site has not grounded: see Host.groundedName.
+			if _, ok := sl.names[seg]; !ok {
+				madeUp = !learn || (grounded != nil && !grounded())
+			}
+		}
+		if sl != nil && !sl.folded && learn && seg != "" && !madeUp {
 			if _, ok := sl.names[seg]; !ok {
 				sl.names[seg] = struct{}{}
 				limit := foldValues
@@ -108,6 +126,10 @@ func (h *Host[T]) space(cfg Config, u string, learn bool) string {
 		}
 		if stem, rest, ok := stemOf(seg); ok && sl != nil && sl.stemFolded(stem, rest, learn) {
 			b.WriteString(stem)
+			b.WriteString("{*}")
+			continue
+		}
+		if madeUp {
 			b.WriteString("{*}")
 			continue
 		}

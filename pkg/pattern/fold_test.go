@@ -54,3 +54,69 @@ func TestStemsFold(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratedNamesKeepSectionsApart: a space that makes up a new first
+// path segment on every page, however many, does not fold the host's first
+// position: its names are one family, and the site's sections stay
+// families of their own, also after a restart. First segments the site
+// grounds (a flat documentation tree's files, linked from its index) still
+// fold past foldSections.
+func TestGeneratedNamesKeepSectionsApart(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	h.Describe(cfg, Found{URL: "http://a/", Parent: ""})
+	for _, s := range []string{"news", "docs"} {
+		h.Describe(cfg, Found{URL: "http://a/" + s + "/", Parent: "http://a/"})
+		h.Describe(cfg, Found{URL: "http://a/" + s + "/first.html", Parent: "http://a/" + s + "/"})
+	}
+	// The trap's entry, on a real page, then each page links a new name.
+	parent := "http://a/zq/s"
+	c := h.Describe(cfg, Found{URL: parent, Parent: "http://a/news/first.html"})
+	if !c.Grounded {
+		t.Fatal("the trap's entry, found on a real page, is not grounded")
+	}
+	hops, origin := 0, Key(0)
+	for i := range 4 * foldSections {
+		u := "http://a/" + word(i) + "/s"
+		c := h.Describe(cfg, Found{URL: u, Parent: parent, ParentHops: hops, ParentOrigin: origin})
+		parent, hops, origin = u, c.Hops, c.Origin
+	}
+	if sp := h.space(cfg, "http://a/news/later.html", false); sp != "/news/later.html" {
+		t.Errorf("a section's page after %d made-up names: space %s, want /news/later.html", 4*foldSections, sp)
+	}
+	trap := Family(h.space(cfg, "http://a/"+word(9999)+"/s", false))
+	if a := Family(h.space(cfg, "http://a/news/later.html", false)); a == trap {
+		t.Errorf("the site's section and the trap's names are one family, %s", a)
+	}
+	if b := Family(h.space(cfg, "http://a/"+word(7)+"/s", false)); b != trap {
+		t.Errorf("two made-up names are families %s and %s, want one", trap, b)
+	}
+	state, _ := h.Snapshot()
+	next := NewHost[string]()
+	if err := next.Restore(state); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"http://a/news/later.html", "http://a/docs/first.html", "http://a/zq/s"} {
+		if a, b := h.space(cfg, u, false), next.space(cfg, u, false); a != b {
+			t.Errorf("%s: space %s, after a restart %s", u, a, b)
+		}
+	}
+	// A state saved before the sections were takes every name for the
+	// site's, as it did then.
+	old := NewHost[string]()
+	if err := old.Restore(append([]byte{stateVersion}, `{"real":3}`...)); err != nil {
+		t.Fatal(err)
+	}
+	if sp := old.space(cfg, "http://a/news/story.html", false); sp != "/news/story.html" {
+		t.Errorf("after restoring an older state: space %s, want /news/story.html", sp)
+	}
+	// A flat tree: its index links every file.
+	flat := NewHost[string]()
+	flat.Describe(cfg, Found{URL: "http://a/index.html", Parent: ""})
+	for i := range foldSections + 1 {
+		flat.Describe(cfg, Found{URL: "http://a/" + word(i) + ".html", Parent: "http://a/index.html"})
+	}
+	if sp := flat.space(cfg, "http://a/another.html", false); sp != "/{*}" {
+		t.Errorf("a flat tree's %d files, linked from its index, did not fold: space %s", foldSections+1, sp)
+	}
+}

@@ -37,7 +37,7 @@ type Found struct {
 // sitemaps, links from other hosts); a trap's space does not, however
 // distinct its pages are.
 func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
-	space := h.space(cfg, f.URL, true)
+	space := h.spaceOf(cfg, f.URL, true, func() bool { return h.groundedName(cfg, f) })
 	c := Candidate{URL: f.URL, Parent: f.Parent, Others: f.Others, Space: space, Grounded: true}
 	fam := Family(space)
 	if f.Parent == "" || urlnorm.Authority(f.Parent) != urlnorm.Authority(f.URL) {
@@ -101,7 +101,7 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 // gave was counted then, and is not counted twice, beyond the idempotent
 // mark of a family found from outside.
 func (h *Host[T]) Carried(cfg Config, f Found, hops int, origin Key) Candidate {
-	space := h.space(cfg, f.URL, true)
+	space := h.spaceOf(cfg, f.URL, true, func() bool { return hops <= 0 })
 	c := Candidate{URL: f.URL, Parent: f.Parent, Others: f.Others, Space: space, Grounded: true}
 	if f.Parent == "" || urlnorm.Authority(f.Parent) != urlnorm.Authority(f.URL) {
 		if hops <= 0 {
@@ -117,6 +117,32 @@ func (h *Host[T]) Carried(cfg Config, f Found, hops int, origin Key) Candidate {
 }
 
 var offshoots = true
+
+// groundedName reports whether f, judged by the spaces the host knows
+// before it, would be grounded (Describe's cases, without their effects):
+// whether a first path segment the host has not shown yet is one of the
+// site's sections, or made up. A site's sections and root files are linked
+// from its other pages, sitemaps and other hosts; a space that makes up a
+// new first segment on every page links each from its own pages, or down
+// its chain. A made-up first segment is written {*} and not counted towards
+// folding the host's sections: all the names a host's pages made up are
+// one family, apart from the sections the site grounded. Counted, as they
+// were until 2026-11-29, 48 of them folded the host's first position, and
+// from then on every URL of the host was one family, /{*}/, the site's
+// sections and the trap alike.
+func (h *Host[T]) groundedName(cfg Config, f Found) bool {
+	if f.Parent == "" || f.Listed || urlnorm.Authority(f.Parent) != urlnorm.Authority(f.URL) {
+		return true
+	}
+	if f.ParentHops > 0 || f.ParentDuplicate {
+		return false
+	}
+	pfam := Family(h.space(cfg, f.Parent, false))
+	if Family(h.space(cfg, f.URL, false)) == pfam {
+		return false
+	}
+	return !offshoots || !h.offshoot(KeyOf(pfam))
+}
 
 // offshoot reports whether family k was first pointed to by a family that was
 // itself pointed to by only one other, and has had no other pointer since:

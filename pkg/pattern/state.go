@@ -53,6 +53,10 @@ type savedHost struct {
 	Rules  []savedRule  `json:"rules,omitempty"`
 	Folded []string     `json:"folded,omitempty"` // path positions generalized, by prefix
 	Stems  []string     `json:"stems,omitempty"`  // stems generalized, as prefix TAB stem
+	// The first path segments the site grounded, while they are not
+	// folded (fold.go: a name not among them is made up). A state saved
+	// before they were has none: its names are all taken as the site's.
+	Sections []string `json:"sec,omitempty"`
 }
 
 // Snapshot returns the host's admission state for the store when it changed
@@ -80,6 +84,12 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 	}
 	for r, st := range h.rules {
 		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Matches: st.matches})
+	}
+	if sl := h.slots[""]; sl != nil && !sl.folded {
+		for name := range sl.names {
+			s.Sections = append(s.Sections, name)
+		}
+		sort.Strings(s.Sections)
 	}
 	for prefix, sl := range h.slots {
 		if sl.folded {
@@ -130,6 +140,16 @@ func (h *Host[T]) Restore(b []byte) error {
 	}
 	for _, p := range s.Folded {
 		h.slots[p] = &slot{folded: true}
+	}
+	if sl := h.slots[""]; sl == nil || !sl.folded {
+		if h.slots == nil {
+			h.slots = map[string]*slot{}
+		}
+		sl = &slot{names: map[string]struct{}{}, open: len(s.Sections) == 0}
+		for _, name := range s.Sections {
+			sl.names[name] = struct{}{}
+		}
+		h.slots[""] = sl
 	}
 	for _, ps := range s.Stems {
 		prefix, stem, ok := strings.Cut(ps, "\t")
