@@ -203,3 +203,30 @@ func TestAdmissionOnDocSites(t *testing.T) {
 		})
 	}
 }
+
+// TestRaiseServesRealPagesFirst: on generated webs, raising the queued URLs
+// that pages of other sections link again takes requests into trap
+// instances made before their host's real pages are done down, and holds
+// no real page.
+func TestRaiseServesRealPagesFirst(t *testing.T) {
+	var early, flat float64
+	n := 4
+	if raceEnabled {
+		n = 1 // the admission is single-threaded; the race detector slows it tenfold
+	}
+	for seed := int64(1); seed <= int64(n); seed++ {
+		w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: 50, Pages: 40})
+		r := Run(w, Options{Patterns: patterns(t)})
+		f := Run(w, Options{Patterns: patterns(t), NoRaise: true})
+		early += judge(w, r).earlyMean
+		flat += judge(w, f).earlyMean
+		if r.HeldReal > f.HeldReal {
+			t.Errorf("seed %d: %d real pages held at the end, %d without raising", seed, r.HeldReal, f.HeldReal)
+		}
+	}
+	early, flat = early/float64(n), flat/float64(n)
+	t.Logf("requests into an instance before its host's real pages are done: %.2f, %.2f without raising", early, flat)
+	if early >= flat {
+		t.Errorf("early requests %.2f per instance, %.2f without raising: want fewer", early, flat)
+	}
+}
