@@ -1,6 +1,10 @@
 package pattern
 
-import "github.com/crawlcluster/crawler/pkg/urlnorm"
+import (
+	"strings"
+
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
 
 // Raised returns the URLs among a fetched page's relinks (its links to
 // URLs of its host the crawl knew already, Verdict.Relinks) that the link
@@ -21,13 +25,38 @@ func (h *Host[T]) Raised(cfg Config, page string, relinks []string) []string {
 		return nil
 	}
 	host := urlnorm.Authority(page)
-	fam := Family(h.space(cfg, page, false))
+	sec := section(page)
+	fam := ""
 	var out []string
 	for _, u := range relinks {
-		if urlnorm.Authority(u) != host || Neighbours(u, page) || Family(h.space(cfg, u, false)) == fam {
+		// Folding only merges sections: one first path segment is one
+		// family, and most of a page's links stay in its section, so the
+		// space is worked out only for the others.
+		if section(u) == sec || urlnorm.Authority(u) != host || Neighbours(u, page) {
+			continue
+		}
+		if fam == "" {
+			fam = Family(h.space(cfg, page, false))
+		}
+		if Family(h.space(cfg, u, false)) == fam {
 			continue
 		}
 		out = append(out, u)
 	}
 	return out
+}
+
+// section returns the first path segment of a normalized URL with its
+// slashes ("/docs/"), or the path of a file at the root ("/about.html").
+func section(u string) string {
+	_, rest, _ := strings.Cut(u, "://")
+	i := strings.IndexAny(rest, "/?")
+	if i < 0 || rest[i] == '?' {
+		return "/"
+	}
+	path, _, _ := strings.Cut(rest[i:], "?")
+	if j := strings.IndexByte(path[1:], '/'); j >= 0 {
+		return path[:j+2]
+	}
+	return path
 }
