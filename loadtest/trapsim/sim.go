@@ -37,10 +37,10 @@ type Options struct {
 	VerdictDelay int // ticks from a fetch to its verdict and links; default 3
 	MaxTicks     int // the crawl is cut here if not idle; default 100,000
 	Levels       int // priority levels; default admit.DefaultLevels
-	// NoRaise leaves queued URLs where they were admitted when pages of
-	// other sections link them again (frontier.Raise, which the fetcher
-	// applies).
-	NoRaise bool
+	// Raise serves queued URLs a level earlier when pages of other
+	// sections link them again, as the fetcher does with -order-relinked
+	// (frontier.Raise).
+	Raise bool
 	// Trace, when set, is told every admission decision.
 	Trace func(u string, c pattern.Candidate, d pattern.Decision)
 	// Fetched, when set, is told every request, with the tick and how its
@@ -442,7 +442,7 @@ func (s *sim) deliver() {
 		relinks := s.relinks(h, p.links)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
 			Relinks: relinks})
-		if !s.opt.NoRaise {
+		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
 		}
 		dups := 0

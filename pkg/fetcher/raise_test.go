@@ -20,6 +20,7 @@ func TestVerdictRaisesRelinkedURLs(t *testing.T) {
 	e := testenv.New(t)
 	cfg := testConfig()
 	cfg.Patterns = pattern.DefaultConfig()
+	cfg.RaiseRelinked = true
 	f, err := New(cfg, e.DB, e.Options(), nil, e.Log)
 	if err != nil {
 		t.Fatal(err)
