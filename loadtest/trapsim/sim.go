@@ -10,13 +10,15 @@
 // The simulation mirrors the fetcher's admission path (pkg/fetcher,
 // admission.go): normalization, the static rules, the seen-URL check (a URL
 // admitted once is never offered again, as the parser drops known links),
-// Host.Describe, Admit / Park / Observe / Release, and the level a
-// generated URL is served at.
+// Host.Describe, Admit / Park / Observe / Release, the level a generated
+// URL is served at, and the queued URLs a page's verdict raises
+// (Host.Raised, frontier.Raise).
 package trapsim
 
 import (
 	"bytes"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,6 +37,10 @@ type Options struct {
 	VerdictDelay int // ticks from a fetch to its verdict and links; default 3
 	MaxTicks     int // the crawl is cut here if not idle; default 100,000
 	Levels       int // priority levels; default admit.DefaultLevels
+	// Raise serves queued URLs a level earlier when pages of other
+	// sections link them again, as the fetcher does with -order-relinked
+	// (frontier.Raise).
+	Raise bool
 	// Trace, when set, is told every admission decision.
 	Trace func(u string, c pattern.Candidate, d pattern.Decision)
 	// Fetched, when set, is told every request, with the tick and how its
@@ -240,6 +246,29 @@ func (h *host) pop() (item, bool) {
 	return item{}, false
 }
 
+// raise serves the queued URLs given one level earlier, at the end of that
+// level, as frontier.Raise does.
+func (h *host) raise(urls []string) {
+	if len(urls) == 0 {
+		return
+	}
+	hashes := make([]int64, len(urls))
+	for i, u := range urls {
+		hashes[i] = hashOf(u)
+	}
+	for l := 1; l < len(h.queues); l++ {
+		kept := h.queues[l][:0]
+		for _, it := range h.queues[l] {
+			if slices.Contains(hashes, it.hash) {
+				h.queues[l-1] = append(h.queues[l-1], it)
+				continue
+			}
+			kept = append(kept, it)
+		}
+		h.queues[l] = kept
+	}
+}
+
 func hashOf(u string) int64 {
 	f := fnv.New64a()
 	f.Write([]byte(u))
@@ -410,8 +439,12 @@ func (s *sim) deliver() {
 			}
 			continue
 		}
+		relinks := s.relinks(h, p.links)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
-			Relinks: s.relinks(h, p.links)})
+			Relinks: relinks})
+		if s.opt.Raise {
+			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
+		}
 		dups := 0
 		if p.dup {
 			dups = p.it.dups + 1

@@ -355,3 +355,19 @@ func TestHeldChainDecidesAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestRaise: a verdict's links to known URLs of other sections name the
+// queued URLs to serve earlier, by the hash the frontier knows them by.
+func TestRaise(t *testing.T) {
+	d := newDecider(true)
+	var h Host
+	if got := d.Raise(&h, Evidence{URL: "http://a.example/guide/", Relinks: []string{"http://a.example/blog/x"}}); got != nil {
+		t.Fatalf("host without URL-space state: %v", got)
+	}
+	d.Observe(&h, Evidence{URL: "http://a.example/", Hash: store.HashURL("http://a.example/")})
+	e := Evidence{URL: "http://a.example/guide/", Relinks: []string{"http://a.example/blog/x", "http://a.example/guide/y"}}
+	got := d.Raise(&h, e)
+	if want := []int64{store.HashURL("http://a.example/blog/x")}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("Raise = %v, want %v (the other section's URL only)", got, want)
+	}
+}

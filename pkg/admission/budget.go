@@ -169,6 +169,26 @@ func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	return hp.Parked() > 0
 }
 
+// Raise returns the hashes of the URLs a verdict's page links that its
+// link is evidence for (pattern.Host.Raised): the caller serves those still
+// queued one level earlier in their host's queue (frontier.Raise), so the
+// pages a site links from its other sections go before a generated space's
+// URLs queued with them.
+func (d *Decider) Raise(h *Host, e Evidence) []int64 {
+	if h == nil || h.Patterns == nil || len(e.Relinks) == 0 {
+		return nil
+	}
+	us := h.Patterns.Raised(d.cfg.Patterns, e.URL, e.Relinks)
+	if len(us) == 0 {
+		return nil
+	}
+	out := make([]int64, len(us))
+	for i, u := range us {
+		out[i] = store.HashURL(u)
+	}
+	return out
+}
+
 // Settle tells the host's budgets that a URL it admitted as generated ends
 // without a verdict; false when the host has no URL-space state.
 func (d *Decider) Settle(h *Host, hash int64) bool {

@@ -413,8 +413,14 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 			continue // not a host this fetcher owns
 		}
 		f.dirty[host] = true // its admission state is saved with it
-		release := f.adm.Observe(&hi.adm, admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
-			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate, Relinks: v.RelinkURLs()})
+		ev := admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
+			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate, Relinks: v.RelinkURLs()}
+		release := f.adm.Observe(&hi.adm, ev)
+		if f.cfg.RaiseRelinked {
+			// Known URLs the page links from another section of the site
+			// are its real pages: served before what a space generated.
+			f.fr.Raise(host, f.adm.Raise(&hi.adm, ev))
+		}
 		f.metrics.verdicts.WithLabelValues(verdictLabel(v.Duplicate)).Inc()
 		if release || hi.heldUnread {
 			if grown == nil {

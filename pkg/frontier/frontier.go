@@ -251,6 +251,59 @@ func (f *Frontier) Promote(key, url string) bool {
 	return true
 }
 
+// maxRaiseScan bounds the queued items one Raise looks through: the host's
+// lock is the frontier's, and a host with a very long queue should not hold
+// every worker up for a verdict's evidence.
+const maxRaiseScan = 1 << 14
+
+// Raise serves the queued items of host key whose hashes are given one
+// level earlier, at the end of that level (found again from other parts of
+// the site: evidence that they are its real pages, pattern.Host.Raised).
+// Items at level 0, robots.txt hops, sub-resources and requisites stay where
+// they are. It reports how many it moved. It looks through the host's
+// levels once, not once per hash: a verdict brings at most
+// queue.MaxRelinks of them.
+func (f *Frontier) Raise(key string, hashes []int64) int {
+	if len(hashes) == 0 {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.hosts[key]
+	if h == nil || h.count == 0 {
+		return 0
+	}
+	moved, scanned := 0, 0
+	// From the first level up, so an item moves one level per call.
+	for lvl := 1; lvl < len(h.levels) && scanned < maxRaiseScan; lvl++ {
+		q := h.levels[lvl]
+		kept := q[:0]
+		for i, it := range q {
+			scanned++
+			if scanned > maxRaiseScan {
+				kept = append(kept, q[i:]...)
+				break
+			}
+			if it.Hash == 0 || !slices.Contains(hashes, it.Hash) {
+				kept = append(kept, it)
+				continue
+			}
+			it.Level = lvl - 1
+			h.levels[lvl-1] = append(h.levels[lvl-1], it)
+			moved++
+		}
+		clear(q[len(kept):])
+		h.levels[lvl] = kept
+		if len(kept) == 0 {
+			h.levels[lvl] = nil
+		}
+	}
+	if moved > 0 && h.inReady {
+		heap.Fix(&f.ready, h.heapIdx) // its best level may have improved
+	}
+	return moved
+}
+
 // SetHostDelay sets the base delay of a host (its Crawl-delay, clamped by the caller).
 //
 // The delay counts from the end of the host's last request even when it is

@@ -567,3 +567,40 @@ func TestLeaseGapStages(t *testing.T) {
 		t.Fatalf("after a request with work queued: idle %v, held %v, want 0", l.Idle, l.Held)
 	}
 }
+
+// TestRaise: a host's trap URLs queued last, then a real page behind them
+// that pages of other sections link again: raised, it goes first.
+func TestRaise(t *testing.T) {
+	f, _ := newTest(0)
+	for i := range 3 {
+		f.Push(Item{URL: fmt.Sprintf("http://a/search?q=%d", i), Hash: int64(10 + i), Host: "a", Level: 3})
+	}
+	f.Push(Item{URL: "http://a/docs/page", Hash: 99, Host: "a", Level: 3})
+	f.Push(Item{URL: "http://a/top", Hash: 7, Host: "a", Level: 0})
+	if n := f.Raise("a", []int64{99, 7, 12345}); n != 1 {
+		t.Fatalf("Raise moved %d, want 1 (level 0 and unknown hashes stay)", n)
+	}
+	if n := f.Raise("nohost", []int64{99}); n != 0 {
+		t.Fatalf("Raise on an unknown host moved %d", n)
+	}
+	st, _ := f.Host("a")
+	if !slices.Equal(st.ByLevel, []int{1, 0, 1, 3}) {
+		t.Fatalf("by level %v, want [1 0 1 3]", st.ByLevel)
+	}
+	// One level a call: twice more, and it is at the top, after what was there.
+	f.Raise("a", []int64{99})
+	f.Raise("a", []int64{99})
+	l := nextNow(t, f)
+	var got []string
+	for _, it := range l.Drain() {
+		got = append(got, it.URL)
+		if it.URL == "http://a/docs/page" && it.Level != 0 {
+			t.Errorf("raised item keeps level %d, want 0 (a retry goes back there)", it.Level)
+		}
+	}
+	l.Done(Outcome{})
+	want := []string{"http://a/top", "http://a/docs/page", "http://a/search?q=0", "http://a/search?q=1", "http://a/search?q=2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("order %q, want %q", got, want)
+	}
+}
