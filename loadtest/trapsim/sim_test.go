@@ -16,7 +16,7 @@ var (
 	verbose = flag.Bool("trapsim.v", false, "log every instance")
 	ticks   = flag.Int("trapsim.ticks", 0, "cut each crawl after this many ticks (0: the default)")
 	delay   = flag.Int("trapsim.delay", 0, "ticks from a fetch to its verdict (0: the default)")
-	raise   = flag.Bool("trapsim.raise", false, "raise queued URLs that pages of other sections link again, as -order-relinked does")
+	raise   = flag.Bool("trapsim.raise", true, "raise queued URLs that pages of other sections link again, as -order-relinked (on by default) does; false for the depth order alone")
 )
 
 // judged is a run's figures against the acceptance of the admission issue.

@@ -40,3 +40,34 @@ func BenchmarkDescribeAdmit(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "urls/s")
 }
+
+// BenchmarkObserveRelinks: verdicts decided per second when each carries
+// the parser's most relinks (32 known URLs of the host, of other sections
+// than the page's), the per-link work of Observe.
+func BenchmarkObserveRelinks(b *testing.B) {
+	cfg := DefaultConfig()
+	h := NewHost[int]()
+	const sections, pages = 8, 256
+	url := func(i int) string { return fmt.Sprintf("http://h.example/s%d/page-%s.html", i%sections, word(i)) }
+	for i := range pages {
+		u := url(i)
+		c := h.Describe(cfg, Found{URL: u, Parent: "http://h.example/"})
+		if d := h.Admit(cfg, int64(KeyOf(u)), c); d.Admit {
+			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: c.Grounded})
+		}
+	}
+	verdicts := make([]Verdict, pages)
+	for i := range verdicts {
+		v := Verdict{URL: url(i), Hash: int64(KeyOf(url(i))), Grounded: true, Duplicate: i%3 == 0}
+		for j := range 32 {
+			v.Relinks = append(v.Relinks, url(i+1+j*7))
+		}
+		verdicts[i] = v
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.Observe(cfg, verdicts[i%pages])
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "verdicts/s")
+}

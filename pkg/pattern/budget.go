@@ -217,6 +217,38 @@ type space struct {
 	// refound sketches which of its URLs were found again (refound.count):
 	// every distinct one earns the family one more URL (allowance).
 	refound sketch
+	// linked sketches the distinct pages outside its family that its pages
+	// led to or link once they are known, of families the site grounds;
+	// most is the most of them one of its pages linked. What a space is
+	// credited for (reach) must not hang on crawl order: the letters of an
+	// index fetched after the articles they list were found elsewhere
+	// lead nowhere new, yet link many distinct pages, where a trap's pages
+	// all link the same navigation box.
+	linked sketch
+	most   int
+	beyond int // linked.count() - most, kept as they change: Admit reads it per URL
+}
+
+// reach is how many distinct pages outside its family a space's pages (or,
+// with fam, its family's pages) led to or link: what it led to first, or
+// what it links beyond the most any one of its pages does, whichever is
+// more.
+func (s *space) reach(fam bool) int {
+	lead := s.lead
+	if fam {
+		lead = s.famLead
+	}
+	return max(lead, s.beyond)
+}
+
+// link adds a page outside its family that a space's page led to, or n
+// that one of its pages links (u ""), to what it reaches.
+func (s *space) link(u string, n int) {
+	if u != "" {
+		s.linked.add(uint64(KeyOf(u)))
+	}
+	s.most = max(s.most, n)
+	s.beyond = s.linked.count() - s.most
 }
 
 // established reports whether a family has been pointed to from outside the
@@ -241,7 +273,7 @@ func (s *space) pointedFrom(k Key) bool {
 // as often as distinct, or as pages they led to, three or more: what it
 // generates is held, however its own grounded pages are linked.
 func (s *space) copying() bool {
-	return s.famDup >= 3 && s.famDup >= 3*(s.famDistinct+s.famLead)
+	return s.famDup >= 3 && s.famDup >= 3*(s.famDistinct+s.reach(true))
 }
 
 // singly reports whether every URL of a family its host's pages linked came
@@ -259,7 +291,7 @@ func (s *space) singly(n int) bool {
 // pages outside it and earned no yield.
 func (s *space) barren(n int) bool {
 	judged := s.famDistinct + s.famDup
-	return judged >= n && 4*s.famLead < judged && s.yield == 0
+	return judged >= n && 4*s.reach(true) < judged && s.yield == 0
 }
 
 // genPending is how many generated URLs of the space wait for a verdict.
@@ -269,7 +301,9 @@ func (s *space) genPending() int { return s.genAdmitted - s.genDistinct - s.genD
 // duplicates: two or more, and at least twice the distinct pages they were
 // or led to (an index of near-duplicate pages that lists real articles is
 // not duplicating).
-func (s *space) duplicating() bool { return s.genDup >= 2 && s.genDup >= 2*(s.genDistinct+s.lead) }
+func (s *space) duplicating() bool {
+	return s.genDup >= 2 && s.genDup >= 2*(s.genDistinct+s.reach(false))
+}
 
 // parkKind names the budget that holds a parked URL.
 type parkKind uint8
@@ -474,19 +508,21 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 }
 
 // relinked counts a URL the host knew already, found again on page parent
-// (not a neighbour of it: page N links N+1 and N-1 in any space).
-func (h *Host[T]) relinked(cfg Config, u, parent string) {
+// (not a neighbour of it: page N links N+1 and N-1 in any space), and
+// returns its family (nil when not counted).
+func (h *Host[T]) relinked(cfg Config, u, parent string) (*space, Key) {
 	if urlnorm.Authority(parent) != urlnorm.Authority(u) || Neighbours(u, parent) {
-		return
+		return nil, 0
 	}
 	fk := KeyOf(Family(h.space(cfg, u, false)))
 	f := h.spaces[fk]
 	if f == nil {
-		return
+		return nil, 0
 	}
 	f.relinks++
 	f.refound.add(uint64(KeyOf(u)))
 	h.grow(parkKey{parkFamily, fk})
+	return f, fk
 }
 
 // Admit decides on a candidate and, when it is admitted, counts it against
@@ -535,7 +571,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		if sp.duplicating() {
 			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
 		}
-		if sp.genPending() >= cfg.Probe+sp.genDistinct+sp.lead-sp.genDup {
+		if sp.genPending() >= cfg.Probe+sp.genDistinct+sp.reach(false)-sp.genDup {
 			// Each distinct verdict (or distinct page led to) widens the
 			// space's probing, each duplicate narrows it: after one copy,
 			// the next probe waits for the verdicts in flight.
@@ -619,9 +655,6 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.version++
 	h.judgeRewrite(v)
-	for _, u := range v.Relinks {
-		h.relinked(cfg, u, v.URL)
-	}
 	space := h.space(cfg, v.URL, false)
 	sp, sk := h.entry(cfg, space)
 	if k, ok := h.pending[v.Hash]; ok {
@@ -633,6 +666,7 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 		}
 	}
 	fam, fk := h.entry(cfg, Family(space))
+	h.links(cfg, v, sp, sk, fam, fk)
 	// A verdict of its page re-decides the URLs a family holds as probes.
 	h.grow(parkKey{parkFamily, fk})
 	if v.Duplicate {
@@ -650,9 +684,13 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.grow(parkKey{parkSpace, fk})
 	if ps := h.spaces[v.ParentSpace]; ps != nil && leads(ps.name, space) {
 		ps.lead++
+		ps.link(v.URL, 0)
 		h.grow(parkKey{parkSpace, v.ParentSpace})
 		if pf := h.spaces[KeyOf(Family(ps.name))]; pf != nil {
 			pf.famLead++
+			if pf != ps {
+				pf.link(v.URL, 0)
+			}
 			h.grow(parkKey{parkSpace, KeyOf(Family(ps.name))})
 		}
 		// Yield is a page outside the origin's own family, of a family
@@ -700,6 +738,34 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 			}
 		}
 	}
+}
+
+// links counts a fetched page's links to known URLs of its host (its
+// relinks): for their families, found again; for the page's space sp and
+// family fam, those of other families the site grounds, distinct pages they
+// link (space.reach). A page with a duplicate's content links them all the
+// same: an index's letters are near-duplicates of each other.
+func (h *Host[T]) links(cfg Config, v Verdict, sp *space, sk Key, fam *space, fk Key) {
+	n := 0
+	for _, u := range v.Relinks {
+		f, k := h.relinked(cfg, u, v.URL)
+		if f == nil || k == fk || !f.established() && f.real == 0 {
+			continue
+		}
+		n++
+		key := uint64(KeyOf(u))
+		fam.linked.add(key)
+		if sp != fam {
+			sp.linked.add(key)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fam.link("", n)
+	sp.link("", n)
+	h.grow(parkKey{parkSpace, fk})
+	h.grow(parkKey{parkSpace, sk})
 }
 
 func (h *Host[T]) grow(k parkKey) {
@@ -862,7 +928,7 @@ type Usage struct {
 	Duplicate int     `json:"duplicate"` // pages of it that were duplicates
 	Relinks   int     `json:"relinks"`   // its known URLs found again on other pages
 	Refound   int     `json:"refound"`   // how many distinct ones (estimated)
-	Lead      int     `json:"lead"`      // distinct pages outside it its pages led to
+	Lead      int     `json:"lead"`      // distinct pages outside it its pages led to or link
 	DupShare  float64 `json:"duplicate_share"`
 	Parked    int     `json:"parked"`
 }
@@ -872,7 +938,7 @@ type Usage struct {
 func (h *Host[T]) Top(cfg Config, n int) []Usage {
 	out := make([]Usage, 0, len(h.spaces))
 	for k, s := range h.spaces {
-		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Refound: s.refound.count(), Lead: s.famLead,
+		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Refound: s.refound.count(), Lead: s.reach(true),
 			Parked: len(h.parked[parkKey{parkFamily, k}]) + len(h.parked[parkKey{parkSpace, k}])}
 		if cfg.Budget > 0 {
 			u.Budget = h.allowance(cfg, s)

@@ -638,6 +638,20 @@ func TestSnapshotRestore(t *testing.T) {
 	for i := range 20 {
 		offer(h, cfg, fmt.Sprintf("http://a/tag/%s/", word(i)), "http://a/", 0, 0)
 	}
+	// Two index pages link ten known real pages between them, five each.
+	var docs []string
+	for i := range 10 {
+		u := fmt.Sprintf("http://a/doc/%s.html", word(i))
+		if c, d := offer(h, cfg, u, "http://a/", 0, 0); d.Admit {
+			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: c.Grounded})
+		}
+		docs = append(docs, u)
+	}
+	for i, u := range []string{"http://a/idx/a.html", "http://a/idx/b.html"} {
+		if c, d := offer(h, cfg, u, "http://a/", 0, 0); d.Admit {
+			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: c.Grounded, Duplicate: i > 0, Relinks: docs[5*i : 5*i+5]})
+		}
+	}
 	b, ok := h.Snapshot()
 	if !ok {
 		t.Fatal("no snapshot of a changed host")
@@ -678,6 +692,9 @@ func TestSnapshotRestore(t *testing.T) {
 		}
 		if want.Relinks == 3 && want.Refound == 3 {
 			relinked++
+		}
+		if p == "/idx/" && want.Lead < 4 {
+			t.Errorf("%s links 10 known pages, 5 a page: lead %d, want about 5", p, want.Lead)
 		}
 	}
 	if relinked != 1 {

@@ -33,6 +33,8 @@ type savedSpace struct {
 	Outside     int    `json:"o,omitempty"`  // evidence from other hosts, sitemaps, seeds
 	Relinks     int    `json:"rl,omitempty"` // its known URLs found again on other pages
 	Refound     sketch `json:"rf,omitzero"`  // which of them (space.refound)
+	Linked      sketch `json:"lk,omitzero"`  // distinct pages outside it its pages link (space.linked)
+	Most        int    `json:"lm,omitempty"` // the most of them one page linked
 	// Who pointed to the family first (Host.offshoot).
 	Ext  bool `json:"x,omitempty"`
 	Src1 Key  `json:"s1,omitempty"`
@@ -76,7 +78,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		}
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Refound: e.refound, Ext: e.ext, Src1: e.src1, Src2: e.src2})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
 	if len(s.Spaces) > maxSavedSpaces {
@@ -124,10 +126,12 @@ func (h *Host[T]) Restore(b []byte) error {
 	}
 	h.real, h.held = s.Real, s.Held
 	for _, e := range s.Spaces {
-		h.spaces[KeyOf(e.Name)] = &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
+		sp := &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
 			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
-			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, ext: e.Ext, src1: e.Src1, src2: e.Src2}
+			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
+		sp.beyond = sp.linked.count() - sp.most
+		h.spaces[KeyOf(e.Name)] = sp
 	}
 	if len(s.Rules) > 0 {
 		h.rules = map[Rewrite]*ruleStats{}
