@@ -35,11 +35,14 @@ const (
 // MaxRedirects is how many redirect hops lead to a URL before it is excluded.
 const MaxRedirects = 5
 
+// pollRecords is the most crawl.urls records one poll takes.
+const pollRecords = 2000
+
 // consume polls crawl.urls until ctx ends. Records are processed a poll at a time,
 // and the poll's offsets are committed only after its URLs are in the store.
 func (f *Fetcher) consume(ctx context.Context) error {
 	for {
-		fetches := f.kafka.PollRecords(ctx, 2000)
+		fetches := f.kafka.PollRecords(ctx, pollRecords)
 		if fetches.IsClientClosed() {
 			return nil
 		}
@@ -143,12 +146,27 @@ type decodedURL struct {
 	decodeErr, normErr error
 }
 
+// maxKeptCandidates bounds the candidates array kept from one poll for the
+// next (Fetcher.candBuf): a poll holds at most pollRecords URLs, and their
+// released URLs come on top.
+const maxKeptCandidates = 2 * pollRecords
+
 // admitRecords runs one poll's records through admission and into the store and
 // frontier.
 func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	now := time.Now()
+	cands := f.candBuf[:0]
+	defer func() {
+		// Cleared so that the kept array holds no URLs of this poll; a poll
+		// far larger than usual does not pin its array.
+		if cap(cands) <= maxKeptCandidates {
+			clear(cands[:cap(cands)])
+			f.candBuf = cands[:0]
+		} else {
+			f.candBuf = nil
+		}
+	}()
 	var (
-		cands    []candidate
 		excluded []store.Exclusion
 		reroute  []*kgo.Record
 		revisits []candidate

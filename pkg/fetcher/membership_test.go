@@ -3,6 +3,7 @@ package fetcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -119,5 +120,50 @@ func TestAdmissionRefusedWhileFenced(t *testing.T) {
 	}
 	if got := urlState(t, e, u); got != store.StateQueued {
 		t.Errorf("URL not queued once confirmed: state %q", got)
+	}
+}
+
+// TestAdmissionReusesCandidates: the candidates array one poll kept serves
+// the next, whose URLs are all queued, and holds nothing of either poll
+// once admission is done (no URL pinned between polls).
+func TestAdmissionReusesCandidates(t *testing.T) {
+	e := testenv.New(t)
+	f, err := New(testConfig(), e.DB, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.kafka.Close()
+	if f.kafka, err = kgo.NewClient(e.Options()...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.kafka.Close)
+	f.member.touch()
+	const host = "127.0.0.1:1"
+	p := queue.PartitionOf(host)
+	f.owned[p] = true
+	for poll, n := range []int{40, 25} {
+		var recs []*kgo.Record
+		var urls []string
+		for i := range n {
+			u := fmt.Sprintf("http://%s/poll%d/%d.html", host, poll, i)
+			urls = append(urls, u)
+			recs = append(recs, urlRecord(t, queue.URL{URL: u, Seed: true, DiscoveredAt: time.Now()}, p))
+		}
+		if err := f.admitRecords(context.Background(), recs); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range urls {
+			if got := urlState(t, e, u); got != store.StateQueued {
+				t.Fatalf("poll %d: %s state %q, want queued", poll, u, got)
+			}
+		}
+		if cap(f.candBuf) < n {
+			t.Fatalf("poll %d: kept array of %d, want room for the poll's %d", poll, cap(f.candBuf), n)
+		}
+		for i, c := range f.candBuf[:cap(f.candBuf)] {
+			if c.Row.URL != "" {
+				t.Fatalf("poll %d: kept array holds %s at %d", poll, c.Row.URL, i)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -29,6 +30,15 @@ func mediaType(contentType string) string {
 		contentType = contentType[:i]
 	}
 	return strings.ToLower(strings.TrimSpace(contentType))
+}
+
+// declaredAs reports whether contentType's type/subtype is one of types
+// (lowercase), as mime.ParseMediaType would read it when it reads one: a
+// false answer is exact, so callers ask it before paying for
+// ParseMediaType's map of parameters (IsPDF and OfficeFormat ask it of
+// every page).
+func declaredAs(contentType string, types ...string) bool {
+	return slices.Contains(types, mediaType(contentType))
 }
 
 // charsetParam returns the charset parameter of a Content-Type value, or "".

@@ -59,6 +59,10 @@ var cfbMagic = []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}
 // Content-Type, or by the URL's extension when the type says nothing useful
 // (a generic type and a zip's or a compound file's signature).
 func OfficeFormat(contentType, rawURL string, body []byte) string {
+	if !bytes.HasPrefix(body, []byte("PK\x03\x04")) && !bytes.HasPrefix(body, cfbMagic) &&
+		!declaredAs(contentType, "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "application/vnd.oasis.opendocument.text") {
+		return "" // neither sniffed nor declared: the usual page, its header's parameters not parsed
+	}
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch strings.ToLower(mt) {
 	case "application/vnd.openxmlformats-officedocument.wordprocessingml.document":

@@ -111,6 +111,9 @@ func stopError(stopped string) error {
 // IsPDF reports whether the body is a PDF: by its Content-Type, or by its
 // signature when the type says nothing useful.
 func IsPDF(contentType string, body []byte) bool {
+	if !bytes.HasPrefix(body, []byte("%PDF-")) && !declaredAs(contentType, "application/pdf", "application/x-pdf") {
+		return false // neither sniffed nor declared: the usual page, its header's parameters not parsed
+	}
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch strings.ToLower(mt) {
 	case "application/pdf", "application/x-pdf":

@@ -71,3 +71,28 @@ func BenchmarkObserveRelinks(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "verdicts/s")
 }
+
+// BenchmarkSnapshot: a host's saved admission state, as the fetcher writes
+// it for every host whose state changed, every -host-save-interval, for a
+// host whose 2,048 URLs made it a few hundred spaces.
+func BenchmarkSnapshot(b *testing.B) {
+	cfg := DefaultConfig()
+	h := NewHost[int]()
+	for i := range 2048 {
+		f := Found{URL: fmt.Sprintf("http://h.example/s%d/%s/page-%d.html", i%61, word(i%17), i), Parent: fmt.Sprintf("http://h.example/s%d/", i%61)}
+		c := h.Describe(cfg, f)
+		hash := int64(KeyOf(f.URL))
+		if d := h.Admit(cfg, hash, c); !d.Admit {
+			h.Park(cfg, d, hash, c, i)
+			continue
+		}
+		h.Observe(cfg, Verdict{URL: f.URL, Hash: hash, Grounded: c.Grounded, Origin: c.Origin, Duplicate: i%5 == 0})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		h.version++ // changed since the last save
+		if _, ok := h.Snapshot(); !ok {
+			b.Fatal("no snapshot")
+		}
+	}
+}

@@ -92,8 +92,7 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 	}
 	var b strings.Builder
 	b.Grow(len(p))
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	for _, seg := range segs {
+	for seg := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
 		prefix := b.String()
 		b.WriteByte('/')
 		sl := h.slots[prefix]

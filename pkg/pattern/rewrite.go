@@ -155,19 +155,44 @@ func deriveRewrite(u, parent string) (Rewrite, bool) {
 			return Rewrite{Suffix: us[len(ps):]}, true
 		}
 	}
-	us, ps := pathSegments(ub), pathSegments(pb)
-	if us == nil || ps == nil || len(us) != len(ps)+1 {
-		return Rewrite{}, false
+	if extra, ok := insertedSegment(ub, pb); ok {
+		return Rewrite{Segment: extra}, true
 	}
-	i := 0
-	for i < len(ps) && us[i] == ps[i] {
-		i++
+	return Rewrite{}, false
+}
+
+// insertedSegment returns the one non-empty segment u has in addition to
+// parent (both absolute URLs without a query, the host the first segment),
+// the others equal and in the same order. It walks both strings instead of
+// splitting them: admission asks it of most links with a parent, and the
+// two segment slices were 58 MB of a medium crawl's allocation.
+func insertedSegment(u, parent string) (string, bool) {
+	_, u, uok := strings.Cut(u, "://")
+	_, p, pok := strings.Cut(parent, "://")
+	if !uok || !pok || strings.Count(u, "/") != strings.Count(p, "/")+1 {
+		return "", false
 	}
-	extra := us[i]
-	if extra == "" || strings.Join(us[i+1:], "/") != strings.Join(ps[i:], "/") {
-		return Rewrite{}, false
+	// Skip the segments both start with. u has one '/' more than p, so it
+	// has a segment after each one p has.
+	for {
+		pseg, prest, more := strings.Cut(p, "/")
+		useg, urest, _ := strings.Cut(u, "/")
+		if useg != pseg {
+			break
+		}
+		u = urest
+		if !more {
+			p = "" // all of parent matched: u holds its last segment
+			break
+		}
+		p = prest
 	}
-	return Rewrite{Segment: extra}, true
+	// u's first segment is the added one; the rest must be parent's rest.
+	extra, after, _ := strings.Cut(u, "/")
+	if extra == "" || after != p {
+		return "", false
+	}
+	return extra, true
 }
 
 func splitQuery(q string) []string {
@@ -175,16 +200,6 @@ func splitQuery(q string) []string {
 		return nil
 	}
 	return strings.Split(q, "&")
-}
-
-// pathSegments returns the host and the path's segments of an absolute URL
-// without its query, nil when it has none.
-func pathSegments(base string) []string {
-	_, rest, ok := strings.Cut(base, "://")
-	if !ok {
-		return nil
-	}
-	return strings.Split(rest, "/") // the host first: equal for same-host URLs
 }
 
 // ruleStats is what a rewrite's variants came back as.

@@ -72,6 +72,15 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		return nil, false
 	}
 	s := savedHost{Real: h.real, Held: h.held}
+	// Sized once: a saved space is ~200 bytes, and a busy host is saved
+	// twice a second with hundreds of them.
+	active := 0
+	for _, e := range h.spaces {
+		if e.activity() != 0 {
+			active++
+		}
+	}
+	s.Spaces = make([]savedSpace, 0, active)
 	for _, e := range h.spaces {
 		if e.activity() == 0 {
 			continue

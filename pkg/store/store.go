@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/crawlcluster/crawler/pkg/urlkind"
 )
@@ -41,7 +42,9 @@ var ErrNotFound = errors.New("not found")
 
 // HashURL returns the store key of a normalized URL.
 func HashURL(normalized string) int64 {
-	sum := sha256.Sum256([]byte(normalized))
+	// The string's bytes, not a copy: Sum256 only reads them, and the copy
+	// of every URL longer than 32 bytes was 31 MB of a medium crawl.
+	sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(normalized), len(normalized)))
 	return int64(binary.BigEndian.Uint64(sum[:8]))
 }
 

@@ -28,6 +28,11 @@ func BenchmarkSeen(b *testing.B) {
 	storetest.BenchSeen(b, db)
 }
 
+func BenchmarkURLHistories(b *testing.B) {
+	db, _ := openTemp(b)
+	storetest.BenchURLHistories(b, db)
+}
+
 func BenchmarkAddCaptures(b *testing.B) {
 	for _, mode := range syncModes {
 		b.Run("sync="+mode, func(b *testing.B) {

@@ -81,6 +81,38 @@ func BenchSeen(b *testing.B, s store.Store) {
 	b.ReportMetric(float64(n*batch)/b.Elapsed().Seconds(), "hashes/s")
 }
 
+// BenchURLHistories reads the histories of batches of 500 known URLs (about
+// a parser's batch of pages, whose change detection reads them) in a store of
+// 50,000 URLs.
+func BenchURLHistories(b *testing.B, s store.Store) {
+	ctx := context.Background()
+	const stored, batch = 50_000, 500
+	for first := 0; first < stored; first += AdmitBatch {
+		if _, err := s.AdmitURLs(ctx, benchURLs(first, AdmitBatch)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	hashes := make([]int64, batch)
+	n := 0
+	for b.Loop() {
+		b.StopTimer()
+		for i := range hashes {
+			hashes[i] = benchURLs(rng.IntN(stored), 1)[0].Hash
+		}
+		b.StartTimer()
+		hs, err := s.URLHistories(ctx, hashes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if hs[0].State == "" {
+			b.Fatal("a stored URL has no history")
+		}
+		n++
+	}
+	b.ReportMetric(float64(n*batch)/b.Elapsed().Seconds(), "urls/s")
+}
+
 // CaptureBatch is the batch size of BenchAddCaptures.
 const CaptureBatch = 100
 

@@ -1,0 +1,64 @@
+package fetcher
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/queue"
+)
+
+// BenchmarkAdmitRecords admits polls of 1,000 new URLs of 100 owned hosts
+// (admitRecords: decoding, the rules, the seen check, the store's insert and
+// the frontier), as the fetcher's consume loop does with crawl.urls. The
+// allocations per poll are the figure to watch (docs/performance.md, "Memory
+// at the peak"); the time is mostly SQLite's.
+func BenchmarkAdmitRecords(b *testing.B) {
+	e := testenv.New(b)
+	f, err := New(testConfig(), e.DB, e.Options(), nil, e.Log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A client outside the group, as in TestAdmissionRefusedWhileFenced:
+	// the partitions are owned by the benchmark, not by an assignment.
+	f.kafka.Close()
+	if f.kafka, err = kgo.NewClient(e.Options()...); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(f.kafka.Close)
+	f.member.touch()
+	const hosts, perPoll = 100, 1000
+	f.mu.Lock()
+	for i := range hosts {
+		f.owned[queue.PartitionOf(fmt.Sprintf("host%d.example", i))] = true
+	}
+	f.mu.Unlock()
+	poll := func(n int) []*kgo.Record {
+		recs := make([]*kgo.Record, perPoll)
+		for i := range recs {
+			host := fmt.Sprintf("host%d.example", i%hosts)
+			p := queue.PartitionOf(host)
+			v, err := queue.EncodeURL(queue.URL{URL: fmt.Sprintf("http://%s/p%d/%d.html", host, n, i), Seed: true, DiscoveredAt: time.Now()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			recs[i] = &kgo.Record{Topic: queue.TopicURLs, Value: v, Partition: p}
+		}
+		return recs
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		b.StopTimer()
+		recs := poll(n)
+		b.StartTimer()
+		if err := f.admitRecords(ctx, recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
