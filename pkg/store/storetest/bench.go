@@ -51,11 +51,7 @@ func BenchAdmitURLs(b *testing.B, s store.Store) {
 func BenchSeen(b *testing.B, s store.Store) {
 	ctx := context.Background()
 	const stored, batch = 50_000, 500
-	for first := 0; first < stored; first += AdmitBatch {
-		if _, err := s.AdmitURLs(ctx, benchURLs(first, AdmitBatch)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fillBench(ctx, b, s, stored)
 	rng := rand.New(rand.NewPCG(1, 2))
 	hashes := make([]int64, batch)
 	n := 0
@@ -87,11 +83,7 @@ func BenchSeen(b *testing.B, s store.Store) {
 func BenchURLHistories(b *testing.B, s store.Store) {
 	ctx := context.Background()
 	const stored, batch = 50_000, 500
-	for first := 0; first < stored; first += AdmitBatch {
-		if _, err := s.AdmitURLs(ctx, benchURLs(first, AdmitBatch)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fillBench(ctx, b, s, stored)
 	rng := rand.New(rand.NewPCG(1, 2))
 	hashes := make([]int64, batch)
 	n := 0
@@ -234,4 +226,13 @@ func BenchNearDuplicate(b *testing.B, s store.Store) {
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lookups/s")
+}
+
+// fillBench admits the first n of the benchmarks' URLs.
+func fillBench(ctx context.Context, b *testing.B, s store.Store, n int) {
+	for first := 0; first < n; first += AdmitBatch {
+		if _, err := s.AdmitURLs(ctx, benchURLs(first, AdmitBatch)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
