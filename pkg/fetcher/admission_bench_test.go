@@ -18,18 +18,7 @@ import (
 // allocations per poll are the figure to watch (docs/performance.md, "Memory
 // at the peak"); the time is mostly SQLite's.
 func BenchmarkAdmitRecords(b *testing.B) {
-	e := testenv.New(b)
-	f, err := New(testConfig(), e.DB, e.Options(), nil, e.Log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	// A client outside the group, as in TestAdmissionRefusedWhileFenced:
-	// the partitions are owned by the benchmark, not by an assignment.
-	f.kafka.Close()
-	if f.kafka, err = kgo.NewClient(e.Options()...); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(f.kafka.Close)
+	f := outsideFetcher(b, testenv.New(b))
 	f.member.touch()
 	const hosts, perPoll = 100, 1000
 	f.mu.Lock()

@@ -90,17 +90,7 @@ func TestMembershipAfterLapse(t *testing.T) {
 // URLs queued for ever that way.
 func TestAdmissionRefusedWhileFenced(t *testing.T) {
 	e := testenv.New(t)
-	f, err := New(testConfig(), e.DB, e.Options(), nil, e.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A client outside the group: an assignment would confirm the
-	// membership behind the test's back.
-	f.kafka.Close()
-	if f.kafka, err = kgo.NewClient(e.Options()...); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.kafka.Close)
+	f := outsideFetcher(t, e)
 	const u = "http://127.0.0.1:1/fenced.html"
 	p := queue.PartitionOf("127.0.0.1:1")
 	f.owned[p] = true
@@ -128,15 +118,7 @@ func TestAdmissionRefusedWhileFenced(t *testing.T) {
 // once admission is done (no URL pinned between polls).
 func TestAdmissionReusesCandidates(t *testing.T) {
 	e := testenv.New(t)
-	f, err := New(testConfig(), e.DB, e.Options(), nil, e.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.kafka.Close()
-	if f.kafka, err = kgo.NewClient(e.Options()...); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.kafka.Close)
+	f := outsideFetcher(t, e)
 	f.member.touch()
 	const host = "127.0.0.1:1"
 	p := queue.PartitionOf(host)
@@ -166,4 +148,20 @@ func TestAdmissionReusesCandidates(t *testing.T) {
 			}
 		}
 	}
+}
+
+// outsideFetcher is a fetcher whose client is outside the consumer group:
+// an assignment would confirm the membership behind the test's back, and
+// the partitions are the test's to own.
+func outsideFetcher(tb testing.TB, e *testenv.Env) *Fetcher {
+	f, err := New(testConfig(), e.DB, e.Options(), nil, e.Log)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.kafka.Close()
+	if f.kafka, err = kgo.NewClient(e.Options()...); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(f.kafka.Close)
+	return f
 }
