@@ -461,7 +461,7 @@ func (s *sim) deliver() {
 		s.touched[h] = true
 	}
 	for h := range s.touched {
-		h.ph.Release(s.cfg, func(it item, d pattern.Decision) {
+		h.ph.Release(s.cfg, func(it item, _ pattern.Candidate, d pattern.Decision) {
 			if d.Corroborated {
 				it.cand.Grounded, it.cand.Hops, it.cand.Origin = true, 0, 0
 			}

@@ -66,12 +66,12 @@ func (d *Decider) Levels() int { return d.levels }
 // Host is one host's admission state: its URL spaces, their budgets and the
 // URLs they hold back. The zero Host is a host not seen yet.
 type Host struct {
-	Patterns *pattern.Host[Candidate] // nil until the host's first page candidate or verdict
+	Patterns *pattern.Host[Parked] // nil until the host's first page candidate or verdict
 }
 
-func (h *Host) patterns() *pattern.Host[Candidate] {
+func (h *Host) patterns() *pattern.Host[Parked] {
 	if h.Patterns == nil {
-		h.Patterns = pattern.NewHost[Candidate]()
+		h.Patterns = NewPatterns()
 	}
 	return h.Patterns
 }

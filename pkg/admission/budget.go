@@ -45,7 +45,7 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 			admitted = append(admitted, c.Shifted(dec, d.levels))
 			continue
 		}
-		hp.Park(cfg, dec, c.Row.Hash, c.Pat, c)
+		hp.Park(cfg, dec, c.Row.Hash, c.Pat, park(c))
 		if dec.Rule != "" && d.Held != nil {
 			d.Held(c.Row.URL, dec.Rule)
 		}
@@ -59,7 +59,8 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 		if h == nil || h.Patterns == nil {
 			continue
 		}
-		h.Patterns.Release(cfg, func(c Candidate, dec pattern.Decision) {
+		h.Patterns.Release(cfg, func(p Parked, pat pattern.Candidate, dec pattern.Decision) {
+			c := p.candidate(pat)
 			c.Released = true
 			if dec.Corroborated {
 				c.Pat.Grounded, c.Pat.Hops, c.Pat.Origin = true, 0, 0

@@ -516,10 +516,10 @@ func itemOf(u store.URL, fromRobots bool) frontier.Item {
 func (f *Fetcher) handBackParked(ctx context.Context, hosts []string) int {
 	var recs []*kgo.Record
 	add := func(host string, hi *hostInfo) {
-		if hi == nil || hi.adm.Patterns == nil {
+		if hi == nil {
 			return
 		}
-		hi.adm.Patterns.TakeParked(func(c candidate) {
+		hi.adm.TakeParked(func(c candidate) {
 			v, err := queue.EncodeURL(parkedURL(c))
 			if err != nil {
 				return

@@ -97,7 +97,7 @@ func TestHeldChainCarried(t *testing.T) {
 	}{
 		{"handed back", func(t *testing.T, h *admission.Host, _ store.Exclusion) queue.URL {
 			var back []queue.URL
-			h.Patterns.TakeParked(func(c candidate) { back = append(back, parkedURL(c)) })
+			h.TakeParked(func(c candidate) { back = append(back, parkedURL(c)) })
 			if len(back) != 1 {
 				t.Fatalf("handed back %d URLs, want 1", len(back))
 			}
@@ -131,7 +131,7 @@ func TestHeldChainCarried(t *testing.T) {
 			if u, err = queue.DecodeURL(v); err != nil {
 				t.Fatal(err)
 			}
-			next := &admission.Host{Patterns: pattern.NewHost[candidate]()}
+			next := &admission.Host{Patterns: admission.NewPatterns()}
 			if err := next.Patterns.Restore(state); err != nil {
 				t.Fatal(err)
 			}

@@ -9,8 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/crawlcluster/crawler/pkg/admission"
 	"github.com/crawlcluster/crawler/pkg/control"
-	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/robots"
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -99,7 +99,7 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 		if len(r.Admission) > 0 && hi.adm.Patterns == nil && f.cfg.Patterns.Enabled() {
 			// The budgets the crawl earned on the host, before a restart or
 			// under its previous owner.
-			hp := pattern.NewHost[candidate]()
+			hp := admission.NewPatterns()
 			if err := hp.Restore(r.Admission); err != nil {
 				f.log.Warn("admission state of a host not restored; its budgets start afresh", "host", r.Host, "err", err)
 			} else {

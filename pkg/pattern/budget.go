@@ -811,6 +811,11 @@ func (h *Host[T]) Park(cfg Config, d Decision, hash int64, c Candidate, item T) 
 		h.parked = map[parkKey][]parkedURL[T]{}
 		h.inPark = map[int64]*referrers{}
 	}
+	if e := h.spaces[KeyOf(c.Space)]; e != nil && e.name == c.Space {
+		// The entry's copy of the name: a held URL keeps no string of its
+		// own for it (a host can hold thousands).
+		c.Space = e.name
+	}
 	h.parked[d.key] = append(h.parked[d.key], parkedURL[T]{hash: hash, c: c, item: item})
 	r := &referrers{}
 	r.add(c)
@@ -829,9 +834,9 @@ func (h *Host[T]) Unpark(hash int64) bool {
 }
 
 // Release calls fn for each parked URL that the budgets grown since the last
-// call now admit, in the order they were parked, counted as admitted. URLs
-// still held stay parked.
-func (h *Host[T]) Release(cfg Config, fn func(item T, d Decision)) {
+// call now admit, in the order they were parked, counted as admitted, with
+// the candidate it was parked with. URLs still held stay parked.
+func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) {
 	for len(h.grown) > 0 {
 		grown := h.grown
 		h.grown = nil
@@ -864,7 +869,7 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, d Decision)) {
 				if d.Admit {
 					delete(h.inPark, pu.hash)
 					d.Corroborated = c.Grounded && !pu.c.Grounded
-					fn(pu.item, d)
+					fn(pu.item, pu.c, d)
 					continue
 				}
 				if d.key == k {
@@ -888,12 +893,12 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, d Decision)) {
 // TakeParked calls fn once for each URL still parked and forgets them. A
 // fetcher that stops, or gives a host's partition up, hands them back to the
 // queue. Taken once, they are not handed out twice.
-func (h *Host[T]) TakeParked(fn func(item T)) {
+func (h *Host[T]) TakeParked(fn func(item T, c Candidate)) {
 	for _, list := range h.parked {
 		for _, pu := range list {
 			if h.inPark[pu.hash] != nil {
 				delete(h.inPark, pu.hash)
-				fn(pu.item)
+				fn(pu.item, pu.c)
 			}
 		}
 	}

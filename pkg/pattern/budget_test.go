@@ -84,7 +84,7 @@ func TestGeneratedBoundedWhateverItsPages(t *testing.T) {
 	offer(h, cfg, "http://a/search?q=linked1", "http://a/", 0, 0)
 	offer(h, cfg, "http://a/search?q=linked2", "http://a/", 0, 0)
 	released := 0
-	h.Release(cfg, func(string, Decision) { released++ })
+	h.Release(cfg, func(string, Candidate, Decision) { released++ })
 	if released != 4 {
 		t.Errorf("evidence of 2 URLs released %d held URLs, want 4", released)
 	}
@@ -158,7 +158,7 @@ func TestShareOfRealPages(t *testing.T) {
 		h.Observe(cfg, Verdict{URL: u, Grounded: true})
 	}
 	released := 0
-	h.Release(cfg, func(string, Decision) { released++ })
+	h.Release(cfg, func(string, Candidate, Decision) { released++ })
 	if released != 2 {
 		t.Errorf("4 real pages elsewhere released %d, want 2 (a share of 0.5)", released)
 	}
@@ -188,7 +188,7 @@ func TestDuplicateSpaceHeld(t *testing.T) {
 		h.Observe(cfg, Verdict{URL: c.URL, Origin: c.Origin, Duplicate: true})
 	}
 	released := 0
-	h.Release(cfg, func(string, Decision) { released++ })
+	h.Release(cfg, func(string, Candidate, Decision) { released++ })
 	if released != 0 {
 		t.Errorf("a space whose probes were duplicates released %d", released)
 	}
@@ -214,13 +214,13 @@ func TestRewriteLearned(t *testing.T) {
 	// Its verdict lets the next variant through as the second probe.
 	h.Observe(cfg, Verdict{URL: c0.URL, Hash: int64(KeyOf(c0.URL)), Grounded: c0.Grounded, Origin: c0.Origin, Duplicate: true})
 	var probes []string
-	h.Release(cfg, func(u string, _ Decision) { probes = append(probes, u) })
+	h.Release(cfg, func(u string, _ Candidate, _ Decision) { probes = append(probes, u) })
 	if len(probes) != 1 {
 		t.Fatalf("after the first duplicate %v released, want one more probe", probes)
 	}
 	c1 := h.Describe(cfg, Found{URL: probes[0], Parent: strings.TrimSuffix(probes[0], "?print=yes")})
 	h.Observe(cfg, Verdict{URL: c1.URL, Hash: int64(KeyOf(c1.URL)), Grounded: c1.Grounded, Origin: c1.Origin, Duplicate: true})
-	h.Release(cfg, func(u string, _ Decision) { t.Errorf("%s released by duplicate verdicts", u) })
+	h.Release(cfg, func(u string, _ Candidate, _ Decision) { t.Errorf("%s released by duplicate verdicts", u) })
 	rules := h.Rules()
 	if len(rules) != 1 || !rules[0].Active || rules[0].Rule != "drop parameter print" {
 		t.Fatalf("rules %+v, want drop parameter print, active", rules)
@@ -243,7 +243,7 @@ func TestRewriteLearned(t *testing.T) {
 	}
 	h.Observe(cfg, Verdict{URL: probe.URL, Hash: int64(KeyOf(probe.URL)), Grounded: probe.Grounded})
 	released := 0
-	h.Release(cfg, func(string, Decision) { released++ })
+	h.Release(cfg, func(string, Candidate, Decision) { released++ })
 	// The rule's held URLs come back, but for the third variant: its own
 	// space's generated pages (the two probes) were duplicates.
 	if released != held {
@@ -269,7 +269,7 @@ func TestRewriteJudged(t *testing.T) {
 	// The probe answered 404: no verdict will come.
 	h.Settle(int64(KeyOf(c0.URL)))
 	var probes []string
-	h.Release(cfg, func(u string, _ Decision) { probes = append(probes, u) })
+	h.Release(cfg, func(u string, _ Candidate, _ Decision) { probes = append(probes, u) })
 	if len(probes) != 1 {
 		t.Fatalf("after the probe failed %v released, want the next variant probed", probes)
 	}
@@ -386,11 +386,11 @@ func TestTakeParked(t *testing.T) {
 		offer(h, cfg, fmt.Sprintf("http://a/cal/%d", i+1), "http://a/cal/0", 0, 0)
 	}
 	var got []string
-	h.TakeParked(func(u string) { got = append(got, u) })
+	h.TakeParked(func(u string, _ Candidate) { got = append(got, u) })
 	if len(got) != 4 || h.Parked() != 0 {
 		t.Errorf("took %v, %d left parked; want 4 and none", got, h.Parked())
 	}
-	h.TakeParked(func(u string) { t.Errorf("%s taken twice", u) })
+	h.TakeParked(func(u string, _ Candidate) { t.Errorf("%s taken twice", u) })
 }
 
 // crawlSite runs admission over a site given by its links and duplicate
@@ -425,7 +425,7 @@ func crawlSite(cfg Config, links func(string) []string, dup func(string) bool, l
 			known[l] = true
 			queue = append(queue, queued{l, c})
 		}
-		h.Release(cfg, func(q queued, _ Decision) {
+		h.Release(cfg, func(q queued, _ Candidate, _ Decision) {
 			known[q.u] = true
 			queue = append(queue, q)
 		})
@@ -586,7 +586,7 @@ func TestSinglyLinkedFamily(t *testing.T) {
 				h.Admit(cfg, int64(KeyOf(l)), lc)
 				h.Observe(cfg, Verdict{URL: l, Hash: int64(KeyOf(l)), Grounded: lc.Grounded, ParentSpace: lc.ParentSpace})
 			}
-			h.Release(cfg, func(string, Decision) { admitted++; held-- })
+			h.Release(cfg, func(string, Candidate, Decision) { admitted++; held-- })
 		}
 		return admitted, held, h
 	}
@@ -603,7 +603,7 @@ func TestSinglyLinkedFamily(t *testing.T) {
 		offer(h, cfg, u, fmt.Sprintf("http://a/other/%d.html", i), 0, 0)
 	}
 	var got []string
-	h.Release(cfg, func(s string, d Decision) { got = append(got, s) })
+	h.Release(cfg, func(s string, _ Candidate, d Decision) { got = append(got, s) })
 	if len(got) != 1 || got[0] != u {
 		t.Errorf("a held URL %d pages link: released %v, want it alone", cfg.Referrers+1, got)
 	}
@@ -722,12 +722,12 @@ func TestSettleFreesProbes(t *testing.T) {
 	if len(admitted) != 2 {
 		t.Fatalf("%d admitted, want the 2 probes", len(admitted))
 	}
-	h.Release(cfg, func(u string, _ Decision) { t.Errorf("%s released with both probes in flight", u) })
+	h.Release(cfg, func(u string, _ Candidate, _ Decision) { t.Errorf("%s released with both probes in flight", u) })
 	for _, u := range admitted {
 		h.Settle(int64(KeyOf(u)))
 	}
 	released := 0
-	h.Release(cfg, func(string, Decision) { released++ })
+	h.Release(cfg, func(string, Candidate, Decision) { released++ })
 	if released != 2 {
 		t.Errorf("settling both probes released %d, want the 2 held", released)
 	}
@@ -837,7 +837,7 @@ func TestSiblingRewrite(t *testing.T) {
 				page, _, _ := strings.Cut(u, "&sid=")
 				h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: c.Grounded, Origin: c.Origin, Duplicate: content[page]})
 				content[page] = true
-				h.Release(cfg, func(string, Decision) { fetched++ })
+				h.Release(cfg, func(string, Candidate, Decision) { fetched++ })
 			}
 		}
 		return fetched, held, h
@@ -1013,7 +1013,7 @@ func crawlLinkedSection(cfg Config, seed int64) int {
 			}
 		}
 		h.Observe(cfg, v)
-		h.Release(cfg, func(u string, d Decision) {
+		h.Release(cfg, func(u string, _ Candidate, d Decision) {
 			admit(u, h.Describe(cfg, Found{URL: u, Parent: p.u, ParentHops: p.c.Hops, ParentOrigin: p.c.Origin}))
 		})
 	}

@@ -186,7 +186,7 @@ func (w *indexWeb) crawl(cfg Config) map[string]bool {
 			h.Unpark(int64(KeyOf(l)))
 			push(queued{l, c}, d.Last)
 		}
-		h.Release(cfg, func(q queued, d Decision) {
+		h.Release(cfg, func(q queued, _ Candidate, d Decision) {
 			if d.Corroborated {
 				q.c.Grounded, q.c.Origin, q.c.Hops = true, 0, 0
 			}
