@@ -371,3 +371,34 @@ func TestRaise(t *testing.T) {
 		t.Fatalf("Raise = %v, want %v (the other section's URL only)", got, want)
 	}
 }
+
+// TestHeldFoundAgainRecordedOnce: a URL found again while its budgets hold
+// it stays parked, and its exclusion is not recorded a second time; found
+// again once released, it is known and admitted as any known URL.
+func TestHeldFoundAgainRecordedOnce(t *testing.T) {
+	d := newDecider(true)
+	var h Host
+	_, held := chain(d, &h, 50)
+	if len(held) == 0 {
+		t.Fatal("nothing held")
+	}
+	parked := h.Patterns.Parked()
+	poll := d.Poll()
+	var again []Candidate
+	for _, ex := range held {
+		u := urlOf(ex.URL)
+		u.Parent, u.Depth, u.ParentHops = "http://a.example/list", 1, 1
+		v := poll.Decide(u, &h, 51, operator{}, now)
+		if v.Outcome != Admitted {
+			t.Fatalf("%s: outcome %d", ex.URL, v.Outcome)
+		}
+		again = append(again, v.Candidate)
+	}
+	admitted, excl, _, _ := d.Budget(again, nil, nil, func(string) *Host { return &h }, now)
+	if len(excl) != 0 {
+		t.Errorf("%d held URLs found again recorded again: %+v", len(excl), excl[0])
+	}
+	if got := h.Patterns.Parked(); got != parked-len(admitted) {
+		t.Errorf("parked %d after finding them again (%d admitted), was %d", got, len(admitted), parked)
+	}
+}

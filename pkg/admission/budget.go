@@ -15,7 +15,8 @@ type Hosts func(host string) *Host
 
 // Budget passes new page URLs through their host's URL-space budgets in
 // order: admitted ones get their level lowered by the decision's shift, held
-// ones are parked and recorded as exclusions with the reason. URLs parked
+// ones are parked and recorded as exclusions with the reason, once (a URL
+// found again while parked is not recorded again). URLs parked
 // earlier that the grown hosts' budgets now admit join the admitted. Seeds
 // and other kinds than pages pass untouched. grown (which may be nil) names
 // the hosts whose evidence grew; every host whose state Budget changed is
@@ -45,9 +46,17 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 			admitted = append(admitted, c.Shifted(dec, d.levels))
 			continue
 		}
+		again := hp.Holds(c.Row.Hash)
 		hp.Park(cfg, dec, c.Row.Hash, c.Pat, park(c))
 		if dec.Rule != "" && d.Held != nil {
 			d.Held(c.Row.URL, dec.Rule)
+		}
+		if again {
+			// Found again while parked: its exclusion was recorded when it
+			// was first held and stays until it is released. A site's pages
+			// link each other, so a held page is found several times; at
+			// 10,000 hosts these records were two of every three written.
+			continue
 		}
 		ex := c.exclusion(dec.Reason, now)
 		// What the next owner needs to charge it as these budgets did.

@@ -919,6 +919,9 @@ func (h *Host[T]) Overflowed(cfg Config) bool {
 // Parked returns how many URLs wait to be released.
 func (h *Host[T]) Parked() int { return len(h.inPark) }
 
+// Holds reports whether the URL with this hash is parked.
+func (h *Host[T]) Holds(hash int64) bool { return h.inPark[hash] != nil }
+
 // Held returns how many URLs have been held back.
 func (h *Host[T]) Held() int { return h.held }
 
