@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -219,4 +220,66 @@ func BenchmarkWriteCaptureHTML(b *testing.B) {
 			b.ReportMetric(float64(html)/float64(len(cs)), "HTML-B/capture")
 		})
 	}
+}
+
+// BenchmarkIndexBytes measures what a segment's open index holds per
+// indexed capture: the live heap after b.N small captures of distinct URLs
+// written to one open segment, less the heap before them, per capture (the
+// URL string included, since the index keeps it). Run it with a fixed count
+// (-benchtime=100000x) to compare builds: the index slice's spare capacity
+// depends on the count.
+func BenchmarkIndexBytes(b *testing.B) {
+	w := newWriter(b, SegmentConfig{MaxSize: 1 << 40})
+	resp := rawResponse("Content-Type: text/html; charset=utf-8\r\n", htmlPage(256))
+	req := rawRequest("http://example.com/")
+	write := func(i int) {
+		u := fmt.Sprintf("http://host%05d.example.com/articles/2025/03/page-%d.html", i%10000, i)
+		c := Capture{TargetURI: u, Date: testDate, RawRequest: req, RawResponse: resp}
+		if _, err := w.WriteCapture(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write(-1) // opens the segment and fills the encoder pool
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n := 0
+	for b.Loop() {
+		write(n)
+		n++
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "B/capture")
+	runtime.KeepAlive(w)
+}
+
+// BenchmarkIndexPath measures the index's own work for a segment of 10,000
+// captures, per line: what writeRecords does for each indexed record, then
+// what writeIndex does at close (to io.Discard).
+func BenchmarkIndexPath(b *testing.B) {
+	resp := rawResponse("Content-Type: text/html; charset=utf-8\r\n", htmlPage(256))
+	recs := make([]*Record, 10000)
+	for i := range recs {
+		u := fmt.Sprintf("http://host%05d.example.com/articles/2025/03/page-%d.html", (i*7919)%10000, i)
+		c := Capture{TargetURI: u, Date: testDate, RawResponse: resp}
+		_, recs[i], _ = captureRecords(&c)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var index []indexRecord
+		for i, rec := range recs {
+			src, ok := readIndexSource(rec)
+			if !ok {
+				b.Fatal("not indexed")
+			}
+			r, _ := packIndex(src, 1000)
+			r.offset = int64(i) * 1000
+			index = append(index, r)
+		}
+		if err := writeIndexRecords(io.Discard, index, "crawl-20250314150926-00001-abcdef.warc.gz", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/line")
 }

@@ -2,9 +2,11 @@ package warc
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -194,4 +196,108 @@ func FuzzIndexLine(f *testing.F) {
 			t.Fatalf("round trip: %+v, then %+v", e, again)
 		}
 	})
+}
+
+// TestSegmentIndexAsIndexFile holds the index a SegmentWriter keeps packed
+// while the segment is open to the lines IndexFile and WriteIndex make of
+// the same records, byte for byte: every indexed kind (responses, both
+// revisit profiles, resources), with and without status and digest, the
+// forms the packing keeps aside (a digest other than SHA-1, a status that is
+// not a number), the same key at several dates (some whose offset moves
+// them out of the years 0000-9999) and captures within one second, whose
+// lines keep the order they were written in. A field IndexEntry gains
+// without the packed form gaining it fails here.
+func TestSegmentIndexAsIndexFile(t *testing.T) {
+	dir := t.TempDir()
+	w := newWriter(t, SegmentConfig{Dir: dir})
+	orig, body := revisitedCapture()
+	origLoc, err := w.WriteCapture(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "http://www.Example.com/p?b=2&a=1"
+	for i, resp := range []string{
+		"HTTP/1.1 404 Not Found\r\nContent-Type: text/html; charset=utf-8\r\n\r\nnone",
+		"HTTP/1.1 200 OK\r\n\r\nno content type",
+		"not an HTTP answer",
+		"HTTP/1.1 2x0 Odd\r\nCONTENT-TYPE: Text/Plain\r\n\r\nodd",
+		"HTTP/1.1 \xff\x00\xfe Bytes\r\n\r\nbytes",
+	} {
+		// Two captures a millisecond apart share a timestamp.
+		c := Capture{TargetURI: page, Date: testDate.Add(time.Duration(i%2) * time.Millisecond), RawRequest: rawRequest(page), RawResponse: []byte(resp)}
+		if _, err := w.WriteCapture(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dup := Capture{TargetURI: "http://example.com/copy", Date: testDate, RawRequest: rawRequest("http://example.com/copy"),
+		RawResponse: rawResponse("Content-Type: text/html\r\n", body)}
+	if _, err := w.WriteRevisit(dup, origLoc, orig.TargetURI, orig.Date); err != nil {
+		t.Fatal(err)
+	}
+	nm := Capture{TargetURI: orig.TargetURI, Date: testDate.Add(time.Hour), RawResponse: notModifiedResponse(`"v1"`)}
+	if _, err := w.WriteNotModified(nm, origLoc, orig.TargetURI, orig.Date); err != nil {
+		t.Fatal(err)
+	}
+	noDigest := origLoc
+	noDigest.PayloadDigest = ""
+	if _, err := w.WriteNotModified(nm, noDigest, orig.TargetURI, orig.Date); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct{ date, mime, digest string }{
+		{"2025-03-14T15:09:26Z", "image/png", labelledSHA1([]byte("png"))},
+		{"2025-03-14T15:09:26.5Z", "", ""},
+		{"9999-12-31T23:00:00-05:00", "text/plain", "sha256:" + strings.Repeat("ab", 32)},
+		{"0000-01-01T00:30:00+01:00", "Application/JSON; q=1", "sha1:" + strings.ToLower(labelledSHA1([]byte("x"))[5:])},
+		{"0000-01-01T00:00:00Z", "text/plain", strings.TrimPrefix(labelledSHA1([]byte("y")), "sha1:")},
+		{"2000-01-01T00:00:00Z", "text/plain", "sha1:" + labelledSHA1([]byte("z"))},
+	} {
+		rec := &Record{Block: []byte("resource " + r.date)}
+		rec.Header.Add(FieldType, TypeResource)
+		rec.Header.Add(FieldTargetURI, "urn:test:resource")
+		rec.Header.Add(FieldDate, r.date)
+		for name, v := range map[string]string{FieldContentType: r.mime, FieldPayloadDigest: r.digest} {
+			if v != "" {
+				rec.Header.Add(name, v)
+			}
+		}
+		if _, err := w.WriteRecord(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := &Record{Block: []byte("outlinks")}
+	meta.Header.Add(FieldType, TypeMetadata)
+	meta.Header.Add(FieldTargetURI, page)
+	if _, err := w.WriteRecord(meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	segs := segments(t, dir)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v", segs)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, IndexName(filepath.Base(segs[0]))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := IndexFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := WriteIndex(&want, entries); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("the writer's index:\n%s\nIndexFile and WriteIndex:\n%s", got, want.Bytes())
+	}
+	if n := bytes.Count(got, []byte("\n")); n != 15 {
+		t.Errorf("%d lines, want 15 (1 + 5 captures, 3 revisits, 6 resources):\n%s", n, got)
+	}
+	for _, part := range []string{`"status":"-"`, `"status":"2x0"`, `"digest":"sha256:`, `"mime":"unk"`, "\n100000101", "\n-0001"} {
+		if !bytes.Contains(got, []byte(part)) && !bytes.Contains(got, []byte(" "+strings.TrimPrefix(part, "\n"))) {
+			t.Errorf("no line with %s:\n%s", part, got)
+		}
+	}
 }
