@@ -36,13 +36,7 @@ func TestSURT(t *testing.T) {
 // revisit's original findable by its WARC-Refers-To-Target-URI and
 // WARC-Refers-To-Date with the same digest.
 func TestSegmentIndex(t *testing.T) {
-	dir := t.TempDir()
-	w := newWriter(t, SegmentConfig{Dir: dir})
-	orig, body := revisitedCapture()
-	origLoc, err := w.WriteCapture(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, w, orig, body, origLoc := originalWritten(t)
 	for i, u := range []string{"http://www.example.com/z", "http://example.com/b?y=1&x=2", "http://cdn.example.org/logo.png"} {
 		c := Capture{TargetURI: u, Date: testDate.Add(time.Duration(i) * time.Second), RawRequest: rawRequest(u),
 			RawResponse: rawResponse("Content-Type: image/png\r\n", []byte("png "+u))}
@@ -53,23 +47,13 @@ func TestSegmentIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dup := Capture{TargetURI: "http://example.com/copy", Date: testDate, RawRequest: rawRequest("http://example.com/copy"),
-		RawResponse: rawResponse("Content-Type: text/html\r\n", body)}
-	if _, err := w.WriteRevisit(dup, origLoc, orig.TargetURI, orig.Date); err != nil {
-		t.Fatal(err)
-	}
+	writeCopy(t, w, body, origLoc, orig)
 	nm := Capture{TargetURI: orig.TargetURI, Date: testDate.Add(time.Hour), RawRequest: conditionalRequest(orig.TargetURI, `"v1"`),
 		RawResponse: notModifiedResponse(`"v1"`)}
 	if _, err := w.WriteNotModified(nm, origLoc, orig.TargetURI, orig.Date); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Roll(); err != nil {
-		t.Fatal(err)
-	}
-	segs := segments(t, dir)
-	if len(segs) != 1 {
-		t.Fatalf("segments %v", segs)
-	}
+	segs := []string{rolledSegment(t, w, dir)}
 	entries := readIndex(t, filepath.Join(dir, IndexName(filepath.Base(segs[0]))))
 	fromFile, err := IndexFile(segs[0])
 	if err != nil {
@@ -208,13 +192,7 @@ func FuzzIndexLine(f *testing.F) {
 // lines keep the order they were written in. A field IndexEntry gains
 // without the packed form gaining it fails here.
 func TestSegmentIndexAsIndexFile(t *testing.T) {
-	dir := t.TempDir()
-	w := newWriter(t, SegmentConfig{Dir: dir})
-	orig, body := revisitedCapture()
-	origLoc, err := w.WriteCapture(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, w, orig, body, origLoc := originalWritten(t)
 	page := "http://www.Example.com/p?b=2&a=1"
 	for i, resp := range []string{
 		"HTTP/1.1 404 Not Found\r\nContent-Type: text/html; charset=utf-8\r\n\r\nnone",
@@ -229,11 +207,7 @@ func TestSegmentIndexAsIndexFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dup := Capture{TargetURI: "http://example.com/copy", Date: testDate, RawRequest: rawRequest("http://example.com/copy"),
-		RawResponse: rawResponse("Content-Type: text/html\r\n", body)}
-	if _, err := w.WriteRevisit(dup, origLoc, orig.TargetURI, orig.Date); err != nil {
-		t.Fatal(err)
-	}
+	writeCopy(t, w, body, origLoc, orig)
 	nm := Capture{TargetURI: orig.TargetURI, Date: testDate.Add(time.Hour), RawResponse: notModifiedResponse(`"v1"`)}
 	if _, err := w.WriteNotModified(nm, origLoc, orig.TargetURI, orig.Date); err != nil {
 		t.Fatal(err)
@@ -270,13 +244,7 @@ func TestSegmentIndexAsIndexFile(t *testing.T) {
 	if _, err := w.WriteRecord(meta); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Roll(); err != nil {
-		t.Fatal(err)
-	}
-	segs := segments(t, dir)
-	if len(segs) != 1 {
-		t.Fatalf("segments %v", segs)
-	}
+	segs := []string{rolledSegment(t, w, dir)}
 	got, err := os.ReadFile(filepath.Join(dir, IndexName(filepath.Base(segs[0]))))
 	if err != nil {
 		t.Fatal(err)
@@ -300,4 +268,42 @@ func TestSegmentIndexAsIndexFile(t *testing.T) {
 			t.Errorf("no line with %s:\n%s", part, got)
 		}
 	}
+}
+
+// writeCopy writes a revisit of orig, at origLoc, for another URL whose
+// page has orig's body.
+func writeCopy(t *testing.T, w *SegmentWriter, body []byte, origLoc Location, orig Capture) {
+	t.Helper()
+	dup := Capture{TargetURI: "http://example.com/copy", Date: testDate, RawRequest: rawRequest("http://example.com/copy"),
+		RawResponse: rawResponse("Content-Type: text/html\r\n", body)}
+	if _, err := w.WriteRevisit(dup, origLoc, orig.TargetURI, orig.Date); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rolledSegment closes w's segment and returns it, the only one in dir.
+func rolledSegment(t *testing.T, w *SegmentWriter, dir string) string {
+	t.Helper()
+	if err := w.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	segs := segments(t, dir)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v", segs)
+	}
+	return segs[0]
+}
+
+// originalWritten returns a writer on a fresh dir that has written the
+// capture revisits refer to, its body and where it went.
+func originalWritten(t *testing.T) (dir string, w *SegmentWriter, orig Capture, body []byte, loc Location) {
+	t.Helper()
+	dir = t.TempDir()
+	w = newWriter(t, SegmentConfig{Dir: dir})
+	orig, body = revisitedCapture()
+	loc, err := w.WriteCapture(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, w, orig, body, loc
 }
