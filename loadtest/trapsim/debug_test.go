@@ -34,7 +34,7 @@ func TestTrace(t *testing.T) {
 	}
 	w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: hosts, Pages: pages})
 	name := host + "." + w.Config().Domain
-	r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
+	r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
 		if !strings.Contains(u, "://"+name+"/") {
 			return
 		}
