@@ -373,8 +373,10 @@ func TestRaise(t *testing.T) {
 }
 
 // TestHeldFoundAgainRecordedOnce: a URL found again while its budgets hold
-// it stays parked, and its exclusion is not recorded a second time; found
-// again once released, it is known and admitted as any known URL.
+// it stays parked; its exclusion is recorded again when a new page links it
+// (the store's count is what corroborates it after a handover), and not when
+// the same page does; found again once released, it is known and admitted
+// as any known URL.
 func TestHeldFoundAgainRecordedOnce(t *testing.T) {
 	d := newDecider(true)
 	var h Host
@@ -383,22 +385,36 @@ func TestHeldFoundAgainRecordedOnce(t *testing.T) {
 		t.Fatal("nothing held")
 	}
 	parked := h.Patterns.Parked()
-	poll := d.Poll()
-	var again []Candidate
-	for _, ex := range held {
-		u := urlOf(ex.URL)
-		u.Parent, u.Depth, u.ParentHops = "http://a.example/list", 1, 1
-		v := poll.Decide(u, &h, 51, operator{}, now)
-		if v.Outcome != Admitted {
-			t.Fatalf("%s: outcome %d", ex.URL, v.Outcome)
+	findAgain := func(round int) (admitted []Candidate, excl []store.Exclusion) {
+		t.Helper()
+		poll := d.Poll()
+		var again []Candidate
+		for _, ex := range held {
+			if h.Patterns.Referrers(store.HashURL(ex.URL)) < 0 {
+				continue
+			}
+			u := urlOf(ex.URL)
+			u.Parent, u.Depth, u.ParentHops = "http://a.example/about/links.html", 1, 1
+			v := poll.Decide(u, &h, 51+round, operator{}, now)
+			if v.Outcome != Admitted {
+				t.Fatalf("%s: outcome %d", ex.URL, v.Outcome)
+			}
+			again = append(again, v.Candidate)
 		}
-		again = append(again, v.Candidate)
+		admitted, excl, _, _ = d.Budget(again, nil, nil, func(string) *Host { return &h }, now)
+		return admitted, excl
 	}
-	admitted, excl, _, _ := d.Budget(again, nil, nil, func(string) *Host { return &h }, now)
-	if len(excl) != 0 {
-		t.Errorf("%d held URLs found again recorded again: %+v", len(excl), excl[0])
-	}
+	admitted, excl := findAgain(0)
 	if got := h.Patterns.Parked(); got != parked-len(admitted) {
 		t.Errorf("parked %d after finding them again (%d admitted), was %d", got, len(admitted), parked)
+	}
+	if len(excl) == 0 {
+		t.Error("found again on a new page: nothing recorded (the count that corroborates it after a handover)")
+	}
+	if h.Patterns.Parked() == 0 {
+		t.Fatal("none left parked to find again")
+	}
+	if _, excl := findAgain(1); len(excl) != 0 {
+		t.Errorf("found again on the same page: %d held URLs recorded again: %+v", len(excl), excl[0])
 	}
 }

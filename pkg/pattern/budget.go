@@ -376,21 +376,36 @@ func Neighbours(u, parent string) bool {
 	return down && d.Suffix == "" || up && p.Suffix == ""
 }
 
-// add counts the pages a sighting of the URL came from.
+// add counts the pages a sighting of the URL came from: its parent, unless
+// that is a neighbour, and the others it brings, known only by number (a
+// previous owner's count: TakeParked, HeldURLs), each counted once however
+// many copies of the URL come.
 func (r *referrers) add(c Candidate) {
-	if c.Parent == "" || Neighbours(c.URL, c.Parent) {
-		return
+	var p uint64
+	if c.Parent != "" && !Neighbours(c.URL, c.Parent) {
+		p = uint64(KeyOf(c.Parent))
+		if slices.Contains(r.pages, p) {
+			return
+		}
+		r.pages = append(r.pages, p)
 	}
-	p := uint64(KeyOf(c.Parent))
-	if slices.Contains(r.pages, p) {
-		return
-	}
-	r.pages = append(r.pages, p)
 	for i := range min(c.Others, 8) {
-		// Pages of the same batch, known only by number: distinct from
-		// each other, and as good as distinct from earlier ones.
-		r.pages = append(r.pages, p^uint64(i+1)*0x9e3779b97f4a7c15)
+		// Distinct from each other, and as good as distinct from the
+		// pages counted by their URL.
+		if k := p ^ uint64(i+1)*0x9e3779b97f4a7c15; !slices.Contains(r.pages, k) {
+			r.pages = append(r.pages, k)
+		}
 	}
+}
+
+// others is how many of the pages counted for a URL parked as c are not its
+// parent: what a sighting of c must bring as Others for add to count them
+// all again.
+func (r *referrers) others(c Candidate) int {
+	if c.Parent != "" && !Neighbours(c.URL, c.Parent) {
+		return len(r.pages) - 1
+	}
+	return len(r.pages)
 }
 
 // corroborated reports whether n distinct pages link the URL (none for a
@@ -896,9 +911,13 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 func (h *Host[T]) TakeParked(fn func(item T, c Candidate)) {
 	for _, list := range h.parked {
 		for _, pu := range list {
-			if h.inPark[pu.hash] != nil {
+			if r := h.inPark[pu.hash]; r != nil {
 				delete(h.inPark, pu.hash)
-				fn(pu.item, pu.c)
+				// The pages found linking it while it was parked go with
+				// it: the next owner corroborates it as this one would.
+				c := pu.c
+				c.Others = max(c.Others, r.others(c))
+				fn(pu.item, c)
 			}
 		}
 	}
@@ -919,8 +938,16 @@ func (h *Host[T]) Overflowed(cfg Config) bool {
 // Parked returns how many URLs wait to be released.
 func (h *Host[T]) Parked() int { return len(h.inPark) }
 
-// Holds reports whether the URL with this hash is parked.
-func (h *Host[T]) Holds(hash int64) bool { return h.inPark[hash] != nil }
+// Referrers returns how many distinct pages are known to link the parked
+// URL with this hash (counted up to corroboration), or -1 when it is not
+// parked.
+func (h *Host[T]) Referrers(hash int64) int {
+	r := h.inPark[hash]
+	if r == nil {
+		return -1
+	}
+	return len(r.pages)
+}
 
 // Held returns how many URLs have been held back.
 func (h *Host[T]) Held() int { return h.held }

@@ -380,13 +380,38 @@ func word(i int) string {
 }
 
 func TestTakeParked(t *testing.T) {
-	cfg := Config{Budget: 1}.WithDefaults()
+	cfg := Config{Budget: 1, Referrers: 3}.WithDefaults()
 	h := NewHost[string]()
 	for i := range 5 {
 		offer(h, cfg, fmt.Sprintf("http://a/cal/%d", i+1), "http://a/cal/0", 0, 0)
 	}
+	// Found again on a page of another section while parked: the page
+	// goes with it, as a referrer the next owner counts.
+	again := "http://a/cal/3"
+	hash := int64(KeyOf(again))
+	before := h.Referrers(hash)
+	h.Park(cfg, Decision{}, hash, h.Describe(cfg, Found{URL: again, Parent: "http://a/about/links"}), again)
+	if h.Referrers(hash) != before+1 {
+		t.Errorf("referrers of %s %d after a new page linked it, was %d", again, h.Referrers(hash), before)
+	}
+	counted := map[string]int{}
+	for i := range 5 {
+		u := fmt.Sprintf("http://a/cal/%d", i+1)
+		counted[u] = h.Referrers(int64(KeyOf(u)))
+	}
 	var got []string
-	h.TakeParked(func(u string, _ Candidate) { got = append(got, u) })
+	next := NewHost[string]()
+	h.TakeParked(func(u string, c Candidate) {
+		got = append(got, u)
+		// The next owner parks it from what it was handed, twice (the
+		// hand-back and the store's copy): it counts what this one did.
+		for range 2 {
+			next.Park(cfg, Decision{}, int64(KeyOf(u)), c, u)
+		}
+		if n := next.Referrers(int64(KeyOf(u))); n != counted[u] {
+			t.Errorf("%s: the next owner counts %d referrers, this one %d", u, n, counted[u])
+		}
+	})
 	if len(got) != 4 || h.Parked() != 0 {
 		t.Errorf("took %v, %d left parked; want 4 and none", got, h.Parked())
 	}
