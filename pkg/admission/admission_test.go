@@ -418,3 +418,51 @@ func TestHeldFoundAgainRecordedOnce(t *testing.T) {
 		t.Errorf("found again on the same page: %d held URLs recorded again: %+v", len(excl), excl[0])
 	}
 }
+
+// TestHeldDecidedAgainNotRecorded: the held URLs a restart (or the next owner
+// of a partition) decides again from the store are not recorded again. The
+// store's count of a held URL's records is the referrers it gives it back
+// (store.Exclusion.Seen); were each restart to add one, a space's held URLs
+// would pass for corroborated after a few restarts, however they were found.
+func TestHeldDecidedAgainNotRecorded(t *testing.T) {
+	d := newDecider(true)
+	var h Host
+	_, held := chain(d, &h, 50)
+	if len(held) == 0 {
+		t.Fatal("nothing held")
+	}
+	state, _ := h.Patterns.Snapshot()
+	seen := map[string]int{} // the store's count of each held URL's records
+	for _, ex := range held {
+		seen[ex.URL]++
+	}
+	first := -1 // held URLs the first restart admits: its probes anew
+	for restart := range 5 {
+		next := Host{Patterns: NewPatterns()}
+		if err := next.Patterns.Restore(state); err != nil {
+			t.Fatal(err)
+		}
+		poll := d.Poll()
+		var again []Candidate
+		for _, ex := range held {
+			u := urlOf(ex.URL)
+			u.Parent, u.Depth, u.Held, u.Referrers = ex.Parent, ex.Depth, true, seen[ex.URL]-1
+			if v := poll.Decide(u, &next, restart, operator{}, now); v.Outcome == Admitted {
+				again = append(again, v.Candidate)
+			}
+		}
+		admitted, excl, _, _ := d.Budget(again, nil, nil, func(string) *Host { return &next }, now)
+		for _, ex := range excl {
+			seen[ex.URL]++
+		}
+		if len(excl) != 0 {
+			t.Errorf("restart %d: %d held URLs decided again recorded again", restart, len(excl))
+		}
+		if first < 0 {
+			first = len(admitted)
+		}
+		if len(admitted) > first {
+			t.Errorf("restart %d: %d held URLs admitted from the same state, the first restart %d", restart, len(admitted), first)
+		}
+	}
+}

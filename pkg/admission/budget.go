@@ -51,7 +51,8 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 		if dec.Rule != "" && d.Held != nil {
 			d.Held(c.Row.URL, dec.Rule)
 		}
-		if before >= 0 && hp.Referrers(c.Row.Hash) == before {
+		switch {
+		case before >= 0 && hp.Referrers(c.Row.Hash) == before:
 			// Found again while parked, from no page that counts anew
 			// (the same page, a neighbour, or once corroborated): its
 			// exclusion says all the next owner would weigh. A site's
@@ -60,6 +61,13 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 			// every sighting was recorded, 0.9 when none found again was.
 			// A new referrer is recorded: the store's count is what
 			// corroborates it after a restart or a handover (HeldURLs).
+			continue
+		case before < 0 && c.Released:
+			// A held URL decided again (a restart, a handover, a reload
+			// past the parking bound): its record is in the store with
+			// the count it came with. Recording it again would count a
+			// referrer at every restart, until a trap's URLs passed for
+			// corroborated.
 			continue
 		}
 		ex := c.exclusion(dec.Reason, now)
