@@ -13,6 +13,7 @@ var patternFlags = flag.String("trapsim.patterns", "", "admission flags for the 
 // patterns returns the default budgets with -trapsim.patterns applied.
 func patterns(t testing.TB) pattern.Config {
 	cfg := pattern.DefaultConfig()
+	cfg.TakeGate = *gate
 	if *patternFlags == "" {
 		return cfg
 	}

@@ -67,6 +67,9 @@ type Result struct {
 	// TrapGrounded counts the requests to traps and variants whose URLs
 	// were admitted grounded (as evidence) rather than generated.
 	TrapGrounded int
+	// HeldOnce counts the real pages held at some time (at admission or at
+	// their turn) and fetched in the end; Holds counts every URL held.
+	HeldOnce, Holds int
 	// Top holds each host's busiest spaces and families at the end, when
 	// Options.Trace is set.
 	Top map[string][]pattern.Usage
@@ -111,7 +114,7 @@ func Run(w Web, opt Options) Result {
 		opt.Levels = admit.DefaultLevels
 	}
 	cfg := opt.Patterns.WithDefaults()
-	s := &sim{w: w, opt: opt, cfg: cfg, hosts: map[string]*host{}, touched: map[*host]bool{}, exact: map[uint64]bool{},
+	s := &sim{w: w, opt: opt, cfg: cfg, hosts: map[string]*host{}, touched: map[*host]bool{}, exact: map[uint64]bool{}, everHeld: map[int64]bool{},
 		norm: urlnorm.New(urlnorm.DefaultPolicy()), rules: admit.New(admit.Config{Scope: admit.ScopeHost}),
 		res: Result{ByClass: map[trapweb.Class]int{}, PerInstance: map[string]int{}, EarlyInstance: map[string]int{},
 			MissedReason: map[string]string{}, RealPerHost: map[string]int{}, VariantPerHost: map[string]int{}}}
@@ -146,7 +149,7 @@ func Run(w Web, opt Options) Result {
 		busy := len(s.pending) > 0
 		for _, name := range order {
 			h := s.hosts[name]
-			it, ok := h.pop()
+			it, ok := s.take(h)
 			if !ok {
 				continue
 			}
@@ -197,6 +200,9 @@ func Run(w Web, opt Options) Result {
 	for u := range real {
 		if fetched[u] {
 			s.res.RealFetched++
+			if s.everHeld[hashOf(u)] {
+				s.res.HeldOnce++
+			}
 			continue
 		}
 		s.res.Missed = append(s.res.Missed, u)
@@ -213,17 +219,18 @@ func Run(w Web, opt Options) Result {
 }
 
 type sim struct {
-	w       Web
-	opt     Options
-	cfg     pattern.Config
-	hosts   map[string]*host
-	exact   map[uint64]bool
-	norm    *urlnorm.Normalizer
-	rules   *admit.Rules
-	pending []pending
-	touched map[*host]bool // hosts offered URLs since the last Release
-	tick    int
-	res     Result
+	w        Web
+	opt      Options
+	cfg      pattern.Config
+	hosts    map[string]*host
+	exact    map[uint64]bool
+	norm     *urlnorm.Normalizer
+	rules    *admit.Rules
+	pending  []pending
+	touched  map[*host]bool // hosts offered URLs since the last Release
+	everHeld map[int64]bool
+	tick     int
+	res      Result
 }
 
 func (s *sim) host(name string) *host {
@@ -235,12 +242,33 @@ func (s *sim) host(name string) *host {
 	return h
 }
 
-func (h *host) pop() (item, bool) {
+// take returns the host's next URL to fetch: the first in level order that
+// its budgets let go now (pattern.Host.Take). One they hold is parked; one
+// that waits for its space's verdicts stays queued where it is.
+func (s *sim) take(h *host) (item, bool) {
 	for l := range h.queues {
-		if len(h.queues[l]) > 0 {
-			it := h.queues[l][0]
-			h.queues[l] = h.queues[l][1:]
-			return it, true
+		q := h.queues[l]
+		for i := 0; i < len(q); i++ {
+			it := q[i]
+			d := pattern.Decision{Admit: true}
+			if it.cand.Space != "" {
+				d = h.ph.Take(s.cfg, it.hash, it.cand)
+			}
+			if !d.Admit && d.Reason == "" {
+				continue
+			}
+			q = append(q[:i], q[i+1:]...)
+			h.queues[l] = q
+			if d.Admit {
+				return it, true
+			}
+			h.ph.Unadmit(s.cfg, it.hash, it.cand)
+			if h.ph.Park(s.cfg, d, it.hash, it.cand, it) {
+				s.res.Holds++
+			}
+			h.held[it.hash] = d.Reason
+			s.everHeld[it.hash] = true
+			i--
 		}
 	}
 	return item{}, false
@@ -298,8 +326,11 @@ func (s *sim) offer(u string, f pattern.Found, depth, dups int, seed bool) {
 			s.opt.Trace(u, it.cand, d)
 		}
 		if !d.Admit {
-			h.ph.Park(s.cfg, d, hash, it.cand, it)
+			if h.ph.Park(s.cfg, d, hash, it.cand, it) {
+				s.res.Holds++
+			}
 			h.held[hash] = d.Reason
+			s.everHeld[hash] = true
 			return
 		}
 		h.ph.Unpark(hash)

@@ -16,6 +16,7 @@ var (
 	verbose = flag.Bool("trapsim.v", false, "log every instance")
 	ticks   = flag.Int("trapsim.ticks", 0, "cut each crawl after this many ticks (0: the default)")
 	delay   = flag.Int("trapsim.delay", 0, "ticks from a fetch to its verdict (0: the default)")
+	gate    = flag.Bool("trapsim.gate", false, "count the probes' window at each URL's turn (pattern.Config.TakeGate) instead of at admission")
 	raise   = flag.Bool("trapsim.raise", true, "raise queued URLs that pages of other sections link again, as -order-relinked (on by default) does; false for the depth order alone")
 )
 
@@ -116,9 +117,9 @@ func TestAdmissionOnGeneratedWebs(t *testing.T) {
 				w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: sz.hosts, Pages: sz.pages})
 				r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay, Raise: *raise})
 				j := judge(w, r)
-				t.Logf("seed %d: %d requests, %.1f%% to traps (%d grounded); near %.1f/instance (%d), distinct %.1f/instance (%d); worst %d %s; early mean %.1f max %d; variants max %.0f%%; real %d/%d (held %d); idle %v after %d ticks",
+				t.Logf("seed %d: %d requests, %.1f%% to traps (%d grounded); near %.1f/instance (%d), distinct %.1f/instance (%d); worst %d %s; early mean %.1f max %d; variants max %.0f%%; real %d/%d (held %d); held once %d, holds %d; idle %v after %d ticks",
 					seed, r.Requests, 100*j.trapShare, r.TrapGrounded, j.nearMean, j.nearN, j.distinctMean, j.distinctN, j.worstN, j.worst,
-					j.earlyMean, j.earlyMax, 100*j.variantShareMax, r.RealFetched, r.RealTotal, r.HeldReal, r.Idle, r.Ticks)
+					j.earlyMean, j.earlyMax, 100*j.variantShareMax, r.RealFetched, r.RealTotal, r.HeldReal, r.HeldOnce, r.Holds, r.Idle, r.Ticks)
 				if *verbose {
 					logInstances(t, w, r)
 				}
@@ -229,5 +230,41 @@ func TestRaiseServesRealPagesFirst(t *testing.T) {
 	t.Logf("requests into an instance before its host's real pages are done: %.2f, %.2f without raising", early, flat)
 	if early >= flat {
 		t.Errorf("early requests %.2f per instance, %.2f without raising: want fewer", early, flat)
+	}
+}
+
+// TestTakeGateOnGeneratedWebs: counting a space's probes at each URL's turn
+// (pattern.Config.TakeGate) instead of at admission holds a real page once
+// on its way far less often, leaves none held at the end, and lets fewer
+// requests into near-duplicate traps and into traps overall: the measurement
+// the fetcher's take path is to be built on (docs/traps.md).
+func TestTakeGateOnGeneratedWebs(t *testing.T) {
+	n := 6
+	if testing.Short() || raceEnabled {
+		n = 2 // the admission is single-threaded; the race detector slows it tenfold
+	}
+	on, off := patterns(t), patterns(t)
+	on.TakeGate, off.TakeGate = true, false
+	var onceOn, onceOff, trapsOn, trapsOff int
+	var nearOn, nearOff float64
+	for seed := int64(1); seed <= int64(n); seed++ {
+		w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: 50, Pages: 40})
+		g := Run(w, Options{Patterns: on, Raise: *raise})
+		f := Run(w, Options{Patterns: off, Raise: *raise})
+		if g.HeldReal > 0 || !g.Idle {
+			t.Errorf("seed %d with the gate: %d real pages held at the end (%v), idle %v", seed, g.HeldReal, sample(g), g.Idle)
+		}
+		jg, jf := judge(w, g), judge(w, f)
+		onceOn, onceOff = onceOn+g.HeldOnce, onceOff+f.HeldOnce
+		trapsOn, trapsOff = trapsOn+jg.tr, trapsOff+jf.tr
+		nearOn, nearOff = nearOn+jg.nearMean, nearOff+jf.nearMean
+	}
+	t.Logf("%d webs: real pages held on their way %d, %d without the gate; requests to traps %d, %d; near-duplicate mean per instance %.2f, %.2f",
+		n, onceOn, onceOff, trapsOn, trapsOff, nearOn/float64(n), nearOff/float64(n))
+	if 2*onceOn > onceOff {
+		t.Errorf("real pages held on their way: %d with the gate, %d without; want at most half", onceOn, onceOff)
+	}
+	if trapsOn > trapsOff || nearOn > nearOff {
+		t.Errorf("with the gate %d requests to traps and %.2f per near-duplicate instance, without %d and %.2f: want no more", trapsOn, nearOn/float64(n), trapsOff, nearOff/float64(n))
 	}
 }

@@ -63,6 +63,14 @@ type Config struct {
 	// held at its probes.
 	Unlinked bool
 	Refound  int // generated URLs a family earns per distinct URL of it found again on another page of the host
+	// TakeGate moves the probes' window from admission to the fetch: a
+	// generated URL waits in its host's queue, not parked, while its space
+	// has its window of fetched pages unjudged, and one of a space found
+	// duplicating by then is held when its turn comes (Take); one found
+	// again on enough pages while it waits is corroborated as a held URL
+	// is. Measured in loadtest/trapsim (-trapsim.gate, docs/traps.md);
+	// the fetcher does not take URLs through Take yet, so no flag sets it.
+	TakeGate bool
 }
 
 // DefaultConfig returns the budgets the flags default to.
@@ -188,6 +196,7 @@ type space struct {
 	distinct, dup       int
 	genDistinct, genDup int // verdicts of generated pages
 	genAdmitted         int
+	genTaken            int // generated URLs fetched (Take), with TakeGate
 	genSettled          int // generated URLs that ended with no verdict to come
 	lead                int // distinct pages outside its family its pages led to
 	// As a family: URLs found from outside it, the grounded real pages it
@@ -297,6 +306,17 @@ func (s *space) barren(n int) bool {
 // genPending is how many generated URLs of the space wait for a verdict.
 func (s *space) genPending() int { return s.genAdmitted - s.genDistinct - s.genDup - s.genSettled }
 
+// genInFlight is how many generated URLs of the space were fetched and wait
+// for a verdict (TakeGate).
+func (s *space) genInFlight() int { return s.genTaken - s.genDistinct - s.genDup - s.genSettled }
+
+// window is how many generated URLs of the space may wait for verdicts:
+// each distinct verdict (or distinct page led to) widens the space's
+// probing, each duplicate narrows it.
+func (s *space) window(cfg Config) int {
+	return cfg.Probe + s.genDistinct + s.reach(false) - s.genDup
+}
+
 // duplicating reports whether the space's generated pages came back mostly
 // duplicates: two or more, and at least twice the distinct pages they were
 // or led to (an index of near-duplicate pages that lists real articles is
@@ -342,9 +362,23 @@ type Host[T any] struct {
 	yielders     map[Key]Key
 	corroborated int       // held URLs admitted for their referrers
 	sibs         *siblings // the last URLs with a query (Host.sibling)
+	// queued are the generated URLs admitted and not yet taken, with
+	// TakeGate, by KeyOf their URL: found again on enough pages while
+	// they wait, they are corroborated as a held URL is (queuedURL).
+	queued map[Key]*queuedURL
 	// version counts changes; saved is the version Snapshot last returned.
 	version, saved uint64
 }
+
+// queuedURL is a generated URL admitted and waiting for its turn, with
+// TakeGate: what it was charged to, and the pages that link it.
+type queuedURL struct {
+	origin, fam Key
+	refs        referrers
+}
+
+// maxQueued bounds the queued URLs a host tracks for corroboration.
+const maxQueued = 1 << 14
 
 // Corroborated returns how many held URLs were admitted because enough
 // distinct pages link them.
@@ -537,7 +571,34 @@ func (h *Host[T]) relinked(cfg Config, u, parent string) (*space, Key) {
 	f.relinks++
 	f.refound.add(uint64(KeyOf(u)))
 	h.grow(parkKey{parkFamily, fk})
+	h.corroborateQueued(cfg, u, parent)
 	return f, fk
+}
+
+// corroborateQueued counts parent as a page linking u if u is a generated
+// URL waiting for its turn (TakeGate); linked from enough distinct pages,
+// it is evidence, not generation, as a held URL would be (Release): its
+// charge is given back and its family counts it found from outside.
+func (h *Host[T]) corroborateQueued(cfg Config, u, parent string) {
+	k := KeyOf(u)
+	q := h.queued[k]
+	if q == nil {
+		return
+	}
+	q.refs.add(Candidate{URL: u, Parent: parent})
+	if !q.refs.corroborated(cfg.Referrers) {
+		return
+	}
+	delete(h.queued, k)
+	h.corroborated++
+	if o := h.spaces[q.origin]; o != nil && o.charged > 0 {
+		o.charged--
+		h.grow(parkKey{parkFamily, q.origin})
+	}
+	if f := h.spaces[q.fam]; f != nil {
+		f.evidence++
+		h.grow(parkKey{parkFamily, q.fam})
+	}
 }
 
 // Admit decides on a candidate and, when it is admitted, counts it against
@@ -586,7 +647,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		if sp.duplicating() {
 			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
 		}
-		if sp.genPending() >= cfg.Probe+sp.genDistinct+sp.reach(false)-sp.genDup {
+		if !cfg.TakeGate && sp.genPending() >= sp.window(cfg) {
 			// Each distinct verdict (or distinct page led to) widens the
 			// space's probing, each duplicate narrows it: after one copy,
 			// the next probe waits for the verdicts in flight.
@@ -603,6 +664,14 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	}
 	origin.charged++
 	sp.genAdmitted++
+	if cfg.TakeGate && cfg.Referrers > 0 && len(h.queued) < maxQueued {
+		if h.queued == nil {
+			h.queued = map[Key]*queuedURL{}
+		}
+		q := &queuedURL{origin: c.Origin, fam: KeyOf(Family(c.Space))}
+		q.refs.add(c)
+		h.queued[KeyOf(c.URL)] = q
+	}
 	if cfg.Probe > 0 && len(h.pending) < maxPending {
 		if h.pending == nil {
 			h.pending = map[int64]Key{}
@@ -610,6 +679,31 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		h.pending[hash] = KeyOf(c.Space)
 	}
 	return Decision{Admit: true, Last: true}
+}
+
+// Take decides, with Config.TakeGate, whether a generated URL admitted
+// earlier is fetched now: held (Admit false, a Reason) when its space or
+// family turned out duplicating since, to wait (Admit false, no Reason)
+// while its space has its window of fetched pages unjudged. A URL Take
+// holds is taken back (Unadmit) and parked by the caller.
+func (h *Host[T]) Take(cfg Config, hash int64, c Candidate) Decision {
+	if !cfg.TakeGate || cfg.Probe <= 0 || c.Grounded || c.Space == "" {
+		return Decision{Admit: true}
+	}
+	sp, sk := h.entry(cfg, c.Space)
+	fam, _ := h.entry(cfg, Family(c.Space))
+	switch {
+	case fam.copying():
+		return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, KeyOf(Family(c.Space))}}
+	case sp.duplicating():
+		return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
+	case sp.genInFlight() >= sp.window(cfg):
+		return Decision{}
+	}
+	h.version++
+	sp.genTaken++
+	delete(h.queued, KeyOf(c.URL))
+	return Decision{Admit: true}
 }
 
 // maxPending bounds the generated URLs whose verdicts a host waits for.
@@ -641,6 +735,7 @@ func (h *Host[T]) Settle(hash int64) {
 func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 	h.version++
 	delete(h.pending, hash)
+	delete(h.queued, KeyOf(c.URL))
 	h.unwatch(hash)
 	if c.Grounded {
 		if f := h.spaces[KeyOf(Family(c.Space))]; f != nil && f.evidence > 0 {

@@ -1050,3 +1050,81 @@ func crawlLinkedSection(cfg Config, seed int64) int {
 	}
 	return n
 }
+
+// TestTakeGate: with TakeGate the probes' window is counted in fetched pages
+// awaiting verdicts when a URL's turn comes, not in URLs queued: a space's
+// generated URLs are all admitted, the third waits while two fetched ones
+// are unjudged, a distinct verdict lets it go, and once the space's pages
+// come back duplicates the next is held. Its found-from-elsewhere URLs pass,
+// and a queued URL linked from enough pages is corroborated.
+func TestTakeGate(t *testing.T) {
+	cfg := Config{Budget: 100, Probe: 2, Referrers: 3, TakeGate: true}.WithDefaults()
+	h := NewHost[string]()
+	entry, d := offer(h, cfg, "http://a/arch/0.html", "http://a/", 0, 0)
+	if !d.Admit {
+		t.Fatal("the entry, found from another family, was held")
+	}
+	var gen []Candidate
+	prev := entry
+	for i := range 8 {
+		c, d := offer(h, cfg, fmt.Sprintf("http://a/arch/%d.html", i+1), prev.URL, prev.Hops, prev.Origin)
+		if !d.Admit || c.Grounded {
+			t.Fatalf("%s: admitted %v (%s), grounded %v; want admitted and generated", c.URL, d.Admit, d.Reason, c.Grounded)
+		}
+		gen = append(gen, c)
+		prev = c
+	}
+	take := func(c Candidate) Decision { return h.Take(cfg, int64(KeyOf(c.URL)), c) }
+	judge := func(c Candidate, dup bool) {
+		h.Observe(cfg, Verdict{URL: c.URL, Hash: int64(KeyOf(c.URL)), Origin: c.Origin, Duplicate: dup})
+	}
+	if d := take(entry); !d.Admit {
+		t.Fatalf("the grounded entry waits at its turn (%q)", d.Reason)
+	}
+	for _, c := range gen[:2] {
+		if d := take(c); !d.Admit {
+			t.Fatalf("%s, a probe, not taken (%q)", c.URL, d.Reason)
+		}
+	}
+	if d := take(gen[2]); d.Admit || d.Reason != "" {
+		t.Fatalf("%s with two probes unjudged: admitted %v (%q), want it to wait", gen[2].URL, d.Admit, d.Reason)
+	}
+	judge(gen[0], false)
+	if d := take(gen[2]); !d.Admit {
+		t.Fatalf("%s after a distinct verdict: waits (%q)", gen[2].URL, d.Reason)
+	}
+	judge(gen[1], true)
+	judge(gen[2], true)
+	if d := take(gen[3]); d.Admit || d.Reason != ReasonDuplicateSpace {
+		t.Fatalf("%s after two duplicates to one distinct: admitted %v (%q), want held as a duplicate space", gen[3].URL, d.Admit, d.Reason)
+	}
+	// A queued one found again on pages of three other sections is
+	// corroborated as a held one would be: its charge given back.
+	waiting := gen[7]
+	for _, p := range []string{"http://a/about/x.html", "http://a/news/y.html", "http://a/faq/z.html"} {
+		h.Observe(cfg, Verdict{URL: p, Hash: int64(KeyOf(p)), Grounded: true, Relinks: []string{waiting.URL}})
+	}
+	if got := h.Corroborated(); got != 1 {
+		t.Errorf("%s, queued and linked from three other pages: %d corroborated, want 1", waiting.URL, got)
+	}
+	// Without the gate, the queued URLs are what the window counts, at
+	// admission.
+	off := Config{Budget: 100, Probe: 2}.WithDefaults()
+	h = NewHost[string]()
+	prev, _ = offer(h, off, "http://a/arch/0.html", "http://a/", 0, 0)
+	held := 0
+	for i := range 8 {
+		c, d := offer(h, off, fmt.Sprintf("http://a/arch/%d.html", i+1), prev.URL, prev.Hops, prev.Origin)
+		if !d.Admit {
+			held++
+			continue
+		}
+		prev = c
+		if d := h.Take(off, int64(KeyOf(c.URL)), c); !d.Admit {
+			t.Fatalf("%s: Take without the gate held it (%q)", c.URL, d.Reason)
+		}
+	}
+	if held == 0 {
+		t.Error("without the gate, nothing held at admission while probes wait")
+	}
+}

@@ -137,6 +137,7 @@ func (h *Host[T]) Restore(b []byte) error {
 	for _, e := range s.Spaces {
 		sp := &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
+			genTaken:    e.GenDistinct + e.GenDup,
 			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
 			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
 		sp.beyond = sp.linked.count() - sp.most
