@@ -580,6 +580,9 @@ func (h *Host[T]) relinked(cfg Config, u, parent string) (*space, Key) {
 // it is evidence, not generation, as a held URL would be (Release): its
 // charge is given back and its family counts it found from outside.
 func (h *Host[T]) corroborateQueued(cfg Config, u, parent string) {
+	if len(h.queued) == 0 {
+		return // without TakeGate, always: no second hash of u per relink
+	}
 	k := KeyOf(u)
 	q := h.queued[k]
 	if q == nil {
