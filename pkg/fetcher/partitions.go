@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -34,6 +35,7 @@ func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[stri
 		f.mu.Unlock()
 	}()
 	f.settleResults(ctx, assigned[queue.TopicURLs])
+	f.noteReplay(ctx, assigned[queue.TopicURLs])
 	var hosts, urls int
 	for _, p := range assigned[queue.TopicURLs] {
 		h, u, err := f.loadPartitionRetrying(ctx, p)
@@ -44,6 +46,30 @@ func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[stri
 		urls += u
 	}
 	f.log.Info("partitions assigned", "partitions", len(assigned[queue.TopicURLs]), "hosts", hosts, "queued", urls, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// noteReplay notes where the log of each partition just assigned ends. The
+// records before that point past the committed offset may have been
+// admitted by an owner that died before saving what they taught its hosts'
+// budgets; their URLs known by now, they are counted again all the same
+// (admission.Decider.Recount). Unread, nothing is recounted: a crash costs
+// what it cost before.
+func (f *Fetcher) noteReplay(ctx context.Context, parts []int32) {
+	if !f.cfg.Patterns.Enabled() || len(parts) == 0 {
+		return
+	}
+	ends, err := kadm.NewClient(f.kafka).ListEndOffsets(ctx, queue.TopicURLs)
+	if err != nil {
+		f.log.Warn("read the log ends of assigned partitions; a replay after a crash counts only new URLs", "err", err)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range parts {
+		if o, ok := ends.Lookup(queue.TopicURLs, p); ok && o.Err == nil && o.Offset > 0 {
+			f.replayTo[p] = o.Offset
+		}
+	}
 }
 
 // Partition loads that fail are tried again after loadRetryMin, doubling up
@@ -341,6 +367,7 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) (unsave
 		delete(f.owned, p)
 		delete(f.pending, p) // committed by the revoke, or not at all if lost
 		delete(f.observedTo, p)
+		delete(f.replayTo, p)
 		f.mu.Unlock()
 		waitCtx, cancel := context.WithTimeout(ctx, 2*f.cfg.Fetch.TotalTimeout)
 		states, err := f.fr.RemovePartition(waitCtx, p)
