@@ -20,7 +20,7 @@ import (
 // assigned loads the frontier of newly owned partitions from the store: host state
 // first (so politeness carries over from the previous owner), then the queued URLs.
 // It runs between polls (BlockRebalanceOnPoll), so no admission races with it.
-func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[string][]int32) {
+func (f *Fetcher) assigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
 	start := time.Now()
 	f.member.touch() // the coordinator just confirmed us
 	// A recrawl scan running while the partitions load sees only some of
@@ -35,7 +35,7 @@ func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[stri
 		f.mu.Unlock()
 	}()
 	f.settleResults(ctx, assigned[queue.TopicURLs])
-	f.noteReplay(ctx, assigned[queue.TopicURLs])
+	f.noteReplay(ctx, cl, assigned[queue.TopicURLs])
 	var hosts, urls int
 	for _, p := range assigned[queue.TopicURLs] {
 		h, u, err := f.loadPartitionRetrying(ctx, p)
@@ -54,11 +54,13 @@ func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[stri
 // budgets; their URLs known by now, they are counted again all the same
 // (admission.Decider.Recount). Unread, nothing is recounted: a crash costs
 // what it cost before.
-func (f *Fetcher) noteReplay(ctx context.Context, parts []int32) {
+// cl is the client the callback was given: f.kafka may not be set yet when
+// the first assignment comes.
+func (f *Fetcher) noteReplay(ctx context.Context, cl *kgo.Client, parts []int32) {
 	if !f.cfg.Patterns.Enabled() || len(parts) == 0 {
 		return
 	}
-	ends, err := kadm.NewClient(f.kafka).ListEndOffsets(ctx, queue.TopicURLs)
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, queue.TopicURLs)
 	if err != nil {
 		f.log.Warn("read the log ends of assigned partitions; a replay after a crash counts only new URLs", "err", err)
 		return
