@@ -130,6 +130,7 @@ type Candidate struct {
 	Operator   bool // level set by the operator's priority: no shift
 	Released   bool // held back by a budget before, its exclusion recorded
 	Revisit    bool // a planned revisit: claimed in the store, not admitted
+	Replayed   bool // from a record a previous owner may have admitted (Recount)
 	Due        time.Time
 }
 

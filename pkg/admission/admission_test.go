@@ -466,3 +466,53 @@ func TestHeldDecidedAgainNotRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestRecountGroundedOnly: URLs replayed after a crash that the store has
+// already count, in a host's budgets restored from before them, the evidence
+// a grounded one is for its family, and nothing for a generated one (whose
+// charge and probe may be counted already, by a second link to it).
+func TestRecountGroundedOnly(t *testing.T) {
+	d := newDecider(true)
+	d.rules.AddSeedHost("a.example")
+	var h Host
+	hosts := func(string) *Host { return &h }
+	poll := d.Poll()
+	home := seedOf("http://a.example/")
+	grounded := urlOf("http://a.example/s/1.html")
+	grounded.Parent, grounded.Depth = home.URL, 1
+	generated := urlOf("http://a.example/s/2.html")
+	generated.Parent, generated.Depth, generated.ParentHops = grounded.URL, 2, 0
+	var known []Candidate
+	for _, u := range []URL{home, grounded, generated} {
+		v := poll.Decide(u, &h, 0, operator{}, now)
+		if v.Outcome != Admitted {
+			t.Fatalf("%s: outcome %d", u.URL, v.Outcome)
+		}
+		v.Candidate.Replayed = true
+		known = append(known, v.Candidate)
+	}
+	if known[2].Pat.Grounded || !known[1].Pat.Grounded {
+		t.Fatalf("described grounded %v and %v, want true and false", known[1].Pat.Grounded, known[2].Pat.Grounded)
+	}
+	grown := d.Recount(known, nil, hosts)
+	if !grown["a.example"] {
+		t.Errorf("the host's budgets grew, not reported: %v", grown)
+	}
+	var fam *pattern.Usage
+	for _, u := range h.Patterns.Top(d.cfg.Patterns, 10) {
+		if u.Pattern == "/s/" {
+			fam = &u
+		}
+	}
+	if fam == nil || fam.Evidence != 1 || fam.Admitted != 0 {
+		t.Fatalf("family /s/ after the recount: %+v, want evidence 1 and nothing charged", fam)
+	}
+	// Not replayed: a known URL counts nothing.
+	known[1].Replayed = false
+	d.Recount(known[1:2], nil, hosts)
+	for _, u := range h.Patterns.Top(d.cfg.Patterns, 10) {
+		if u.Pattern == "/s/" && u.Evidence != 1 {
+			t.Errorf("a known URL not replayed counted: evidence %d", u.Evidence)
+		}
+	}
+}

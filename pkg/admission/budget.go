@@ -96,6 +96,42 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 	return admitted, excluded, overflowed, grown
 }
 
+// Recount counts in their hosts' budgets the grounded URLs that the store
+// has already, from records replayed after their partition changed owner:
+// an owner killed between two saves of its hosts' state admitted them, and
+// the state the next owner restored never saw them. Skipped as known, the
+// evidence they were for their family was lost, and a host whose last pages
+// waited for it kept them held for good. Each counts as Admit would count
+// it now. Generated URLs count nothing: a replayed record may also be a
+// second link to a URL admitted before the handover (its charge and its
+// probe already counted), and a probe counted twice waits for a verdict
+// that never comes, holding its space's next URLs for good; a charge lost
+// to a crash errs the other way. Seeds, other kinds than pages and held
+// URLs decided again (their records are the store's exclusions) count
+// nothing either. The hosts counted are added to grown, which it returns.
+func (d *Decider) Recount(known []Candidate, grown map[string]bool, hosts Hosts) map[string]bool {
+	cfg := d.cfg.Patterns
+	if !cfg.Enabled() {
+		return grown
+	}
+	for _, c := range known {
+		h := hosts(c.Row.Host)
+		if !c.Replayed || !c.Pat.Grounded || c.Seed || c.Released || c.Row.Kind != urlkind.Page || h == nil {
+			continue
+		}
+		hp := h.patterns()
+		if !hp.Admit(cfg, c.Row.Hash, c.Pat).Admit {
+			continue
+		}
+		hp.Unpark(c.Row.Hash)
+		if grown == nil {
+			grown = map[string]bool{}
+		}
+		grown[c.Row.Host] = true
+	}
+	return grown
+}
+
 // CapHosts holds new URLs to their host's page budget where an operator set
 // one: the rules saw each host's count of before this poll, so a poll full
 // of one host's new URLs (a trap being escaped) would pass the budget by all

@@ -244,6 +244,13 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		case admission.Revisited:
 			revisits = append(revisits, v.Candidate)
 		case admission.Admitted:
+			if to, ok := f.replayTo[rec.Partition]; ok {
+				if rec.Offset < to {
+					v.Candidate.Replayed = true
+				} else {
+					delete(f.replayTo, rec.Partition)
+				}
+			}
 			cands = append(cands, v.Candidate)
 		}
 	}
@@ -278,7 +285,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		f.mu.Unlock()
 	}
 
-	var fresh []candidate
+	var fresh, known []candidate
 	if len(cands) > 0 {
 		// cands is not read again: the new ones are kept in its array, which
 		// spares a copy of each (a candidate carries its whole URL row).
@@ -299,7 +306,12 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 		for i, c := range cands {
 			if !res.Seen[i] {
 				fresh = append(fresh, c)
-			} else if c.Row.Kind == store.KindSubresource {
+				continue
+			}
+			if c.Replayed {
+				known = append(known, c)
+			}
+			if c.Row.Kind == store.KindSubresource {
 				// A page being rendered asks for what another page's
 				// requisites queued behind the host's pages: the tab would
 				// time out first.
@@ -310,6 +322,7 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	// The pattern budgets decide on new URLs only: a link to a known page
 	// spends nothing.
 	f.mu.Lock()
+	grown = f.adm.Recount(known, grown, f.admissionHost)
 	fresh, excluded, overflowed, grown := f.adm.Budget(fresh, excluded, grown, f.admissionHost, now)
 	for host := range grown {
 		f.dirty[host] = true // its admission state is saved with it

@@ -278,7 +278,11 @@ type Fetcher struct {
 	// The offset up to which each owned partition's verdicts are in the
 	// admission state in memory: a rewound poll does not count them twice.
 	observedTo map[int32]int64
-	updates    []store.URLUpdate
+	// The end of each partition's log when it was assigned: the records
+	// before it, past the committed offset, may have been admitted by an
+	// owner that died before saving their hosts' state (noteReplay).
+	replayTo map[int32]int64
+	updates  []store.URLUpdate
 	// candBuf is the array admitRecords gathers a poll's new candidates in,
 	// kept for the next poll (consume's goroutine only): a candidate is
 	// ~570 bytes, and growing the slice by appends poll after poll was a
@@ -362,6 +366,7 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 
 		pending:    map[int32]*kgo.Record{},
 		observedTo: map[int32]int64{},
+		replayTo:   map[int32]int64{},
 		halted:     make(chan struct{}),
 
 		patternHits: map[int64]int64{},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -19,7 +20,7 @@ import (
 // assigned loads the frontier of newly owned partitions from the store: host state
 // first (so politeness carries over from the previous owner), then the queued URLs.
 // It runs between polls (BlockRebalanceOnPoll), so no admission races with it.
-func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[string][]int32) {
+func (f *Fetcher) assigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
 	start := time.Now()
 	f.member.touch() // the coordinator just confirmed us
 	// A recrawl scan running while the partitions load sees only some of
@@ -34,6 +35,7 @@ func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[stri
 		f.mu.Unlock()
 	}()
 	f.settleResults(ctx, assigned[queue.TopicURLs])
+	f.noteReplay(ctx, cl, assigned[queue.TopicURLs])
 	var hosts, urls int
 	for _, p := range assigned[queue.TopicURLs] {
 		h, u, err := f.loadPartitionRetrying(ctx, p)
@@ -44,6 +46,32 @@ func (f *Fetcher) assigned(ctx context.Context, _ *kgo.Client, assigned map[stri
 		urls += u
 	}
 	f.log.Info("partitions assigned", "partitions", len(assigned[queue.TopicURLs]), "hosts", hosts, "queued", urls, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// noteReplay notes where the log of each partition just assigned ends. The
+// records before that point past the committed offset may have been
+// admitted by an owner that died before saving what they taught its hosts'
+// budgets; their URLs known by now, they are counted again all the same
+// (admission.Decider.Recount). Unread, nothing is recounted: a crash costs
+// what it cost before.
+// cl is the client the callback was given: f.kafka may not be set yet when
+// the first assignment comes.
+func (f *Fetcher) noteReplay(ctx context.Context, cl *kgo.Client, parts []int32) {
+	if !f.cfg.Patterns.Enabled() || len(parts) == 0 {
+		return
+	}
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, queue.TopicURLs)
+	if err != nil {
+		f.log.Warn("read the log ends of assigned partitions; a replay after a crash counts only new URLs", "err", err)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range parts {
+		if o, ok := ends.Lookup(queue.TopicURLs, p); ok && o.Err == nil && o.Offset > 0 {
+			f.replayTo[p] = o.Offset
+		}
+	}
 }
 
 // Partition loads that fail are tried again after loadRetryMin, doubling up
@@ -341,6 +369,7 @@ func (f *Fetcher) release(ctx context.Context, parts []int32, save bool) (unsave
 		delete(f.owned, p)
 		delete(f.pending, p) // committed by the revoke, or not at all if lost
 		delete(f.observedTo, p)
+		delete(f.replayTo, p)
 		f.mu.Unlock()
 		waitCtx, cancel := context.WithTimeout(ctx, 2*f.cfg.Fetch.TotalTimeout)
 		states, err := f.fr.RemovePartition(waitCtx, p)
