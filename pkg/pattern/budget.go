@@ -223,6 +223,10 @@ type space struct {
 	// on a page of another space: a site's pages link each other, a
 	// generated space's URLs are each found on the page that made them up.
 	relinks int
+	// offered counts its generated URLs offered for the first time (admitted
+	// or held): the new URLs its chains found, where relinks counts the
+	// known ones found again (closing).
+	offered int
 	// refound sketches which of its URLs were found again (refound.count):
 	// every distinct one earns the family one more URL (allowance).
 	refound sketch
@@ -262,6 +266,20 @@ func (s *space) link(u string, n int) {
 
 // established reports whether a family has been pointed to from outside the
 // host or by two other families of it: not an offshoot (Host.offshoot).
+// closing is how many new URLs of a family its pages may find for each
+// known one they find again (relinks) while it counts as closing.
+const closing = 3
+
+// closing reports whether a family's pages find its known URLs again at
+// least a third as often as they find new ones: a section of a site whose
+// pages link each other runs out of new URLs as it is crawled, and what its
+// URLs found again earn (Config.Refound) is not capped by the host's other
+// pages; a space that keeps making up URLs finds mostly new ones, however
+// often it also finds some again. Measured on generated webs: the random
+// trap webs' spaces that spend their budgets find 4 to 25 new URLs per one
+// found again, interlinked sites' sections (trapsim.LinkWeb) 0.4 to 6.
+func (s *space) closing() bool { return closing*s.relinks >= s.offered }
+
 func (s *space) established() bool { return s.ext || s.src2 != 0 }
 
 // pointedFrom notes that a grounded page of family k linked a new URL of s,
@@ -553,7 +571,11 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 	if cfg.Unlinked && cfg.Probe > 0 && f.relinks < f.charged && f.barren(cfg.Probe) {
 		first, ev, share = min(first, cfg.Probe), 0, 0
 	}
-	return first + ev + min(YieldGrowth*f.yield+max(cfg.Refound, 0)*f.refound.count(), int(cfg.YieldShare*others)) + share
+	yield, refound, most := YieldGrowth*f.yield, max(cfg.Refound, 0)*f.refound.count(), int(cfg.YieldShare*others)
+	if f.closing() {
+		return first + ev + min(yield, most) + refound + share
+	}
+	return first + ev + min(yield+refound, most) + share
 }
 
 // relinked counts a URL the host knew already, found again on page parent
@@ -642,6 +664,9 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		}
 		h.grow(parkKey{parkFamily, KeyOf(Family(c.Space))})
 		return Decision{Admit: true, Last: cfg.Budget > 0 && fam.charged >= h.allowance(cfg, fam)}
+	}
+	if h.inPark[hash] == nil {
+		fam.offered++ // found for the first time (a held one found again is relinked)
 	}
 	if cfg.Probe > 0 {
 		if fam.copying() {
@@ -1061,7 +1086,8 @@ type Usage struct {
 	Duplicate int     `json:"duplicate"` // pages of it that were duplicates
 	Relinks   int     `json:"relinks"`   // its known URLs found again on other pages
 	Refound   int     `json:"refound"`   // how many distinct ones (estimated)
-	Lead      int     `json:"lead"`      // distinct pages outside it its pages led to or link
+	Offered   int     `json:"offered"`
+	Lead      int     `json:"lead"` // distinct pages outside it its pages led to or link
 	DupShare  float64 `json:"duplicate_share"`
 	Parked    int     `json:"parked"`
 }
@@ -1071,7 +1097,7 @@ type Usage struct {
 func (h *Host[T]) Top(cfg Config, n int) []Usage {
 	out := make([]Usage, 0, len(h.spaces))
 	for k, s := range h.spaces {
-		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Refound: s.refound.count(), Lead: s.reach(true),
+		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Offered: s.offered, Refound: s.refound.count(), Lead: s.reach(true),
 			Parked: len(h.parked[parkKey{parkFamily, k}]) + len(h.parked[parkKey{parkSpace, k}])}
 		if cfg.Budget > 0 {
 			u.Budget = h.allowance(cfg, s)

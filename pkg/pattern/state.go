@@ -32,6 +32,7 @@ type savedSpace struct {
 	Pages       int    `json:"pg,omitempty"` // evidence came from so many pages of the host
 	Outside     int    `json:"o,omitempty"`  // evidence from other hosts, sitemaps, seeds
 	Relinks     int    `json:"rl,omitempty"` // its known URLs found again on other pages
+	Offered     *int   `json:"of,omitempty"` // its generated URLs first offered; nil in a state saved before it was kept
 	Refound     sketch `json:"rf,omitzero"`  // which of them (space.refound)
 	Linked      sketch `json:"lk,omitzero"`  // distinct pages outside it its pages link (space.linked)
 	Most        int    `json:"lm,omitempty"` // the most of them one page linked
@@ -85,9 +86,10 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		if e.activity() == 0 {
 			continue
 		}
+		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
 	if len(s.Spaces) > maxSavedSpaces {
@@ -141,6 +143,14 @@ func (h *Host[T]) Restore(b []byte) error {
 			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
 			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
 		sp.beyond = sp.linked.count() - sp.most
+		if e.Offered != nil {
+			sp.offered = max(*e.Offered, 0)
+		} else {
+			// Saved before the count was kept: taken for generating (the
+			// cap on what its URLs found again earn, as then) until its
+			// pages find enough of them again (closing).
+			sp.offered = max(sp.charged, closing*sp.relinks+1)
+		}
 		h.spaces[KeyOf(e.Name)] = sp
 	}
 	if len(s.Rules) > 0 {
