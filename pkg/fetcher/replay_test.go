@@ -31,8 +31,7 @@ func familyEvidence(f *Fetcher, host, fam string) int {
 // the store by then: a replay that skipped them as known lost what they
 // taught the budgets (here each of six URLs of /s/ linked from the home page
 // is evidence for /s/), and a host whose last pages waited for that evidence
-// kept them held for good (TestClusterHandover, pages never requested after
-// the kill).
+// kept them held for good.
 func TestReplayAfterCrashRecounts(t *testing.T) {
 	e := testenv.New(t)
 	srv, _ := pageServer(t)
