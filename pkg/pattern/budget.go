@@ -227,6 +227,10 @@ type space struct {
 	// or held): the new URLs its chains found, where relinks counts the
 	// known ones found again (closing).
 	offered int
+	// recent is offered and relinks over the family's latest finds:
+	// whether it is closing now, where the counts above say whether it
+	// closed over its whole crawl (warming).
+	recent finds
 	// refound sketches which of its URLs were found again (refound.count):
 	// every distinct one earns the family one more URL (allowance).
 	refound sketch
@@ -264,8 +268,6 @@ func (s *space) link(u string, n int) {
 	s.beyond = s.linked.count() - s.most
 }
 
-// established reports whether a family has been pointed to from outside the
-// host or by two other families of it: not an offshoot (Host.offshoot).
 // closing is how many new URLs of a family its pages may find for each
 // known one they find again (relinks) while it counts as closing.
 const closing = 3
@@ -280,6 +282,56 @@ const closing = 3
 // found again, interlinked sites' sections (trapsim.LinkWeb) 0.4 to 6.
 func (s *space) closing() bool { return closing*s.relinks >= s.offered }
 
+// warming is closing seen in a family's latest finds, at a lower bar: at
+// least one known URL found again for every warmingNew new ones over its
+// last warmingWindow/2 to warmingWindow finds. A section of a site runs out
+// of new URLs as it is crawled, so the known share of its finds rises long
+// before the counts over its whole crawl, weighed down by its first pages,
+// reach closing's third. Warming earns what closing earns, up to
+// warmingBudget generated URLs (the most issue 20 lets a space of distinct
+// pages have); past them only closing earns more. What the ceiling stops:
+// a space whose made-up URLs repeat a short alphabet (one-letter values
+// among longer ones) finds a steady share of known URLs page after page,
+// and is warming for good.
+func (s *space) warming() bool {
+	n := s.recent.new + s.recent.known
+	return n >= warmingWindow/2 && warmingNew*s.recent.known >= s.recent.new
+}
+
+// The bars of warming, measured on generated webs (docs/traps.md,
+// "Warming"): one known in four, five or seven as the bar won back half,
+// four fifths and all but a percent of what one in nine does on a grid of
+// trapsim.WikiWeb shapes, one in eleven no more; over 32 finds instead of
+// 64, a space finding one known in eleven crossed the bar on its noise. A
+// ceiling of 32 or 48 lost most of the gain; no bar moved the random trap
+// webs' share while the ceiling held, and without it one in four let two
+// draws' traps take 45-48% of their requests.
+const (
+	warmingWindow = 64
+	warmingNew    = 8
+	warmingBudget = 60
+)
+
+// finds counts a family's latest finds: new URLs, and known ones found
+// again for the first time (a URL found again and again says no more than
+// once: a facet's few values, a box of popular searches), halving both as
+// they reach warmingWindow.
+type finds struct{ new, known int }
+
+func (f *finds) add(known bool) {
+	if known {
+		f.known++
+	} else {
+		f.new++
+	}
+	if f.new+f.known >= warmingWindow {
+		f.new /= 2
+		f.known /= 2
+	}
+}
+
+// established reports whether a family has been pointed to from outside the
+// host or by two other families of it: not an offshoot (Host.offshoot).
 func (s *space) established() bool { return s.ext || s.src2 != 0 }
 
 // pointedFrom notes that a grounded page of family k linked a new URL of s,
@@ -412,13 +464,19 @@ type referrers struct {
 // path with other parameters (a facet and its refinements, the pages of a
 // listing, a sort order), or one path segment apart (a page and its print
 // view). A space that generates URLs links each of them from its
-// neighbours, which are no evidence that the site points to it. (A site
-// that addresses its pages by a parameter alone, /index.php?title=X, gets
-// no corroboration from its own links either: it needs evidence.)
+// neighbours, which are no evidence that the site points to it. Two URLs
+// whose one parameter is the same name with another value are not
+// neighbours: a site that addresses its pages by a parameter alone
+// (/index.php?title=X, /item.php?id=N) links its pages to each other as a
+// site with paths does, and they found each other again, as they would
+// by path, where as neighbours its sections showed no URL found again and
+// their pages were held (trapsim.WikiWeb). A facet of one value linking its
+// siblings counts the same way; its values are few, and what their URLs
+// found again earn stops at them.
 func Neighbours(u, parent string) bool {
-	ub, _, _ := strings.Cut(u, "?")
-	pb, _, _ := strings.Cut(parent, "?")
-	if ub == pb {
+	ub, uq, _ := strings.Cut(u, "?")
+	pb, pq, _ := strings.Cut(parent, "?")
+	if ub == pb && (uq == pq || strings.Contains(uq, "&") || strings.Contains(pq, "&") || paramName(uq) != paramName(pq)) {
 		return true
 	}
 	// A longer file name is no neighbour: documentation names its sections
@@ -426,6 +484,12 @@ func Neighbours(u, parent string) bool {
 	d, down := deriveRewrite(u, parent)
 	p, up := deriveRewrite(parent, u)
 	return down && d.Suffix == "" || up && p.Suffix == ""
+}
+
+// paramName returns the name of a query's first parameter.
+func paramName(q string) string {
+	k, _, _ := strings.Cut(q, "=")
+	return k
 }
 
 // add counts the pages a sighting of the URL came from: its parent, unless
@@ -572,10 +636,14 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 		first, ev, share = min(first, cfg.Probe), 0, 0
 	}
 	yield, refound, most := YieldGrowth*f.yield, max(cfg.Refound, 0)*f.refound.count(), int(cfg.YieldShare*others)
-	if f.closing() {
+	capped := first + ev + min(yield+refound, most) + share
+	switch {
+	case f.closing():
 		return first + ev + min(yield, most) + refound + share
+	case f.warming():
+		return max(capped, min(first+ev+min(yield, most)+refound+share, warmingBudget))
 	}
-	return first + ev + min(yield+refound, most) + share
+	return capped
 }
 
 // relinked counts a URL the host knew already, found again on page parent
@@ -591,7 +659,9 @@ func (h *Host[T]) relinked(cfg Config, u, parent string) (*space, Key) {
 		return nil, 0
 	}
 	f.relinks++
-	f.refound.add(uint64(KeyOf(u)))
+	if f.refound.add(uint64(KeyOf(u))) {
+		f.recent.add(true)
+	}
 	h.grow(parkKey{parkFamily, fk})
 	h.corroborateQueued(cfg, u, parent)
 	return f, fk
@@ -667,6 +737,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	}
 	if h.inPark[hash] == nil {
 		fam.offered++ // found for the first time (a held one found again is relinked)
+		fam.recent.add(false)
 	}
 	if cfg.Probe > 0 {
 		if fam.copying() {

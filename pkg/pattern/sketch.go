@@ -13,12 +13,17 @@ import (
 // site's pages find its other pages.
 type sketch [4]uint64
 
-func (s *sketch) add(k uint64) {
+// add adds k and reports whether the sketch changed: k was not added
+// before, unless it shares its bit with a key that was (one in four past
+// 70 keys, one in two past 180).
+func (s *sketch) add(k uint64) bool {
 	// KeyOf's low bits are as good as any; mix them so that keys made by
 	// counting (tests, sequential hashes) spread too.
 	k *= 0x9e3779b97f4a7c15
 	b := k >> 56
+	old := s[b/64]
 	s[b/64] |= 1 << (b % 64)
+	return s[b/64] != old
 }
 
 func (s *sketch) count() int {

@@ -33,6 +33,8 @@ type savedSpace struct {
 	Outside     int    `json:"o,omitempty"`  // evidence from other hosts, sitemaps, seeds
 	Relinks     int    `json:"rl,omitempty"` // its known URLs found again on other pages
 	Offered     *int   `json:"of,omitempty"` // its generated URLs first offered; nil in a state saved before it was kept
+	RecentNew   int    `json:"rn,omitempty"` // offered and relinks over its latest finds (space.recent)
+	RecentKnown int    `json:"rk,omitempty"`
 	Refound     sketch `json:"rf,omitzero"`  // which of them (space.refound)
 	Linked      sketch `json:"lk,omitzero"`  // distinct pages outside it its pages link (space.linked)
 	Most        int    `json:"lm,omitempty"` // the most of them one page linked
@@ -89,7 +91,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
 	if len(s.Spaces) > maxSavedSpaces {
@@ -143,6 +145,7 @@ func (h *Host[T]) Restore(b []byte) error {
 			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
 			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
 		sp.beyond = sp.linked.count() - sp.most
+		sp.recent = finds{new: min(max(e.RecentNew, 0), warmingWindow), known: min(max(e.RecentKnown, 0), warmingWindow)}
 		if e.Offered != nil {
 			sp.offered = max(*e.Offered, 0)
 		} else {
