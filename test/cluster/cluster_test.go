@@ -211,20 +211,14 @@ func TestClusterHappyPath(t *testing.T) {
 	c.checkStored(w)
 }
 
-// handoverBudget is TestClusterHandover's first budget of a URL family: its
-// web's hosts are one section each (60 pages, the home page linking a few,
-// each page the next and four others), which the default budgets crawl
-// with a margin of a few pages: in 1 run of 10 without any handover, a
-// host's last two pages stayed held (the allowance 44 generated URLs,
-// spent; docs/traps.md, "Known limits"). The test is about handovers; with
-// this budget the probes still hold URLs (trap_duplicate_space) that every
-// handover carries over, and a page held for good is a handover's fault.
-var handoverBudget = []string{"-pattern-budget", "30"}
-
 // TestClusterHandover: a third fetcher joins mid-crawl, one is stopped with SIGTERM,
 // one is killed with SIGKILL and restarted. No URL lost, politeness holds across
 // every handover, duplicate fetches only within the killed member's in-flight
-// window, reported.
+// window, reported. The fetchers run at the default budgets: the web's hosts
+// are one section each (60 pages, the home page linking a few, each page the
+// next and four others), at the edge of what they fetch whole before closing
+// and warming (docs/traps.md), so a page held for good is a handover's fault
+// or the budgets'.
 func TestClusterHandover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
@@ -232,15 +226,15 @@ func TestClusterHandover(t *testing.T) {
 	const hosts, pages = 16, 60
 	w := startWeb(t, hosts, pages, false)
 	c := newCluster(t)
-	f1 := c.startFetcher("fetcher-1", handoverBudget...)
-	f2 := c.startFetcher("fetcher-2", handoverBudget...)
+	f1 := c.startFetcher("fetcher-1")
+	f2 := c.startFetcher("fetcher-2")
 	c.startParser("parser-1")
 	c.startParser("parser-2")
 	submitSeeds(t, c.api, w.Seeds())
 	total := hosts * pages
 
 	waitPages(t, w, total/5, 3*time.Minute)
-	c.startFetcher("fetcher-3", handoverBudget...)
+	c.startFetcher("fetcher-3")
 	t.Logf("fetcher-3 joined at %d pages", countPages(w))
 
 	waitPages(t, w, 2*total/5, 3*time.Minute)
@@ -255,7 +249,7 @@ func TestClusterHandover(t *testing.T) {
 	st, _ := c.openStores()
 	stored := storedResources(t, st)
 	t.Logf("fetcher-2 killed (SIGKILL) at %d pages, %d stored", countPages(w), len(stored))
-	c.startFetcher("fetcher-2b", handoverBudget...)
+	c.startFetcher("fetcher-2b")
 
 	waitIdle(t, c.api, 4*time.Minute)
 	for _, p := range append(append(c.fetchers, c.parsers...), c.frontier) {
