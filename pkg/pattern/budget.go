@@ -227,9 +227,9 @@ type space struct {
 	// or held): the new URLs its chains found, where relinks counts the
 	// known ones found again (closing).
 	offered int
-	// recent is offered and relinks over the family's latest finds:
-	// whether it is closing now, where the counts above say whether it
-	// closed over its whole crawl (warming).
+	// recent counts its latest finds, new URLs and known ones found again
+	// for the first time: whether it is closing now (warming), where the
+	// counts above say whether it is over its whole crawl.
 	recent finds
 	// refound sketches which of its URLs were found again (refound.count):
 	// every distinct one earns the family one more URL (allowance).
@@ -476,7 +476,7 @@ type referrers struct {
 func Neighbours(u, parent string) bool {
 	ub, uq, _ := strings.Cut(u, "?")
 	pb, pq, _ := strings.Cut(parent, "?")
-	if ub == pb && (uq == pq || strings.Contains(uq, "&") || strings.Contains(pq, "&") || paramName(uq) != paramName(pq)) {
+	if ub == pb && !otherValue(uq, pq) {
 		return true
 	}
 	// A longer file name is no neighbour: documentation names its sections
@@ -486,10 +486,15 @@ func Neighbours(u, parent string) bool {
 	return down && d.Suffix == "" || up && p.Suffix == ""
 }
 
-// paramName returns the name of a query's first parameter.
-func paramName(q string) string {
-	k, _, _ := strings.Cut(q, "=")
-	return k
+// otherValue reports whether two queries are each one parameter, of the
+// same name and another value.
+func otherValue(a, b string) bool {
+	if a == b || strings.Contains(a, "&") || strings.Contains(b, "&") {
+		return false
+	}
+	na, _, _ := strings.Cut(a, "=")
+	nb, _, _ := strings.Cut(b, "=")
+	return na == nb
 }
 
 // add counts the pages a sighting of the URL came from: its parent, unless
@@ -637,11 +642,12 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 	}
 	yield, refound, most := YieldGrowth*f.yield, max(cfg.Refound, 0)*f.refound.count(), int(cfg.YieldShare*others)
 	capped := first + ev + min(yield+refound, most) + share
+	uncapped := first + ev + min(yield, most) + refound + share
 	switch {
 	case f.closing():
-		return first + ev + min(yield, most) + refound + share
+		return uncapped
 	case f.warming():
-		return max(capped, min(first+ev+min(yield, most)+refound+share, warmingBudget))
+		return max(capped, min(uncapped, warmingBudget))
 	}
 	return capped
 }
