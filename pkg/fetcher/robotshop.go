@@ -295,9 +295,33 @@ func (f *Fetcher) fetchHop(ctx context.Context, lease *frontier.Lease, it fronti
 	}
 	f.mu.Lock()
 	waiters = f.hops.finish(it.URL, d)
+	own := ""
+	if d.next == "" {
+		for robotsURL := range waiters {
+			if urlnorm.Authority(robotsURL) == lease.Host {
+				own = robotsURL
+				delete(waiters, own)
+			}
+		}
+	}
 	f.mu.Unlock()
 	f.sendRobots(f.hopsOn(waiters, d))
-	if d.next == "" && it.URL == robotsURLOf(schemeOf(it.URL), lease.Host) {
+	if own != "" {
+		// The chain ended on the host whose robots.txt began it: its answer
+		// is taken in this turn, not sent round through crawl.urls, so its
+		// Crawl-delay counts from this request (Done schedules with it) and
+		// is saved with the host if its partition moves first. Sent round,
+		// the answer reached a new owner that was not waiting on it, which
+		// fetched robots.txt again 46 ms after this hop under a 400 ms delay.
+		f.mu.Lock()
+		hi := f.hostOf(lease.Host)
+		waiting, prev := hi.hop.url != "", hi.robots
+		hi.hop = robotsHop{}
+		f.mu.Unlock()
+		if waiting {
+			f.recordRobots(ctx, lease.Host, lease.Partition, schemeOf(own), d.answer, at, prev)
+		}
+	} else if d.next == "" && it.URL == robotsURLOf(schemeOf(it.URL), lease.Host) {
 		// The hop was this host's own robots.txt: it serves the host too.
 		f.mu.Lock()
 		hi := f.hostOf(lease.Host)

@@ -211,3 +211,75 @@ func TestLostRobotsHopIsAskedAgain(t *testing.T) {
 		t.Errorf("rules came %v after the hop was lost, want well before the wait of %v ends", took, robotsHopWait)
 	}
 }
+
+// TestOwnRobotsChainAnsweredInItsTurn: a robots.txt that redirects on its
+// own host (/robots.txt to /robots-real.txt) is answered in the turn that
+// fetches its last hop, not through crawl.urls: with the host's partition
+// paused while that hop is served, as a rebalance that moves the partition
+// would leave the answer unread, the host still learns its rules and keeps
+// their Crawl-delay from the end of the hop, and robots.txt is asked once.
+func TestOwnRobotsChainAnsweredInItsTurn(t *testing.T) {
+	e := testenv.New(t)
+	const crawlDelay = 600 * time.Millisecond
+	var log spanLog
+	serving, release := make(chan struct{}, 1), make(chan struct{})
+	srv := hostile.ServeOn(t, "127.0.0.96", log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.Redirect(w, r, "/robots-real.txt", http.StatusMovedPermanently)
+		case "/robots-real.txt":
+			select {
+			case serving <- struct{}{}:
+			default:
+			}
+			<-release
+			fmt.Fprintf(w, "User-agent: *\nCrawl-delay: %g\nDisallow: /private\n", crawlDelay.Seconds())
+		default:
+			fmt.Fprint(w, "<html><body>page</body></html>")
+		}
+	})))
+	host := urlnorm.Authority(srv.URL)
+	p := queue.PartitionOf(host)
+	page := strings.ToLower(srv.URL) + "/"
+
+	cfg := testConfig()
+	cfg.DefaultDelay = 50 * time.Millisecond
+	f, stop := startFetcher(t, e, cfg)
+	defer stop()
+	testenv.Eventually(t, 30*time.Second, "the fetcher owning the partition", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.owned[p]
+	})
+	if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: page, Seed: true}, p)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-serving:
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("the redirect target was never requested")
+	}
+	f.kafka.PauseFetchPartitions(map[string][]int32{queue.TopicURLs: {p}})
+	close(release)
+	testenv.Eventually(t, 30*time.Second, "the page fetched under the rules at the end of the chain", func() bool {
+		return urlState(t, e, page) == store.StateFetched
+	})
+	f.kafka.ResumeFetchPartitions(map[string][]int32{queue.TopicURLs: {p}})
+
+	spans := log.get()
+	robotsAsked := 0
+	for i, s := range spans {
+		if s.path == "/robots.txt" {
+			robotsAsked++
+		}
+		if i > 0 && spans[i-1].path == "/robots-real.txt" {
+			if gap := s.start.Sub(spans[i-1].end); gap < crawlDelay {
+				t.Errorf("%s began %v after %s ended, want at least the Crawl-delay %v", s.path, gap, spans[i-1].path, crawlDelay)
+			}
+		}
+	}
+	if robotsAsked != 1 {
+		t.Errorf("/robots.txt asked %d times, want once: %v", robotsAsked, spans)
+	}
+}

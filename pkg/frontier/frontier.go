@@ -314,10 +314,18 @@ func (f *Frontier) SetHostDelay(key string, partition int32, d time.Duration) {
 	defer f.mu.Unlock()
 	h := f.hostLocked(key, partition)
 	h.delay = d
-	if h.lastAt.IsZero() || h.leased {
-		return // a lease in progress schedules with the new delay in Done
+	if h.lastAt.IsZero() {
+		return
 	}
-	f.postponeLocked(h, h.lastAt.Add(max(d, h.backoff)))
+	t := h.lastAt.Add(max(d, h.backoff))
+	if h.leased {
+		// Done schedules from polite: a lease that requests sets it anew
+		// with the new delay, one that does not (a turn spent waiting on
+		// a robots.txt redirect chain) must still keep it from lastAt.
+		h.polite = later(h.polite, t)
+		return
+	}
+	f.postponeLocked(h, t)
 }
 
 // SetNextAllowed restores a host's next-allowed time, e.g. the time a previous

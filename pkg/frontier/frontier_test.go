@@ -317,6 +317,32 @@ func TestDelayLearntLateCountsFromLastRequest(t *testing.T) {
 	}
 }
 
+// TestDelayLearntDuringTurnWithoutRequest: a Crawl-delay learnt while the
+// host is leased for a turn that makes no request (it waits on its
+// robots.txt redirect chain, whose last hop it fetched itself) counts from
+// its last request all the same. A cluster crawl's host went 45 ms after
+// its /robots-real.txt instead of the 400 ms it asked for: the lease's Done
+// kept the old delay.
+func TestDelayLearntDuringTurnWithoutRequest(t *testing.T) {
+	f, clk := newTest(40 * time.Millisecond)
+	f.Push(Item{URL: "http://a/robots-real.txt", Host: "a", Kind: KindRobots})
+	f.Push(Item{URL: "http://a/1", Host: "a"})
+	l := nextNow(t, f)
+	l.Take()
+	l.Done(Outcome{Requested: true}) // the hop, fetched in a's turn
+	clk.Add(40 * time.Millisecond)
+	l = nextNow(t, f) // a's turn: still waiting on the answer
+	f.SetHostDelay("a", 0, 400*time.Millisecond)
+	l.Done(Outcome{Until: clk.Now().Add(10 * time.Second)})
+	f.Wake("a") // the answer came
+	clk.Add(5 * time.Millisecond)
+	noneDue(t, f) // the old delay is over, the new one is not
+	clk.Add(355 * time.Millisecond)
+	if l := nextNow(t, f); l.Host != "a" {
+		t.Fatalf("host %q, want a once its new delay is over", l.Host)
+	}
+}
+
 // TestCrawlDelayFromResponseEnd: a Crawl-delay learnt from the robots.txt
 // answer while its lease is out (as the fetcher's recordRobots does) counts
 // from that answer's end (Outcome.At, the response's end plus the margin),
