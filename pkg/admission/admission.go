@@ -129,9 +129,13 @@ type Candidate struct {
 	Pat        pattern.Candidate
 	Operator   bool // level set by the operator's priority: no shift
 	Released   bool // held back by a budget before, its exclusion recorded
-	Revisit    bool // a planned revisit: claimed in the store, not admitted
-	Replayed   bool // from a record a previous owner may have admitted (Recount)
-	Due        time.Time
+	// MayBeHeld: admitted on a host whose held URLs are not all parked
+	// (pattern.Host.Spilled), so it may have an exclusion recorded too:
+	// forgotten once it is stored, as a released one's is.
+	MayBeHeld bool
+	Revisit   bool // a planned revisit: claimed in the store, not admitted
+	Replayed  bool // from a record a previous owner may have admitted (Recount)
+	Due       time.Time
 }
 
 // Outcome is what Decide made of a URL.

@@ -516,3 +516,43 @@ func TestRecountGroundedOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSpilledAdmittedMayBeHeld: URLs held past the parking bound are in the
+// store alone, and one of them found again and admitted carries nothing in
+// memory that says it was held; so every URL such a host admits is marked
+// MayBeHeld, and its exclusion, if it has one, goes once it is stored (a
+// Doxygen site of 3,800 pages ended its crawl with 70 fetched pages still
+// recorded as held). A host that never spilled marks none.
+func TestSpilledAdmittedMayBeHeld(t *testing.T) {
+	d := newDecider(true)
+	d.cfg.Patterns.MaxParked = 10
+	var h Host
+	_, held := chain(d, &h, 50)
+	spilled := 0
+	for _, ex := range held {
+		if h.Patterns.Referrers(ex.Hash) < 0 {
+			spilled++
+		}
+	}
+	if spilled == 0 || !h.Patterns.Spilled() {
+		t.Fatalf("%d held past a parking bound of 10, %d in the store alone (Spilled %v)", len(held), spilled, h.Patterns.Spilled())
+	}
+	listed := func(h *Host, raw string) Candidate {
+		t.Helper()
+		u := urlOf(raw)
+		u.Listed = true // a sitemap's entry: grounded whatever links it
+		v := d.Poll().Decide(u, h, 100, operator{}, now)
+		admitted, excl, _, _ := d.Budget([]Candidate{v.Candidate}, nil, nil, func(string) *Host { return h }, now)
+		if len(admitted) == 0 || admitted[0].Row.URL != raw {
+			t.Fatalf("%s listed in a sitemap: not admitted (outcome %d %s, held %+v)", raw, v.Outcome, v.Reason, excl)
+		}
+		return admitted[0]
+	}
+	if c := listed(&h, "http://a.example/about.html"); !c.MayBeHeld || c.Released {
+		t.Errorf("admitted on a host that spilled: MayBeHeld %v, Released %v; want true, false", c.MayBeHeld, c.Released)
+	}
+	var other Host
+	if c := listed(&other, "http://a.example/about.html"); c.MayBeHeld {
+		t.Error("a host that never spilled marked its admitted URL MayBeHeld")
+	}
+}

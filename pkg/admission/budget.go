@@ -43,6 +43,7 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 			// Held before and found again with credentials its budgets admit:
 			// no longer parked, and its exclusion goes once it is stored.
 			c.Released = hp.Unpark(c.Row.Hash) || c.Released
+			c.MayBeHeld = !c.Released && hp.Spilled()
 			admitted = append(admitted, c.Shifted(dec, d.levels))
 			continue
 		}

@@ -97,6 +97,7 @@ func (p *Poll) Decide(u URL, h *Host, hostPages int, op Operator, now time.Time)
 		} else {
 			c.Pat = h.patterns().Describe(d.cfg.Patterns, found)
 		}
+		c.Pat.Held = u.Held
 		c.Row.Hops, c.Row.Origin, c.Row.ParentSpace = c.Pat.Hops, uint64(c.Pat.Origin), uint64(c.Pat.ParentSpace)
 		v.Described = true // what the link told its budgets is saved with the host
 	}

@@ -12,9 +12,10 @@ import (
 // neverHeld are the fields of a Candidate that a page held by its budgets
 // never has: it is new (no revisit, history, validators or fetch) and was
 // admitted by the rules (no reason); or that it need not keep: a replayed
-// record matters only for a URL the store has (Recount), never parked.
+// record matters only for a URL the store has (Recount), never parked;
+// MayBeHeld is set on admission only.
 var neverHeld = map[string]bool{
-	"Revisit": true, "Due": true, "Replayed": true,
+	"Revisit": true, "Due": true, "Replayed": true, "MayBeHeld": true,
 	"Row.Recrawl": true, "Row.FetchedAt": true, "Row.Status": true, "Row.ETag": true,
 	"Row.LastModified": true, "Row.Attempts": true, "Row.Reason": true, "Row.SitemapLastMod": true,
 }

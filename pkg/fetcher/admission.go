@@ -375,14 +375,18 @@ func (f *Fetcher) admitRecords(ctx context.Context, recs []*kgo.Record) error {
 	}
 	f.seen.Add(hashes...)
 	var forget []int64
+	released := 0
 	for i, c := range fresh {
-		if c.Released && inserted[i] {
+		if (c.Released || c.MayBeHeld) && inserted[i] {
 			forget = append(forget, c.Row.Hash)
+			if c.Released {
+				released++
+			}
 		}
 	}
 	if len(forget) > 0 {
 		// Held back for a while, admitted after all: no longer an exclusion.
-		f.metrics.released.Add(float64(len(forget)))
+		f.metrics.released.Add(float64(released))
 		if err := f.store.ForgetExclusions(ctx, forget); err != nil {
 			f.log.Warn("forget exclusions of released URLs", "urls", len(forget), "err", err)
 		}

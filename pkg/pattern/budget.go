@@ -156,6 +156,10 @@ type Candidate struct {
 	// family whose own pages generated the chain that led here.
 	Origin Key
 	Hops   int // pages of generated chains that led here (0 when grounded)
+	// Held: held before and decided again (read back from the store after
+	// the parking bound, a restart or a handover): not a new URL its
+	// family's pages found.
+	Held bool
 }
 
 // Decision is the outcome of Host.Admit.
@@ -421,6 +425,10 @@ type Host[T any] struct {
 	grown    map[parkKey]bool // budgets that earned admissions since the last Release
 	held     int              // URLs held back so far (parked or not)
 	overflow int              // held URLs past MaxParked, only in the store
+	// spilled: some held URLs may be in the store alone (past MaxParked,
+	// or held before a Restore), so a URL admitted may have an exclusion
+	// that Unpark cannot tell of (Spilled).
+	spilled bool
 	// noEvictBelow: the last eviction scan found nothing idle; the next
 	// waits until the table reaches this size.
 	noEvictBelow int
@@ -576,6 +584,15 @@ func (h *Host[T]) entry(cfg Config, name string) (*space, Key) {
 	return e, k
 }
 
+// existing returns the entry entry would give name now, creating none:
+// its own, or its pattern's with the last segment folded (a full table).
+func (h *Host[T]) existing(name string) *space {
+	if e := h.spaces[KeyOf(name)]; e != nil {
+		return e
+	}
+	return h.spaces[KeyOf(foldLast(name))]
+}
+
 // evict forgets up to n entries whose loss changes no decision much: no
 // generated URL charged or admitted, nothing parked. It returns how many it
 // forgot; a scan that finds none is not repeated until the table has grown
@@ -719,13 +736,13 @@ func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
 
 func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	sp, sk := h.entry(cfg, c.Space)
-	fam, _ := h.entry(cfg, Family(c.Space))
+	fam, fk := h.entry(cfg, Family(c.Space))
 	if c.Grounded && cfg.Probe > 0 && fam.singly(cfg.Probe) && sameHost(c) && !c.Listed && !h.inPark[hash].corroborated(cfg.Referrers) &&
 		(fam.famDistinct+fam.famDup < cfg.Probe || fam.barren(cfg.Probe)) {
 		// A family the host links one URL a page of: the first pages are
 		// probes; the rest wait for their verdicts, and stay held while
 		// its pages lead nowhere else, unless enough pages link one.
-		return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, KeyOf(Family(c.Space))}}
+		return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, fk}}
 	}
 	if c.Grounded {
 		// Whatever its pages turned out to be: the letters of an index
@@ -738,16 +755,16 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 			fam.lastPage = p
 			fam.pages++
 		}
-		h.grow(parkKey{parkFamily, KeyOf(Family(c.Space))})
+		h.grow(parkKey{parkFamily, fk})
 		return Decision{Admit: true, Last: cfg.Budget > 0 && fam.charged >= h.allowance(cfg, fam)}
 	}
-	if h.inPark[hash] == nil {
+	if h.inPark[hash] == nil && !c.Held {
 		fam.offered++ // found for the first time (a held one found again is relinked)
 		fam.recent.add(false)
 	}
 	if cfg.Probe > 0 {
 		if fam.copying() {
-			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, KeyOf(Family(c.Space))}}
+			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, fk}}
 		}
 		if sp.duplicating() {
 			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
@@ -761,8 +778,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	}
 	origin := h.spaces[c.Origin]
 	if origin == nil {
-		origin = fam
-		c.Origin = KeyOf(Family(c.Space))
+		origin, c.Origin = fam, fk
 	}
 	if cfg.Budget > 0 && origin.charged >= h.allowance(cfg, origin) {
 		return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, c.Origin}}
@@ -773,7 +789,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		if h.queued == nil {
 			h.queued = map[Key]*queuedURL{}
 		}
-		q := &queuedURL{origin: c.Origin, fam: KeyOf(Family(c.Space))}
+		q := &queuedURL{origin: c.Origin, fam: fk}
 		q.refs.add(c)
 		h.queued[KeyOf(c.URL)] = q
 	}
@@ -781,7 +797,10 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		if h.pending == nil {
 			h.pending = map[int64]Key{}
 		}
-		h.pending[hash] = KeyOf(c.Space)
+		// The entry's key, which is its pattern's with the last segment
+		// folded when the table was full: the verdict is counted there
+		// even if the pattern has an entry of its own by then.
+		h.pending[hash] = sk
 	}
 	return Decision{Admit: true, Last: true}
 }
@@ -796,10 +815,10 @@ func (h *Host[T]) Take(cfg Config, hash int64, c Candidate) Decision {
 		return Decision{Admit: true}
 	}
 	sp, sk := h.entry(cfg, c.Space)
-	fam, _ := h.entry(cfg, Family(c.Space))
+	fam, fk := h.entry(cfg, Family(c.Space))
 	switch {
 	case fam.copying():
-		return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, KeyOf(Family(c.Space))}}
+		return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, fk}}
 	case sp.duplicating():
 		return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
 	case sp.genInFlight() >= sp.window(cfg):
@@ -839,11 +858,12 @@ func (h *Host[T]) Settle(hash int64) {
 // Unadmit takes back an admission of c that did not happen (the URL was known).
 func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 	h.version++
+	k, probe := h.pending[hash]
 	delete(h.pending, hash)
 	delete(h.queued, KeyOf(c.URL))
 	h.unwatch(hash)
 	if c.Grounded {
-		if f := h.spaces[KeyOf(Family(c.Space))]; f != nil && f.evidence > 0 {
+		if f := h.existing(Family(c.Space)); f != nil && f.evidence > 0 {
 			f.evidence--
 			if (!sameHost(c) || c.Listed) && f.outside > 0 {
 				f.outside--
@@ -852,12 +872,16 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 		}
 		return
 	}
-	if sp := h.spaces[KeyOf(c.Space)]; sp != nil && sp.genAdmitted > 0 {
+	sp := h.spaces[k]
+	if !probe {
+		sp = h.existing(c.Space)
+	}
+	if sp != nil && sp.genAdmitted > 0 {
 		sp.genAdmitted--
 	}
 	o := h.spaces[c.Origin]
 	if o == nil {
-		o = h.spaces[KeyOf(Family(c.Space))]
+		o = h.existing(Family(c.Space))
 	}
 	if o != nil && o.charged > 0 {
 		o.charged--
@@ -1020,6 +1044,7 @@ func (h *Host[T]) Park(cfg Config, d Decision, hash int64, c Candidate, item T) 
 	}
 	if len(h.inPark) >= cfg.MaxParked {
 		h.overflow++
+		h.spilled = true
 		return false
 	}
 	if h.parked == nil {
@@ -1134,6 +1159,12 @@ func (h *Host[T]) Overflowed(cfg Config) bool {
 	h.overflow = 0
 	return true
 }
+
+// Spilled reports whether the host may hold URLs that only the store
+// records: held past the parking bound, or before a Restore. A URL of such
+// a host that is admitted may have been held, and its exclusion is to go
+// once it is stored, though Unpark does not know it.
+func (h *Host[T]) Spilled() bool { return h.spilled }
 
 // Parked returns how many URLs wait to be released.
 func (h *Host[T]) Parked() int { return len(h.inPark) }

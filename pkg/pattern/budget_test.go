@@ -1346,3 +1346,84 @@ func TestNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldedEntryProbesJudged: a generated URL admitted when its host's
+// table of spaces was full shares the entry of its pattern with the last
+// segment folded; its verdict, or its settling, is counted on that entry
+// even when room has been made since and its own pattern would get an
+// entry of its own. Counted there instead, the folded entry kept its
+// probes in flight for good, and every URL that shared it was held
+// (trap_duplicate_space): 416 pages of libstdc++'s Doxygen reference, a
+// flat folder of 3,800 names.
+func TestFoldedEntryProbesJudged(t *testing.T) {
+	cfg := Config{Budget: 1000, Probe: 2, MaxPatterns: 6}.WithDefaults()
+	h := NewHost[string]()
+	type found struct {
+		u string
+		c Candidate
+	}
+	// Generated URLs of spaces of their own until the table is full; past
+	// it, they share the folded entry, whose probes are the next two.
+	var fills, probes []found
+	for i := 0; len(probes) < 2; i++ {
+		u := fmt.Sprintf("http://a/%s/%sq.html", word(i), word(i))
+		c, d := offer(h, cfg, u, fmt.Sprintf("http://a/%s/", word(i)), 1, 0)
+		switch {
+		case !d.Admit:
+			t.Fatalf("%s held before its entry had its probes: %+v", u, d)
+		case h.spaces[KeyOf(c.Space)] != nil:
+			fills = append(fills, found{u, c})
+		default:
+			probes = append(probes, found{u, c})
+		}
+	}
+	folded := h.spaces[KeyOf(foldLast(probes[0].c.Space))]
+	if folded == nil || folded.genPending() != 2 {
+		t.Fatalf("the last two URLs do not share an entry with two probes in flight: %+v", folded)
+	}
+	// The others are taken back (known already): their entries may go,
+	// and the probes' own patterns could have entries again.
+	for _, f := range fills {
+		h.Unadmit(cfg, int64(KeyOf(f.u)), f.c)
+	}
+	h.Observe(cfg, Verdict{URL: probes[0].u, Hash: int64(KeyOf(probes[0].u))})
+	h.Settle(int64(KeyOf(probes[1].u)))
+	if p := folded.genPending(); p != 0 {
+		t.Errorf("the folded entry %s has %d probes in flight after both ended, want 0", folded.name, p)
+	}
+	for _, e := range h.spaces {
+		if e.genPending() < 0 {
+			t.Errorf("space %s: %d probes in flight", e.name, e.genPending())
+		}
+	}
+}
+
+// TestSpilledAfterRestore: a host restored with held URLs has them in the
+// store alone until they are read back; one that held none has none.
+func TestSpilledAfterRestore(t *testing.T) {
+	cfg := Config{Budget: 2, Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	for i := range 10 {
+		offer(h, cfg, fmt.Sprintf("http://a/cal/%d", i+1), fmt.Sprintf("http://a/cal/%d", i), i, KeyOf("/cal/{n}"))
+	}
+	if h.Held() == 0 || h.Spilled() {
+		t.Fatalf("held %d, spilled %v: want some held, all parked", h.Held(), h.Spilled())
+	}
+	b, _ := h.Snapshot()
+	r := NewHost[string]()
+	if err := r.Restore(b); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Spilled() {
+		t.Error("restored with held URLs: not Spilled")
+	}
+	empty := NewHost[string]()
+	b, _ = empty.Snapshot()
+	r = NewHost[string]()
+	if err := r.Restore(b); err != nil {
+		t.Fatal(err)
+	}
+	if r.Spilled() {
+		t.Error("restored without held URLs: Spilled")
+	}
+}

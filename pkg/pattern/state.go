@@ -138,6 +138,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		return fmt.Errorf("admission state: %w", err)
 	}
 	h.real, h.held = s.Real, s.Held
+	h.spilled = s.Held > 0
 	for _, e := range s.Spaces {
 		sp := &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
