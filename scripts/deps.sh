@@ -35,6 +35,11 @@ have redis-server || apt+=(redis-server)
 have promtool || apt+=(prometheus)
 # The documentation-site crawls serve real documentation trees with nginx.
 { [ -x /usr/sbin/nginx ] && [ -e /usr/share/doc/python3/html/index.html ] && [ -e /usr/share/doc/postgresql-doc-15/html/index.html ] && [ -e /usr/share/doc/git/html/git.html ]; } || apt+=(nginx python3-doc postgresql-doc-15 git-doc)
+# More generators of real documentation for the simulated admission
+# (loadtest/trapsim, TestAdmissionOnDocSites): CMake's Sphinx, SQLite's own,
+# libstdc++'s Doxygen (3,800 pages in one flat folder), Octave's Texinfo,
+# Vim's help.
+{ [ -e /usr/share/doc/cmake-data/html/index.html ] && [ -e /usr/share/doc/sqlite3/index.html ] && [ -e /usr/share/doc/gcc-12-base/libstdc++/index.html ] && [ -e /usr/share/doc/octave/octave.html/index.html ] && [ -e /usr/share/doc/vim/html/index.html ]; } || apt+=(cmake-doc sqlite3-doc libstdc++-12-doc octave-doc vim-doc)
 # The disk-full test mounts a small tmpfs as the crawler's data folder.
 have mount || apt+=(mount)
 # The console's and the render tier's browser tests drive headless Chromium.

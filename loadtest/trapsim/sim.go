@@ -93,11 +93,17 @@ type pending struct {
 }
 
 type host struct {
-	name    string
-	ph      *pattern.Host[item]
-	queues  [][]item
-	known   map[int64]bool   // admitted (the store's urls)
-	held    map[int64]string // held, with the reason
+	name   string
+	ph     *pattern.Host[item]
+	queues [][]item
+	known  map[int64]bool   // admitted (the store's urls)
+	held   map[int64]string // held, with the reason
+	// stored are the URLs held past the parking bound, which only the
+	// store records (oldest first): read back when the host's parking has
+	// room again (pattern.Host.Overflowed), as the fetcher's
+	// reloadOverflow reads its exclusions back.
+	stored  []item
+	inStore map[int64]bool
 	fps     []uint64
 	visited bool
 }
@@ -263,11 +269,7 @@ func (s *sim) take(h *host) (item, bool) {
 				return it, true
 			}
 			h.ph.Unadmit(s.cfg, it.hash, it.cand)
-			if h.ph.Park(s.cfg, d, it.hash, it.cand, it) {
-				s.res.Holds++
-			}
-			h.held[it.hash] = d.Reason
-			s.everHeld[it.hash] = true
+			s.park(h, d, it)
 			i--
 		}
 	}
@@ -326,11 +328,7 @@ func (s *sim) offer(u string, f pattern.Found, depth, dups int, seed bool) {
 			s.opt.Trace(u, it.cand, d)
 		}
 		if !d.Admit {
-			if h.ph.Park(s.cfg, d, hash, it.cand, it) {
-				s.res.Holds++
-			}
-			h.held[hash] = d.Reason
-			s.everHeld[hash] = true
+			s.park(h, d, it)
 			return
 		}
 		h.ph.Unpark(hash)
@@ -339,6 +337,50 @@ func (s *sim) offer(u string, f pattern.Found, depth, dups int, seed bool) {
 		}
 	}
 	s.enqueue(h, it, level)
+}
+
+// park holds it back: in the host's parking, or past its bound in the
+// store alone.
+func (s *sim) park(h *host, d pattern.Decision, it item) {
+	switch {
+	case h.ph.Park(s.cfg, d, it.hash, it.cand, it):
+		s.res.Holds++
+	case h.ph.Referrers(it.hash) < 0 && !h.inStore[it.hash]:
+		if h.inStore == nil {
+			h.inStore = map[int64]bool{}
+		}
+		h.inStore[it.hash] = true
+		h.stored = append(h.stored, it)
+		s.res.Holds++
+	}
+	h.held[it.hash] = d.Reason
+	s.everHeld[it.hash] = true
+}
+
+// reload decides again the oldest URLs the store alone holds for the host,
+// up to the parking bound.
+func (s *sim) reload(h *host) {
+	n := min(len(h.stored), s.cfg.MaxParked)
+	batch := h.stored[:n:n]
+	h.stored = h.stored[n:]
+	for _, it := range batch {
+		delete(h.inStore, it.hash)
+		if h.known[it.hash] {
+			continue
+		}
+		c := it.cand
+		c.Held = true
+		d := h.ph.Admit(s.cfg, it.hash, c)
+		if !d.Admit {
+			s.park(h, d, it)
+			continue
+		}
+		level := s.opt.Levels - 2
+		if d.Last {
+			level = s.opt.Levels - 1
+		}
+		s.enqueue(h, it, level)
+	}
 }
 
 func (s *sim) enqueue(h *host, it item, level int) {
@@ -502,6 +544,9 @@ func (s *sim) deliver() {
 			}
 			s.enqueue(h, it, level)
 		})
+		if h.ph.Overflowed(s.cfg) {
+			s.reload(h)
+		}
 	}
 	clear(s.touched)
 }

@@ -173,13 +173,21 @@ func logInstances(t *testing.T, w *trapweb.Web, r Result) {
 	}
 }
 
-// docSites are Debian's documentation packages the crawler's end-to-end
-// tests crawl with nginx (cmd/crawler, TestCrawlDocSite): here the same
-// trees go through the simulated admission, in a second.
+// docSites are Debian's documentation packages: the first three the
+// crawler's end-to-end tests crawl with nginx (cmd/crawler,
+// TestCrawlDocSite), the rest other generators (scripts/deps.sh installs
+// them all), each through the simulated admission in seconds.
 var docSites = []struct{ name, root, start string }{
 	{"python3-doc", "/usr/share/doc/python3/html", "/index.html"},
 	{"postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html", "/index.html"},
 	{"git-doc", "/usr/share/doc/git/html", "/git.html"},
+	{"cmake-doc", "/usr/share/doc/cmake-data/html", "/index.html"},     // Sphinx, 1,900 pages
+	{"sqlite3-doc", "/usr/share/doc/sqlite3", "/index.html"},           // its own generator, 760 pages
+	{"octave-doc", "/usr/share/doc/octave/octave.html", "/index.html"}, // Texinfo, a node a page
+	{"vim-doc", "/usr/share/doc/vim/html", "/index.html"},              // Vim's help as HTML
+	// Doxygen: 3,800 pages in one flat folder, past the parking bound,
+	// many of them near-duplicates (a header's file page).
+	{"libstdc++-12-doc", "/usr/share/doc/gcc-12-base/libstdc++", "/index.html"},
 }
 
 // TestAdmissionOnDocSites: every page of a real documentation site reachable
