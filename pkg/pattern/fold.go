@@ -92,7 +92,12 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 	}
 	var b strings.Builder
 	b.Grow(len(p))
-	for seg := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
+	trimmed := strings.TrimPrefix(path, "/")
+	lastAt := strings.Count(trimmed, "/")
+	at := -1
+	for seg := range strings.SplitSeq(trimmed, "/") {
+		at++
+		last := at == lastAt
 		prefix := b.String()
 		b.WriteByte('/')
 		sl := h.slots[prefix]
@@ -121,6 +126,12 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 		}
 		if sl != nil && sl.folded && seg != "" {
 			b.WriteString("{*}")
+			if last && prefix != "" {
+				// The kind of file stays: a folder of pages and of the
+				// images they show are two spaces, whose verdicts differ.
+				// (At the root a name is a section: its family.)
+				b.WriteString(extension(seg))
+			}
 			continue
 		}
 		if stem, rest, ok := stemOf(seg); ok && sl != nil && sl.stemFolded(stem, rest, learn) {
@@ -139,6 +150,30 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 		b.WriteString(query)
 	}
 	return b.String()
+}
+
+// extension returns a file name's extension with its dot (".html",
+// ".svg"), or "" when it has none that names a kind of file: one to five
+// characters with a letter, no placeholder.
+func extension(name string) string {
+	i := strings.LastIndexByte(name, '.')
+	if i <= 0 || len(name)-i < 2 || len(name)-i > 6 {
+		return ""
+	}
+	ext, letter := name[i+1:], false
+	for j := 0; j < len(ext); j++ {
+		switch c := ext[j]; {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9':
+		default:
+			return ""
+		}
+	}
+	if !letter {
+		return ""
+	}
+	return name[i:]
 }
 
 // Family returns the family of a space: its path part, without the query

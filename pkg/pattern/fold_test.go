@@ -120,3 +120,34 @@ func TestGeneratedNamesKeepSectionsApart(t *testing.T) {
 		t.Errorf("a flat tree's %d files, linked from its index, did not fold: space %s", foldSections+1, sp)
 	}
 }
+
+// TestFoldKeepsExtension: a folder whose names fold keeps its files' kinds
+// apart (Doxygen's pages and the class graphs they link, one folder, one
+// near-duplicate graph after another), and only what names a kind of file
+// is kept: a version or a date after the dot is not.
+func TestFoldKeepsExtension(t *testing.T) {
+	cfg := DefaultConfig().WithDefaults()
+	h := NewHost[string]()
+	h.Describe(cfg, Found{URL: "http://a/user/index.html"})
+	for i := range foldValues + 1 {
+		for _, ext := range []string{".html", ".svg"} {
+			h.Describe(cfg, Found{URL: "http://a/user/" + word(i) + ext, Parent: "http://a/user/index.html"})
+		}
+	}
+	for u, want := range map[string]string{
+		"http://a/user/other.html":         "/user/{*}.html",
+		"http://a/user/graph.svg":          "/user/{*}.svg",
+		"http://a/user/notes":              "/user/{*}",
+		"http://a/user/release.2024":       "/user/{*}",
+		"http://a/user/archive.tar.gz":     "/user/{*}.gz",
+		"http://a/user/odd.x-y":            "/user/{*}",
+		"http://a/user/long.extension":     "/user/{*}",
+		"http://a/user/sub/page.html":      "/user/{*}/page.html",
+		"http://a/user/index.html?query=1": "/user/{*}.html?query",
+		"http://a/user/folder/":            "/user/{*}/",
+	} {
+		if got := h.space(cfg, u, false); got != want {
+			t.Errorf("%s: space %s, want %s", u, got, want)
+		}
+	}
+}
