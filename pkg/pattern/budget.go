@@ -584,8 +584,9 @@ func (h *Host[T]) entry(cfg Config, name string) (*space, Key) {
 	return e, k
 }
 
-// existing returns the entry entry would give name now, creating none:
-// its own, or its pattern's with the last segment folded (a full table).
+// existing returns the entry that name has now, creating none: its own,
+// or, when the table was full, that of its pattern with the last segment
+// folded.
 func (h *Host[T]) existing(name string) *space {
 	if e := h.spaces[KeyOf(name)]; e != nil {
 		return e
