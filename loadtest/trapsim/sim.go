@@ -363,6 +363,9 @@ func (s *sim) reload(h *host) {
 	n := min(len(h.stored), s.cfg.MaxParked)
 	batch := h.stored[:n:n]
 	h.stored = h.stored[n:]
+	if len(h.stored) > 0 {
+		h.ph.MoreHeld() // as the fetcher's read that came back full
+	}
 	for _, it := range batch {
 		delete(h.inStore, it.hash)
 		if h.known[it.hash] {

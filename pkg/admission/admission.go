@@ -76,6 +76,11 @@ func (h *Host) patterns() *pattern.Host[Parked] {
 	return h.Patterns
 }
 
+// MoreHeld records that the store holds URLs of the host past those read
+// back from it: Budget names the host among those to reload once its
+// parking has room (pattern.Host.MoreHeld).
+func (h *Host) MoreHeld() { h.patterns().MoreHeld() }
+
 // Operator is what the operator's controls say of a URL and its host.
 type Operator interface {
 	// Excluded reports whether an exclusion pattern matches the URL, and

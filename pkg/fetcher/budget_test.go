@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -319,6 +320,57 @@ func TestHeldReloadedAfterKill(t *testing.T) {
 		}
 		if i, _ := e.DB.URLInfo(ctx, strings.ToLower(done.URL)+p); i.Exclusion == nil {
 			t.Errorf("%s of the finished host is no longer excluded: %+v", p, i)
+		}
+	}
+}
+
+// TestHeldReadOnPastParkingBound: a host holding more URLs in the store than
+// its parking takes has them read back a parking's worth at a time, each
+// read going on where the one before ended, until all are decided again. The
+// first read alone used to be all: once its URLs were admitted, parking was
+// empty, nothing overflowed again, and the rest stayed held for good (the
+// OpenJDK Javadoc, 4,968 URLs stranded).
+func TestHeldReadOnPastParkingBound(t *testing.T) {
+	e := testenv.New(t)
+	ctx := context.Background()
+	srv, hits := pageServer(t)
+	base, host := strings.ToLower(srv.URL), urlnorm.Authority(srv.URL)
+	first := base + "/cal/1.html"
+	if _, err := e.DB.AdmitURLs(ctx, []store.URL{{Hash: store.HashURL(first), Partition: queue.PartitionOf(host), URL: first, Host: host,
+		Depth: 1, Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	var held []store.Exclusion
+	var paths []string
+	at := time.Now().Add(-time.Hour)
+	for i := 3; i < 10; i++ {
+		p := fmt.Sprintf("/cal/%d.html", i)
+		paths = append(paths, p)
+		// Two in each instant: the reads go on after a URL, not a time.
+		held = append(held, store.Exclusion{URL: base + p, Host: host, Reason: pattern.ReasonPatternBudget, Parent: first, Depth: 2,
+			At: at.Add(time.Duration(i/2) * time.Second)})
+	}
+	if err := e.DB.RecordExclusions(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 10, MaxParked: 2}
+	_, stop := startFetcher(t, e, cfg)
+	defer stop()
+	testenv.Eventually(t, 20*time.Second, "every held URL read back and fetched", func() bool {
+		for _, p := range paths {
+			if hits(p) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, p := range paths {
+		if n := hits(p); n != 1 {
+			t.Errorf("%s requested %d times, want once", p, n)
+		}
+		if i, _ := e.DB.URLInfo(ctx, base+p); i.Exclusion != nil {
+			t.Errorf("%s fetched and still recorded as held: %+v", p, i.Exclusion)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func TestHeldChainCarried(t *testing.T) {
 			if err := db.RecordExclusions(context.Background(), []store.Exclusion{ex}); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := db.HeldURLs(context.Background(), []string{host}, 10)
+			rows, err := db.HeldURLs(context.Background(), []store.HeldFrom{{Host: host}}, 10)
 			if err != nil || len(rows) != 1 {
 				t.Fatalf("HeldURLs = %+v, %v; want the held URL", rows, err)
 			}

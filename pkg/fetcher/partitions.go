@@ -249,20 +249,52 @@ func (f *Fetcher) markHeldUnread(rows []store.Host, queued []store.URL) {
 	}
 }
 
-// heldOf returns, as held crawl.urls records, the oldest URLs the budgets
-// hold on hosts according to the store, up to the parking bound per host.
+// heldOf returns, as held crawl.urls records, URLs the budgets hold on
+// hosts according to the store, up to the parking bound per host: the
+// first held, or where the host's last read ended. A read that comes back
+// full leaves more in the store: the host is marked to read on from there
+// once its parking has room again (admission.Host.MoreHeld), so that
+// nothing held is stranded however many a host holds; a read that found
+// the end starts at the first again next time.
 func (f *Fetcher) heldOf(ctx context.Context, hosts []string) ([]*kgo.Record, error) {
-	held, err := f.store.HeldURLs(ctx, hosts, f.cfg.Patterns.MaxParked)
+	perHost := f.cfg.Patterns.MaxParked
+	from := make([]store.HeldFrom, len(hosts))
+	f.mu.Lock()
+	for i, h := range hosts {
+		from[i] = store.HeldFrom{Host: h}
+		if hi := f.hosts[h]; hi != nil && hi.heldFrom.Host == h {
+			from[i] = hi.heldFrom
+		}
+	}
+	f.mu.Unlock()
+	held, err := f.store.HeldURLs(ctx, from, perHost)
 	if err != nil {
 		return nil, err
 	}
+	read := make(map[string]int, len(hosts))
+	last := make(map[string]store.Exclusion, len(hosts))
 	recs := make([]*kgo.Record, 0, len(held))
 	for _, e := range held {
+		read[e.Host]++
+		last[e.Host] = e
 		v, err := queue.EncodeURL(heldURL(e))
 		if err != nil {
 			continue // recorded from a URL that no longer encodes: it stays excluded
 		}
 		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(e.Host), Value: v, Partition: queue.PartitionOf(e.Host)})
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, h := range hosts {
+		hi := f.hosts[h]
+		if hi == nil {
+			continue
+		}
+		hi.heldFrom = store.HeldFrom{}
+		if read[h] >= perHost {
+			hi.heldFrom = store.HeldAfter(last[h])
+			hi.adm.MoreHeld()
+		}
 	}
 	return recs, nil
 }

@@ -1152,13 +1152,25 @@ func (h *Host[T]) TakeParked(fn func(item T, c Candidate)) {
 
 // Overflowed reports whether URLs were held past the parking bound (they are
 // only in the store) and parking has room again: the caller reloads them
-// from the store and offers them anew. It resets the count.
+// from the store and offers them anew. It resets the count: a caller whose
+// read stopped short of the last held URL says so with MoreHeld.
 func (h *Host[T]) Overflowed(cfg Config) bool {
 	if h.overflow == 0 || len(h.inPark) >= cfg.MaxParked/2 {
 		return false
 	}
 	h.overflow = 0
 	return true
+}
+
+// MoreHeld records that the store holds URLs of the host that the caller
+// has not read back yet (a read is bounded by the parking bound, and a
+// restart or a handover reads only the first): Overflowed reports them
+// once parking has room, as it reports URLs held past the bound. Without
+// it, a host that held thousands past the bound had one batch read back
+// and the rest stranded once parking emptied.
+func (h *Host[T]) MoreHeld() {
+	h.overflow = max(h.overflow, 1)
+	h.spilled = true
 }
 
 // Spilled reports whether the host may hold URLs that only the store

@@ -419,6 +419,37 @@ func TestTakeParked(t *testing.T) {
 	h.TakeParked(func(u string, _ Candidate) { t.Errorf("%s taken twice", u) })
 }
 
+// TestMoreHeld: a store read that stopped short of a host's last held URL
+// is reported by Overflowed as URLs held past the bound are, once parking
+// has room, and once per mark; and it makes the host Spilled.
+func TestMoreHeld(t *testing.T) {
+	cfg := Config{Budget: 1, MaxParked: 4}.WithDefaults()
+	h := NewHost[string]()
+	if h.Overflowed(cfg) || h.Spilled() {
+		t.Fatal("a new host overflowed or spilled")
+	}
+	h.MoreHeld()
+	if !h.Spilled() {
+		t.Error("a host with more held in the store is not Spilled")
+	}
+	if !h.Overflowed(cfg) {
+		t.Fatal("more held in the store and parking empty: not Overflowed")
+	}
+	if h.Overflowed(cfg) {
+		t.Error("Overflowed twice for one mark")
+	}
+	for i := range 3 {
+		offer(h, cfg, fmt.Sprintf("http://a/cal/%d", i+1), "http://a/cal/0", 0, 0)
+	}
+	if h.Parked() < cfg.MaxParked/2 {
+		t.Fatalf("%d parked, want at least %d for this test", h.Parked(), cfg.MaxParked/2)
+	}
+	h.MoreHeld()
+	if h.Overflowed(cfg) {
+		t.Error("Overflowed with parking at half its bound: the read would find no room")
+	}
+}
+
 // crawlSite runs admission over a site given by its links and duplicate
 // pages, breadth first from "/", each verdict observed before the page's
 // links are offered, and returns the pages fetched.

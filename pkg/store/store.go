@@ -397,10 +397,24 @@ type FrontierStore interface {
 	// are ignored.
 	ForgetExclusions(ctx context.Context, hashes []int64) error
 	// HeldURLs returns the URLs a trap budget holds back (exclusions with
-	// one of HeldReasons) on each of hosts, at most perHost of each, host by
-	// host, first held first.
-	HeldURLs(ctx context.Context, hosts []string, perHost int) ([]Exclusion, error)
+	// one of HeldReasons) on each host of from, at most perHost of each
+	// after where from says, host by host, first held first.
+	HeldURLs(ctx context.Context, from []HeldFrom, perHost int) ([]Exclusion, error)
 }
+
+// HeldFrom is where a read of a host's held URLs begins: after the URL
+// first held at At with Hash (the last one a read before returned), or at
+// the first when At is zero. A host can hold more than its fetcher keeps
+// in memory, and the first it held may be parked already: each read goes
+// on where the one before ended.
+type HeldFrom struct {
+	Host string
+	At   time.Time
+	Hash int64
+}
+
+// HeldAfter returns where the read after held ends: after its last URL.
+func HeldAfter(e Exclusion) HeldFrom { return HeldFrom{Host: e.Host, At: e.At, Hash: e.Hash} }
 
 // ReasonPatternBudget is the exclusion reason of a URL a pattern budget holds
 // back (pattern.ReasonPatternBudget).

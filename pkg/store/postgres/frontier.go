@@ -519,12 +519,22 @@ func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {
 }
 
 // HeldURLs returns the URLs a pattern budget holds back on hosts, at most
-// perHost of each, first held first.
-func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]store.Exclusion, error) {
-	if len(hosts) == 0 || perHost <= 0 {
+// perHost of each after where from says, first held first.
+func (db *DB) HeldURLs(ctx context.Context, from []store.HeldFrom, perHost int) ([]store.Exclusion, error) {
+	if len(from) == 0 || perHost <= 0 {
 		return nil, nil
 	}
-	held, err := queryAll(ctx, db, qHeldURLs, []any{hosts, perHost}, func(rows pgx.Rows) (store.Exclusion, error) {
+	hosts := make([]string, len(from))
+	ats := make([]pgtype.Timestamptz, len(from))
+	after := make([]int64, len(from))
+	for i, f := range from {
+		// From the first: -infinity, before any first_at.
+		hosts[i], ats[i], after[i] = f.Host, pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}, f.Hash
+		if !f.At.IsZero() {
+			ats[i] = pgtype.Timestamptz{Time: f.At, Valid: true}
+		}
+	}
+	held, err := queryAll(ctx, db, qHeldURLs, []any{hosts, ats, after, perHost}, func(rows pgx.Rows) (store.Exclusion, error) {
 		var e store.Exclusion
 		var at pgtype.Timestamptz
 		var origin int64

@@ -190,7 +190,7 @@ func TestQueryPlans(t *testing.T) {
 		{"add captures", qAddCaptures, addCaps, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"url", qURL, []any{known[0]}, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"exclusion", qExclusion, []any{known[0]}, []string{"exclusions_pkey"}},
-		{"held urls", qHeldURLs, []any{[]string{"h1.example", "h2.example"}, 1024}, []string{"exclusions_held"}},
+		{"held urls", qHeldURLs, []any{[]string{"h1.example", "h2.example"}, []time.Time{time.Now(), time.Now()}, []int64{1, 2}, 1024}, []string{"exclusions_held"}},
 		{"url captures", qURLCaptures, []any{known[0]}, []string{"captures_url"}},
 		{"host", qHost, []any{"h1.example"}, []string{"hosts_pkey"}},
 		{"captures page", qCaptures, []any{int64(5000), pageSize}, []string{"captures_pkey"}},

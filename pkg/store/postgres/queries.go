@@ -116,13 +116,15 @@ const (
 	qForgetExclusions = `DELETE FROM exclusions WHERE hash = ANY($1)`
 
 	// The reasons (store.HeldReasons) are literals, not parameters: only then can a generic plan
-	// use the partial index exclusions_held.
-	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count, hops, origin, dup_hops FROM (
-			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count, hops, origin, dup_hops,
-				row_number() OVER (PARTITION BY host ORDER BY first_at, hash) AS n
-			FROM exclusions
-			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host = ANY($1)
-		) e WHERE n <= $2 ORDER BY host, n`
+	// use the partial index exclusions_held. Parameters: the hosts, the first_at and hash each
+	// host's read goes on after (store.HeldFrom), the limit per host.
+	qHeldURLs = `SELECT e.hash, e.url, e.host, e.reason, e.parent, e.depth, e.crawl_id, e.first_at, e.count, e.hops, e.origin, e.dup_hops
+		FROM unnest($1::text[], $2::timestamptz[], $3::bigint[]) AS c(host, at, after)
+		CROSS JOIN LATERAL (SELECT * FROM exclusions x
+			WHERE x.reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite')
+				AND x.host = c.host AND x.first_at >= c.at AND (x.first_at > c.at OR x.hash > c.after)
+			ORDER BY x.first_at, x.hash LIMIT $4) e
+		ORDER BY e.host, e.first_at, e.hash`
 	qRecordExclusions = `INSERT INTO exclusions AS e
 			(hash, url, host, reason, parent, depth, crawl_id, first_at, last_at, count, cut_from, hops, origin, dup_hops)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],

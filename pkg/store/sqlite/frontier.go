@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
@@ -532,12 +533,20 @@ func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {
 }
 
 // HeldURLs returns the URLs a pattern budget holds back on hosts, at most
-// perHost of each, first held first.
-func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]store.Exclusion, error) {
-	if len(hosts) == 0 || perHost <= 0 {
+// perHost of each after where from says, first held first.
+func (db *DB) HeldURLs(ctx context.Context, from []store.HeldFrom, perHost int) ([]store.Exclusion, error) {
+	if len(from) == 0 || perHost <= 0 {
 		return nil, nil
 	}
-	list, err := json.Marshal(hosts)
+	cursors := make([][3]any, len(from))
+	for i, f := range from {
+		at := int64(math.MinInt64) // from the first
+		if !f.At.IsZero() {
+			at = millis(f.At)
+		}
+		cursors[i] = [3]any{f.Host, at, f.Hash}
+	}
+	list, err := json.Marshal(cursors)
 	if err != nil {
 		return nil, fmt.Errorf("held urls: %w", err)
 	}
@@ -554,7 +563,7 @@ func (db *DB) HeldURLs(ctx context.Context, hosts []string, perHost int) ([]stor
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("held urls of %d hosts: %w", len(hosts), err)
+		return nil, fmt.Errorf("held urls of %d hosts: %w", len(from), err)
 	}
 	return held, nil
 }

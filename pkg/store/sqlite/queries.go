@@ -86,12 +86,15 @@ const (
 	qForgetExclusion = `DELETE FROM exclusions WHERE hash = ?`
 
 	// The reasons (store.HeldReasons) are literals, not parameters: only then can SQLite use the
-	// partial index exclusions_held.
+	// partial index exclusions_held. Parameters: a JSON array of [host, after first_at, after
+	// hash] (store.HeldFrom), the limit per host.
 	qHeldURLs = `SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count, hops, origin, dup_hops FROM (
-			SELECT hash, url, host, reason, parent, depth, crawl_id, first_at, count, hops, origin, dup_hops,
-				row_number() OVER (PARTITION BY host ORDER BY first_at, hash) AS n
-			FROM exclusions
-			WHERE reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite') AND host IN (SELECT value FROM json_each(?))
+			SELECT e.hash, e.url, e.host, e.reason, e.parent, e.depth, e.crawl_id, e.first_at, e.count, e.hops, e.origin, e.dup_hops,
+				row_number() OVER (PARTITION BY e.host ORDER BY e.first_at, e.hash) AS n
+			FROM (SELECT json_extract(value, '$[0]') AS host, json_extract(value, '$[1]') AS at, json_extract(value, '$[2]') AS after
+				FROM json_each(?)) c
+			JOIN exclusions e ON e.host = c.host AND e.first_at >= c.at AND (e.first_at > c.at OR e.hash > c.after)
+			WHERE e.reason IN ('trap_pattern_budget', 'trap_duplicate_space', 'dust_rewrite')
 		) WHERE n <= ? ORDER BY host, n`
 
 	qDueURLs = `SELECT ` + urlColumns + `, sitemap_lastmod FROM urls INDEXED BY urls_due

@@ -704,7 +704,7 @@ func testHeldURLs(t *testing.T, s store.Store) {
 	if err := s.RecordExclusions(ctx, ex); err != nil {
 		t.Fatalf("RecordExclusions: %v", err)
 	}
-	got, err := s.HeldURLs(ctx, []string{"a.example", "b.example", "none.example"}, 3)
+	got, err := s.HeldURLs(ctx, []store.HeldFrom{{Host: "a.example"}, {Host: "b.example"}, {Host: "none.example"}}, 3)
 	if err != nil {
 		t.Fatalf("HeldURLs: %v", err)
 	}
@@ -732,6 +732,52 @@ func testHeldURLs(t *testing.T, s store.Store) {
 	}
 	if none, err := s.HeldURLs(ctx, nil, 3); err != nil || len(none) != 0 {
 		t.Errorf("HeldURLs of no hosts = %v, %v", none, err)
+	}
+
+	// A read goes on after the last URL of the one before: a.example's
+	// first three were read, b.example's first two.
+	next, err := s.HeldURLs(ctx, []store.HeldFrom{store.HeldAfter(got[2]), store.HeldAfter(got[4])}, 3)
+	if err != nil {
+		t.Fatalf("HeldURLs after a read: %v", err)
+	}
+	var urls []string
+	for _, e := range next {
+		urls = append(urls, e.URL)
+	}
+	wantURLs := []string{held("a.example", 0).URL, held("b.example", 1).URL, held("b.example", 0).URL}
+	if !slices.Equal(urls, wantURLs) {
+		t.Errorf("HeldURLs after a read = %v, want %v", urls, wantURLs)
+	}
+
+	// URLs held in the same instant are read in a fixed order, each once
+	// however the reads fall.
+	var same []store.Exclusion
+	for i := range 5 {
+		u := fmt.Sprintf("https://d.example/s/%d", i)
+		same = append(same, store.Exclusion{URL: u, Hash: store.HashURL(u), Host: "d.example", Reason: store.ReasonPatternBudget, At: t0})
+	}
+	if err := s.RecordExclusions(ctx, same); err != nil {
+		t.Fatalf("RecordExclusions: %v", err)
+	}
+	seen := map[string]int{}
+	from := store.HeldFrom{Host: "d.example"}
+	for reads := 0; reads < 5; reads++ {
+		batch, err := s.HeldURLs(ctx, []store.HeldFrom{from}, 2)
+		if err != nil {
+			t.Fatalf("HeldURLs of d.example: %v", err)
+		}
+		for _, e := range batch {
+			seen[e.URL]++
+		}
+		if len(batch) < 2 {
+			break
+		}
+		from = store.HeldAfter(batch[len(batch)-1])
+	}
+	for _, e := range same {
+		if seen[e.URL] != 1 {
+			t.Errorf("%s read %d times over successive reads, want once (%v)", e.URL, seen[e.URL], seen)
+		}
 	}
 }
 
