@@ -334,10 +334,9 @@ type hostInfo struct {
 	// queued, so its held URLs were left in the store (heldRecords); the
 	// first growth of its budgets reads them (budget).
 	heldUnread bool
-	// heldFrom is where the next read of its held URLs from the store
-	// begins (heldOf): after the last one read, while reads come back
-	// full; at the first again once one found the end.
-	heldFrom store.HeldFrom
+	// held is where the reads of its held URLs from the store stand
+	// (heldOf).
+	held heldReader
 	// emptySince is when a request left the host's queue empty, until a
 	// revisit is claimed for it (crawler_recrawl_host_empty_seconds).
 	emptySince time.Time

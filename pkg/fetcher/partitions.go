@@ -251,19 +251,19 @@ func (f *Fetcher) markHeldUnread(rows []store.Host, queued []store.URL) {
 
 // heldOf returns, as held crawl.urls records, URLs the budgets hold on
 // hosts according to the store, up to the parking bound per host: the
-// first held, or where the host's last read ended. A read that comes back
-// full leaves more in the store: the host is marked to read on from there
-// once its parking has room again (admission.Host.MoreHeld), so that
-// nothing held is stranded however many a host holds; a read that found
-// the end starts at the first again next time.
+// first held, or where the host's last read ended (heldReader). A read that
+// comes back full leaves more in the store, and a pass during which URLs
+// spilled past the bound may have left some behind it: the host is marked
+// to read on once its parking has room again (admission.Host.MoreHeld), so
+// that nothing held is stranded however many a host holds.
 func (f *Fetcher) heldOf(ctx context.Context, hosts []string) ([]*kgo.Record, error) {
 	perHost := f.cfg.Patterns.MaxParked
 	from := make([]store.HeldFrom, len(hosts))
 	f.mu.Lock()
 	for i, h := range hosts {
 		from[i] = store.HeldFrom{Host: h}
-		if hi := f.hosts[h]; hi != nil && hi.heldFrom.Host == h {
-			from[i] = hi.heldFrom
+		if hi := f.hosts[h]; hi != nil {
+			from[i] = hi.held.next(h, hi.spills())
 		}
 	}
 	f.mu.Unlock()
@@ -286,17 +286,19 @@ func (f *Fetcher) heldOf(ctx context.Context, hosts []string) ([]*kgo.Record, er
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, h := range hosts {
-		hi := f.hosts[h]
-		if hi == nil {
-			continue
-		}
-		hi.heldFrom = store.HeldFrom{}
-		if read[h] >= perHost {
-			hi.heldFrom = store.HeldAfter(last[h])
+		if hi := f.hosts[h]; hi != nil && hi.held.done(read[h], perHost, last[h], hi.spills()) {
 			hi.adm.MoreHeld()
 		}
 	}
 	return recs, nil
+}
+
+// spills is how many URLs the host's budgets held past the parking bound.
+func (hi *hostInfo) spills() int {
+	if hi.adm.Patterns == nil {
+		return 0
+	}
+	return hi.adm.Patterns.Spills()
 }
 
 // heldURL is a URL the store records as held, to be decided again: with the

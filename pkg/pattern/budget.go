@@ -425,6 +425,7 @@ type Host[T any] struct {
 	grown    map[parkKey]bool // budgets that earned admissions since the last Release
 	held     int              // URLs held back so far (parked or not)
 	overflow int              // held URLs past MaxParked, only in the store
+	spills   int              // the same, ever (Spills)
 	// spilled: some held URLs may be in the store alone (past MaxParked,
 	// or held before a Restore), so a URL admitted may have an exclusion
 	// that Unpark cannot tell of (Spilled).
@@ -1045,6 +1046,7 @@ func (h *Host[T]) Park(cfg Config, d Decision, hash int64, c Candidate, item T) 
 	}
 	if len(h.inPark) >= cfg.MaxParked {
 		h.overflow++
+		h.spills++
 		h.spilled = true
 		return false
 	}
@@ -1172,6 +1174,13 @@ func (h *Host[T]) MoreHeld() {
 	h.overflow = max(h.overflow, 1)
 	h.spilled = true
 }
+
+// Spills returns how many URLs were held past the parking bound since the
+// host was made or restored. A caller that reads them back in passes
+// (MoreHeld) compares it before and after a pass: a URL that spilled while
+// the pass was under way may be behind the pass's cursor, and one
+// Overflowed does not tell it from those the pass read.
+func (h *Host[T]) Spills() int { return h.spills }
 
 // Spilled reports whether the host may hold URLs that only the store
 // records: held past the parking bound, or before a Restore. A URL of such

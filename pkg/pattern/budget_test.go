@@ -448,6 +448,14 @@ func TestMoreHeld(t *testing.T) {
 	if h.Overflowed(cfg) {
 		t.Error("Overflowed with parking at half its bound: the read would find no room")
 	}
+	// Held past the bound: counted as spills, which no reload resets.
+	before := h.Spills()
+	for i := range 4 {
+		offer(h, cfg, fmt.Sprintf("http://a/cal/%d", i+10), "http://a/cal/0", 0, 0)
+	}
+	if h.Parked() != cfg.MaxParked || h.Spills() <= before {
+		t.Errorf("%d parked, spills %d after %d: want the bound %d parked and more spills", h.Parked(), h.Spills(), before, cfg.MaxParked)
+	}
 }
 
 // crawlSite runs admission over a site given by its links and duplicate
