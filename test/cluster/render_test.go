@@ -3,7 +3,9 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,13 +122,38 @@ func renderedPages(t *testing.T, c *cluster, w *synthweb.Web, fn func(store.Capt
 	}
 }
 
-// logDecisions logs every render decision and URL state of the crawl.
+// logDecisions logs every render decision of the crawl and, of a render
+// that timed out, what it waited for and where the crawl has those URLs.
 func logDecisions(t *testing.T, c *cluster) {
 	st, _ := c.openStores()
 	ctx := context.Background()
 	_ = st.Captures(ctx, func(cp store.Capture) error {
-		if d, err := st.Render().RenderDecisionOf(ctx, cp.URLHash); err == nil {
-			t.Logf("%s: %s (%s) links %d -> %d", cp.URL, d.Decision, d.Reason, d.LinksHTML, d.LinksRendered)
+		d, err := st.Render().RenderDecisionOf(ctx, cp.URLHash)
+		if err != nil {
+			return nil
+		}
+		t.Logf("%s: %s (%s) links %d -> %d", cp.URL, d.Decision, d.Reason, d.LinksHTML, d.LinksRendered)
+		var det store.RenderDetail
+		if d.Detail == "" || json.Unmarshal([]byte(d.Detail), &det) != nil {
+			return nil
+		}
+		waited := slices.Clone(det.TimedOutWaiting)
+		for _, s := range det.Subresources {
+			if s.Pending || s.Status == 0 {
+				t.Logf("  %s %s: status %d %q waited %d ms (fetch %d ms), pending %v", s.Type, s.URL, s.Status, s.Error, s.WaitMS, s.FetchMS, s.Pending)
+				waited = append(waited, s.URL)
+			}
+		}
+		for _, u := range waited {
+			info, err := st.URLInfo(ctx, u)
+			switch {
+			case err != nil:
+				t.Logf("  %s: %v", u, err)
+			case info.URL != nil:
+				t.Logf("  %s: %s %q, %d captures", u, info.URL.State, info.URL.Reason, len(info.Captures))
+			case info.Exclusion != nil:
+				t.Logf("  %s: excluded %q", u, info.Exclusion.Reason)
+			}
 		}
 		return nil
 	})
