@@ -81,15 +81,20 @@ type item struct {
 	depth int
 	cand  pattern.Candidate
 	dups  int // duplicate pages in a row that led here
+	// target is the hash of the URL a rewrite being judged maps it onto
+	// (pattern.Decision.Target), as the fetcher carries it to the parser.
+	target int64
 }
 
 type pending struct {
-	due   int
-	host  *host
-	it    item
-	dup   bool
-	links []string
-	loc   string // a redirect's target
+	due  int
+	host *host
+	it   item
+	dup  bool
+	// unlike: no duplicate of its rewrite target (pattern.Verdict.Unlike)
+	unlike bool
+	links  []string
+	loc    string // a redirect's target
 }
 
 type host struct {
@@ -105,6 +110,9 @@ type host struct {
 	stored  []item
 	inStore map[int64]bool
 	fps     []uint64
+	// fpOf are its fetched pages' fingerprints, by URL hash: what the
+	// parser reads of a rewrite's target (store.URLHistory).
+	fpOf    map[int64]uint64
 	visited bool
 }
 
@@ -299,6 +307,15 @@ func (h *host) raise(urls []string) {
 	}
 }
 
+// targetOf is the hash of the URL a decision's rewrite maps its URL onto, 0
+// when it judges none.
+func targetOf(d pattern.Decision) int64 {
+	if d.Target == "" {
+		return 0
+	}
+	return hashOf(d.Target)
+}
+
 func hashOf(u string) int64 {
 	f := fnv.New64a()
 	f.Write([]byte(u))
@@ -335,6 +352,7 @@ func (s *sim) offer(u string, f pattern.Found, depth, dups int, seed bool) {
 		if d.Last {
 			level = s.opt.Levels - 1
 		}
+		it.target = targetOf(d)
 	}
 	s.enqueue(h, it, level)
 }
@@ -382,6 +400,7 @@ func (s *sim) reload(h *host) {
 		if d.Last {
 			level = s.opt.Levels - 1
 		}
+		it.target = targetOf(d)
 		s.enqueue(h, it, level)
 	}
 }
@@ -426,13 +445,20 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 		}
 		fp := simhash.Fingerprint(p.Text)
 		for _, o := range h.fps {
-			if simhash.Distance(o, fp) <= 3 {
+			if simhash.Distance(o, fp) <= simhash.MaxDistance {
 				dup = true
 				break
 			}
 		}
 		h.fps = append(h.fps, fp)
-		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, links: p.Links})
+		if h.fpOf == nil {
+			h.fpOf = map[int64]uint64{}
+		}
+		h.fpOf[it.hash] = fp
+		// As the parser: compared with the target's stored copy, if any.
+		tfp, ok := h.fpOf[it.target]
+		unlike := it.target != 0 && ok && simhash.Distance(tfp, fp) > simhash.MaxDistance
+		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, unlike: unlike, links: p.Links})
 	}
 	return p
 }
@@ -517,7 +543,7 @@ func (s *sim) deliver() {
 		}
 		relinks := s.relinks(h, p.links)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
-			Relinks: relinks})
+			Unlike: p.unlike, Relinks: relinks})
 		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
 		}
@@ -545,6 +571,7 @@ func (s *sim) deliver() {
 			if d.Last {
 				level = s.opt.Levels - 1
 			}
+			it.target = targetOf(d)
 			s.enqueue(h, it, level)
 		})
 		if h.ph.Overflowed(s.cfg) {

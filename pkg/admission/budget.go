@@ -178,8 +178,12 @@ func (c Candidate) Chain() *store.Chain {
 // Shifted returns c at the level its admission gives it: a URL its own
 // family generated, or one of a family that generated more than it earned,
 // goes last in its host's queue, after every other URL (which keep the
-// levels above); an operator's priority stands.
+// levels above); an operator's priority stands. A variant watched to judge
+// a rewrite carries its target's hash to its verdict.
 func (c Candidate) Shifted(d pattern.Decision, levels int) Candidate {
+	if d.Target != "" {
+		c.Row.RewriteOf = store.HashURL(d.Target)
+	}
 	switch {
 	case c.Operator:
 	case d.Last:
@@ -214,6 +218,7 @@ type Evidence struct {
 	Origin      uint64
 	ParentSpace uint64
 	Duplicate   bool
+	Unlike      bool // no duplicate of the rewrite target it was judged against (pattern.Verdict.Unlike)
 	// Relinks are the page's links to URLs of its host the crawl knew
 	// already (queue.Verdict.RelinkURLs).
 	Relinks []string
@@ -224,7 +229,7 @@ type Evidence struct {
 func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	hp := h.patterns()
 	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
-		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Relinks: e.Relinks})
+		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, Relinks: e.Relinks})
 	return hp.Parked() > 0
 }
 

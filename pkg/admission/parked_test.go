@@ -13,9 +13,9 @@ import (
 // never has: it is new (no revisit, history, validators or fetch) and was
 // admitted by the rules (no reason); or that it need not keep: a replayed
 // record matters only for a URL the store has (Recount), never parked;
-// MayBeHeld is set on admission only.
+// MayBeHeld and a rewrite's target (Row.RewriteOf) are set on admission only.
 var neverHeld = map[string]bool{
-	"Revisit": true, "Due": true, "Replayed": true, "MayBeHeld": true,
+	"Revisit": true, "Due": true, "Replayed": true, "MayBeHeld": true, "Row.RewriteOf": true,
 	"Row.Recrawl": true, "Row.FetchedAt": true, "Row.Status": true, "Row.ETag": true,
 	"Row.LastModified": true, "Row.Attempts": true, "Row.Reason": true, "Row.SitemapLastMod": true,
 }

@@ -449,7 +449,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		}
 		f.dirty[host] = true // its admission state is saved with it
 		ev := admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
-			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate, Relinks: v.RelinkURLs()}
+			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate, Unlike: v.Unlike, Relinks: v.RelinkURLs()}
 		release := f.adm.Observe(&hi.adm, ev)
 		if f.cfg.RaiseRelinked {
 			// Known URLs the page links from another section of the site
@@ -517,7 +517,7 @@ func itemOf(u store.URL, fromRobots bool) frontier.Item {
 		URL: u.URL, Hash: u.Hash, Host: u.Host, Partition: u.Partition, Level: u.Level, Depth: u.Depth,
 		Kind: u.Kind, Redirects: u.Redirects, Attempts: u.Attempts, ETag: u.ETag,
 		LastModified: u.LastModified, FromRobots: fromRobots, CrawlID: u.CrawlID,
-		DupHops: u.DupHops, Hops: u.Hops, Origin: u.Origin, ParentSpace: u.ParentSpace,
+		DupHops: u.DupHops, Hops: u.Hops, Origin: u.Origin, ParentSpace: u.ParentSpace, RewriteOf: u.RewriteOf,
 	}
 }
 

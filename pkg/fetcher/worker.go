@@ -526,7 +526,7 @@ func pageOf(it frontier.Item, resp *fetch.Response) queue.Page {
 		LastModified: resp.Header.Get("Last-Modified"), Truncated: resp.TruncReason,
 		IP: resp.RemoteIP, FetchedAt: resp.FetchedAt, DurationMS: ceilMS(resp.Duration),
 		CrawlID: it.CrawlID, RawRequest: resp.RawRequest, RawResponse: resp.RawResponse, Body: resp.Body,
-		DupHops: it.DupHops, Hops: it.Hops, Origin: it.Origin, ParentSpace: it.ParentSpace,
+		DupHops: it.DupHops, Hops: it.Hops, Origin: it.Origin, ParentSpace: it.ParentSpace, RewriteOf: it.RewriteOf,
 		Protocol: resp.Protocol, TLSVersion: resp.TLSVersion, CipherSuite: resp.CipherSuite,
 	}
 }

@@ -62,7 +62,8 @@ type Item struct {
 	Origin  uint64 // the family charged for it
 	// ParentSpace is the space of the same-host page it was found on.
 	ParentSpace uint64
-	Revisit     bool // a planned revisit of a stored URL
+	RewriteOf   int64 // store.URL.RewriteOf
+	Revisit     bool  // a planned revisit of a stored URL
 }
 
 // Config sets the politeness schedule. Zero values take the defaults noted.

@@ -319,6 +319,9 @@ type pending struct {
 	// Index within the batch of an earlier page with the same content or a near
 	// duplicate; their IDs are known only after the first store write.
 	revisitOfBatch, nearOfBatch int
+	// unlike: the page is no duplicate of the stored copy of its rewrite
+	// target (queue.Page.RewriteOf).
+	unlike bool
 }
 
 // process handles one poll of records end to end. The work per page that
@@ -352,7 +355,20 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 	if err != nil {
 		return fmt.Errorf("look up stored fetches: %w", err)
 	}
-	hists, err := p.store.URLHistories(ctx, hashes)
+	// The stored copies of the URLs that rewrites being judged map pages
+	// onto are read with the pages' own histories.
+	lookup, targetAt := hashes, []int(nil)
+	for i, pg := range pages {
+		if pg.RewriteOf == 0 {
+			continue
+		}
+		if targetAt == nil {
+			lookup, targetAt = slices.Clone(hashes), make([]int, len(pages))
+		}
+		targetAt[i] = len(lookup)
+		lookup = append(lookup, pg.RewriteOf)
+	}
+	hists, err := p.store.URLHistories(ctx, lookup)
 	if err != nil {
 		return fmt.Errorf("look up url histories: %w", err)
 	}
@@ -440,6 +456,9 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		if err := p.dedup(ctx, answers, pd, len(batch), contents, near, batch); err != nil {
 			return err
 		}
+		if targetAt != nil && targetAt[i] > 0 {
+			pd.unlike = unlike(pd, hists[targetAt[i]])
+		}
 		pd.capture.Index = p.indexEntry(pd)
 		batch = append(batch, pd)
 		out.merge(&a.out, pd.verdict())
@@ -495,6 +514,22 @@ func (pd *pending) duplicate() bool {
 	return pd.revisitOfBatch >= 0 || pd.nearOfBatch >= 0 || pd.capture.RevisitOf != 0 || pd.capture.NearDupOf != 0
 }
 
+// unlike reports whether the page is no duplicate of target, the stored copy
+// of the URL a rewrite being judged maps it onto: a page that copies another
+// variant, not its target, says nothing for the rewrite. False when the
+// target has no copy to compare with: the verdict then stands on the page.
+func unlike(pd *pending, target store.URLHistory) bool {
+	switch {
+	case len(target.ContentSHA256) == 0 && target.SimHash == 0:
+		return false
+	case pd.hasSHA && bytes.Equal(pd.sha[:], target.ContentSHA256):
+		return false
+	case pd.capture.SimHash != 0 && target.SimHash != 0:
+		return simhash.Distance(pd.capture.SimHash, target.SimHash) > simhash.MaxDistance
+	}
+	return true
+}
+
 // revisit reports whether the page is a second visit of its URL: its
 // likeness to its own earlier copy says nothing of its URL pattern.
 func (pd *pending) revisit() bool {
@@ -509,7 +544,7 @@ func (pd *pending) verdict() *queue.Verdict {
 	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 400 || pd.revisit() {
 		return nil
 	}
-	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
+	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
 }
 
 // analysis is what the parallel stage learns about one page.

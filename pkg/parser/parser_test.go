@@ -459,6 +459,66 @@ func TestDuplicateAncestry(t *testing.T) {
 	}
 }
 
+// TestVerdictAgainstRewriteTarget: a page admitted to judge a rewrite
+// (queue.Page.RewriteOf) is compared with its target's stored copy. A copy of
+// another variant is a duplicate, but not of its target (Unlike): the
+// "No usage of X" page of every class of a Javadoc is no rewrite onto X.
+// A copy of the target is a duplicate alike; a target with no stored copy
+// leaves the verdict as it would be without one.
+func TestVerdictAgainstRewriteTarget(t *testing.T) {
+	e := testenv.New(t)
+	runParser(t, e, Config{RobotsAgent: "testbot"})
+
+	const x, y, fresh = "http://a.example/x.html", "http://a.example/y.html", "http://a.example/z.html"
+	const useX, useY, useZ, printX = "http://a.example/use/x.html", "http://a.example/use/y.html", "http://a.example/use/z.html", "http://a.example/x-print.html"
+	admit(t, e, x, y, fresh, useX, useY, useZ, printX)
+	textX := lorem(400, 21)
+	html := func(text string) string { return `<html><body><p>` + text + `</p></body></html>` }
+	produce(t, e, page("f1", x, html(textX), 200), page("f2", y, html(lorem(400, 22)), 200))
+	testenv.Eventually(t, 20*time.Second, "captures of the targets", func() bool { return len(captures(t, e)) == 2 })
+
+	of := func(target string) func(*queue.Page) {
+		return func(p *queue.Page) { p.RewriteOf = store.HashURL(target) }
+	}
+	noUsage := html(lorem(60, 23))
+	verdicts := map[string]queue.Verdict{}
+	wait := func(n int) {
+		e.ConsumeUntil(t, queue.TopicURLs, 20*time.Second, func(recs []*kgo.Record) bool {
+			for _, r := range recs {
+				if u, err := queue.DecodeURL(r.Value); err == nil && u.Verdict != nil {
+					verdicts[u.Verdict.URL] = *u.Verdict
+				}
+			}
+			return len(verdicts) == n
+		})
+	}
+	// One after the other: which of two copies is the first decides
+	// which is the duplicate.
+	produce(t, e, page("f3", useX, noUsage, 200, of(x)))
+	wait(3)
+	produce(t, e,
+		page("f4", useY, noUsage, 200, of(y)),
+		page("f5", useZ, noUsage, 200, of(fresh)),
+		page("f6", printX, html(strings.Replace(textX, " ", " printable ", 1)), 200, of(x)))
+	wait(6)
+	want := map[string][2]bool{ // duplicate, unlike
+		useX:   {false, true}, // the first of its content, and not its target's
+		useY:   {true, true},  // a copy of use/x.html, not of y.html
+		useZ:   {true, false}, // z.html has no copy: judged on the page alone
+		printX: {true, false},
+	}
+	for u, w := range want {
+		v, ok := verdicts[u]
+		if !ok {
+			t.Errorf("no verdict of %s", u)
+			continue
+		}
+		if v.Duplicate != w[0] || v.Unlike != w[1] {
+			t.Errorf("verdict of %s: duplicate %v, unlike %v; want %v, %v", u, v.Duplicate, v.Unlike, w[0], w[1])
+		}
+	}
+}
+
 // TestSitemapLastmodBringsVisitForward: a sitemap <lastmod> newer than a
 // stored copy plans the URL's visit now under the adaptive policy, and the
 // listing dates the change that visit finds; the uniform policy, the

@@ -174,7 +174,13 @@ type Decision struct {
 	// Corroborated: a held URL released because enough distinct pages link
 	// it; it is admitted as grounded (0 hops, no origin).
 	Corroborated bool
-	key          parkKey
+	// Target: the URL is a variant watched to judge a rewrite, and this is
+	// the URL the rewrite maps it onto. Its verdict says whether it came
+	// back a duplicate of that URL (Verdict.Unlike), not merely of some
+	// page: a family of variants that copy each other ("No usage of X" on
+	// every class-use page of a Javadoc) is no rewrite onto their targets.
+	Target string
+	key    parkKey
 }
 
 // Verdict is what the parser found a fetched page to be.
@@ -187,6 +193,10 @@ type Verdict struct {
 	// on (0: another host, a seed).
 	ParentSpace Key
 	Duplicate   bool // exact or near duplicate of an earlier page
+	// Unlike: admitted with a Decision.Target whose stored copy the page
+	// was compared with, and it is no duplicate of it (a duplicate of
+	// another page perhaps). Its rewrite counts it as distinct.
+	Unlike bool
 	// Relinks are the page's links on its host to URLs the crawl knew
 	// already (normalized, bounded by the parser).
 	Relinks []string
@@ -732,6 +742,8 @@ func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
 	d := h.admit(cfg, hash, c)
 	if !d.Admit {
 		h.unwatch(hash)
+	} else if r, ok := h.watch[hash]; ok {
+		d.Target, _ = r.Apply(c.URL)
 	}
 	return d
 }

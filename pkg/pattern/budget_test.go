@@ -252,6 +252,40 @@ func TestRewriteLearned(t *testing.T) {
 	}
 }
 
+// TestRewriteJudgedAgainstTarget: a variant admitted to judge a rewrite
+// carries the URL the rewrite maps it onto, and a verdict that it is a
+// duplicate of another page, not of that one, counts as distinct: variants
+// that copy each other ("No usage of X" on every class-use page of a
+// Javadoc) are no rewrite onto their targets, and what the rule held while
+// it was judged is released.
+func TestRewriteJudgedAgainstTarget(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	c0, d0 := offer(h, cfg, "http://a/pkg/class-use/A.html", "http://a/pkg/A.html", 0, 0)
+	if !d0.Admit || d0.Target != "http://a/pkg/A.html" {
+		t.Fatalf("first variant %+v, want it probed with its target http://a/pkg/A.html", d0)
+	}
+	_, d1 := offer(h, cfg, "http://a/pkg/class-use/B.html", "http://a/pkg/B.html", 0, 0)
+	if d1.Admit || d1.Reason != ReasonRewrite {
+		t.Fatalf("second variant %+v, want it held while the rewrite is judged", d1)
+	}
+	h.Observe(cfg, Verdict{URL: c0.URL, Hash: int64(KeyOf(c0.URL)), Grounded: c0.Grounded, Origin: c0.Origin, Duplicate: true, Unlike: true})
+	var released []string
+	h.Release(cfg, func(u string, _ Candidate, d Decision) {
+		released = append(released, u)
+		if d.Target != "" {
+			t.Errorf("%s released to judge %q, want no rewrite left to judge", u, d.Target)
+		}
+	})
+	if len(released) != 1 {
+		t.Errorf("released %v, want the held variant", released)
+	}
+	rules := h.Rules()
+	if len(rules) != 1 || rules[0].Active || rules[0].Distinct != 1 || rules[0].Duplicate != 0 {
+		t.Errorf("rules %+v, want drop segment class-use judged distinct once", rules)
+	}
+}
+
 // TestRewriteJudged: while a suspected rewrite waits for its probe's
 // verdict, a variant linked from another variant (a print view listing the
 // print views of other pages) waits too; a probe that fails lets the next

@@ -322,7 +322,7 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 	if st == nil {
 		return
 	}
-	if v.Duplicate {
+	if v.Duplicate && !v.Unlike {
 		st.dup++
 	} else {
 		st.distinct++

@@ -138,6 +138,9 @@ type Verdict struct {
 	Origin      uint64 `json:"origin,omitempty"`
 	ParentSpace uint64 `json:"parent_space,omitempty"`
 	DupHops     int    `json:"dup_hops,omitempty"` // duplicate pages in a row that led to the page
+	// Unlike: the page had a Page.RewriteOf whose stored copy it is no
+	// duplicate of (pattern.Verdict.Unlike).
+	Unlike bool `json:"unlike,omitempty"`
 	// Relinks are the page's links on its host that the store knew
 	// already, as paths with their query (at most MaxRelinks): how often a
 	// URL space's known URLs are found again tells a site's pages, which
@@ -251,6 +254,10 @@ type Page struct {
 	// on when that page is on its host: what a space's pages lead to is
 	// part of what it earns.
 	ParentSpace uint64 `json:"parent_space,omitempty"`
+	// RewriteOf is the hash of the URL that a rewrite being judged maps
+	// this one onto (store.URL.RewriteOf): the verdict says whether the
+	// page is a duplicate of that URL's stored copy (Verdict.Unlike).
+	RewriteOf int64 `json:"rewrite_of,omitempty"`
 
 	// Render is what the render tier decided and did for this page: set on
 	// the way to crawl.render (Reason) and on the way back (the rest).

@@ -108,6 +108,10 @@ type URL struct {
 	Origin  uint64 `json:"-"`
 	// ParentSpace is the space key of the same-host page it was found on.
 	ParentSpace uint64 `json:"-"`
+	// RewriteOf is the hash of the URL a rewrite being judged maps this one
+	// onto (pattern.Decision.Target): the parser compares the page with
+	// that URL's stored copy.
+	RewriteOf int64 `json:"-"`
 }
 
 // Recrawl is a URL's change history and its next visit (recrawl.History in
