@@ -349,10 +349,22 @@ func (s *sim) offer(u string, f pattern.Found, depth, dups int, seed bool) {
 			return
 		}
 		h.ph.Unpark(hash)
-		if d.Last {
-			level = s.opt.Levels - 1
-		}
-		it.target = targetOf(d)
+		s.admitted(h, it, d, level)
+		return
+	}
+	s.enqueue(h, it, level)
+}
+
+// admitted queues a URL its budgets admitted at the level the decision
+// gives it, from level, as admission.Candidate.Shifted does: a rewrite's
+// probe first, carrying its target; a generated URL last.
+func (s *sim) admitted(h *host, it item, d pattern.Decision, level int) {
+	it.target = targetOf(d)
+	switch {
+	case it.target != 0:
+		level = 0
+	case d.Last:
+		level = s.opt.Levels - 1
 	}
 	s.enqueue(h, it, level)
 }
@@ -396,12 +408,7 @@ func (s *sim) reload(h *host) {
 			s.park(h, d, it)
 			continue
 		}
-		level := s.opt.Levels - 2
-		if d.Last {
-			level = s.opt.Levels - 1
-		}
-		it.target = targetOf(d)
-		s.enqueue(h, it, level)
+		s.admitted(h, it, d, s.opt.Levels-2)
 	}
 }
 
@@ -567,12 +574,7 @@ func (s *sim) deliver() {
 			if d.Corroborated {
 				it.cand.Grounded, it.cand.Hops, it.cand.Origin = true, 0, 0
 			}
-			level := s.opt.Levels - 2
-			if d.Last {
-				level = s.opt.Levels - 1
-			}
-			it.target = targetOf(d)
-			s.enqueue(h, it, level)
+			s.admitted(h, it, d, s.opt.Levels-2)
 		})
 		if h.ph.Overflowed(s.cfg) {
 			s.reload(h)

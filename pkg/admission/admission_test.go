@@ -165,6 +165,11 @@ func TestOperatorPriority(t *testing.T) {
 	if got := c.Shifted(pattern.Decision{}, 4); got.Row.Level != 1 {
 		t.Errorf("evidence URL: level %d, want its own (1)", got.Row.Level)
 	}
+	probe := Candidate{Level: 2}
+	got := probe.Shifted(pattern.Decision{Last: true, Target: "http://a.example/story"}, 4)
+	if got.Row.Level != 0 || got.Row.RewriteOf != store.HashURL("http://a.example/story") {
+		t.Errorf("a rewrite's probe: level %d, target hash %d; want first (0), carrying its target's", got.Row.Level, got.Row.RewriteOf)
+	}
 }
 
 // chain decides a self-generating space, each page found only on the one
