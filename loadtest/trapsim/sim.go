@@ -356,14 +356,11 @@ func (s *sim) offer(u string, f pattern.Found, depth, dups int, seed bool) {
 }
 
 // admitted queues a URL its budgets admitted at the level the decision
-// gives it, from level, as admission.Candidate.Shifted does: a rewrite's
-// probe first, carrying its target; a generated URL last.
+// gives it, from level, as admission.Candidate.Shifted does: a generated
+// URL last; a rewrite's probe carries its target.
 func (s *sim) admitted(h *host, it item, d pattern.Decision, level int) {
 	it.target = targetOf(d)
-	switch {
-	case it.target != 0:
-		level = 0
-	case d.Last:
+	if d.Last {
 		level = s.opt.Levels - 1
 	}
 	s.enqueue(h, it, level)

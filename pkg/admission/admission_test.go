@@ -165,10 +165,10 @@ func TestOperatorPriority(t *testing.T) {
 	if got := c.Shifted(pattern.Decision{}, 4); got.Row.Level != 1 {
 		t.Errorf("evidence URL: level %d, want its own (1)", got.Row.Level)
 	}
-	probe := Candidate{Level: 2}
-	got := probe.Shifted(pattern.Decision{Last: true, Target: "http://a.example/story"}, 4)
-	if got.Row.Level != 0 || got.Row.RewriteOf != store.HashURL("http://a.example/story") {
-		t.Errorf("a rewrite's probe: level %d, target hash %d; want first (0), carrying its target's", got.Row.Level, got.Row.RewriteOf)
+	const story = "http://a.example/story"
+	probe := Candidate{Level: 1, Pat: pattern.Candidate{URL: story + "?print=1", Parent: story}}
+	if got := probe.Shifted(pattern.Decision{Target: story}, 4); got.Row.Level != 1 || got.Row.RewriteOf != store.HashURL(story) {
+		t.Errorf("a rewrite's probe: level %d, target hash %d; want its own (1), carrying its target's", got.Row.Level, got.Row.RewriteOf)
 	}
 }
 

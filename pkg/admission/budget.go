@@ -179,17 +179,16 @@ func (c Candidate) Chain() *store.Chain {
 // family generated, or one of a family that generated more than it earned,
 // goes last in its host's queue, after every other URL (which keep the
 // levels above); an operator's priority stands. A variant watched to judge
-// a rewrite carries its target's hash to its verdict and goes first: every
-// URL the rewrite applies to waits for that verdict (on OpenJDK's Javadoc,
-// a class-use probe queued behind the site's pages held 2,000 others).
+// a rewrite carries its target's hash to its verdict. It keeps its place:
+// served first, rewrites were judged sooner but, over random trap webs,
+// more variants were fetched and more trap requests came before a host's
+// real pages were done (docs/traps.md).
 func (c Candidate) Shifted(d pattern.Decision, levels int) Candidate {
 	if d.Target != "" {
 		c.Row.RewriteOf = store.HashURL(d.Target)
 	}
 	switch {
 	case c.Operator:
-	case d.Target != "":
-		c.Row.Level = 0
 	case d.Last:
 		c.Row.Level = levels - 1
 	default:
