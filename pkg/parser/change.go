@@ -36,12 +36,23 @@ func outcome(pd *pending, hist store.URLHistory) recrawl.Outcome {
 		return recrawl.First
 	case pg.Status != http.StatusOK || !pd.hasSHA:
 		return recrawl.Other
-	case bytes.Equal(pd.sha[:], hist.ContentSHA256):
+	case pd.sameAs(hist):
 		return recrawl.Identical
-	case pd.capture.SimHash != 0 && hist.SimHash != 0 && simhash.Distance(pd.capture.SimHash, hist.SimHash) <= simhash.MaxDistance:
+	case pd.nearTo(hist):
 		return recrawl.Near
 	}
 	return recrawl.Changed
+}
+
+// sameAs reports whether the page's payload is a stored copy's.
+func (pd *pending) sameAs(hist store.URLHistory) bool {
+	return pd.hasSHA && bytes.Equal(pd.sha[:], hist.ContentSHA256)
+}
+
+// nearTo reports whether the page's text is within the near-duplicate
+// distance of a stored copy's.
+func (pd *pending) nearTo(hist store.URLHistory) bool {
+	return pd.capture.SimHash != 0 && hist.SimHash != 0 && simhash.Distance(pd.capture.SimHash, hist.SimHash) <= simhash.MaxDistance
 }
 
 // priorHosts bounds the hosts whose change priors a parser keeps: about

@@ -519,15 +519,10 @@ func (pd *pending) duplicate() bool {
 // variant, not its target, says nothing for the rewrite. False when the
 // target has no copy to compare with: the verdict then stands on the page.
 func unlike(pd *pending, target store.URLHistory) bool {
-	switch {
-	case len(target.ContentSHA256) == 0 && target.SimHash == 0:
+	if len(target.ContentSHA256) == 0 && target.SimHash == 0 {
 		return false
-	case pd.hasSHA && bytes.Equal(pd.sha[:], target.ContentSHA256):
-		return false
-	case pd.capture.SimHash != 0 && target.SimHash != 0:
-		return simhash.Distance(pd.capture.SimHash, target.SimHash) > simhash.MaxDistance
 	}
-	return true
+	return !pd.sameAs(target) && !pd.nearTo(target)
 }
 
 // revisit reports whether the page is a second visit of its URL: its
