@@ -354,6 +354,17 @@ func TestRewriteApply(t *testing.T) {
 			t.Errorf("%s on %s = %s %v, want %s", r, tc.other, got, ok, tc.want)
 		}
 	}
+	// A tail learnt as a whole segment is no part of one.
+	for _, tc := range [][3]string{
+		{"http://a/p/story/print/", "http://a/p/story/", "http://a/r/blueprint/"},
+		{"http://a/b/tq/om/", "http://a/b/tq/", "http://a/c/37132_dentroulfoom/"},
+	} {
+		if r, ok := deriveRewrite(tc[0], tc[1]); !ok {
+			t.Errorf("deriveRewrite(%s, %s): none", tc[0], tc[1])
+		} else if got, ok := r.Apply(tc[2]); ok {
+			t.Errorf("%s on %s = %s, want no match", r, tc[2], got)
+		}
+	}
 	for _, pair := range [][2]string{
 		{"http://a/x?id=4", "http://a/x?id=3"},
 		{"http://a/p/4.html", "http://a/p/3.html"},

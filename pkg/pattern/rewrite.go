@@ -74,6 +74,12 @@ func (r Rewrite) Apply(u string) (string, bool) {
 		if !strings.HasSuffix(p, r.Tail) || len(p) == len(r.Tail) {
 			return u, false
 		}
+		if t := r.Tail[0]; t != '/' && !isSeparator(t) && p[len(p)-len(r.Tail)-1] != '/' {
+			// A whole segment ("print/", learnt from "/story/print/")
+			// is no part of one: "/blueprint/" is no variant, nor
+			// "/dentroulfoom/" of what "om/" was learnt from.
+			return u, false
+		}
 		out := scheme + "://" + rest[:slash] + strings.TrimSuffix(p, r.Tail)
 		if hasQuery {
 			out += "?" + query
