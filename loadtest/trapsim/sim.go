@@ -266,7 +266,7 @@ func (s *sim) take(h *host) (item, bool) {
 			it := q[i]
 			d := pattern.Decision{Admit: true}
 			if it.cand.Space != "" {
-				d = h.ph.Take(s.cfg, it.hash, it.cand)
+				d = h.ph.Take(s.cfg, it.hash, it.cand.URL)
 			}
 			if !d.Admit && d.Reason == "" {
 				continue
@@ -276,8 +276,7 @@ func (s *sim) take(h *host) (item, bool) {
 			if d.Admit {
 				return it, true
 			}
-			h.ph.Unadmit(s.cfg, it.hash, it.cand)
-			s.park(h, d, it)
+			s.park(h, d, it) // Take took its admission back
 			i--
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crawlcluster/crawler/loadtest/trapweb"
+	"github.com/crawlcluster/crawler/pkg/pattern"
 )
 
 var (
@@ -16,7 +17,7 @@ var (
 	verbose = flag.Bool("trapsim.v", false, "log every instance")
 	ticks   = flag.Int("trapsim.ticks", 0, "cut each crawl after this many ticks (0: the default)")
 	delay   = flag.Int("trapsim.delay", 0, "ticks from a fetch to its verdict (0: the default)")
-	gate    = flag.Bool("trapsim.gate", false, "count the probes' window at each URL's turn (pattern.Config.TakeGate) instead of at admission")
+	gate    = flag.Bool("trapsim.gate", pattern.DefaultTakeGate, "count the probes' window at each URL's turn (pattern.Config.TakeGate) instead of at admission")
 	raise   = flag.Bool("trapsim.raise", true, "raise queued URLs that pages of other sections link again, as -order-relinked (on by default) does; false for the depth order alone")
 )
 

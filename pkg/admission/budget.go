@@ -265,3 +265,32 @@ func (d *Decider) Settle(h *Host, hash int64) bool {
 	h.Patterns.Settle(hash)
 	return true
 }
+
+// Turn is what a host's budgets say of a queued page URL when its turn
+// comes (Take).
+type Turn uint8
+
+const (
+	Go   Turn = iota // fetch it now
+	Wait             // its space has its window of fetched pages unjudged: it keeps its place
+	Hold             // its space turned duplicating while it was queued: held, its admission taken back
+)
+
+// Take asks, with Config.Patterns.TakeGate, whether a queued page URL goes
+// at its turn (pattern.Host.Take). A URL it holds is taken back from its
+// budgets; the caller records it with the reason and has it decided again
+// as a held URL, which parks it where the budget that holds it grows.
+func (d *Decider) Take(h *Host, hash int64, url string) (Turn, string) {
+	cfg := d.cfg.Patterns
+	if !cfg.TakeGate || h == nil || h.Patterns == nil {
+		return Go, ""
+	}
+	dec := h.Patterns.Take(cfg, hash, url)
+	switch {
+	case dec.Admit:
+		return Go, ""
+	case dec.Reason == "":
+		return Wait, ""
+	}
+	return Hold, dec.Reason
+}

@@ -432,7 +432,11 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 			continue
 		}
 		if u := decoded[i].u; u.Kind == queue.KindSettled {
-			if hi := f.hosts[urlnorm.Authority(u.URL)]; hi != nil && f.adm.Settle(&hi.adm, store.HashURL(u.URL)) {
+			hi := f.hosts[urlnorm.Authority(u.URL)]
+			if hi != nil {
+				f.gateVerdict(urlnorm.Authority(u.URL), hi)
+			}
+			if hi != nil && f.adm.Settle(&hi.adm, store.HashURL(u.URL)) {
 				if grown == nil {
 					grown = map[string]bool{}
 				}
@@ -448,6 +452,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 			continue // not a host this fetcher owns
 		}
 		f.dirty[host] = true // its admission state is saved with it
+		f.gateVerdict(host, hi)
 		ev := admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
 			Grounded: v.Hops == 0, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate, Unlike: v.Unlike, Relinks: v.RelinkURLs()}
 		release := f.adm.Observe(&hi.adm, ev)

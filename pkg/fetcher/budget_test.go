@@ -37,16 +37,7 @@ func TestPatternBudgetsHoldAndRelease(t *testing.T) {
 		}
 	}()
 
-	produce := func(us ...queue.URL) {
-		t.Helper()
-		recs := make([]*kgo.Record, 0, len(us))
-		for _, u := range us {
-			recs = append(recs, urlRecord(t, u, part))
-		}
-		if err := e.Kafka.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	produce := func(us ...queue.URL) { t.Helper(); produceURLs(t, e, part, us...) }
 	info := func(u string) store.URLInfo {
 		i, _ := e.DB.URLInfo(context.Background(), u)
 		return i

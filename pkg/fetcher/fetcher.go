@@ -340,6 +340,14 @@ type hostInfo struct {
 	// emptySince is when a request left the host's queue empty, until a
 	// revisit is claimed for it (crawler_recrawl_host_empty_seconds).
 	emptySince time.Time
+	// The take gate (gate.go): verdicts counts the host's verdicts and
+	// settled URLs; gated, that the host is held until the next (gatedAt:
+	// the count then); gateSince, since when its URLs have waited with no
+	// verdict.
+	verdicts  uint64
+	gatedAt   uint64
+	gated     bool
+	gateSince time.Time
 }
 
 // New builds a fetcher. kafkaOpts are the shared client options (brokers, logger);

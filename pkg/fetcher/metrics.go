@@ -19,6 +19,7 @@ type metrics struct {
 	admitted        prometheus.Counter
 	verdicts        *prometheus.CounterVec
 	released        prometheus.Counter
+	gate            *prometheus.CounterVec
 	deadLetters     prometheus.Counter
 	cacheErrors     prometheus.Counter
 	fenced          prometheus.Gauge
@@ -154,6 +155,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_frontier_released_total",
 			Help: "URLs held back by a pattern or duplicate-chain budget and admitted later, when the budget grew.",
 		}),
+		gate: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_frontier_take_gate_total",
+			Help: "Generated URLs the take gate (-pattern-take-gate) told at their turn to wait for their space's verdicts, held (their space turned duplicating), or let go after waiting too long for a verdict (stalled).",
+		}, []string{"decision"}),
 		deadLetters: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "crawler_fetcher_dead_letters_total",
 			Help: "crawl.urls records sent to the dead-letter topic.",
@@ -225,7 +230,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.gapStages)
-		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.readyToStart, m.serverWaits,
+		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.gate, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.readyToStart, m.serverWaits,
 			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims, m.recrawlEmitLag, m.recrawlClaimLag, m.recrawlHeld, m.recrawlEmpty, m.recrawlScan)
 	}
 	return m

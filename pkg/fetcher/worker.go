@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/crawlcluster/crawler/internal/bufpool"
+	"github.com/crawlcluster/crawler/pkg/admission"
 	"github.com/crawlcluster/crawler/pkg/fetch"
 	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/queue"
@@ -87,6 +88,9 @@ func (f *Fetcher) work(ctx context.Context) {
 			f.metrics.stage["return"].Observe(max(time.Since(out.At.Add(-politenessMargin)), 0).Seconds())
 		}
 		lease.Done(out)
+		if out.Hold {
+			f.gateRecheck(lease.Host)
+		}
 		f.releaseServer(server, token)
 		if out.Requested {
 			if h, ok := f.fr.Host(lease.Host); ok && !out.At.IsZero() {
@@ -160,9 +164,15 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 		}
 		return frontier.Outcome{Until: entry.Expires}
 	}
+	// URLs the take gate told to wait keep their places (gate.go).
+	var waiting []frontier.Item
 	for {
 		it, ok := lease.Take()
 		if !ok {
+			if len(waiting) > 0 {
+				lease.Requeue(waiting...)
+				return f.gateHold(lease.Host)
+			}
 			return frontier.Outcome{}
 		}
 		if f.excludedAtTake(it) {
@@ -173,6 +183,17 @@ func (f *Fetcher) serve(ctx context.Context, lease *frontier.Lease) frontier.Out
 			f.queueUpdate(store.URLUpdate{Hash: hashOf(it), State: store.StateExcluded, Reason: ReasonRobots})
 			f.settle(it)
 			continue
+		}
+		switch turn, reason := f.turn(it); turn {
+		case admission.Wait:
+			waiting = append(waiting, it)
+			continue
+		case admission.Hold:
+			f.holdAtTake(ctx, it, reason)
+			continue
+		}
+		if len(waiting) > 0 {
+			lease.Requeue(waiting...)
 		}
 		f.metrics.robotsDecisions.WithLabelValues("allowed").Inc()
 		return f.fetchItem(ctx, lease, it)

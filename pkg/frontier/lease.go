@@ -93,9 +93,40 @@ func (l *Lease) Drain() []Item {
 	}
 }
 
-// Requeue puts an item back at the front of its level: it was not tried
-// (a stop interrupted the wait before its request).
-func (l *Lease) Requeue(it Item) { l.putBack(it, true) }
+// Requeue puts items back at the front of their levels, in the order
+// given: they were not tried (a stop interrupted the wait before the
+// request, or the fetcher let them wait for their turn).
+func (l *Lease) Requeue(its ...Item) {
+	if len(its) == 1 {
+		l.putBack(its[0], true)
+		return
+	}
+	l.f.mu.Lock()
+	defer l.f.mu.Unlock()
+	var front [][]Item
+	var requisites []Item
+	for _, it := range its {
+		if it.Kind == KindRequisite {
+			requisites = append(requisites, it)
+			continue
+		}
+		if front == nil {
+			front = make([][]Item, len(l.h.levels))
+		}
+		lvl := min(max(it.Level, 0), l.f.cfg.Levels-1)
+		front[lvl] = append(front[lvl], it)
+	}
+	for lvl, q := range front {
+		if len(q) > 0 {
+			l.h.levels[lvl] = append(q, l.h.levels[lvl]...)
+		}
+	}
+	if len(requisites) > 0 {
+		l.h.requisites = append(requisites, l.h.requisites...)
+	}
+	l.h.count += len(its)
+	l.f.queued += len(its)
+}
 
 // Retry puts an item back at the back of its level: a URL tried again after
 // a failure does not go before the host's other URLs.

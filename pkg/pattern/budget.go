@@ -33,6 +33,7 @@ const (
 	DefaultYieldShare     = 4.0
 	DefaultReferrers      = 3
 	DefaultRefound        = 1
+	DefaultTakeGate       = false
 	// YieldGrowth is what a family earns for each distinct page its
 	// generated pages led to outside itself (up to the yield share).
 	YieldGrowth        = 2
@@ -69,13 +70,13 @@ type Config struct {
 	// duplicating by then is held when its turn comes (Take); one found
 	// again on enough pages while it waits is corroborated as a held URL
 	// is. Measured in loadtest/trapsim (-trapsim.gate, docs/traps.md);
-	// the fetcher does not take URLs through Take yet, so no flag sets it.
+	// the fetcher asks Take at each generated URL's turn (-pattern-take-gate).
 	TakeGate bool
 }
 
 // DefaultConfig returns the budgets the flags default to.
 func DefaultConfig() Config {
-	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound}.WithDefaults()
+	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate}.WithDefaults()
 }
 
 // RegisterFlags registers the budgets under prefix.
@@ -87,6 +88,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.Referrers, prefix+"pattern-referrers", DefaultReferrers, "a held URL linked from this many distinct fetched pages is admitted as evidence: a site's pages link each other, a generated space's URLs are each found on the one page that made them up (0 or negative = off)")
 	fs.BoolVar(&c.Unlinked, prefix+"pattern-unlinked", false, "hold a family whose judged pages lead nowhere else and whose URLs (admitted or held) the site's pages seldom link again at dup-probe generated URLs, whatever its entries earned (traps 24.7% -> 20.9% of requests on the random trap webs; off by default: a real section that is a chain of pages, each linking the next, is found once per URL as a made-up space is, and a small one is held at its probes)")
 	fs.IntVar(&c.Refound, prefix+"pattern-refound", DefaultRefound, "generated URLs a family earns for each distinct URL of it found again on another page of its host, not a neighbour of it: a section whose pages link each other is crawled to its last page, a space whose URLs are each found on the page that made them up is not (0 or negative = off)")
+	fs.BoolVar(&c.TakeGate, prefix+"pattern-take-gate", DefaultTakeGate, "count a space's probes in flight when its URLs are fetched, not when they are found: a generated URL waits in its host's queue while its space has dup-probe (plus what its verdicts earned) fetched pages unjudged, and one of a space found duplicating by its turn is held then; found faster than fetched, a plain site's pages are no longer held on their way")
 	fs.IntVar(&c.Probe, prefix+"dup-probe", DefaultProbe, "generated URLs of one space (and matches of one suspected duplicate-producing rewrite) fetched before the verdicts on them are in; a space or rewrite whose probes come back duplicates is held (0 or negative = off)")
 }
 
@@ -443,8 +445,8 @@ type Host[T any] struct {
 	// noEvictBelow: the last eviction scan found nothing idle; the next
 	// waits until the table reaches this size.
 	noEvictBelow int
-	slots        map[string]*slot // path positions by prefix (fold.go)
-	pending      map[int64]Key    // generated URLs admitted whose verdict is not in, by URL hash: their space
+	slots        map[string]*slot     // path positions by prefix (fold.go)
+	pending      map[int64]pendingURL // generated URLs admitted whose verdict is not in, by URL hash
 	// yielders are generated pages counted as yield of their own family
 	// (by KeyOf their URL): the origin charged. A new URL generated on
 	// one takes the yield back.
@@ -459,10 +461,21 @@ type Host[T any] struct {
 	version, saved uint64
 }
 
+// pendingURL is where a generated URL admitted and not yet judged was
+// counted: its space's entry (whose key is its pattern's with the last
+// segment folded when the table was full) and its family's. Its verdict is
+// counted there even if the pattern has an entry of its own by then, and
+// Take judges it there without describing its URL again.
+type pendingURL struct {
+	space, fam, origin Key  // origin: the family charged
+	taken              bool // fetched through Take (counted in genTaken)
+}
+
 // queuedURL is a generated URL admitted and waiting for its turn, with
 // TakeGate: what it was charged to, and the pages that link it.
 type queuedURL struct {
 	origin, fam Key
+	hash        int64 // the caller's, as pending keys it
 	refs        referrers
 }
 
@@ -721,6 +734,15 @@ func (h *Host[T]) corroborateQueued(cfg Config, u, parent string) {
 	}
 	delete(h.queued, k)
 	h.corroborated++
+	if p, ok := h.pending[q.hash]; ok && !p.taken {
+		// Evidence now, no probe of its space: it goes at its turn
+		// whatever its space's verdicts, as a corroborated held URL is
+		// admitted grounded.
+		delete(h.pending, q.hash)
+		if sp := h.spaces[p.space]; sp != nil && sp.genAdmitted > 0 {
+			sp.genAdmitted--
+		}
+	}
 	if o := h.spaces[q.origin]; o != nil && o.charged > 0 {
 		o.charged--
 		h.grow(parkKey{parkFamily, q.origin})
@@ -803,44 +825,63 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		if h.queued == nil {
 			h.queued = map[Key]*queuedURL{}
 		}
-		q := &queuedURL{origin: c.Origin, fam: fk}
+		q := &queuedURL{origin: c.Origin, fam: fk, hash: hash}
 		q.refs.add(c)
 		h.queued[KeyOf(c.URL)] = q
 	}
 	if cfg.Probe > 0 && len(h.pending) < maxPending {
 		if h.pending == nil {
-			h.pending = map[int64]Key{}
+			h.pending = map[int64]pendingURL{}
 		}
-		// The entry's key, which is its pattern's with the last segment
-		// folded when the table was full: the verdict is counted there
-		// even if the pattern has an entry of its own by then.
-		h.pending[hash] = sk
+		h.pending[hash] = pendingURL{space: sk, fam: fk, origin: c.Origin}
 	}
 	return Decision{Admit: true, Last: true}
 }
 
 // Take decides, with Config.TakeGate, whether a generated URL admitted
-// earlier is fetched now: held (Admit false, a Reason) when its space or
-// family turned out duplicating since, to wait (Admit false, no Reason)
-// while its space has its window of fetched pages unjudged. A URL Take
-// holds is taken back (Unadmit) and parked by the caller.
-func (h *Host[T]) Take(cfg Config, hash int64, c Candidate) Decision {
-	if !cfg.TakeGate || cfg.Probe <= 0 || c.Grounded || c.Space == "" {
+// earlier (hash, its URL u) is fetched now: held (Admit false, a Reason)
+// when its space or family turned out duplicating since, to wait (Admit
+// false, no Reason) while its space has its window of fetched pages
+// unjudged. It is judged where its admission counted it, so nothing but the
+// hash and URL is needed: a URL it does not wait for a verdict of (grounded,
+// admitted before a restart, past maxPending, taken already) goes. A URL
+// Take holds is taken back as Unadmit would (its charge and its probe), for
+// the caller to hold.
+func (h *Host[T]) Take(cfg Config, hash int64, u string) Decision {
+	if !cfg.TakeGate || cfg.Probe <= 0 {
 		return Decision{Admit: true}
 	}
-	sp, sk := h.entry(cfg, c.Space)
-	fam, fk := h.entry(cfg, Family(c.Space))
-	switch {
-	case fam.copying():
-		return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, fk}}
+	p, ok := h.pending[hash]
+	if !ok || p.taken {
+		return Decision{Admit: true} // a retry or a requeue is no second probe
+	}
+	sp := h.spaces[p.space]
+	if sp == nil {
+		return Decision{Admit: true} // forgotten as idle: nothing to wait for
+	}
+	var d Decision
+	switch fam := h.spaces[p.fam]; {
+	case fam != nil && fam.copying():
+		d = Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, p.fam}}
 	case sp.duplicating():
-		return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
+		d = Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, p.space}}
 	case sp.genInFlight() >= sp.window(cfg):
 		return Decision{}
 	}
 	h.version++
+	if d.Reason != "" {
+		delete(h.pending, hash)
+		delete(h.queued, KeyOf(u))
+		sp.genAdmitted = max(sp.genAdmitted-1, 0)
+		if o := h.spaces[p.origin]; o != nil && o.charged > 0 {
+			o.charged--
+		}
+		return d
+	}
 	sp.genTaken++
-	delete(h.queued, KeyOf(c.URL))
+	p.taken = true
+	h.pending[hash] = p
+	delete(h.queued, KeyOf(u))
 	return Decision{Admit: true}
 }
 
@@ -863,9 +904,15 @@ func (h *Host[T]) Settle(hash int64) {
 	}
 	delete(h.pending, hash)
 	h.version++
-	if sp := h.spaces[k]; sp != nil {
-		sp.genSettled++
-		h.grow(parkKey{parkSpace, k})
+	if sp := h.spaces[k.space]; sp != nil {
+		if k.taken {
+			sp.genSettled++
+		} else if sp.genAdmitted > 0 {
+			// Never taken (robots.txt or an operator's pattern excluded it
+			// at its turn): no longer pending, and never in flight.
+			sp.genAdmitted--
+		}
+		h.grow(parkKey{parkSpace, k.space})
 	}
 }
 
@@ -886,7 +933,7 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 		}
 		return
 	}
-	sp := h.spaces[k]
+	sp := h.spaces[k.space]
 	if !probe {
 		sp = h.existing(c.Space)
 	}
@@ -914,8 +961,8 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 		// Counted where it was admitted: a path position that folded since
 		// would otherwise leave that space waiting for the verdict.
 		delete(h.pending, v.Hash)
-		if e := h.spaces[k]; e != nil {
-			sp, sk, space = e, k, e.name
+		if e := h.spaces[k.space]; e != nil {
+			sp, sk, space = e, k.space, e.name
 		}
 	}
 	fam, fk := h.entry(cfg, Family(space))

@@ -404,6 +404,13 @@ type FrontierStore interface {
 	// one of HeldReasons) on each host of from, at most perHost of each
 	// after where from says, host by host, first held first.
 	HeldURLs(ctx context.Context, from []HeldFrom, perHost int) ([]Exclusion, error)
+	// UnqueueURL deletes the row of a URL that is still queued, as if it had
+	// never been admitted: its host's page count goes down by one and the
+	// store's counters (URLs by state) follow. It reports whether a queued row
+	// was deleted; a URL in any other state, or unknown, is left alone (false).
+	// The fetcher uses it to turn a queued URL back into a held one (its
+	// exclusion recorded first), so that its next admission inserts it anew.
+	UnqueueURL(ctx context.Context, hash int64) (bool, error)
 }
 
 // HeldFrom is where a read of a host's held URLs begins: after the URL

@@ -518,6 +518,20 @@ func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {
 	return nil
 }
 
+// UnqueueURL deletes the row of hash if it is still queued, and takes it off
+// its host's pages, in one statement; the URL counters and url_hashes follow
+// through the schema's delete trigger.
+func (db *DB) UnqueueURL(ctx context.Context, hash int64) (bool, error) {
+	var gone bool
+	err := retry(ctx, func() error {
+		return db.pool.QueryRow(ctx, qUnqueueURL, hash).Scan(&gone)
+	})
+	if err != nil {
+		return false, fmt.Errorf("unqueue url %d: %w", hash, err)
+	}
+	return gone, nil
+}
+
 // HeldURLs returns the URLs a pattern budget holds back on hosts, at most
 // perHost of each after where from says, first held first.
 func (db *DB) HeldURLs(ctx context.Context, from []store.HeldFrom, perHost int) ([]store.Exclusion, error) {

@@ -196,6 +196,7 @@ func TestQueryPlans(t *testing.T) {
 		{"captures page", qCaptures, []any{int64(5000), pageSize}, []string{"captures_pkey"}},
 		{"due urls", qDueURLs, []any{int32(7), 100}, []string{"urls_due"}},
 		{"due at", qDueAt, []any{int32(7), timestamp(time.Now().Add(time.Hour)), 100}, []string{"urls_due"}},
+		{"unqueue url", qUnqueueURL, []any{known[0]}, []string{"url_hashes_pkey", "hosts_pkey"}},
 		{"claim revisits", qClaimRevisits, []any{claimHashes, dues}, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"url histories", qURLHistories, []any{hashes}, []string{"url_hashes_pkey", "urls_pkey"}},
 		{"confirmed capture", qConfirmedCapture, []any{known[0]}, []string{"captures_url", "captures_pkey"}},

@@ -115,6 +115,24 @@ const (
 	// Parameters: one array per column, hash to count; hashes are distinct.
 	qForgetExclusions = `DELETE FROM exclusions WHERE hash = ANY($1)`
 
+	// qUnqueueURL deletes the row of hash $1 if it is still queued, in the
+	// partition url_hashes names (run-time pruning skips the others), and
+	// takes it off its host's pages; it returns whether a row went. The
+	// statement-level delete trigger (urls_count_delete) counts the row out
+	// and deletes its url_hashes row, so only a deleted URL is unclaimed.
+	// gone has at most one row: a scalar subquery, so that hosts is one
+	// look-up of its key (with IN, the planner hash-joins a scan of hosts).
+	qUnqueueURL = `WITH gone AS (
+			DELETE FROM urls
+			WHERE partition = (SELECT partition FROM url_hashes WHERE hash = $1) AND hash = $1
+				AND state = 'queued'
+			RETURNING host
+		),
+		pages AS (
+			UPDATE hosts SET pages = pages - 1 WHERE host = (SELECT host FROM gone) AND pages > 0
+		)
+		SELECT count(*) > 0 FROM gone`
+
 	// The reasons (store.HeldReasons) are literals, not parameters: only then can a generic plan
 	// use the partial index exclusions_held. Parameters: the hosts, the first_at and hash each
 	// host's read goes on after (store.HeldFrom), the limit per host.

@@ -532,6 +532,45 @@ func (db *DB) ForgetExclusions(ctx context.Context, hashes []int64) error {
 	return nil
 }
 
+// UnqueueURL deletes the row of hash if it is still queued, and takes it off
+// its host's page count, in one transaction. The URL counters follow through
+// the schema's delete trigger (urls_count_delete), not urlCounts: adding -1
+// there too would count the row out twice. No other table is keyed by the
+// hash of a URL that was admitted and never fetched: the urls row is the
+// seen-URL set.
+func (db *DB) UnqueueURL(ctx context.Context, hash int64) (bool, error) {
+	var gone bool
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		gone = false
+		del, err := db.stmt(ctx, tx, qUnqueueURL)
+		if err != nil {
+			return err
+		}
+		defer del.Close()
+		var host string
+		switch err := del.QueryRowContext(ctx, hash).Scan(&host); {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil // unknown, or no longer queued
+		case err != nil:
+			return err
+		}
+		up, err := db.stmt(ctx, tx, qUncountPage)
+		if err != nil {
+			return err
+		}
+		defer up.Close()
+		if _, err := up.ExecContext(ctx, host); err != nil {
+			return fmt.Errorf("count pages of host %s: %w", host, err)
+		}
+		gone = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("unqueue url %d: %w", hash, err)
+	}
+	return gone, nil
+}
+
 // HeldURLs returns the URLs a pattern budget holds back on hosts, at most
 // perHost of each after where from says, first held first.
 func (db *DB) HeldURLs(ctx context.Context, from []store.HeldFrom, perHost int) ([]store.Exclusion, error) {

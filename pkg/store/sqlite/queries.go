@@ -85,6 +85,11 @@ const (
 			last_at = max(last_at, excluded.last_at)`
 	qForgetExclusion = `DELETE FROM exclusions WHERE hash = ?`
 
+	// UnqueueURL: the URL counters follow through the schema's delete trigger
+	// (urls_count_delete, 0006_schedule_counts.sql); pages are the store's.
+	qUnqueueURL  = `DELETE FROM urls WHERE hash = ? AND state = 'queued' RETURNING host`
+	qUncountPage = `UPDATE hosts SET pages = pages - 1 WHERE host = ? AND pages > 0`
+
 	// The reasons (store.HeldReasons) are literals, not parameters: only then can SQLite use the
 	// partial index exclusions_held. Parameters: a JSON array of [host, after first_at, after
 	// hash] (store.HeldFrom), the limit per host.

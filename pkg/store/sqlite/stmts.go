@@ -91,6 +91,7 @@ func (db *DB) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, er
 // list length inChunks uses.
 func txQueries() []string {
 	qs := []string{qInsertURL, qCountPages, qSaveHost, qUpdateURL, qUpdateURLKeepPlan, qRecordExclusion, qForgetExclusion,
+		qUnqueueURL, qUncountPage,
 		qInsertCapture, qInsertBands, qStoreURL, qStoreURLScheduled, qStoreURLSameTime, qStoreURLScheduledSameTime, qCountCaptures, qAddCounter, qClaimRevisit, qModified, qListed,
 		qAddSegment}
 	qs = append(qs, searchWrites()...)

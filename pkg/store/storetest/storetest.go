@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"UpdateURLs", testUpdateURLs},
 		{"RecordExclusions", testRecordExclusions},
 		{"HeldURLs", testHeldURLs},
+		{"UnqueueURL", testUnqueueURL},
 		{"StoredFetchesAndURLStates", testStoredFetchesAndStates},
 		{"AddCaptures", testAddCaptures},
 		{"AttemptsOfAFetch", testAttemptsOfAFetch},
