@@ -135,3 +135,40 @@ func produceURLs(t *testing.T, e *testenv.Env, part int32, us ...queue.URL) {
 		t.Fatal(err)
 	}
 }
+
+// TestTakeGateRedirects: a generated URL that answers a redirect gets no
+// content verdict (its target does), so it is settled: the URLs of a space
+// whose probes redirect go at their turns instead of waiting for verdicts
+// that never come (the take gate's stall valve, minutes later).
+func TestTakeGateRedirects(t *testing.T) {
+	e := testenv.New(t)
+	srv, requested := pageServer(t)
+	base := strings.ToLower(srv.URL)
+	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
+
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 100, Probe: 2, TakeGate: true}
+	_, stop := startFetcher(t, e, cfg)
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	us := []queue.URL{{URL: srv.URL + "/", Seed: true}, {URL: srv.URL + "/moved/1", Parent: srv.URL + "/"}}
+	var gen []string
+	for i := 2; i <= 6; i++ {
+		p := fmt.Sprintf("/moved/%d", i)
+		gen = append(gen, p)
+		us = append(us, queue.URL{URL: srv.URL + p, Parent: base + "/moved/1"})
+	}
+	produceURLs(t, e, part, us...)
+	// No parser runs here: no verdict comes for any of them.
+	testenv.Eventually(t, 30*time.Second, "every generated redirect fetched", func() bool {
+		for _, p := range gen {
+			if requested(p) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+}

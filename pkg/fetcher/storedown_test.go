@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -63,7 +64,8 @@ func (s *flakyStore) QueuedURLs(ctx context.Context, p int32, fn func(store.URL)
 	return errStoreDown
 }
 
-// pageServer counts the requests to each path.
+// pageServer counts the requests to each path. It answers a page for any
+// path, but a 301 to /to/X for /moved/X.
 func pageServer(t *testing.T) (*httptest.Server, func(path string) int) {
 	var mu sync.Mutex
 	hits := map[string]int{}
@@ -73,6 +75,10 @@ func pageServer(t *testing.T) (*httptest.Server, func(path string) int) {
 		mu.Unlock()
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
+			return
+		}
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/moved/"); ok {
+			http.Redirect(w, r, "/to/"+rest, http.StatusMovedPermanently)
 			return
 		}
 		w.Header().Set("Content-Type", "text/html")

@@ -442,8 +442,11 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 		f.noteError(lease.Host)
 	}
 	f.finished(it)
-	if resp.Status < 200 || resp.Status >= 400 {
-		f.settle(it) // the parser gives no content verdict on it
+	if resp.Status < 200 || resp.Status >= 300 {
+		// The parser gives no content verdict on it: a redirect is no
+		// page (its target is judged), and a space whose probes redirect
+		// would otherwise wait for them for good.
+		f.settle(it)
 	}
 	f.produce(it, resp, hash)
 	return out

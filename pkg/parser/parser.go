@@ -533,10 +533,11 @@ func (pd *pending) revisit() bool {
 
 // verdict is what the fetcher's pattern budgets learn from the page: whether
 // a page of its URL pattern was worth fetching. Only answers that carry
-// content (2xx) or lead somewhere (3xx) have one.
+// content (2xx) have one; the fetcher settles the others (a redirect is no
+// page: its target is judged).
 func (pd *pending) verdict() *queue.Verdict {
 	pg := pd.page
-	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 400 || pd.revisit() {
+	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 300 || pd.revisit() {
 		return nil
 	}
 	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
