@@ -241,6 +241,13 @@
     return h('p', { class: 'error', role: 'alert' }, String(err && err.message ? err.message : err));
   }
 
+  // unbroken writes a value of a few words (a media type) so that a narrow
+  // column wraps it between its words only: "charset=utf-8" broke after
+  // its hyphen.
+  function unbroken(v) {
+    return String(v).split(' ').flatMap((w, i) => (i ? [' ', h('span', { class: 'word' }, w)] : [h('span', { class: 'word' }, w)]));
+  }
+
   function hostLink(host) { return h('a', { class: 'host', href: '#/hosts/' + encodeURIComponent(host) }, host); }
   function urlLink(u) { return h('a', { href: '#/urls/' + encodeURIComponent(u) }, u); }
 
@@ -706,6 +713,7 @@
       }
       if (c === 'duration') return fetchDuration(v);
       if (c === 'location' && typeof v === 'string') return urlLink(v);
+      if (c === 'content_type' && typeof v === 'string') return unbroken(v);
       if ((c === 'revisit_of' || c === 'near_duplicate_of') && isObj(v)) return v.url ? urlLink(v.url) : 'capture ' + v.id;
       return undefined;
     });
@@ -841,7 +849,8 @@
       if (seq !== renderSeq) return;
       const rows = (d.captures || []).map(withDuration);
       body.replaceChildren(rows.length === 0 ? h('p', { class: 'muted' }, 'No capture matches.')
-        : table(rows, P('captures'), (c, v) => ((c === 'url' || c === 'location') && typeof v === 'string' ? urlLink(v) : c === 'duration' ? fetchDuration(v) : undefined)));
+        : table(rows, P('captures'), (c, v) => ((c === 'url' || c === 'location') && typeof v === 'string' ? urlLink(v)
+          : c === 'content_type' && typeof v === 'string' ? unbroken(v) : c === 'duration' ? fetchDuration(v) : undefined)));
       body.setAttribute('data-loaded', new Date().toISOString());
     });
   }
