@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawlcluster/crawler/loadtest/synthweb"
 	"github.com/crawlcluster/crawler/loadtest/trapweb"
+	"github.com/crawlcluster/crawler/pkg/pattern"
 )
 
 // httpWeb reads the project's synthetic web (loadtest/synthweb) over
@@ -82,6 +83,8 @@ func (hw *httpWeb) Get(raw string) trapweb.Page {
 // failed; cmd/crawler's TestTrapsBounded crawls the same web for real.)
 var synthSize = flag.String("trapsim.synth", "", "HOSTSxPAGES of the synthetic web TestAdmissionOnSynthWeb crawls (default 50x40; cmd/crawler's TestTrapsBounded also crawls 500x100)")
 
+var traceMatch = flag.String("trapsim.match", "", "log every admission decision and fetch of the URLs that TestAdmissionOnSynthWeb and TestAdmissionOnDocSites crawl and that contain this")
+
 func TestAdmissionOnSynthWeb(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves the synthetic web on loopback")
@@ -100,7 +103,7 @@ func TestAdmissionOnSynthWeb(t *testing.T) {
 	}
 	defer w.Close()
 	hw := newHTTPWeb(w)
-	r := Run(hw, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay})
+	r := Run(hw, traced(t, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay}))
 	t.Logf("%d requests, %d to traps (%.1f%%); real %d/%d, held %d; idle %v after %d ticks",
 		r.Requests, r.ByClass[trapweb.Trap], 100*float64(r.ByClass[trapweb.Trap])/float64(r.Requests), r.RealFetched, r.RealTotal, r.HeldReal, r.Idle, r.Ticks)
 	for _, u := range r.Missed {
@@ -109,4 +112,23 @@ func TestAdmissionOnSynthWeb(t *testing.T) {
 	if r.HeldReal > 0 {
 		t.Errorf("%d must-fetch pages held at the end: %s", r.HeldReal, sample(r))
 	}
+}
+
+// traced adds to opt, with -trapsim.match, a log of the decisions on and
+// fetches of the URLs that contain its value.
+func traced(t *testing.T, opt Options) Options {
+	if *traceMatch == "" {
+		return opt
+	}
+	opt.Trace = func(u string, c pattern.Candidate, d pattern.Decision) {
+		if strings.Contains(u, *traceMatch) {
+			t.Logf("admit=%v %-20s grounded=%v hops=%d held=%v origin=%x space=%s %s parent=%s", d.Admit, d.Reason, c.Grounded, c.Hops, c.Held, uint64(c.Origin), c.Space, u, c.Parent)
+		}
+	}
+	opt.Fetched = func(tick int, u string, c pattern.Candidate) {
+		if strings.Contains(u, *traceMatch) {
+			t.Logf("GET tick %d grounded=%v hops=%d %s", tick, c.Grounded, c.Hops, u)
+		}
+	}
+	return opt
 }

@@ -276,7 +276,10 @@ func (s *sim) take(h *host) (item, bool) {
 			if d.Admit {
 				return it, true
 			}
-			s.park(h, d, it) // Take took its admission back
+			// Take took its admission back; the fetcher sends it to be
+			// decided again as a held URL (holdAtTake).
+			it.cand.Held = true
+			s.park(h, d, it)
 			i--
 		}
 	}

@@ -202,7 +202,7 @@ func TestAdmissionOnDocSites(t *testing.T) {
 				t.Skipf("%s not installed (apt-get install %s): %v", site.root, site.name, err)
 			}
 			w := NewDirWeb(root, "docs.test", site.start)
-			r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise})
+			r := Run(w, traced(t, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise}))
 			t.Logf("%d pages reachable; %d fetched, %d requests, idle %v after %d ticks; %d held at the end",
 				r.RealTotal, r.RealFetched, r.Requests, r.Idle, r.Ticks, r.HeldReal)
 			if len(r.Missed) > 0 {

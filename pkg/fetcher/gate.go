@@ -20,10 +20,10 @@ import (
 // caught up: at 10,000 hosts nearly every page once (docs/traps.md).
 
 const (
-	// gateRecheck is how long a host whose queued URLs all wait for
+	// gateHoldMax is how long a host whose queued URLs all wait for
 	// verdicts is held at most before it is asked again; a verdict for it
 	// ends the hold sooner (gateVerdict).
-	gateRecheck = 5 * time.Second
+	gateHoldMax = 5 * time.Second
 	// gateStall: a host whose URLs have waited this long with no verdict
 	// for it since lets its next one go. A verdict lost for good (a
 	// parser's record that never came) would otherwise hold the host, and
@@ -74,7 +74,7 @@ func (f *Fetcher) gateHold(host string) frontier.Outcome {
 		hi.gatedAt = hi.verdicts
 	}
 	f.mu.Unlock()
-	return frontier.Outcome{Until: time.Now().Add(gateRecheck), Hold: true}
+	return frontier.Outcome{Until: time.Now().Add(gateHoldMax), Hold: true}
 }
 
 // gateVerdict counts a verdict (or a settled URL) of a host's: a host held

@@ -260,6 +260,35 @@ type space struct {
 	linked sketch
 	most   int
 	beyond int // linked.count() - most, kept as they change: Admit reads it per URL
+	// interlinked is how many of its generated pages judged distinct it
+	// counts among its host's real pages (Host.interlinked).
+	interlinked int
+	// owed is the yield, by origin, of generated pages of the family
+	// judged distinct before the site grounded it (established, or real
+	// pages of its own): paid when it is (payOwed). Which of a hub's
+	// entries is judged first, one its grounded first index lists or one
+	// down its chain, is crawl order, and must not decide whether the
+	// chain earns its way on.
+	owed map[Key]int
+}
+
+// maxOwed bounds the origins a family keeps owed yield for.
+const maxOwed = 8
+
+// payOwed credits the origins the yield a family's pages earned for them
+// before the site grounded it, once it has.
+func (h *Host[T]) payOwed(f *space) {
+	if len(f.owed) == 0 || !f.established() && f.real == 0 {
+		return
+	}
+	for k, n := range f.owed {
+		if o := h.spaces[k]; o != nil {
+			o.yield += n
+			h.grow(parkKey{parkFamily, k})
+		}
+	}
+	f.owed = nil
+	h.version++
 }
 
 // reach is how many distinct pages outside its family a space's pages (or,
@@ -428,16 +457,23 @@ type parkKey struct {
 // Host is the admission bookkeeping of one host, with the URLs it holds
 // back (of any type T). It is not safe for concurrent use.
 type Host[T any] struct {
-	spaces   map[Key]*space
-	real     int // grounded pages of the host fetched distinct
-	rules    map[Rewrite]*ruleStats
-	watch    map[int64]Rewrite // URL hash -> the rewrite its verdict judges
-	parked   map[parkKey][]parkedURL[T]
-	inPark   map[int64]*referrers
-	grown    map[parkKey]bool // budgets that earned admissions since the last Release
-	held     int              // URLs held back so far (parked or not)
-	overflow int              // held URLs past MaxParked, only in the store
-	spills   int              // the same, ever (Spills)
+	spaces map[Key]*space
+	real   int // grounded pages of the host fetched distinct
+	// interlinked counts real pages of the host that real does not: pages
+	// a family's own pages led to (generated), judged distinct, as many as
+	// the family has distinct URLs found again on its other pages. The
+	// pages of a section that link each other (every page of a manual
+	// found from the one before it) are its site's as much as those its
+	// index lists; what a family's yield may earn counts them (allowance).
+	interlinked int
+	rules       map[Rewrite]*ruleStats
+	watch       map[int64]Rewrite // URL hash -> the rewrite its verdict judges
+	parked      map[parkKey][]parkedURL[T]
+	inPark      map[int64]*referrers
+	grown       map[parkKey]bool // budgets that earned admissions since the last Release
+	held        int              // URLs held back so far (parked or not)
+	overflow    int              // held URLs past MaxParked, only in the store
+	spills      int              // the same, ever (Spills)
 	// spilled: some held URLs may be in the store alone (past MaxParked,
 	// or held before a Restore), so a URL admitted may have an exclusion
 	// that Unpark cannot tell of (Spilled).
@@ -673,6 +709,12 @@ func foldLast(p string) string {
 // used to buy EvidenceWeight more.
 func (h *Host[T]) allowance(cfg Config, f *space) int {
 	others := float64(h.real - f.real)
+	// What yield may earn counts the pages of its host's sections that
+	// link each other too: a hub whose chain of index pages lists real
+	// entries, on a host whose other pages are mostly found from each
+	// other, would otherwise stop at a multiple of the few pages that
+	// its index and the other hosts link.
+	linked := others + float64(h.interlinked-f.interlinked)
 	w := cfg.EvidenceWeight
 	ev := w * f.evidence
 	if n := f.pages - max(cfg.Probe, 1); n > 0 && w > 1 {
@@ -682,7 +724,7 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 	if cfg.Unlinked && cfg.Probe > 0 && f.relinks < f.charged && f.barren(cfg.Probe) {
 		first, ev, share = min(first, cfg.Probe), 0, 0
 	}
-	yield, refound, most := YieldGrowth*f.yield, max(cfg.Refound, 0)*f.refound.count(), int(cfg.YieldShare*others)
+	yield, refound, most := YieldGrowth*f.yield, max(cfg.Refound, 0)*f.refound.count(), int(cfg.YieldShare*linked)
 	capped := first + ev + min(yield+refound, most) + share
 	uncapped := first + ev + min(yield, most) + refound + share
 	switch {
@@ -709,6 +751,7 @@ func (h *Host[T]) relinked(cfg Config, u, parent string) (*space, Key) {
 	f.relinks++
 	if f.refound.add(uint64(KeyOf(u))) {
 		f.recent.add(true)
+		h.recount(cfg, f)
 	}
 	h.grow(parkKey{parkFamily, fk})
 	h.corroborateQueued(cfg, u, parent)
@@ -857,8 +900,11 @@ func (h *Host[T]) Take(cfg Config, hash int64, u string) Decision {
 	}
 	sp := h.spaces[p.space]
 	if sp == nil {
-		return Decision{Admit: true} // forgotten as idle: nothing to wait for
+		// Forgotten as idle: nothing to wait for.
+		delete(h.pending, hash)
+		return Decision{Admit: true}
 	}
+	o := h.spaces[p.origin]
 	var d Decision
 	switch fam := h.spaces[p.fam]; {
 	case fam != nil && fam.copying():
@@ -873,7 +919,7 @@ func (h *Host[T]) Take(cfg Config, hash int64, u string) Decision {
 		delete(h.pending, hash)
 		delete(h.queued, KeyOf(u))
 		sp.genAdmitted = max(sp.genAdmitted-1, 0)
-		if o := h.spaces[p.origin]; o != nil && o.charged > 0 {
+		if o != nil && o.charged > 0 {
 			o.charged--
 		}
 		return d
@@ -1021,21 +1067,47 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 				// up, which nothing else points to.
 				o.yield++
 				h.grow(parkKey{parkFamily, v.Origin})
+			case len(fam.owed) < maxOwed || fam.owed[v.Origin] > 0:
+				if fam.owed == nil {
+					fam.owed = map[Key]int{}
+				}
+				fam.owed[v.Origin]++
 			}
 		}
 	}
 	if !v.Grounded {
 		sp.genDistinct++
 		h.grow(parkKey{parkSpace, sk})
+		h.recount(cfg, fam)
 		return
 	}
 	fam.real++
 	h.real++
-	if cfg.Share > 0 {
-		for k := range h.parked {
-			if k.kind == parkFamily {
-				h.grow(k)
-			}
+	h.payOwed(fam)
+	h.realGrew(cfg)
+}
+
+// recount counts among its host's real pages as many of a family's
+// generated pages judged distinct as it has distinct URLs found again.
+func (h *Host[T]) recount(cfg Config, f *space) {
+	n := min(f.famDistinct-f.real, f.refound.count())
+	if n <= f.interlinked {
+		return
+	}
+	h.interlinked += n - f.interlinked
+	f.interlinked = n
+	h.realGrew(cfg)
+}
+
+// realGrew re-decides the URLs the families' budgets hold once the host
+// has one more real page: each earns a share of it.
+func (h *Host[T]) realGrew(cfg Config) {
+	if cfg.Share <= 0 && cfg.YieldShare <= 0 {
+		return
+	}
+	for k := range h.parked {
+		if k.kind == parkFamily {
+			h.grow(k)
 		}
 	}
 }

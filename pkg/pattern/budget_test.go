@@ -520,7 +520,14 @@ func crawlSite(cfg Config, links func(string) []string, dup func(string) bool, l
 		q := queue[0]
 		queue = queue[1:]
 		fetched = append(fetched, q.u)
-		h.Observe(cfg, Verdict{URL: q.u, Hash: int64(KeyOf(q.u)), Grounded: q.c.Grounded, Origin: q.c.Origin, ParentSpace: q.c.ParentSpace, Duplicate: dup(q.u)})
+		// The links to URLs known already, as the parser reports them.
+		var relinks []string
+		for _, l := range links(q.u) {
+			if known[l] && l != q.u {
+				relinks = append(relinks, l)
+			}
+		}
+		h.Observe(cfg, Verdict{URL: q.u, Hash: int64(KeyOf(q.u)), Grounded: q.c.Grounded, Origin: q.c.Origin, ParentSpace: q.c.ParentSpace, Duplicate: dup(q.u), Relinks: relinks})
 		for _, l := range links(q.u) {
 			if known[l] {
 				continue
@@ -1237,11 +1244,14 @@ func TestTakeGate(t *testing.T) {
 // crawlFamily crawls a host whose home page links entries, a page's links
 // given by links(u, known) (known: the URLs the crawl has found, in order),
 // as crawlLinkedSection does, until nothing is left or limit URLs are
-// admitted. It returns how many URLs were admitted, the entries with them.
+// fetched. It returns how many URLs were fetched, the entries with them.
+// A URL held at its turn (TakeGate) is parked as the fetcher's holdAtTake
+// has it decided again, and queued again when released.
 func crawlFamily(cfg Config, entries []string, links func(u string, known []string) []string, limit int) int {
 	h := NewHost[string]()
 	h.Observe(cfg, Verdict{URL: "http://a/", Hash: int64(KeyOf("http://a/")), Grounded: true})
 	seen := map[string]bool{}
+	heldAtTake := map[string]bool{}
 	var order []string
 	type page struct {
 		u string
@@ -1250,6 +1260,11 @@ func crawlFamily(cfg Config, entries []string, links func(u string, known []stri
 	var queue []page
 	admit := func(u string, c Candidate) {
 		h.Unpark(int64(KeyOf(u)))
+		if heldAtTake[u] {
+			delete(heldAtTake, u)
+			queue = append(queue, page{u, c})
+			return
+		}
 		if seen[u] {
 			return
 		}
@@ -1257,20 +1272,35 @@ func crawlFamily(cfg Config, entries []string, links func(u string, known []stri
 		order = append(order, u)
 		queue = append(queue, page{u, c})
 	}
+	fetched, waits := 0, 0
 	for _, u := range entries {
 		if c, d := offer(h, cfg, u, "http://a/", 0, 0); d.Admit {
 			admit(u, c)
 		}
 	}
-	for len(queue) > 0 && len(order) < limit {
+	for len(queue) > 0 && fetched < limit {
 		p := queue[0]
 		queue = queue[1:]
 		// Its turn (TakeGate): each verdict comes before the next turn, so
 		// nothing waits here; taken, it is no longer queued, and only a
 		// URL still queued is corroborated by the pages that link it.
 		if d := h.Take(cfg, int64(KeyOf(p.u)), p.u); !d.Admit {
+			if d.Reason == "" {
+				// Waits for verdicts, which are all in here: a space whose
+				// window is shut for good ends the crawl.
+				if waits++; waits > len(queue) {
+					break
+				}
+				queue = append(queue, p)
+				continue
+			}
+			c := p.c
+			c.Held = true
+			heldAtTake[p.u] = true
+			h.Park(cfg, d, int64(KeyOf(p.u)), c, p.u)
 			continue
 		}
+		fetched, waits = fetched+1, 0
 		v := Verdict{URL: p.u, Hash: int64(KeyOf(p.u)), Origin: p.c.Origin, Grounded: p.c.Grounded}
 		for _, l := range links(p.u, order) {
 			switch {
@@ -1286,7 +1316,7 @@ func crawlFamily(cfg Config, entries []string, links func(u string, known []stri
 		h.Observe(cfg, v)
 		h.Release(cfg, func(u string, c Candidate, _ Decision) { admit(u, c) })
 	}
-	return len(order)
+	return fetched
 }
 
 // TestClosingFamily: the one section of a host (60 pages, each linking the
@@ -1315,7 +1345,7 @@ func TestClosingFamily(t *testing.T) {
 		n := crawlFamily(cfg, []string{section(rng.Intn(pages)), section(rng.Intn(pages)), section(rng.Intn(pages)), section(rng.Intn(pages))},
 			func(u string, _ []string) []string { return out[u] }, 10*pages)
 		if n != pages {
-			t.Errorf("seed %d: %d of the section's %d pages admitted, want all", seed, n, pages)
+			t.Errorf("seed %d: %d of the section's %d pages fetched, want all", seed, n, pages)
 		}
 	}
 	// A space that makes up URLs and finds known ones again at a steady
@@ -1348,9 +1378,9 @@ func TestClosingFamily(t *testing.T) {
 			return ls
 		}, 1000)
 		if n > tc.max {
-			t.Errorf("a space making up %d URLs a page and finding one again, take gate %v: %d admitted, want at most %d", tc.made, tc.gate, n, tc.max)
+			t.Errorf("a space making up %d URLs a page and finding one again, take gate %v: %d fetched, want at most %d", tc.made, tc.gate, n, tc.max)
 		}
-		t.Logf("making up %d a page, finding one again, take gate %v: %d admitted", tc.made, tc.gate, n)
+		t.Logf("making up %d a page, finding one again, take gate %v: %d fetched", tc.made, tc.gate, n)
 	}
 }
 
@@ -1540,5 +1570,115 @@ func TestSpilledAfterRestore(t *testing.T) {
 	}
 	if r.Spilled() {
 		t.Error("restored without held URLs: Spilled")
+	}
+}
+
+// TestYieldWhateverTheOrder: what a chain's pages earn by the distinct pages
+// they list does not hang on which of those is judged first. The entries
+// of a hub's generated second index page may be judged before those of its
+// first, grounded one, which make their family one the site grounds; the
+// chain's family earns the same for them either way.
+func TestYieldWhateverTheOrder(t *testing.T) {
+	cfg := DefaultConfig()
+	entries := cfg.Probe // the generated page's, admitted before any verdict
+	allowance := func(generatedFirst bool) (int, int) {
+		h := NewHost[string]()
+		type page struct {
+			u string
+			c Candidate
+		}
+		judge := func(p page, dup bool) {
+			h.Observe(cfg, Verdict{URL: p.u, Hash: int64(KeyOf(p.u)), Grounded: p.c.Grounded, Origin: p.c.Origin, ParentSpace: p.c.ParentSpace, Duplicate: dup})
+		}
+		find := func(u string, parent page) page {
+			c := h.Describe(cfg, Found{URL: u, Parent: parent.u, ParentHops: parent.c.Hops, ParentOrigin: parent.c.Origin})
+			if d := h.Admit(cfg, int64(KeyOf(u)), c); !d.Admit {
+				t.Fatalf("%s held (%s)", u, d.Reason)
+			}
+			return page{u, c}
+		}
+		root := page{"http://a/", h.Describe(cfg, Found{URL: "http://a/", Listed: true})}
+		judge(root, false)
+		for i := range 20 {
+			judge(find(fmt.Sprintf("http://a/doc/%s.html", word(i)), root), false)
+		}
+		idx1 := find("http://a/list/page-1.html", root)
+		judge(idx1, false)
+		var first, second []page
+		for j := range entries {
+			first = append(first, find(fmt.Sprintf("http://a/entry/1-%d.html", j), idx1))
+		}
+		idx2 := find("http://a/list/page-2.html", idx1)
+		if idx2.c.Grounded {
+			t.Fatal("the second index page, found only on the first, is grounded")
+		}
+		judge(idx2, true)
+		for j := range entries {
+			second = append(second, find(fmt.Sprintf("http://a/entry/2-%d.html", j), idx2))
+		}
+		order := append(append([]page{}, first...), second...)
+		if generatedFirst {
+			order = append(append([]page{}, second...), first...)
+		}
+		before := h.allowance(cfg, h.spaces[idx2.c.Origin])
+		for _, p := range order {
+			judge(p, false)
+		}
+		return before, h.allowance(cfg, h.spaces[idx2.c.Origin])
+	}
+	before, grounded := allowance(false)
+	_, generated := allowance(true)
+	if grounded < before+YieldGrowth*entries {
+		t.Fatalf("the chain's family earned %d by %d distinct entries, want %d at least", grounded-before, entries, YieldGrowth*entries)
+	}
+	if generated != grounded {
+		t.Errorf("allowance %d with the generated page's entries judged first, %d with the grounded page's first", generated, grounded)
+	}
+}
+
+// TestHubOnInterlinkedHost: a hub (a chain of near-duplicate index pages,
+// each listing entries nothing else links, all in one directory) on a host
+// whose other pages are found mostly from each other, few of them from its
+// home page, is followed to its end: what the hub's entries earn is bounded
+// by the host's real pages, and those its sections' pages lead to from one
+// another count as much as those its home page links.
+func TestHubOnInterlinkedHost(t *testing.T) {
+	const pages, hub, entries = 40, 15, 4
+	page := func(i int) string { return fmt.Sprintf("http://a/p/%d.html", i%pages) }
+	links := func(u string) []string {
+		switch {
+		case u == "http://a/":
+			return []string{page(0), page(17), page(29), "http://a/directory/page-1.html"}
+		case strings.HasPrefix(u, "http://a/p/"):
+			var i int
+			fmt.Sscanf(u, "http://a/p/%d.html", &i)
+			return []string{page(i + 1), page(i + 7), page(i*5 + 3), "http://a/"}
+		case strings.HasPrefix(u, "http://a/directory/page-"):
+			var n int
+			fmt.Sscanf(u, "http://a/directory/page-%d.html", &n)
+			var out []string
+			for j := 1; j <= entries; j++ {
+				out = append(out, fmt.Sprintf("http://a/directory/entry-%d-%d.html", n, j))
+			}
+			return append(out, fmt.Sprintf("http://a/directory/page-%d.html", n%hub+1), "http://a/")
+		}
+		return []string{"http://a/"}
+	}
+	dup := func(u string) bool {
+		return strings.HasPrefix(u, "http://a/directory/page-") && u != "http://a/directory/page-1.html"
+	}
+	for _, gate := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.TakeGate = gate
+		got := crawlSite(cfg, links, dup, 10_000)
+		n := 0
+		for _, u := range got {
+			if strings.HasPrefix(u, "http://a/directory/") {
+				n++
+			}
+		}
+		if n != hub*(1+entries) {
+			t.Errorf("gate %v: %d of the hub's %d pages fetched", gate, n, hub*(1+entries))
+		}
 	}
 }

@@ -83,6 +83,7 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 	default:
 		if e := h.familyOf(cfg, fam); e.pointedFrom(KeyOf(pfam)) {
 			h.version++
+			h.payOwed(e)
 		}
 	}
 	if c.Origin == 0 && !c.Grounded {
@@ -180,6 +181,7 @@ func (h *Host[T]) pointedOutside(cfg Config, fam string) {
 	if e := h.familyOf(cfg, fam); !e.ext {
 		e.ext = true
 		h.version++
+		h.payOwed(e)
 	}
 }
 

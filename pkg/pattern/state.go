@@ -42,6 +42,8 @@ type savedSpace struct {
 	Ext  bool `json:"x,omitempty"`
 	Src1 Key  `json:"s1,omitempty"`
 	Src2 Key  `json:"s2,omitempty"`
+	// Yield its pages earned for other families, paid once it is grounded.
+	Owed map[Key]int `json:"ow,omitempty"`
 }
 
 type savedRule struct {
@@ -91,7 +93,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
 	if len(s.Spaces) > maxSavedSpaces {
@@ -146,6 +148,7 @@ func (h *Host[T]) Restore(b []byte) error {
 			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
 			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
 		sp.beyond = sp.linked.count() - sp.most
+		sp.owed = owedOf(e.Owed)
 		sp.recent = finds{new: min(max(e.RecentNew, 0), warmingWindow), known: min(max(e.RecentKnown, 0), warmingWindow)}
 		if e.Offered != nil {
 			sp.offered = max(*e.Offered, 0)
@@ -155,6 +158,8 @@ func (h *Host[T]) Restore(b []byte) error {
 			// pages find enough of them again (closing).
 			sp.offered = max(sp.charged, closing*sp.relinks+1)
 		}
+		sp.interlinked = max(min(sp.famDistinct-sp.real, sp.refound.count()), 0)
+		h.interlinked += sp.interlinked
 		h.spaces[KeyOf(e.Name)] = sp
 	}
 	if len(s.Rules) > 0 {
@@ -199,6 +204,21 @@ func (h *Host[T]) Restore(b []byte) error {
 	}
 	h.saved = h.version
 	return nil
+}
+
+// owedOf keeps of a saved state's owed yield what a host could have owed.
+func owedOf(saved map[Key]int) map[Key]int {
+	var m map[Key]int
+	for k, n := range saved {
+		if n <= 0 || len(m) >= maxOwed {
+			continue
+		}
+		if m == nil {
+			m = map[Key]int{}
+		}
+		m[k] = n
+	}
+	return m
 }
 
 var errUnknownState = errors.New("unknown admission state format")
