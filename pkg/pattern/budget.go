@@ -33,7 +33,7 @@ const (
 	DefaultYieldShare     = 4.0
 	DefaultReferrers      = 3
 	DefaultRefound        = 1
-	DefaultTakeGate       = false
+	DefaultTakeGate       = true
 	// YieldGrowth is what a family earns for each distinct page its
 	// generated pages led to outside itself (up to the yield share).
 	YieldGrowth        = 2
