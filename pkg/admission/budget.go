@@ -294,3 +294,11 @@ func (d *Decider) Take(h *Host, hash int64, url string) (Turn, string) {
 	}
 	return Hold, dec.Reason
 }
+
+// Let counts a queued page URL that goes at its turn though Take said it
+// waits (pattern.Host.Let): its verdict is one of those in flight.
+func (d *Decider) Let(h *Host, hash int64, url string) {
+	if d.cfg.Patterns.TakeGate && h != nil && h.Patterns != nil {
+		h.Patterns.Let(hash, url)
+	}
+}

@@ -51,6 +51,7 @@ func (f *Fetcher) turn(it frontier.Item) (admission.Turn, string) {
 			hi.gateSince = now
 		} else if now.Sub(hi.gateSince) > gateStall {
 			f.metrics.gate.WithLabelValues("stalled").Inc()
+			f.adm.Let(&hi.adm, hashOf(it), it.URL)
 			return admission.Go, ""
 		}
 		f.metrics.gate.WithLabelValues("wait").Inc()

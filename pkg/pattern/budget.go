@@ -924,11 +924,31 @@ func (h *Host[T]) Take(cfg Config, hash int64, u string) Decision {
 		}
 		return d
 	}
+	h.taken(sp, p, hash, u)
+	return Decision{Admit: true}
+}
+
+// taken counts a pending URL in flight.
+func (h *Host[T]) taken(sp *space, p pendingURL, hash int64, u string) {
 	sp.genTaken++
 	p.taken = true
 	h.pending[hash] = p
 	delete(h.queued, KeyOf(u))
-	return Decision{Admit: true}
+}
+
+// Let counts a generated URL that goes at its turn without Take's leave
+// in flight, as Take would have: a host whose URLs waited too long for a
+// verdict lets its next one go (the fetcher's stall valve), and its
+// verdict, when it comes, must not widen its space's window by one.
+func (h *Host[T]) Let(hash int64, u string) {
+	p, ok := h.pending[hash]
+	if !ok || p.taken {
+		return
+	}
+	if sp := h.spaces[p.space]; sp != nil {
+		h.version++
+		h.taken(sp, p, hash, u)
+	}
 }
 
 // maxPending bounds the generated URLs whose verdicts a host waits for.

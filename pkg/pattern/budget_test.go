@@ -1682,3 +1682,39 @@ func TestHubOnInterlinkedHost(t *testing.T) {
 		}
 	}
 }
+
+// TestLetCountsInFlight: a generated URL let go at its turn though its
+// space's window was full (the fetcher's stall valve) is counted in flight
+// as a taken one is: its verdict does not widen the window by one.
+func TestLetCountsInFlight(t *testing.T) {
+	cfg := Config{Budget: 100, Probe: 2, TakeGate: true}.WithDefaults()
+	h := NewHost[string]()
+	prev, _ := offer(h, cfg, "http://a/arch/0.html", "http://a/", 0, 0)
+	var gen []Candidate
+	for i := range 5 {
+		c, d := offer(h, cfg, fmt.Sprintf("http://a/arch/%d.html", i+1), prev.URL, prev.Hops, prev.Origin)
+		if !d.Admit || c.Grounded {
+			t.Fatalf("%s: admitted %v, grounded %v", c.URL, d.Admit, c.Grounded)
+		}
+		gen = append(gen, c)
+		prev = c
+	}
+	take := func(c Candidate) Decision { return h.Take(cfg, int64(KeyOf(c.URL)), c.URL) }
+	for _, c := range gen[:2] {
+		if !take(c).Admit {
+			t.Fatalf("%s, a probe, waits", c.URL)
+		}
+	}
+	if d := take(gen[2]); d.Admit || d.Reason != "" {
+		t.Fatalf("%s with the window full: admitted %v (%q), want it to wait", gen[2].URL, d.Admit, d.Reason)
+	}
+	h.Let(int64(KeyOf(gen[2].URL)), gen[2].URL)
+	h.Observe(cfg, Verdict{URL: gen[2].URL, Hash: int64(KeyOf(gen[2].URL)), Origin: gen[2].Origin})
+	// One distinct verdict: a window of three, two probes still in flight.
+	if !take(gen[3]).Admit {
+		t.Fatalf("%s with two of a window of three in flight: waits", gen[3].URL)
+	}
+	if d := take(gen[4]); d.Admit {
+		t.Errorf("%s with three of a window of three in flight: taken", gen[4].URL)
+	}
+}
