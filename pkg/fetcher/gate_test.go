@@ -3,6 +3,7 @@ package fetcher
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -24,20 +25,10 @@ import (
 // requested; when the space proves distinct, they are released, admitted
 // again and fetched once each.
 func TestTakeGate(t *testing.T) {
-	e := testenv.New(t)
 	ctx := context.Background()
-	srv, requested := pageServer(t)
+	e, srv, requested := startGated(t)
 	base := strings.ToLower(srv.URL)
 	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
-
-	cfg := testConfig()
-	cfg.Patterns = pattern.Config{Budget: 100, Probe: 2, TakeGate: true}
-	_, stop := startFetcher(t, e, cfg)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
 	produce := func(us ...queue.URL) { t.Helper(); produceURLs(t, e, part, us...) }
 	info := func(p string) store.URLInfo {
 		i, _ := e.DB.URLInfo(ctx, base+p)
@@ -141,19 +132,9 @@ func produceURLs(t *testing.T, e *testenv.Env, part int32, us ...queue.URL) {
 // whose probes redirect go at their turns instead of waiting for verdicts
 // that never come (the take gate's stall valve, minutes later).
 func TestTakeGateRedirects(t *testing.T) {
-	e := testenv.New(t)
-	srv, requested := pageServer(t)
+	e, srv, requested := startGated(t)
 	base := strings.ToLower(srv.URL)
 	part := queue.PartitionOf(urlnorm.Authority(srv.URL))
-
-	cfg := testConfig()
-	cfg.Patterns = pattern.Config{Budget: 100, Probe: 2, TakeGate: true}
-	_, stop := startFetcher(t, e, cfg)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
 	us := []queue.URL{{URL: srv.URL + "/", Seed: true}, {URL: srv.URL + "/moved/1", Parent: srv.URL + "/"}}
 	var gen []string
 	for i := 2; i <= 6; i++ {
@@ -171,4 +152,21 @@ func TestTakeGateRedirects(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// startGated runs a fetcher with the take gate (two probes a space) beside
+// a page server, stopped when the test ends.
+func startGated(t *testing.T) (*testenv.Env, *httptest.Server, func(string) int) {
+	t.Helper()
+	e := testenv.New(t)
+	srv, requested := pageServer(t)
+	cfg := testConfig()
+	cfg.Patterns = pattern.Config{Budget: 100, Probe: 2, TakeGate: true}
+	_, stop := startFetcher(t, e, cfg)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return e, srv, requested
 }
