@@ -32,6 +32,7 @@ const (
 	DefaultProbe          = 2
 	DefaultYieldShare     = 4.0
 	DefaultReferrers      = 3
+	DefaultEstimate       = true
 	DefaultRefound        = 1
 	DefaultTakeGate       = true
 	// YieldGrowth is what a family earns for each distinct page its
@@ -72,11 +73,18 @@ type Config struct {
 	// is. Measured in loadtest/trapsim (-trapsim.gate, docs/traps.md);
 	// the fetcher asks Take at each generated URL's turn (-pattern-take-gate).
 	TakeGate bool
+	// Estimate lets a family whose estimated number of URLs (Chao's
+	// estimator on its URLs found once and again) held while its finds
+	// doubled go on past its budgets, twice what it had each time, up to
+	// the estimate (trend.go): a section of a site whose pages link a few
+	// of each other is a finite set; a made-up space's estimate grows with
+	// what it finds.
+	Estimate bool
 }
 
 // DefaultConfig returns the budgets the flags default to.
 func DefaultConfig() Config {
-	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate}.WithDefaults()
+	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate, Estimate: DefaultEstimate}.WithDefaults()
 }
 
 // RegisterFlags registers the budgets under prefix.
@@ -89,6 +97,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&c.Unlinked, prefix+"pattern-unlinked", false, "hold a family whose judged pages lead nowhere else and whose URLs (admitted or held) the site's pages seldom link again at dup-probe generated URLs, whatever its entries earned (traps 24.7% -> 20.9% of requests on the random trap webs; off by default: a real section that is a chain of pages, each linking the next, is found once per URL as a made-up space is, and a small one is held at its probes)")
 	fs.IntVar(&c.Refound, prefix+"pattern-refound", DefaultRefound, "generated URLs a family earns for each distinct URL of it found again on another page of its host, not a neighbour of it: a section whose pages link each other is crawled to its last page, a space whose URLs are each found on the page that made them up is not (0 or negative = off)")
 	fs.BoolVar(&c.TakeGate, prefix+"pattern-take-gate", DefaultTakeGate, "count a space's probes in flight when its URLs are fetched, not when they are found: a generated URL waits in its host's queue while its space has dup-probe (plus what its verdicts earned) fetched pages unjudged, and one of a space found duplicating by its turn is held then; found faster than fetched, a plain site's pages are no longer held on their way")
+	fs.BoolVar(&c.Estimate, prefix+"pattern-estimate", DefaultEstimate, "let a family whose estimated number of URLs (from how many of them its pages found once and found again) held while its finds doubled go on past its budgets, twice what it had each time, up to the estimate: a section of a site whose pages each link a few of its pages is a finite set, a made-up space's estimate grows with what it finds (false: the budgets alone)")
 	fs.IntVar(&c.Probe, prefix+"dup-probe", DefaultProbe, "generated URLs of one space (and matches of one suspected duplicate-producing rewrite) fetched before the verdicts on them are in; a space or rewrite whose probes come back duplicates is held (0 or negative = off)")
 }
 
@@ -270,6 +279,9 @@ type space struct {
 	// down its chain, is crawl order, and must not decide whether the
 	// chain earns its way on.
 	owed map[Key]int
+	// trend: whether its share of known finds rises as it is crawled
+	// (trend.go).
+	trend trend
 }
 
 // maxOwed bounds the origins a family keeps owed yield for.
@@ -729,11 +741,11 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 	uncapped := first + ev + min(yield, most) + refound + share
 	switch {
 	case f.closing():
-		return uncapped
+		return max(uncapped, f.trend.ext)
 	case f.warming():
-		return max(capped, min(uncapped, warmingBudget))
+		return max(capped, min(uncapped, warmingBudget), f.trend.ext)
 	}
-	return capped
+	return max(capped, f.trend.ext)
 }
 
 // relinked counts a URL the host knew already, found again on page parent
@@ -749,6 +761,7 @@ func (h *Host[T]) relinked(cfg Config, u, parent string) (*space, Key) {
 		return nil, 0
 	}
 	f.relinks++
+	f.mark()
 	if f.refound.add(uint64(KeyOf(u))) {
 		f.recent.add(true)
 		h.recount(cfg, f)
@@ -840,6 +853,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	if h.inPark[hash] == nil && !c.Held {
 		fam.offered++ // found for the first time (a held one found again is relinked)
 		fam.recent.add(false)
+		fam.mark()
 	}
 	if cfg.Probe > 0 {
 		if fam.copying() {
@@ -860,7 +874,10 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		origin, c.Origin = fam, fk
 	}
 	if cfg.Budget > 0 && origin.charged >= h.allowance(cfg, origin) {
-		return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, c.Origin}}
+		if !cfg.Estimate || !origin.converge() || origin.charged >= h.allowance(cfg, origin) {
+			return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, c.Origin}}
+		}
+		h.grow(parkKey{parkFamily, c.Origin}) // and the URLs it held
 	}
 	origin.charged++
 	sp.genAdmitted++

@@ -44,6 +44,38 @@ type savedSpace struct {
 	Src2 Key  `json:"s2,omitempty"`
 	// Yield its pages earned for other families, paid once it is grounded.
 	Owed map[Key]int `json:"ow,omitempty"`
+	// Its estimate's marks and what they granted (space.trend).
+	Trend *savedTrend `json:"tr,omitempty"`
+}
+
+type savedTrend struct {
+	Marks [][2]int `json:"m,omitempty"` // offered, refound
+	Level int      `json:"l,omitempty"`
+	Ext   int      `json:"x,omitempty"`
+}
+
+func (t trend) saved() *savedTrend {
+	if len(t.marks) == 0 && t.ext == 0 {
+		return nil
+	}
+	st := &savedTrend{Level: t.level, Ext: t.ext}
+	for _, m := range t.marks {
+		st.Marks = append(st.Marks, [2]int{m.offered, m.refound})
+	}
+	return st
+}
+
+// trendOf is a saved trend back, its counts bounded as a crafted or
+// corrupt state could make them.
+func trendOf(st *savedTrend) trend {
+	if st == nil {
+		return trend{}
+	}
+	t := trend{level: min(max(st.Level, 0), trendMarks), ext: max(st.Ext, 0)}
+	for _, m := range st.Marks[:min(len(st.Marks), trendMarks)] {
+		t.marks = append(t.marks, trendMark{offered: max(m[0], 0), refound: max(m[1], 0)})
+	}
+	return t
 }
 
 type savedRule struct {
@@ -93,7 +125,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved()})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
 	if len(s.Spaces) > maxSavedSpaces {
@@ -149,6 +181,7 @@ func (h *Host[T]) Restore(b []byte) error {
 			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
 		sp.beyond = sp.linked.count() - sp.most
 		sp.owed = owedOf(e.Owed)
+		sp.trend = trendOf(e.Trend)
 		sp.recent = finds{new: min(max(e.RecentNew, 0), warmingWindow), known: min(max(e.RecentKnown, 0), warmingWindow)}
 		if e.Offered != nil {
 			sp.offered = max(*e.Offered, 0)

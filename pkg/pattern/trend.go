@@ -1,0 +1,84 @@
+package pattern
+
+import "math"
+
+// trend follows whether a family runs out of new URLs as it is crawled, by
+// an estimate of how many URLs it has in all: Chao's estimator from
+// capture-recapture (Chao 1984), the distinct URLs its pages found (D)
+// plus f1²/2f2, where f1 are those found once and f2 those found again.
+// A section of a site is a finite set of pages that link each other: as
+// more of it is crawled the estimate settles on its size. A space that
+// makes its URLs up finds new ones without end, and the few it finds
+// again (a short alphabet's values) grow with the rest: its estimate grows
+// with what it found.
+//
+// What it is for: a wiki's articles, or a shop's products that link a few
+// related ones, are found almost only from each other, as a made-up
+// space's URLs are. When each page links few of them (5-13 of 2,000), the
+// share of known finds stays under warming's bar until a tenth of the
+// section is crawled, more than its budgets give, and the section stopped
+// at its first 60 pages, all the rest held (trapsim.WikiWeb: 16 draws of
+// 100). A family whose estimate held (within trendStable) while its finds
+// doubled may have charged twice what it had, up to the estimate: it goes
+// on as long as the estimate stays put, until closing (budget.go) counts it
+// as a section that ran out of new URLs.
+type trend struct {
+	marks []trendMark // at each power of two of its finds, from trendFirst
+	level int         // marks whose estimate granted more: one grant per mark
+	ext   int         // what the family may have charged at least
+}
+
+// trendMark is a family's distinct URLs and those found again, when its
+// finds (offered and relinks) reached trendFirst<<i.
+type trendMark struct{ offered, refound int }
+
+const (
+	trendFirst  = 32   // finds at the first mark
+	trendMin    = 8    // distinct URLs found again, at least, to estimate
+	trendStable = 1.25 // how much the estimate may grow while the finds double
+	trendMarks  = 24   // trendFirst<<24 finds is past any host
+)
+
+// mark notes the family's counts at each power of two of its finds:
+// called after each change of offered or relinks.
+func (s *space) mark() {
+	finds := s.offered + s.relinks
+	for len(s.trend.marks) < trendMarks && finds >= trendFirst<<len(s.trend.marks) {
+		s.trend.marks = append(s.trend.marks, trendMark{offered: s.offered, refound: s.refound.count()})
+	}
+}
+
+// chao is the estimate of a family's URLs from offered distinct ones, of
+// which refound were found again (+Inf with too few of them to tell).
+func chao(offered, refound int) float64 {
+	if refound < trendMin || refound > offered {
+		return math.Inf(1)
+	}
+	f1 := float64(offered - refound)
+	return float64(offered) + f1*f1/(2*float64(refound))
+}
+
+// converge reports whether the family's estimate held while its finds
+// doubled since a mark not used before, and it has URLs left by it; it then
+// records the grant, twice what it charged, up to the estimate. A family
+// stops finding when its budget is spent: the mark compared is the last
+// one at half its finds or less, not one its pages must reach first.
+func (s *space) converge() bool {
+	t := &s.trend
+	finds := s.offered + s.relinks
+	m := len(t.marks) - 1
+	for m >= 0 && trendFirst<<m > finds/2 {
+		m--
+	}
+	if m < 0 || m+1 <= t.level {
+		return false
+	}
+	then := chao(t.marks[m].offered, t.marks[m].refound)
+	now := chao(s.offered, s.refound.count())
+	if math.IsInf(then, 1) || now > trendStable*then || now <= float64(s.charged) {
+		return false
+	}
+	t.level = m + 1
+	t.ext = max(t.ext, min(2*s.charged, int(now)))
+	return true
+}
