@@ -94,3 +94,37 @@ func TestTrendFiniteSection(t *testing.T) {
 		t.Errorf("%d of 40 sections crawled past their first budget, want 10 or more", past)
 	}
 }
+
+// TestTrendSaved: a family's marks and grants go into the host's saved
+// state and come back, and a crafted state cannot make them negative or
+// unbounded.
+func TestTrendSaved(t *testing.T) {
+	s := &space{}
+	for i := range 3000 {
+		if i%5 == 0 && s.offered > 0 {
+			s.relinks++
+			s.refound.add(uint64(i % (s.offered + 1)))
+		} else {
+			s.offered++
+		}
+		s.mark()
+	}
+	s.charged = 100
+	s.converge()
+	back := trendOf(s.trend.saved())
+	if len(back.marks) != len(s.trend.marks) || back.level != s.trend.level || back.ext != s.trend.ext {
+		t.Fatalf("restored %+v, saved %+v", back, s.trend)
+	}
+	for i := range back.marks {
+		if back.marks[i] != s.trend.marks[i] {
+			t.Errorf("mark %d: restored %+v, saved %+v", i, back.marks[i], s.trend.marks[i])
+		}
+	}
+	if trendOf(nil).ext != 0 || (trend{}).saved() != nil {
+		t.Error("an empty trend is not saved as empty")
+	}
+	bad := trendOf(&savedTrend{Marks: make([][2]int, 100), Level: -3, Ext: -7})
+	if len(bad.marks) > trendMarks || bad.level < 0 || bad.ext < 0 {
+		t.Errorf("crafted state restored as %d marks, level %d, ext %d", len(bad.marks), bad.level, bad.ext)
+	}
+}
