@@ -279,8 +279,8 @@ type space struct {
 	// down its chain, is crawl order, and must not decide whether the
 	// chain earns its way on.
 	owed map[Key]int
-	// trend: whether its share of known finds rises as it is crawled
-	// (trend.go).
+	// trend: its estimated number of URLs at each power of two of its
+	// finds, and what a steady estimate granted (trend.go).
 	trend trend
 }
 

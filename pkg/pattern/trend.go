@@ -24,7 +24,7 @@ import "math"
 // as a section that ran out of new URLs.
 type trend struct {
 	marks []trendMark // at each power of two of its finds, from trendFirst
-	level int         // marks whose estimate granted more: one grant per mark
+	level int         // one past the last mark a grant was compared with: one grant per mark
 	ext   int         // what the family may have charged at least
 }
 
