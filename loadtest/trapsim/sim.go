@@ -91,10 +91,11 @@ type pending struct {
 	host *host
 	it   item
 	dup  bool
-	// unlike: no duplicate of its rewrite target (pattern.Verdict.Unlike)
-	unlike bool
-	links  []string
-	loc    string // a redirect's target
+	// unlike: no duplicate of its rewrite target (pattern.Verdict.Unlike);
+	// noTarget: the target has no copy yet (pattern.Verdict.NoTarget)
+	unlike, noTarget bool
+	links            []string
+	loc              string // a redirect's target
 }
 
 type host struct {
@@ -464,7 +465,7 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 		// As the parser: compared with the target's stored copy, if any.
 		tfp, ok := h.fpOf[it.target]
 		unlike := it.target != 0 && ok && simhash.Distance(tfp, fp) > simhash.MaxDistance
-		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, unlike: unlike, links: p.Links})
+		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, unlike: unlike, noTarget: it.target != 0 && !ok, links: p.Links})
 	}
 	return p
 }
@@ -549,7 +550,7 @@ func (s *sim) deliver() {
 		}
 		relinks := s.relinks(h, p.links)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
-			Unlike: p.unlike, Relinks: relinks})
+			Unlike: p.unlike, NoTarget: p.noTarget, Relinks: relinks})
 		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
 		}

@@ -222,6 +222,7 @@ type Evidence struct {
 	ParentSpace uint64
 	Duplicate   bool
 	Unlike      bool // no duplicate of the rewrite target it was judged against (pattern.Verdict.Unlike)
+	NoTarget    bool // the rewrite target had no copy to judge it against (pattern.Verdict.NoTarget)
 	// Relinks are the page's links to URLs of its host the crawl knew
 	// already (queue.Verdict.RelinkURLs).
 	Relinks []string
@@ -232,7 +233,7 @@ type Evidence struct {
 func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	hp := h.patterns()
 	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
-		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, Relinks: e.Relinks})
+		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, NoTarget: e.NoTarget, Relinks: e.Relinks})
 	return hp.Parked() > 0
 }
 

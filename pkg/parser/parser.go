@@ -320,8 +320,9 @@ type pending struct {
 	// duplicate; their IDs are known only after the first store write.
 	revisitOfBatch, nearOfBatch int
 	// unlike: the page is no duplicate of the stored copy of its rewrite
-	// target (queue.Page.RewriteOf).
-	unlike bool
+	// target (queue.Page.RewriteOf); noTarget: the target has no stored
+	// copy to compare it with.
+	unlike, noTarget bool
 }
 
 // process handles one poll of records end to end. The work per page that
@@ -457,7 +458,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			return err
 		}
 		if targetAt != nil && targetAt[i] > 0 {
-			pd.unlike = unlike(pd, hists[targetAt[i]])
+			pd.unlike, pd.noTarget = unlike(pd, hists[targetAt[i]])
 		}
 		pd.capture.Index = p.indexEntry(pd)
 		batch = append(batch, pd)
@@ -516,13 +517,14 @@ func (pd *pending) duplicate() bool {
 
 // unlike reports whether the page is no duplicate of target, the stored copy
 // of the URL a rewrite being judged maps it onto: a page that copies another
-// variant, not its target, says nothing for the rewrite. False when the
-// target has no copy to compare with: the verdict then stands on the page.
-func unlike(pd *pending, target store.URLHistory) bool {
+// variant, not its target, says nothing for the rewrite. When the target
+// has no copy to compare with (the variant was fetched first), noTarget
+// says so: the page is then judged on whether it duplicates any page.
+func unlike(pd *pending, target store.URLHistory) (unlike, noTarget bool) {
 	if len(target.ContentSHA256) == 0 && target.SimHash == 0 {
-		return false
+		return false, true
 	}
-	return !pd.sameAs(target) && !pd.nearTo(target)
+	return !pd.sameAs(target) && !pd.nearTo(target), false
 }
 
 // revisit reports whether the page is a second visit of its URL: its
@@ -540,7 +542,7 @@ func (pd *pending) verdict() *queue.Verdict {
 	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 300 || pd.revisit() {
 		return nil
 	}
-	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
+	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, NoTarget: pd.noTarget, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
 }
 
 // analysis is what the parallel stage learns about one page.

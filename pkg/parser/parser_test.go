@@ -464,7 +464,7 @@ func TestDuplicateAncestry(t *testing.T) {
 // another variant is a duplicate, but not of its target (Unlike): the
 // "No usage of X" page of every class of a Javadoc is no rewrite onto X.
 // A copy of the target is a duplicate alike; a target with no stored copy
-// leaves the verdict as it would be without one.
+// leaves the verdict as it would be without one, and says so (NoTarget).
 func TestVerdictAgainstRewriteTarget(t *testing.T) {
 	e := testenv.New(t)
 	runParser(t, e, Config{RobotsAgent: "testbot"})
@@ -501,11 +501,11 @@ func TestVerdictAgainstRewriteTarget(t *testing.T) {
 		page("f5", useZ, noUsage, 200, of(fresh)),
 		page("f6", printX, html(strings.Replace(textX, " ", " printable ", 1)), 200, of(x)))
 	wait(6)
-	want := map[string][2]bool{ // duplicate, unlike
-		useX:   {false, true}, // the first of its content, and not its target's
-		useY:   {true, true},  // a copy of use/x.html, not of y.html
-		useZ:   {true, false}, // z.html has no copy: judged on the page alone
-		printX: {true, false},
+	want := map[string][3]bool{ // duplicate, unlike, no target
+		useX:   {false, true, false}, // the first of its content, and not its target's
+		useY:   {true, true, false},  // a copy of use/x.html, not of y.html
+		useZ:   {true, false, true},  // z.html has no copy: judged on the page alone
+		printX: {true, false, false},
 	}
 	for u, w := range want {
 		v, ok := verdicts[u]
@@ -513,8 +513,8 @@ func TestVerdictAgainstRewriteTarget(t *testing.T) {
 			t.Errorf("no verdict of %s", u)
 			continue
 		}
-		if v.Duplicate != w[0] || v.Unlike != w[1] {
-			t.Errorf("verdict of %s: duplicate %v, unlike %v; want %v, %v", u, v.Duplicate, v.Unlike, w[0], w[1])
+		if v.Duplicate != w[0] || v.Unlike != w[1] || v.NoTarget != w[2] {
+			t.Errorf("verdict of %s: duplicate %v, unlike %v, no target %v; want %v", u, v.Duplicate, v.Unlike, v.NoTarget, w)
 		}
 	}
 }

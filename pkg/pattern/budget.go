@@ -208,6 +208,10 @@ type Verdict struct {
 	// was compared with, and it is no duplicate of it (a duplicate of
 	// another page perhaps). Its rewrite counts it as distinct.
 	Unlike bool
+	// NoTarget: admitted with a Decision.Target that had no stored copy
+	// to compare the page with: the variant was fetched before the page
+	// its rewrite maps it onto.
+	NoTarget bool
 	// Relinks are the page's links on its host to URLs the crawl knew
 	// already (normalized, bounded by the parser).
 	Relinks []string

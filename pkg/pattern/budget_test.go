@@ -286,6 +286,81 @@ func TestRewriteJudgedAgainstTarget(t *testing.T) {
 	}
 }
 
+// TestRewriteVariantBeforeTarget: a variant fetched before the page its
+// rewrite maps it onto has nothing to be a duplicate of, so its distinct
+// verdict judges nothing: neither the rule's first variants nor, once it
+// is active, its probes. Past maxBlind such verdicts, one counts as
+// distinct, so a rule onto pages never fetched is judged in the end.
+func TestRewriteVariantBeforeTarget(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	variant := func(i int) (string, string) {
+		return fmt.Sprintf("http://a/story/%d?ref=x", i), fmt.Sprintf("http://a/story/%d", i)
+	}
+	// judge fetches the rule's next variant (the first, or the one the
+	// last verdict released) and gives it the verdict v.
+	judge := func(h *Host[string], next *int, v Verdict) {
+		t.Helper()
+		var probe string
+		for probe == "" && *next < 100 {
+			u, parent := variant(*next)
+			*next++
+			if _, d := offer(h, cfg, u, parent, 0, 0); d.Admit {
+				probe = u
+			}
+		}
+		h.Release(cfg, func(string, Candidate, Decision) {})
+		v.URL, v.Hash = probe, int64(KeyOf(probe))
+		h.Observe(cfg, v)
+	}
+	rule := func(h *Host[string]) RuleUsage {
+		t.Helper()
+		rules := h.Rules()
+		if len(rules) != 1 {
+			t.Fatalf("rules %+v, want drop parameter ref", rules)
+		}
+		return rules[0]
+	}
+
+	h, next := NewHost[string](), 0
+	for range maxBlind {
+		judge(h, &next, Verdict{NoTarget: true})
+	}
+	if r := rule(h); r.Distinct != 0 || r.Blind != maxBlind {
+		t.Fatalf("after %d variants fetched before their targets: %+v, want them passed over", maxBlind, r)
+	}
+	judge(h, &next, Verdict{Duplicate: true})
+	judge(h, &next, Verdict{Duplicate: true, NoTarget: true}) // a duplicate of another page all the same
+	if r := rule(h); !r.Active {
+		t.Fatalf("after two duplicates: %+v, want the rule active", r)
+	}
+	// An active rule's probe that came before its target reverts nothing.
+	var probe Candidate
+	for i := 0; probe.URL == "" && i < 2*rewriteProbeEvery; i++ {
+		if c, d := offer(h, cfg, fmt.Sprintf("http://a/other/%d?ref=y", i), "http://a/", 0, 0); d.Admit {
+			probe = c
+		}
+	}
+	if probe.URL == "" {
+		t.Fatal("no probe of the active rule")
+	}
+	h.Observe(cfg, Verdict{URL: probe.URL, Hash: int64(KeyOf(probe.URL)), NoTarget: true})
+	if r := rule(h); !r.Active {
+		t.Errorf("a probe fetched before its target reverted the rule: %+v", r)
+	}
+
+	// A rule whose targets are never fetched is judged after maxBlind.
+	h, next = NewHost[string](), 0
+	for range maxBlind + 1 {
+		judge(h, &next, Verdict{NoTarget: true})
+	}
+	if r := rule(h); r.Active || r.Distinct != 1 {
+		t.Errorf("after %d variants fetched before their targets: %+v, want one counted distinct", maxBlind+1, r)
+	}
+	if _, d := offer(h, cfg, "http://a/story/99?ref=x", "http://a/story/99", 0, 0); !d.Admit || d.Target != "" {
+		t.Errorf("a variant after the rule was judged distinct: %+v, want it admitted as any URL", d)
+	}
+}
+
 // TestRewriteJudged: while a suspected rewrite waits for its probe's
 // verdict, a variant linked from another variant (a print view listing the
 // print views of other pages) waits too; a probe that fails lets the next

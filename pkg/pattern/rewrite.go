@@ -212,8 +212,19 @@ func splitQuery(q string) []string {
 type ruleStats struct {
 	watched       int // matches fetched whose verdict is not in
 	dup, distinct int
-	matches       int // URLs held or probed since it became active
+	// blind: distinct variants fetched before their targets, which had
+	// no copy to compare them with (Verdict.NoTarget). A variant is
+	// distinct from everything before its target is fetched, the
+	// duplicate it is comes later: the first maxBlind say nothing.
+	blind   int
+	matches int // URLs held or probed since it became active
 }
+
+// maxBlind is how many variants fetched before their targets a rewrite
+// being judged passes over. Past it, one counts as distinct: a rewrite onto
+// URLs that are never fetched (a sibling's target no page links) is judged
+// in the end, and a real family waits for no more than this many verdicts.
+const maxBlind = 3
 
 // active reports whether the rewrite holds what it matches.
 func (r *ruleStats) active() bool { return r.dup >= 2 && r.distinct == 0 }
@@ -328,9 +339,14 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 	if st == nil {
 		return
 	}
-	if v.Duplicate && !v.Unlike {
+	switch {
+	case v.Duplicate && !v.Unlike:
 		st.dup++
-	} else {
+	case v.NoTarget && !v.Duplicate && (st.active() || st.blind < maxBlind):
+		// An active rule's probe, or one of its first variants, came
+		// before its target: nothing to revert or judge it by.
+		st.blind++
+	default:
 		st.distinct++
 	}
 	h.grow(parkKey{parkRewrite, r.key()})
@@ -342,7 +358,8 @@ type RuleUsage struct {
 	Active    bool   `json:"active"`
 	Duplicate int    `json:"duplicate"`
 	Distinct  int    `json:"distinct"`
-	Held      int    `json:"held"` // URLs it held or probed since it became active
+	Blind     int    `json:"before_target"` // variants fetched before their targets (ruleStats.blind)
+	Held      int    `json:"held"`          // URLs it held or probed since it became active
 	Parked    int    `json:"parked"`
 }
 
@@ -350,7 +367,7 @@ type RuleUsage struct {
 func (h *Host[T]) Rules() []RuleUsage {
 	out := make([]RuleUsage, 0, len(h.rules))
 	for r, st := range h.rules {
-		out = append(out, RuleUsage{Rule: r.String(), Active: st.active(), Duplicate: st.dup, Distinct: st.distinct, Held: st.matches,
+		out = append(out, RuleUsage{Rule: r.String(), Active: st.active(), Duplicate: st.dup, Distinct: st.distinct, Blind: st.blind, Held: st.matches,
 			Parked: len(h.parked[parkKey{parkRewrite, r.key()}])})
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -82,6 +82,7 @@ type savedRule struct {
 	Rule     Rewrite `json:"r"`
 	Dup      int     `json:"du,omitempty"`
 	Distinct int     `json:"di,omitempty"`
+	Blind    int     `json:"bl,omitempty"`
 	Matches  int     `json:"m,omitempty"`
 }
 
@@ -132,7 +133,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		s.Spaces = s.Spaces[:maxSavedSpaces]
 	}
 	for r, st := range h.rules {
-		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Matches: st.matches})
+		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches})
 	}
 	if sl := h.slots[""]; sl != nil && !sl.folded {
 		for name := range sl.names {
@@ -199,7 +200,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		h.rules = map[Rewrite]*ruleStats{}
 	}
 	for _, r := range s.Rules {
-		h.rules[r.Rule] = &ruleStats{dup: r.Dup, distinct: r.Distinct, matches: r.Matches}
+		h.rules[r.Rule] = &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches}
 	}
 	if len(s.Folded) > 0 && h.slots == nil {
 		h.slots = map[string]*slot{}

@@ -141,6 +141,9 @@ type Verdict struct {
 	// Unlike: the page had a Page.RewriteOf whose stored copy it is no
 	// duplicate of (pattern.Verdict.Unlike).
 	Unlike bool `json:"unlike,omitempty"`
+	// NoTarget: the page had a Page.RewriteOf with no stored copy yet to
+	// compare it with (pattern.Verdict.NoTarget).
+	NoTarget bool `json:"no_target,omitempty"`
 	// Relinks are the page's links on its host that the store knew
 	// already, as paths with their query (at most MaxRelinks): how often a
 	// URL space's known URLs are found again tells a site's pages, which
