@@ -456,6 +456,22 @@ func (s *space) duplicating() bool {
 	return s.genDup >= 2 && s.genDup >= 2*(s.genDistinct+s.reach(false))
 }
 
+// reprobe reports whether a space its first verdicts found duplicating is
+// probed once more (one page at a time, while none is waiting for its
+// verdict: waiting), because its family's pages came back distinct twice
+// as often as duplicates: two copies in a row among a section's distinct
+// pages (the source listings of a Javadoc, where an inner class's listing
+// is its outer class's) are crawl order, not a space that copies. A space
+// stops being probed again at reprobeVerdicts verdicts of its own; a
+// space of a family of copies never is.
+func (s *space) reprobe(fam *space, waiting int) bool {
+	return waiting == 0 && fam != nil && fam != s && s.genDup+s.genDistinct < reprobeVerdicts && fam.famDistinct >= 2*fam.famDup
+}
+
+// reprobeVerdicts is how many verdicts of its own generated pages a space
+// has at most while its family's record gets it probed again.
+const reprobeVerdicts = 8
+
 // parkKind names the budget that holds a parked URL.
 type parkKind uint8
 
@@ -834,10 +850,14 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	sp, sk := h.entry(cfg, c.Space)
 	fam, fk := h.entry(cfg, Family(c.Space))
 	if c.Grounded && cfg.Probe > 0 && fam.singly(cfg.Probe) && sameHost(c) && !c.Listed && !h.inPark[hash].corroborated(cfg.Referrers) &&
-		(fam.famDistinct+fam.famDup < cfg.Probe || fam.barren(cfg.Probe)) {
+		(fam.famDistinct+fam.famDup < cfg.Probe || fam.barren(cfg.Probe) && (fam.offered > 0 || fam.copying())) {
 		// A family the host links one URL a page of: the first pages are
 		// probes; the rest wait for their verdicts, and stay held while
-		// its pages lead nowhere else, unless enough pages link one.
+		// its pages lead nowhere else and either make up more of it (a
+		// search or calendar widget) or copy each other (a share or print
+		// view), unless enough pages link one. Distinct pages that link
+		// nothing new (the source listing each page of a Javadoc links)
+		// are leaves of the site, at most one a page that links them.
 		return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, fk}}
 	}
 	if c.Grounded {
@@ -863,10 +883,10 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		if fam.copying() {
 			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, fk}}
 		}
-		if sp.duplicating() {
+		if sp.duplicating() && !sp.reprobe(fam, sp.genPending()) {
 			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
 		}
-		if !cfg.TakeGate && sp.genPending() >= sp.window(cfg) {
+		if !cfg.TakeGate && sp.genPending() > 0 && sp.genPending() >= sp.window(cfg) {
 			// Each distinct verdict (or distinct page led to) widens the
 			// space's probing, each duplicate narrows it: after one copy,
 			// the next probe waits for the verdicts in flight.
@@ -930,9 +950,13 @@ func (h *Host[T]) Take(cfg Config, hash int64, u string) Decision {
 	switch fam := h.spaces[p.fam]; {
 	case fam != nil && fam.copying():
 		d = Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, p.fam}}
-	case sp.duplicating():
+	case sp.duplicating() && !sp.reprobe(h.spaces[p.fam], sp.genInFlight()):
 		d = Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, p.space}}
-	case sp.genInFlight() >= sp.window(cfg):
+	case sp.genInFlight() > 0 && sp.genInFlight() >= sp.window(cfg):
+		// The verdicts in flight decide whether the window widens. With
+		// none in flight, waiting would wait for nothing: a space whose
+		// copies outnumber its distinct pages, but not twice over, goes
+		// on one page at a time.
 		return Decision{}
 	}
 	h.version++
