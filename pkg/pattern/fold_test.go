@@ -151,3 +151,28 @@ func TestFoldKeepsExtension(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldedRootIsOneFamily: once a host's root has taken more names than
+// a site has sections (a catch-all answering any name), its files and
+// folders are one family. Split in two, a file linking a new folder and a
+// folder linking a new file were each another family's grounded page
+// pointing in: every page an independent web's soft 404 made up was
+// grounded, and it took 5,597 requests.
+func TestFoldedRootIsOneFamily(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	for i := range foldSections + 1 {
+		// Names the site links from its home page: sections, then too many.
+		offer(h, cfg, fmt.Sprintf("http://a/%s/", word(i)), "", 0, 0)
+	}
+	file, _ := offer(h, cfg, "http://a/kiocet-nisiofla.html", "", 0, 0)
+	if !file.Grounded || file.Space != "/{*}" {
+		t.Fatalf("a seeded root file past the fold: %+v, want grounded in /{*}", file)
+	}
+	h.Observe(cfg, Verdict{URL: file.URL, Hash: int64(KeyOf(file.URL)), Grounded: true})
+	folder := h.Describe(cfg, Found{URL: "http://a/hioshe/", Parent: file.URL})
+	if folder.Grounded || Family(folder.Space) != Family(file.Space) {
+		t.Errorf("%s found on %s: space %s (family %s), grounded %v; want generated, in the file's family %s",
+			folder.URL, folder.Parent, folder.Space, Family(folder.Space), folder.Grounded, Family(file.Space))
+	}
+}

@@ -45,7 +45,7 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 		return c
 	}
 	pspace := h.space(cfg, f.Parent, false)
-	c.ParentSpace = KeyOf(pspace)
+	c.ParentSpace, c.ParentDuplicate = KeyOf(pspace), f.ParentDuplicate
 	if f.Listed {
 		h.pointedOutside(cfg, fam)
 		c.Listed = true
