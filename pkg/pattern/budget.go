@@ -260,6 +260,10 @@ type space struct {
 	// or held): the new URLs its chains found, where relinks counts the
 	// known ones found again (closing).
 	offered int
+	// made counts those of them found on a page of the family itself: the
+	// URLs it made up, where offered counts those its chains led to from
+	// anywhere.
+	made int
 	// recent counts its latest finds, new URLs and known ones found again
 	// for the first time: whether it is closing now (warming), where the
 	// counts above say whether it is over its whole crawl.
@@ -876,14 +880,16 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	sp, sk := h.entry(cfg, c.Space)
 	fam, fk := h.entry(cfg, Family(c.Space))
 	if c.Grounded && cfg.Probe > 0 && fam.singly(cfg.Probe) && sameHost(c) && !c.Listed && !h.inPark[hash].corroborated(cfg.Referrers) &&
-		(fam.famDistinct+fam.famDup < cfg.Probe || fam.barren(cfg.Probe) && (fam.offered > 0 || fam.copying())) {
+		(fam.famDistinct+fam.famDup < cfg.Probe || fam.barren(cfg.Probe) && fam.made >= cfg.Probe) {
 		// A family the host links one URL a page of: the first pages are
 		// probes; the rest wait for their verdicts, and stay held while
-		// its pages lead nowhere else and either make up more of it (a
-		// search or calendar widget) or copy each other (a share or print
-		// view), unless enough pages link one. Distinct pages that link
+		// its pages lead nowhere else and make up more of it (a search or
+		// calendar widget), unless enough pages link one. Pages that link
 		// nothing new (the source listing each page of a Javadoc links)
-		// are leaves of the site, at most one a page that links them.
+		// are leaves of the site, at most one a page that links them,
+		// copies or not: Javadoc's listings of inner classes are their
+		// outer class's, and when the first three fetched were such, the
+		// copying bar held the other 200 listings for good.
 		return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, fk}}
 	}
 	if c.Grounded {
@@ -902,6 +908,9 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	}
 	if h.inPark[hash] == nil && !c.Held {
 		fam.offered++ // found for the first time (a held one found again is relinked)
+		if ps := h.spaces[c.ParentSpace]; ps != nil && Family(ps.name) == fam.name {
+			fam.made++
+		}
 		fam.recent.add(false)
 		fam.mark()
 	}

@@ -33,6 +33,7 @@ type savedSpace struct {
 	Outside     int    `json:"o,omitempty"`  // evidence from other hosts, sitemaps, seeds
 	Relinks     int    `json:"rl,omitempty"` // its known URLs found again on other pages
 	Offered     *int   `json:"of,omitempty"` // its generated URLs first offered; nil in a state saved before it was kept
+	Made        int    `json:"md,omitempty"` // of them, found on its own pages (space.made)
 	RecentNew   int    `json:"rn,omitempty"` // offered and relinks over its latest finds (space.recent)
 	RecentKnown int    `json:"rk,omitempty"`
 	Refound     sketch `json:"rf,omitzero"`  // which of them (space.refound)
@@ -126,7 +127,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved()})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved()})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
 	if len(s.Spaces) > maxSavedSpaces {
@@ -186,6 +187,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		sp.recent = finds{new: min(max(e.RecentNew, 0), warmingWindow), known: min(max(e.RecentKnown, 0), warmingWindow)}
 		if e.Offered != nil {
 			sp.offered = max(*e.Offered, 0)
+			sp.made = min(max(e.Made, 0), sp.offered)
 		} else {
 			// Saved before the count was kept: taken for generating (the
 			// cap on what its URLs found again earn, as then) until its
