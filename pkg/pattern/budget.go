@@ -167,6 +167,8 @@ type Candidate struct {
 	// family whose own pages generated the chain that led here.
 	Origin Key
 	Hops   int // pages of generated chains that led here (0 when grounded)
+	// Made: found on a page of its own family, which made it up.
+	Made bool
 	// ParentDuplicate: found on a page that came back a duplicate, or down
 	// a chain through one. Copies of a page are that page's evidence once:
 	// such a sighting corroborates nothing (referrers).
@@ -908,7 +910,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	}
 	if h.inPark[hash] == nil && !c.Held {
 		fam.offered++ // found for the first time (a held one found again is relinked)
-		if ps := h.spaces[c.ParentSpace]; ps != nil && Family(ps.name) == fam.name {
+		if c.Made {
 			fam.made++
 		}
 		fam.recent.add(false)

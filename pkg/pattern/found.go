@@ -52,6 +52,7 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 		return c
 	}
 	pfam := Family(pspace)
+	c.Made = fam == pfam
 	if k, ok := h.yielders[KeyOf(f.Parent)]; ok && (f.ParentHops > 0 || fam == pfam) {
 		// The page counted as its family's yield carries the chain on.
 		delete(h.yielders, KeyOf(f.Parent))
