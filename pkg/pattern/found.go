@@ -53,7 +53,7 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 	}
 	pfam := Family(pspace)
 	c.Made = fam == pfam
-	if k, ok := h.yielders[KeyOf(f.Parent)]; ok && (f.ParentHops > 0 || fam == pfam) {
+	if k, ok := h.yielders[KeyOf(f.Parent)]; ok && (f.ParentHops > 0 || c.Made) {
 		// The page counted as its family's yield carries the chain on.
 		delete(h.yielders, KeyOf(f.Parent))
 		if o := h.spaces[k]; o != nil && o.yield > 0 {
@@ -65,17 +65,17 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 	case f.ParentHops > 0:
 		// Down a generated chain: the chain's origin pays.
 		c.Grounded, c.Origin, c.Hops = false, f.ParentOrigin, f.ParentHops
-		if fam == pfam || f.ParentDuplicate {
+		if c.Made || f.ParentDuplicate {
 			c.Hops++
 		}
-		if fam == pfam {
+		if c.Made {
 			// A family the chain led to now generates itself: its own
 			// pages pay, not the family the chain began in. A real
 			// section's related-article chain that reaches a search or a
 			// facet would otherwise feed it the section's allowance.
 			c.Origin = KeyOf(pfam)
 		}
-	case fam == pfam || f.ParentDuplicate:
+	case c.Made || f.ParentDuplicate:
 		c.Grounded, c.Origin, c.Hops = false, KeyOf(pfam), 1
 	case offshoots && h.offshoot(KeyOf(pfam)):
 		// A page of an offshoot links a new family: generated, charged
