@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
@@ -35,6 +36,7 @@ const (
 	DefaultEstimate       = true
 	DefaultRefound        = 1
 	DefaultTakeGate       = true
+	DefaultDwindle        = true
 	// YieldGrowth is what a family earns for each distinct page its
 	// generated pages led to outside itself (up to the yield share).
 	YieldGrowth        = 2
@@ -80,11 +82,15 @@ type Config struct {
 	// of each other is a finite set; a made-up space's estimate grows with
 	// what it finds.
 	Estimate bool
+	// Dwindle lets a family whose made-up pages make up fewer new URLs
+	// than are fetched (three for every four, over its crawl; branching)
+	// fetch what it finds, past its budgets: it runs out by itself.
+	Dwindle bool
 }
 
 // DefaultConfig returns the budgets the flags default to.
 func DefaultConfig() Config {
-	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate, Estimate: DefaultEstimate}.WithDefaults()
+	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate, Estimate: DefaultEstimate, Dwindle: DefaultDwindle}.WithDefaults()
 }
 
 // RegisterFlags registers the budgets under prefix.
@@ -98,6 +104,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.Refound, prefix+"pattern-refound", DefaultRefound, "generated URLs a family earns for each distinct URL of it found again on another page of its host, not a neighbour of it: a section whose pages link each other is crawled to its last page, a space whose URLs are each found on the page that made them up is not (0 or negative = off)")
 	fs.BoolVar(&c.TakeGate, prefix+"pattern-take-gate", DefaultTakeGate, "count a space's probes in flight when its URLs are fetched, not when they are found: a generated URL waits in its host's queue while its space has dup-probe (plus what its verdicts earned) fetched pages unjudged, and one of a space found duplicating by its turn is held then; found faster than fetched, a plain site's pages are no longer held on their way")
 	fs.BoolVar(&c.Estimate, prefix+"pattern-estimate", DefaultEstimate, "let a family whose estimated number of URLs (from how many of them its pages found once and found again) held while its finds doubled go on past its budgets, twice what it had each time, up to the estimate: a section of a site whose pages each link a few of its pages is a finite set, a made-up space's estimate grows with what it finds (false: the budgets alone)")
+	fs.BoolVar(&c.Dwindle, prefix+"pattern-dwindle", DefaultDwindle, "let a family whose pages made up by its own pages make up at most three new URLs of it for every four fetched (over its crawl, and no more than one a page lately) fetch what it finds, past its budgets: a forum's threads and their later pages, a tree whose leaves link nothing new, run out by themselves; an endless space makes up one or more a page (false: the budgets alone)")
 	fs.IntVar(&c.Probe, prefix+"dup-probe", DefaultProbe, "generated URLs of one space (and matches of one suspected duplicate-producing rewrite) fetched before the verdicts on them are in; a space or rewrite whose probes come back duplicates is held (0 or negative = off)")
 }
 
@@ -270,6 +277,9 @@ type space struct {
 	// for the first time: whether it is closing now (warming), where the
 	// counts above say whether it is over its whole crawl.
 	recent finds
+	// branch counts the new URLs of it that its made-up pages made up, per
+	// page fetched (branching).
+	branch branching
 	// refound sketches which of its URLs were found again (refound.count):
 	// every distinct one earns the family one more URL (allowance).
 	refound sketch
@@ -568,6 +578,7 @@ func (h *Host[T]) Corroborated() int { return h.corroborated }
 // number that corroborates it.
 type referrers struct {
 	pages []uint64
+	next  bool // a page whose URL is the next or previous of its (nextAgain)
 }
 
 // Neighbours reports whether two URLs are made from one another: the same
@@ -596,6 +607,57 @@ func Neighbours(u, parent string) bool {
 	return down && d.Suffix == "" || up && p.Suffix == ""
 }
 
+// nextNumber reports whether two URLs are the same but for one number, one
+// apart: the next or previous of a sequence (page 3 and 4 of a listing,
+// this month and the next, this year and the last), whatever it counts.
+// Two numbers further apart are not: records by their number (/item/1234)
+// link the related records they list.
+func nextNumber(a, b string) bool {
+	if len(a) != len(b) && (len(a)-len(b) > 1 || len(b)-len(a) > 1) {
+		return false // one digit more at most: 9 and 10, 99 and 100
+	}
+	i, j := 0, 0
+	seen := false
+	for i < len(a) && j < len(b) {
+		if !isDigit(a[i]) || !isDigit(b[j]) {
+			if a[i] != b[j] {
+				return false
+			}
+			i++
+			j++
+			continue
+		}
+		si, sj := i, j
+		for i < len(a) && isDigit(a[i]) {
+			i++
+		}
+		for j < len(b) && isDigit(b[j]) {
+			j++
+		}
+		x, y := a[si:i], b[sj:j]
+		if x == y {
+			continue
+		}
+		if seen || !oneApart(x, y) {
+			return false
+		}
+		seen = true
+	}
+	return seen && i == len(a) && j == len(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// oneApart reports whether two runs of digits are numbers one apart.
+func oneApart(x, y string) bool {
+	if len(x) > 18 || len(y) > 18 {
+		return false
+	}
+	m, _ := strconv.ParseInt(x, 10, 64)
+	n, _ := strconv.ParseInt(y, 10, 64)
+	return m-n == 1 || n-m == 1
+}
+
 // otherValue reports whether two queries are each one parameter, of the
 // same name and another value.
 func otherValue(a, b string) bool {
@@ -616,7 +678,7 @@ func (r *referrers) add(c Candidate) {
 		return
 	}
 	var p uint64
-	if c.Parent != "" && !Neighbours(c.URL, c.Parent) {
+	if c.Parent != "" && !Neighbours(c.URL, c.Parent) && !r.nextAgain(c) {
 		p = uint64(KeyOf(c.Parent))
 		if slices.Contains(r.pages, p) {
 			return
@@ -630,6 +692,23 @@ func (r *referrers) add(c Candidate) {
 			r.pages = append(r.pages, k)
 		}
 	}
+}
+
+// nextAgain reports whether c's parent is the URL's next or previous
+// (nextNumber) and one such was counted already. A calendar links each
+// month from the months and years either side, four pages that made it
+// up: every month it made up was corroborated, 4,969 of a crawl of 5,000
+// (TestCalendarOfDistinctMonths). A chain of numbered pages links each
+// from the one before it, and that one counts.
+func (r *referrers) nextAgain(c Candidate) bool {
+	if !nextNumber(c.URL, c.Parent) {
+		return false
+	}
+	if r.next {
+		return true
+	}
+	r.next = true
+	return false
 }
 
 // others is how many of the pages counted for a URL parked as c are not its
@@ -779,6 +858,13 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 		// 2,926 requests in five minutes, 908 without this.
 		return first + ev + min(yield, most) + share
 	}
+	if f.charged >= warmingBudget && f.outgrowing() {
+		// Found again as densely as a section, and growing with what it
+		// finds as a section does not: what it finds again is its own
+		// making (a calendar's months, linked from the months and years
+		// either side), and earns nothing.
+		return max(first+ev+min(yield, most)+share, f.trend.ext)
+	}
 	capped := first + ev + min(yield+refound, most) + share
 	uncapped := first + ev + min(yield, most) + refound + share
 	switch {
@@ -866,6 +952,13 @@ func (h *Host[T]) corroborateQueued(cfg Config, u, parent string) {
 // admission back with Unadmit.
 func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
 	h.version++
+	if c.Made && c.Hops > 1 && !c.Held && h.inPark[hash] == nil {
+		// Made up on a page the family made up itself, whatever holds it
+		// next: a rewrite's variants are new URLs all the same.
+		if f := h.spaces[KeyOf(Family(c.Space))]; f != nil {
+			f.branch.made++
+		}
+	}
 	if d, ok := h.rewrite(cfg, hash, c); ok {
 		return d
 	}
@@ -934,7 +1027,9 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	if origin == nil {
 		origin, c.Origin = fam, fk
 	}
-	if cfg.Budget > 0 && origin.charged >= h.allowance(cfg, origin) {
+	// A family whose pages make up fewer new URLs than are fetched runs
+	// out of them by itself (space.branch): no budget holds it.
+	if cfg.Budget > 0 && !(cfg.Dwindle && origin.branch.dwindling()) && origin.charged >= h.allowance(cfg, origin) {
 		if !cfg.Estimate || origin.copiesOften() || !origin.converge() || origin.charged >= h.allowance(cfg, origin) {
 			return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, c.Origin}}
 		}
@@ -1117,6 +1212,9 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.links(cfg, v, sp, sk, fam, fk)
 	// A verdict of its page re-decides the URLs a family holds as probes.
 	h.grow(parkKey{parkFamily, fk})
+	if !v.Grounded && fam.branch.judged() {
+		h.grow(parkKey{parkFamily, fk})
+	}
 	if v.Duplicate {
 		fam.famDup++
 		h.grow(parkKey{parkSpace, fk})
@@ -1453,6 +1551,9 @@ type Usage struct {
 	Lead      int     `json:"lead"` // distinct pages outside it its pages led to or link
 	DupShare  float64 `json:"duplicate_share"`
 	Parked    int     `json:"parked"`
+	// Dwindling: its made-up pages make up fewer new URLs than are
+	// fetched, and no budget holds it (space.branch).
+	Dwindling bool `json:"dwindling,omitempty"`
 }
 
 // Top returns up to n spaces and families, those with the most generated URLs
@@ -1461,7 +1562,7 @@ func (h *Host[T]) Top(cfg Config, n int) []Usage {
 	out := make([]Usage, 0, len(h.spaces))
 	for k, s := range h.spaces {
 		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Offered: s.offered, Refound: s.refound.count(), Lead: s.reach(true),
-			Parked: len(h.parked[parkKey{parkFamily, k}]) + len(h.parked[parkKey{parkSpace, k}])}
+			Parked: len(h.parked[parkKey{parkFamily, k}]) + len(h.parked[parkKey{parkSpace, k}]), Dwindling: s.branch.dwindling()}
 		if cfg.Budget > 0 {
 			u.Budget = h.allowance(cfg, s)
 		}

@@ -47,6 +47,10 @@ type savedSpace struct {
 	Owed map[Key]int `json:"ow,omitempty"`
 	// Its estimate's marks and what they granted (space.trend).
 	Trend *savedTrend `json:"tr,omitempty"`
+	// Its branching: made-up pages fetched and new URLs made up on them,
+	// now and when its window began, and whether that window grew.
+	Branch  *[4]int `json:"br,omitempty"`
+	Growing bool    `json:"bg,omitempty"`
 }
 
 type savedTrend struct {
@@ -64,6 +68,23 @@ func (t trend) saved() *savedTrend {
 		st.Marks = append(st.Marks, [2]int{m.offered, m.refound})
 	}
 	return st
+}
+
+func (b branching) saved() *[4]int {
+	if b.pages == 0 && b.made == 0 {
+		return nil
+	}
+	return &[4]int{b.pages, b.made, b.winPages, b.winMade}
+}
+
+// branchingOf is a saved branching back, its window within its counts.
+func branchingOf(c *[4]int, growing bool) branching {
+	if c == nil {
+		return branching{}
+	}
+	b := branching{pages: max(c[0], 0), made: max(c[1], 0), growing: growing}
+	b.winPages, b.winMade = min(max(c[2], 0), b.pages), min(max(c[3], 0), b.made)
+	return b
 }
 
 // trendOf is a saved trend back, its counts bounded as a crafted or
@@ -127,7 +148,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved()})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved(), Branch: e.branch.saved(), Growing: e.branch.growing})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
 	if len(s.Spaces) > maxSavedSpaces {
@@ -184,6 +205,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		sp.beyond = sp.linked.count() - sp.most
 		sp.owed = owedOf(e.Owed)
 		sp.trend = trendOf(e.Trend)
+		sp.branch = branchingOf(e.Branch, e.Growing)
 		sp.recent = finds{new: min(max(e.RecentNew, 0), warmingWindow), known: min(max(e.RecentKnown, 0), warmingWindow)}
 		if e.Offered != nil {
 			sp.offered = max(*e.Offered, 0)

@@ -65,20 +65,84 @@ func chao(offered, refound int) float64 {
 // one at half its finds or less, not one its pages must reach first.
 func (s *space) converge() bool {
 	t := &s.trend
-	finds := s.offered + s.relinks
-	m := len(t.marks) - 1
-	for m >= 0 && trendFirst<<m > finds/2 {
-		m--
-	}
+	m, then, now := s.estimates()
 	if m < 0 || m+1 <= t.level {
 		return false
 	}
-	then := chao(t.marks[m].offered, t.marks[m].refound)
-	now := chao(s.offered, s.refound.count())
 	if math.IsInf(then, 1) || now > trendStable*then || now <= float64(s.charged) {
 		return false
 	}
 	t.level = m + 1
 	t.ext = max(t.ext, min(2*s.charged, int(now)))
 	return true
+}
+
+// outgrowing reports whether a family's estimate grew with its finds: at
+// least trendGrowing times what it was when it had found half as much. A
+// section closes on its size however densely its pages link each other;
+// a space that counts its URLs (a calendar: each month links the months
+// and years either side) finds most of its links known, as a section
+// does, and its estimate grows with every page.
+func (s *space) outgrowing() bool {
+	m, then, now := s.estimates()
+	return m >= 0 && !math.IsInf(then, 1) && !math.IsInf(now, 1) && now > trendGrowing*then
+}
+
+// estimates returns a family's estimate now, and at its last mark at half
+// its finds or less (m, -1 when it has none yet).
+func (s *space) estimates() (m int, then, now float64) {
+	finds := s.offered + s.relinks
+	m = len(s.trend.marks) - 1
+	for m >= 0 && trendFirst<<m > finds/2 {
+		m--
+	}
+	if m < 0 {
+		return m, math.Inf(1), math.Inf(1)
+	}
+	return m, chao(s.trend.marks[m].offered, s.trend.marks[m].refound), chao(s.offered, s.refound.count())
+}
+
+const trendGrowing = 1.5
+
+// branching follows how many new URLs of a family its made-up pages make up
+// in turn, per such page fetched: a family's crawl is a branching process,
+// each page a parent of the new URLs it makes up. Below one a page,
+// whatever the family's URLs look like and however its pages differ, its
+// unfetched URLs run out: a forum's threads end in their last pages, a
+// tree's leaves link nothing new. An endless space makes up at least one a
+// page, or it would end: a calendar a month ahead per month fetched, a
+// search several related searches per result.
+//
+// A family dwindles when its made-up pages made up at most three new URLs
+// for every four fetched, over its whole crawl, and its latest window of
+// them made up no more than one a page: it may fetch what it has found.
+// While it is so, what it makes up is bounded by what it fetched: a trap
+// in a family of real pages that link nothing new gets a fraction of them.
+// Pages the site links (grounded) are left out on both sides: a section's
+// entries that link nothing of it would make a chain of one a page look
+// dwindling.
+type branching struct {
+	pages, made       int // made-up pages fetched, new URLs made up on them
+	winPages, winMade int // the same when the latest window began
+	growing           bool
+}
+
+// branchWindow is how many made-up pages a family fetches before it may
+// dwindle, and between two looks at its latest window.
+const branchWindow = 8
+
+// judged counts a made-up page of the family fetched, and reports whether
+// it dwindles now while it did not before.
+func (b *branching) judged() bool {
+	was := b.dwindling()
+	b.pages++
+	if n := b.pages - b.winPages; n >= branchWindow {
+		b.growing = b.made-b.winMade > n
+		b.winPages, b.winMade = b.pages, b.made
+	}
+	return !was && b.dwindling()
+}
+
+func (b *branching) dwindling() bool {
+	return b.pages >= branchWindow && 4*b.made <= 3*b.pages && !b.growing
 }
