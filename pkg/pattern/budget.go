@@ -557,6 +557,7 @@ type Host[T any] struct {
 type pendingURL struct {
 	space, fam, origin Key  // origin: the family charged
 	taken              bool // fetched through Take (counted in genTaken)
+	made               bool // counted as made up by a made-up page (branching)
 }
 
 // queuedURL is a generated URL admitted and waiting for its turn, with
@@ -952,23 +953,40 @@ func (h *Host[T]) corroborateQueued(cfg Config, u, parent string) {
 // admission back with Unadmit.
 func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
 	h.version++
-	if c.Made && c.Hops > 1 && !c.Held && h.inPark[hash] == nil {
-		// Made up on a page the family made up itself, whatever holds it
-		// next: a rewrite's variants are new URLs all the same.
-		if f := h.spaces[KeyOf(Family(c.Space))]; f != nil {
-			f.branch.made++
-		}
-	}
 	if d, ok := h.rewrite(cfg, hash, c); ok {
+		// A variant of a page (print, reply-to, AMP) is a copy of it, held
+		// for good once its rewrite is learned: no new page of its family.
 		return d
 	}
+	if !c.Held && h.inPark[hash] == nil {
+		h.madeUp(c, false)
+	}
 	d := h.admit(cfg, hash, c)
-	if !d.Admit {
-		h.unwatch(hash)
-	} else if r, ok := h.watch[hash]; ok {
+	// A variant watched for its rewrite and held by a budget stays its
+	// rewrite's probe while it waits: the next variant would be watched
+	// and held in turn, each a new URL of its family (a forum's print
+	// view of every thread page), and the rewrite never judged.
+	if r, ok := h.watch[hash]; ok && d.Admit {
 		d.Target, _ = r.Apply(c.URL)
 	}
 	return d
+}
+
+// madeUp counts a new URL made up on a page its family made up itself
+// (branching). One counted late (held by a rewrite until it was judged)
+// was made before the family's latest window: a rewrite judged distinct
+// releases its variants at once, and counted in the window they made it
+// look growing.
+func (h *Host[T]) madeUp(c Candidate, late bool) {
+	if !c.Made || c.Hops <= 1 {
+		return
+	}
+	if f := h.spaces[KeyOf(Family(c.Space))]; f != nil {
+		f.branch.made++
+		if late {
+			f.branch.winMade++
+		}
+	}
 }
 
 func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
@@ -1049,7 +1067,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		if h.pending == nil {
 			h.pending = map[int64]pendingURL{}
 		}
-		h.pending[hash] = pendingURL{space: sk, fam: fk, origin: c.Origin}
+		h.pending[hash] = pendingURL{space: sk, fam: fk, origin: c.Origin, made: c.Made && c.Hops > 1}
 	}
 	return Decision{Admit: true, Last: true}
 }
@@ -1200,7 +1218,8 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.judgeRewrite(v)
 	space := h.space(cfg, v.URL, false)
 	sp, sk := h.entry(cfg, space)
-	if k, ok := h.pending[v.Hash]; ok {
+	k, pending := h.pending[v.Hash]
+	if pending {
 		// Counted where it was admitted: a path position that folded since
 		// would otherwise leave that space waiting for the verdict.
 		delete(h.pending, v.Hash)
@@ -1212,7 +1231,7 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.links(cfg, v, sp, sk, fam, fk)
 	// A verdict of its page re-decides the URLs a family holds as probes.
 	h.grow(parkKey{parkFamily, fk})
-	if !v.Grounded && fam.branch.judged() {
+	if !v.Grounded && fam.branch.judged(v.Duplicate, pending && k.made) {
 		h.grow(parkKey{parkFamily, fk})
 	}
 	if v.Duplicate {
@@ -1440,6 +1459,11 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 					continue
 				}
 				d := h.Admit(cfg, pu.hash, c)
+				if k.kind == parkRewrite && d.key.kind != parkRewrite {
+					// Held as a variant until its rewrite was judged
+					// distinct: a new page of its family after all.
+					h.madeUp(c, true)
+				}
 				if d.Admit {
 					delete(h.inPark, pu.hash)
 					d.Corroborated = c.Grounded && !pu.c.Grounded

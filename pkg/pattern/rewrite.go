@@ -242,6 +242,11 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 		return Decision{}, false
 	}
 	for r, st := range h.rules {
+		if w, ok := h.watch[hash]; ok && w == r {
+			if _, ok := r.Apply(c.URL); ok {
+				return Decision{}, false // its probe, held by a budget and released
+			}
+		}
 		if !st.active() {
 			if st.distinct == 0 && (st.watched >= 1 || st.dup >= 1) {
 				// Judged now: what it applies to waits for the verdict,
@@ -283,7 +288,7 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 	}
 	st := h.rules[r]
 	if st == nil {
-		if len(h.rules) >= maxRules {
+		if len(h.rules) >= maxRules && !h.dropDeadRule() {
 			return Decision{}, false
 		}
 		if h.rules == nil {
@@ -303,6 +308,23 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 	}
 	h.watchURL(hash, r, st)
 	return Decision{}, false
+}
+
+// dropDeadRule forgets one rewrite that a variant proved distinct and that
+// waits for no verdict, to make room for a new one, and reports whether it
+// did. Every page an index lists is a variant of the index by its path
+// ("/board/" and "/board/t12-title/"): one rewrite each, proved distinct by
+// its first page, and a forum's 64 first threads took the host's whole
+// table before the print view each thread links was ever seen. Forgotten,
+// such a rewrite costs one probe more if it comes again.
+func (h *Host[T]) dropDeadRule() bool {
+	for r, st := range h.rules {
+		if st.distinct > 0 && st.watched == 0 && len(h.parked[parkKey{parkRewrite, r.key()}]) == 0 {
+			delete(h.rules, r)
+			return true
+		}
+	}
+	return false
 }
 
 func (h *Host[T]) watchURL(hash int64, r Rewrite, st *ruleStats) {

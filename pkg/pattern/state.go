@@ -48,8 +48,9 @@ type savedSpace struct {
 	// Its estimate's marks and what they granted (space.trend).
 	Trend *savedTrend `json:"tr,omitempty"`
 	// Its branching: made-up pages fetched and new URLs made up on them,
-	// now and when its window began, and whether that window grew.
-	Branch  *[4]int `json:"br,omitempty"`
+	// now and when its window began, those of them judged distinct and the
+	// copies taken out; and whether its window grew.
+	Branch  *[6]int `json:"br,omitempty"`
 	Growing bool    `json:"bg,omitempty"`
 }
 
@@ -70,20 +71,21 @@ func (t trend) saved() *savedTrend {
 	return st
 }
 
-func (b branching) saved() *[4]int {
-	if b.pages == 0 && b.made == 0 {
+func (b branching) saved() *[6]int {
+	if b.pages == 0 && b.made == 0 && b.madeDup == 0 {
 		return nil
 	}
-	return &[4]int{b.pages, b.made, b.winPages, b.winMade}
+	return &[6]int{b.pages, b.made, b.winPages, b.winMade, b.madeDistinct, b.madeDup}
 }
 
 // branchingOf is a saved branching back, its window within its counts.
-func branchingOf(c *[4]int, growing bool) branching {
+func branchingOf(c *[6]int, growing bool) branching {
 	if c == nil {
 		return branching{}
 	}
-	b := branching{pages: max(c[0], 0), made: max(c[1], 0), growing: growing}
+	b := branching{pages: max(c[0], 0), made: max(c[1], 0), growing: growing, madeDup: max(c[5], 0)}
 	b.winPages, b.winMade = min(max(c[2], 0), b.pages), min(max(c[3], 0), b.made)
+	b.madeDistinct = min(max(c[4], 0), b.made)
 	return b
 }
 

@@ -121,28 +121,57 @@ const trendGrowing = 1.5
 // Pages the site links (grounded) are left out on both sides: a section's
 // entries that link nothing of it would make a chain of one a page look
 // dwindling.
+//
+// Copies are no parents and, counted as children, make nothing: a print,
+// AMP or share view that each page makes up would make a forum that ends
+// look as if it grew. Those fetched are taken out; of those not fetched
+// yet (held by a budget), the share that the fetched ones copied is.
 type branching struct {
-	pages, made       int // made-up pages fetched, new URLs made up on them
+	pages, made       int // made-up pages fetched distinct, new URLs made up on them (less those that came back copies)
 	winPages, winMade int // the same when the latest window began
-	growing           bool
+	// Of made, those fetched and judged distinct; and the copies taken out.
+	madeDistinct, madeDup int
+	growing               bool
 }
 
 // branchWindow is how many made-up pages a family fetches before it may
 // dwindle, and between two looks at its latest window.
 const branchWindow = 8
 
-// judged counts a made-up page of the family fetched, and reports whether
-// it dwindles now while it did not before.
-func (b *branching) judged() bool {
+// judged counts a made-up page of the family fetched (made: counted as
+// made up by a made-up page), and reports whether the family dwindles now
+// while it did not before.
+func (b *branching) judged(duplicate, made bool) bool {
 	was := b.dwindling()
-	b.pages++
-	if n := b.pages - b.winPages; n >= branchWindow {
-		b.growing = b.made-b.winMade > n
-		b.winPages, b.winMade = b.pages, b.made
+	switch {
+	case duplicate && made && b.made > 0:
+		b.made--
+		b.madeDup++
+		b.winMade = min(b.winMade, b.made)
+	case !duplicate:
+		if made {
+			b.madeDistinct++
+		}
+		b.pages++
+		if n := b.pages - b.winPages; n >= branchWindow {
+			b.growing = b.made-b.winMade > n
+			b.winPages, b.winMade = b.pages, b.made
+		}
 	}
 	return !was && b.dwindling()
 }
 
 func (b *branching) dwindling() bool {
-	return b.pages >= branchWindow && 4*b.made <= 3*b.pages && !b.growing
+	return b.pages >= branchWindow && 4*b.fertile() <= 3*float64(b.pages) && !b.growing
+}
+
+// fertile is how many of the new URLs made up are not copies: those judged
+// distinct, and of those not judged yet, the share of the judged ones that
+// were not copies.
+func (b *branching) fertile() float64 {
+	unjudged := float64(max(b.made-b.madeDistinct, 0))
+	if judged := b.madeDistinct + b.madeDup; judged > 0 {
+		return float64(b.madeDistinct) + unjudged*float64(b.madeDistinct)/float64(judged)
+	}
+	return unjudged
 }
