@@ -2163,7 +2163,7 @@ func TestCalendarOfDistinctMonths(t *testing.T) {
 			n++
 		}
 	}
-	if n > 200 {
-		t.Errorf("a calendar of distinct months: %d months fetched, want at most 200", n)
+	if n > 100 {
+		t.Errorf("a calendar of distinct months: %d months fetched, want at most 100", n)
 	}
 }
