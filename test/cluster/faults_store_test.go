@@ -376,7 +376,13 @@ func (s *storeFault) unsavedMarks(p *proc) int {
 	n := 0
 	for _, line := range strings.Split(string(b), "\n") {
 		var rec struct{ Msg, Err string }
-		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != "save fetcher state on shutdown" {
+		// By prefix: the message goes on to say what the failure leaves
+		// (since b333b4c, "; offsets since the last save left
+		// uncommitted"), and an exact match read no unsaved mark at all
+		// from then on: a run whose fetcher-2 did leave some failed on
+		// their duplicates (30 duplicates, 30 marks unsaved, 0 read, in one
+		// run of make test here).
+		if json.Unmarshal([]byte(line), &rec) != nil || !strings.HasPrefix(rec.Msg, "save fetcher state on shutdown") {
 			continue
 		}
 		if _, err := fmt.Sscanf(rec.Err, "update %d urls", &n); err != nil {
