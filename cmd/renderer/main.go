@@ -25,7 +25,9 @@ import (
 	"github.com/crawlcluster/crawler/pkg/browser"
 	"github.com/crawlcluster/crawler/pkg/config"
 	"github.com/crawlcluster/crawler/pkg/ops"
+	"github.com/crawlcluster/crawler/pkg/render"
 	"github.com/crawlcluster/crawler/pkg/renderer"
+	"github.com/crawlcluster/crawler/pkg/store"
 )
 
 const uses = backend.Broker | backend.DB | backend.Blobs
@@ -85,6 +87,14 @@ func run() int {
 	res, bcfg, rcfg := flags.Build(path, *defaultDelay, core.Store, renderer.BlobRecords(blobs),
 		func(ctx context.Context, recs ...*kgo.Record) error { return r.Produce(ctx, recs...) })
 	bcfg.Log = logger.With("component", "browser")
+	if rs, ok := core.Store.(interface{ Render() store.RenderStore }); ok {
+		// Asked at a sampled page's turn: the parsers' verdicts, read from
+		// the store they record them in, a second old at most.
+		rcfg.Again = render.NewDecider(render.Policy{Mode: render.ModeAuto, VerdictTTL: time.Second}, rs.Render())
+		if c, ok := core.Store.(store.Controller); ok {
+			rcfg.Again.Watch(ctx, c.Control(), logger) // the console's render mode of a host
+		}
+	}
 	newPool := func() (*browser.Pool, error) { return browser.New(ctx, bcfg) }
 	r, err = renderer.New(rcfg, newPool, res, core.Brokers.ClientOptions(logger), core.Registry, logger)
 	if err != nil {

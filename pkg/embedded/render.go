@@ -49,6 +49,7 @@ func startRenderer(ctx context.Context, cfg Config, db *sqlite.DB, kopts []kgo.O
 		func(ctx context.Context, recs ...*kgo.Record) error { return r.Produce(ctx, recs...) })
 	bcfg.Log = log.With("component", "browser")
 	newPool := func() (*browser.Pool, error) { return browser.New(ctx, bcfg) }
+	rcfg.Again = decider // the parsers' own: what they learnt is in it at once
 	r, err = renderer.New(rcfg, newPool, res, kopts, reg, log.With("component", "renderer"))
 	if err != nil {
 		return nil, nil, err

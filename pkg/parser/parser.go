@@ -423,7 +423,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			continue
 		}
 		if a.toRender {
-			rec, err := renderRecord(srcs[i], pg, a.renderReason)
+			rec, err := renderRecord(srcs[i], pg, a.renderReason, a.renderSample)
 			if err != nil {
 				return err
 			}
@@ -556,6 +556,7 @@ type analysis struct {
 	// the decision to record for it.
 	toRender     bool
 	renderReason string
+	renderSample bool // sent to learn its section (render.Decision.Sample)
 	decision     *store.RenderDecision
 	// A rendered page's comparison with its HTML, judged with the batch,
 	// and the links rendering added, normalized, by their URL in the DOM.

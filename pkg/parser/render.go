@@ -45,7 +45,7 @@ func (p *Parser) renderStage(ctx context.Context, pg queue.Page, a *analysis) {
 	}
 	switch {
 	case dec.Render:
-		a.toRender, a.renderReason = true, dec.Reason
+		a.toRender, a.renderReason, a.renderSample = true, dec.Reason, dec.Sample
 		a.out = pageOut{p: p, hops: a.out.hops}
 		p.metrics.pages.WithLabelValues("render_sent").Inc()
 	case dec.Record:
@@ -98,13 +98,22 @@ func (p *Parser) readRendered(pg queue.Page, a *analysis) {
 	p.metrics.pages.WithLabelValues("rendered").Inc()
 }
 
-// failedRender is the decision of a page the render tier could not render:
-// it is stored and read from its HTML, with the reason.
+// failedRender is the decision of a page the render tier could not render,
+// or skipped at its turn (queue.RenderSkipped): it is stored and read from
+// its HTML, with the reason.
 func failedRender(pg queue.Page, a *analysis) {
-	if pg.Render == nil || pg.Render.Outcome != queue.RenderFailed || a.decision != nil {
+	if pg.Render == nil || a.decision != nil {
 		return
 	}
-	d := &store.RenderDecision{Decision: store.RenderFailed, Reason: pg.Render.Reason + "; failed: " + pg.Render.Error, Detail: detailJSON(pg.Render)}
+	var d *store.RenderDecision
+	switch pg.Render.Outcome {
+	case queue.RenderFailed:
+		d = &store.RenderDecision{Decision: store.RenderFailed, Reason: pg.Render.Reason + "; failed: " + pg.Render.Error, Detail: detailJSON(pg.Render)}
+	case queue.RenderSkipped:
+		d = &store.RenderDecision{Decision: store.RenderSkipped, Reason: pg.Render.Reason}
+	default:
+		return
+	}
 	if a.doc != nil {
 		d.LinksHTML, d.TextHTML = len(a.doc.Links), len(a.doc.Text)
 	}
@@ -130,8 +139,8 @@ func hasScript(body []byte) bool {
 
 // renderRecord is the crawl.render record of a page sent to be rendered,
 // keyed as its crawl.pages record was.
-func renderRecord(src *kgo.Record, pg queue.Page, reason string) (*kgo.Record, error) {
-	pg.Render = &queue.Render{Reason: reason}
+func renderRecord(src *kgo.Record, pg queue.Page, reason string, sample bool) (*kgo.Record, error) {
+	pg.Render = &queue.Render{Reason: reason, Sample: sample}
 	v, err := queue.EncodePage(pg)
 	if err != nil {
 		return nil, fmt.Errorf("encode page for crawl.render: %w", err)

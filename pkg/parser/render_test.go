@@ -30,6 +30,19 @@ func TestRenderDetailRecorded(t *testing.T) {
 	if s := detailJSON(&queue.Render{}); s != "" {
 		t.Errorf("no detail recorded as %q", s)
 	}
+	// A sample the render tier skipped at its turn is recorded skipped,
+	// with why; a page on its way there (no outcome) records nothing.
+	a = &analysis{}
+	reason := "signals: noscript; learning section /api/; not rendered at its turn: section /api/: rendering found more on 0 of 3 pages"
+	failedRender(queue.Page{Render: &queue.Render{Reason: reason, Sample: true, Outcome: queue.RenderSkipped}}, a)
+	if a.decision == nil || a.decision.Decision != store.RenderSkipped || a.decision.Reason != reason || a.decision.Compared {
+		t.Errorf("skipped sample's decision %+v, want skipped with %q", a.decision, reason)
+	}
+	a = &analysis{}
+	failedRender(queue.Page{Render: &queue.Render{Reason: "signals"}}, a)
+	if a.decision != nil {
+		t.Errorf("page without an outcome decided %+v", a.decision)
+	}
 }
 
 // TestRenderJudgedAgainstKnownLinks: a rendered page gained when its DOM

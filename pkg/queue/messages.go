@@ -277,15 +277,19 @@ type Page struct {
 const (
 	RenderRendered = "rendered"
 	RenderFailed   = "failed"
+	// RenderSkipped: a page sent to learn its section (Render.Sample) whose
+	// section had its verdict, not to render, by the page's turn.
+	RenderSkipped = "skipped"
 )
 
 // Render is a page's trip through the render tier.
 type Render struct {
 	Reason string `json:"reason"` // why it was sent: the signals, or the verdict of its section or host
-	// Sample marks a page rendered to learn whether its host needs it: the
-	// parser compares what rendering found with what the HTML had.
+	// Sample marks a page sent to learn whether its section needs
+	// rendering (render.Decision.Sample): the render tier asks again at
+	// its turn, and skips it if the section's verdict is in and says no.
 	Sample     bool      `json:"sample,omitempty"`
-	Outcome    string    `json:"outcome,omitempty"` // "" on the way there; rendered or failed
+	Outcome    string    `json:"outcome,omitempty"` // "" on the way there; rendered, failed or skipped
 	Error      string    `json:"error,omitempty"`   // why it failed: timeout, crashed, hung, ...
 	TimedOut   bool      `json:"timed_out,omitempty"`
 	FinalURL   string    `json:"final_url,omitempty"`

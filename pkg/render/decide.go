@@ -72,6 +72,9 @@ type Decision struct {
 	// Record: the decision is worth a row in the store (a page rendered, or
 	// one with signals that a verdict keeps from rendering).
 	Record bool
+	// Sample: the page is rendered to learn its section, whose verdict may
+	// be in before the page's turn in the render tier (Again).
+	Sample bool
 }
 
 // SectionOf returns the part of a host a page is in, for the verdicts:
@@ -222,12 +225,26 @@ func (d *Decider) Decide(ctx context.Context, host, section string, sig Signals)
 		return verdict("host", hs, sig), err
 	}
 	if sig.Strong() && (!hostKnown || sec.Compared > 0 || tried < d.pol.MaxSections) {
-		return Decision{Render: true, Reason: "signals: " + sig.Reason() + "; learning section " + section, Record: true}, err
+		return Decision{Render: true, Reason: "signals: " + sig.Reason() + "; learning section " + section, Record: true, Sample: true}, err
 	}
 	if hostKnown {
 		return verdict("host", hs, sig), err
 	}
 	return Decision{}, err
+}
+
+// Again decides once more, when its turn in the render tier comes, for a
+// page sent to learn its section (Decision.Sample): whether it is still to
+// be rendered. Every page of a section parsed while its first samples are
+// out is sent to learn it, and the samples come back only once rendered:
+// Javadoc, whose every page asks for JavaScript in a <noscript>, had 262
+// pages sent in its first seconds, and its sections had said rendering
+// found nothing long before the last was rendered, each page's links
+// waiting for its render (a crawl of 729 pages at a 50 ms delay took 6.6
+// times its politeness bound). The page had strong signals, or it would
+// not have been sent.
+func (d *Decider) Again(ctx context.Context, host, section string) (Decision, error) {
+	return d.Decide(ctx, host, section, Signals{Scripts: 1, NoScriptJS: true, Reasons: []string{"sent to learn its section"}})
 }
 
 // verdict is the decision the counts of a host or a section make.

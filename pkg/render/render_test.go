@@ -403,6 +403,64 @@ func TestDeciderSections(t *testing.T) {
 	check("plain2.test", "/w/", Signals{}, false, "host:")
 }
 
+// TestDeciderAgain: a page sent to learn its section is marked a sample;
+// asked again at its turn, it is still rendered while its section is being
+// learnt or gains, and not once its section's verdict says rendering finds
+// nothing there (every page of a section parsed while its first samples
+// were out had been sent).
+func TestDeciderAgain(t *testing.T) {
+	ctx := context.Background()
+	strong := Signals{Scripts: 1, NoScriptJS: true, Reasons: []string{"noscript"}}
+	ms := &memRender{rows: map[int64]store.RenderDecision{}}
+	d := NewDecider(Policy{Mode: ModeAuto}, ms)
+	hash := int64(0)
+	compare := func(host, section string, gained bool) {
+		hash++
+		_ = d.Record(ctx, []store.RenderDecision{{URLHash: hash, Host: host, Section: section, Compared: true, Gained: gained}})
+		d.Learn(host, section, gained)
+	}
+	again := func(host, section string) Decision {
+		t.Helper()
+		dec, err := d.Again(ctx, host, section)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dec
+	}
+	for _, host := range []string{"docs.test", "app.test"} {
+		var sent int
+		for range 10 {
+			if dec, _ := d.Decide(ctx, host, "/api/", strong); dec.Render && dec.Sample {
+				sent++
+			}
+		}
+		if sent != 10 {
+			t.Fatalf("%s: %d of 10 pages with signals sent as samples while nothing came back", host, sent)
+		}
+		if dec := again(host, "/api/"); !dec.Render {
+			t.Fatalf("%s: a sample asked again before any came back: %+v, want rendered", host, dec)
+		}
+		for i := range 2 {
+			compare(host, "/api/", host == "app.test")
+			if dec := again(host, "/api/"); !dec.Render {
+				t.Fatalf("%s: %d samples back: %+v, want rendered", host, i+1, dec)
+			}
+		}
+		compare(host, "/api/", host == "app.test")
+	}
+	if dec := again("docs.test", "/api/"); dec.Render || !strings.Contains(dec.Reason, "0 of 3") {
+		t.Errorf("docs.test, section learnt: %+v, want not rendered, with the verdict", dec)
+	}
+	if dec := again("app.test", "/api/"); !dec.Render {
+		t.Errorf("app.test, section gains: %+v, want rendered", dec)
+	}
+	// A verdict of the section, not of the page: once learnt, a page
+	// decided anew is not a sample.
+	if dec, _ := d.Decide(ctx, "app.test", "/api/", strong); dec.Sample {
+		t.Errorf("page of a learnt section decided as a sample: %+v", dec)
+	}
+}
+
 func TestSectionOf(t *testing.T) {
 	for _, c := range []struct{ url, want string }{
 		{"http://h/", "/"},

@@ -22,6 +22,7 @@ import (
 
 	"github.com/crawlcluster/crawler/pkg/browser"
 	"github.com/crawlcluster/crawler/pkg/queue"
+	"github.com/crawlcluster/crawler/pkg/render"
 	"github.com/crawlcluster/crawler/pkg/store"
 )
 
@@ -35,6 +36,7 @@ type Renderer struct {
 	kafka   *kgo.Client
 	log     *slog.Logger
 	batch   int
+	again   *render.Decider
 	metrics *metrics
 }
 
@@ -47,6 +49,11 @@ type Config struct {
 	// AwaitPending bounds the wait for the sub-resources a render timed
 	// out waiting for, before the page is rendered again (default 2m).
 	AwaitPending time.Duration
+	// Again, when set, is asked at its turn whether a page sent to learn
+	// its section (queue.Render.Sample) is still to be rendered: one whose
+	// section has its verdict by then, not to render, goes back skipped
+	// (queue.RenderSkipped) and is read from its HTML.
+	Again *render.Decider
 }
 
 // New returns a renderer consuming crawl.render with kafkaOpts (which must
@@ -63,7 +70,7 @@ func New(cfg Config, newPool func() (*browser.Pool, error), res *Resources, kafk
 	if cfg.AwaitPending <= 0 {
 		cfg.AwaitPending = 2 * time.Minute
 	}
-	r := &Renderer{newPool: newPool, res: res, log: log, batch: cfg.BatchSize, await: cfg.AwaitPending}
+	r := &Renderer{newPool: newPool, res: res, log: log, batch: cfg.BatchSize, await: cfg.AwaitPending, again: cfg.Again}
 	r.metrics = newMetrics(reg, r.poolStats)
 	res.observe = func(result string) { r.metrics.resources.WithLabelValues(result).Inc() }
 	opts := append([]kgo.Opt{}, kafkaOpts...)
@@ -227,6 +234,15 @@ func (r *Renderer) renderAll(ctx context.Context, recs []*kgo.Record) []*kgo.Rec
 func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 	if pg.Render == nil {
 		pg.Render = &queue.Render{Reason: "unknown"}
+	}
+	if pg.Render.Sample && r.again != nil {
+		dec, err := r.again.Again(ctx, pg.Host, render.SectionOf(pg.URL))
+		if err == nil && !dec.Render {
+			pg.Render.Outcome = queue.RenderSkipped
+			pg.Render.Reason += "; not rendered at its turn: " + dec.Reason
+			r.metrics.pages.WithLabelValues("skipped_learned").Inc()
+			return
+		}
 	}
 	start := time.Now()
 	pool, err := r.browser(ctx)
