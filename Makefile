@@ -21,15 +21,9 @@ deps:
 # web, and the WARC check with an independent reader (warcio.js, installed by the
 # warcio target). Uncached: the end-to-end and cluster tests build the binaries at
 # run time, so the test cache cannot see changes in the packages they use.
-#
-# The two longest packages go first: go test starts packages in the order it
-# is given them, two at a time on two cores, and test/cluster (15 minutes),
-# last by name, ran alone for its last 14 while cmd/crawler (20) had long
-# finished.
-TESTFIRST = $(if $(filter ./...,$(PKGS)),./test/cluster ./cmd/crawler)
 test: deps warcio replay
 	$(GO) vet $(PKGS)
-	CRAWLER_REQUIRE_WARCIO=1 $(GO) test -race -count=1 -timeout 30m $(TESTFIRST) $(PKGS)
+	CRAWLER_REQUIRE_WARCIO=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) test-deploy
 
 # The deployment artifacts, validated offline (own Go modules, so the main go.mod
