@@ -313,9 +313,14 @@ func (f *Fetcher) fetchHop(ctx context.Context, lease *frontier.Lease, it fronti
 		// is saved with the host if its partition moves first. Sent round,
 		// the answer reached a new owner that was not waiting on it, which
 		// fetched robots.txt again 46 ms after this hop under a 400 ms delay.
+		// This fetcher may not be the one that asked: a previous owner
+		// fetched robots.txt and sent the hop before its partition moved
+		// here. Its answer serves the host all the same unless the host
+		// has fresh rules already; left unread, the host's next turn asked
+		// for robots.txt again, again 46 ms after this hop under 400 ms.
 		f.mu.Lock()
 		hi := f.hostOf(lease.Host)
-		waiting, prev := hi.hop.url != "", hi.robots
+		waiting, prev := hi.hop.url != "" || !hi.robots.Fresh(at), hi.robots
 		hi.hop = robotsHop{}
 		f.mu.Unlock()
 		if waiting {

@@ -242,15 +242,8 @@ func TestOwnRobotsChainAnsweredInItsTurn(t *testing.T) {
 	p := queue.PartitionOf(host)
 	page := strings.ToLower(srv.URL) + "/"
 
-	cfg := testConfig()
-	cfg.DefaultDelay = 50 * time.Millisecond
-	f, stop := startFetcher(t, e, cfg)
+	f, stop := ownerOf(t, e, p)
 	defer stop()
-	testenv.Eventually(t, 30*time.Second, "the fetcher owning the partition", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.owned[p]
-	})
 	if err := e.Kafka.ProduceSync(context.Background(), urlRecord(t, queue.URL{URL: page, Seed: true}, p)).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -282,4 +275,78 @@ func TestOwnRobotsChainAnsweredInItsTurn(t *testing.T) {
 	if robotsAsked != 1 {
 		t.Errorf("/robots.txt asked %d times, want once: %v", robotsAsked, spans)
 	}
+}
+
+// TestOwnRobotsChainAnsweredForAPreviousOwner: the hop of a robots.txt chain
+// on its own host can reach a fetcher that never asked for it: the
+// partition's previous owner fetched /robots.txt and sent the hop before the
+// partition moved. The new owner fetches the hop in the host's turn and
+// takes its rules from it: it does not ask for /robots.txt again, and the
+// host's next request waits the Crawl-delay from the end of the hop (CI:
+// /robots.txt again 46 ms after /robots-real.txt under a 400 ms delay).
+func TestOwnRobotsChainAnsweredForAPreviousOwner(t *testing.T) {
+	e := testenv.New(t)
+	const crawlDelay = 600 * time.Millisecond
+	var log spanLog
+	srv := hostile.ServeOn(t, "127.0.0.97", log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.Redirect(w, r, "/robots-real.txt", http.StatusMovedPermanently)
+		case "/robots-real.txt":
+			fmt.Fprintf(w, "User-agent: *\nCrawl-delay: %g\nDisallow: /private\n", crawlDelay.Seconds())
+		default:
+			fmt.Fprint(w, "<html><body>page</body></html>")
+		}
+	})))
+	host := urlnorm.Authority(srv.URL)
+	p := queue.PartitionOf(host)
+	base := strings.ToLower(srv.URL)
+	page := base + "/"
+
+	f, stop := ownerOf(t, e, p)
+	defer stop()
+	// What the previous owner sent after its /robots.txt redirected, then
+	// the page it had queued.
+	hop := f.hopRecord(base+"/robots-real.txt", base+"/robots.txt", 1)
+	if hop == nil {
+		t.Fatal("no hop record")
+	}
+	if err := e.Kafka.ProduceSync(context.Background(), hop, urlRecord(t, queue.URL{URL: page, Seed: true}, p)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the page fetched", func() bool {
+		return urlState(t, e, page) == store.StateFetched
+	})
+
+	spans := log.get()
+	real := -1
+	for i, s := range spans {
+		switch s.path {
+		case "/robots.txt":
+			t.Errorf("/robots.txt asked by a fetcher that had the hop's answer: %v", spans)
+		case "/robots-real.txt":
+			real = i
+		}
+	}
+	if real < 0 || real+1 >= len(spans) {
+		t.Fatalf("want the hop, then the page: %v", spans)
+	}
+	if gap := spans[real+1].start.Sub(spans[real].end); gap < crawlDelay {
+		t.Errorf("%s began %v after /robots-real.txt ended, want at least the Crawl-delay %v", spans[real+1].path, gap, crawlDelay)
+	}
+}
+
+// ownerOf starts a fetcher at a 50 ms default delay and waits until it owns
+// partition p.
+func ownerOf(t *testing.T, e *testenv.Env, p int32) (*Fetcher, func() error) {
+	t.Helper()
+	cfg := testConfig()
+	cfg.DefaultDelay = 50 * time.Millisecond
+	f, stop := startFetcher(t, e, cfg)
+	testenv.Eventually(t, 30*time.Second, "the fetcher owning the partition", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.owned[p]
+	})
+	return f, stop
 }
