@@ -19,6 +19,10 @@ type Config struct {
 	// family of variants (print/amp/share/reply-like); default 0.3 (0
 	// means the default, a negative share none).
 	VariantHosts float64
+	// ListViews is the share of real listings offered in other orders and
+	// layouts as well (views.go); default 0.5 (0 means the default, a
+	// negative share none).
+	ListViews float64
 	// Domain is the suffix of every host name; default "trap.test".
 	Domain string
 	// Big adds one extra host (named by Web.BigHost) with Big distinct real
@@ -48,6 +52,10 @@ func (c Config) withDefaults() Config {
 	if c.VariantHosts == 0 {
 		c.VariantHosts = 0.3
 	}
+	if c.ListViews == 0 {
+		c.ListViews = 0.5
+	}
+	c.ListViews = min(max(c.ListViews, 0), 1)
 	c.TrapHosts = min(max(c.TrapHosts, 0), 1)
 	c.VariantHosts = min(max(c.VariantHosts, 0), 1)
 	if c.Domain == "" {
@@ -113,4 +121,7 @@ type Instance struct {
 	Links string // the link structures drawn, e.g. "self=7 entry=many sitemap token"
 	Kind  string // the URL grammar drawn, e.g. "grammar /word-{date:2006_01_02}.html ?key={hex16}"
 	Entry string // one URL of the instance that a real page links to
+	// Finite is set for an instance of a bounded number of URLs (a
+	// listing's views); every other trap space is endless.
+	Finite bool
 }

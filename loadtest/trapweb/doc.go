@@ -82,6 +82,19 @@
 // article's SimHash). Its relative links resolve from the variant's URL, as
 // they would on a real site.
 //
+// # Listing views
+//
+// A share Config.ListViews of real listings can also be had in other
+// orders and layouts: 1-2 query parameters with drawn names and 2-4 drawn
+// values each, the first value the listing's own (never written in a
+// link). Every page of the listing and of each view links its own page
+// number (or the first page, drawn per listing) in each other value of each
+// parameter, and a view paginates within itself. An order lists the
+// articles in an order of its own, so its pages are distinct from every
+// page of the listing and lead to no page it does not; a layout shows the
+// listing's page with 1-3 words changed. A listing's views are one Trap
+// instance, the only finite one (Instance.Finite): values times pages.
+//
 // # The big host
 //
 // Config.Big adds a host (Web.BigHost) with Big distinct articles under one

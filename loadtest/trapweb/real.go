@@ -27,6 +27,7 @@ type listing struct {
 	n         int   // pages
 	first     int32 // page index of listing page 1
 	order     []int32
+	views     *listViews // other orders and layouts of it, or nil
 }
 
 func (l *listing) path(n int) string {
@@ -208,6 +209,16 @@ func writeLinks(self loc, ts []ltarget, rng *rand.Rand) []link {
 // realSpec builds real page i of h as seen from self (whose authority the
 // same-host links use).
 func (w *Web) realSpec(h *host, i int, self loc) *spec {
+	return w.pageSpec(h, i, self, nil)
+}
+
+// listSpec builds listing page i of h as shown by a layout view (views.go):
+// the page's own items and text, its pagination and bar those of the view.
+func (w *Web) listSpec(h *host, i int, self loc, view viewState) *spec {
+	return w.pageSpec(h, i, self, &view)
+}
+
+func (w *Web) pageSpec(h *host, i int, self loc, view *viewState) *spec {
 	p := h.pages[i]
 	rng := rngFor(h.seed, p.path)
 	g := newTextGen(w.v, rng)
@@ -249,11 +260,22 @@ func (w *Web) realSpec(h *host, i int, self loc) *spec {
 		if n > 2 {
 			nav = append(nav, real(l.first))
 		}
+		at := func(m int) loc { return h.at(self, l.path(m)) }
+		if view != nil {
+			at = func(m int) loc { return h.at(self, l.views.path(l, viewState{n: m, vals: view.vals})) }
+		}
 		if n > 1 {
-			nav = append(nav, ltarget{h.at(self, l.path(n-1)), "Previous"})
+			nav = append(nav, ltarget{at(n - 1), "Previous"})
 		}
 		if n < l.n {
-			nav = append(nav, ltarget{h.at(self, l.path(n+1)), "Next"})
+			nav = append(nav, ltarget{at(n + 1), "Next"})
+		}
+		if l.views != nil {
+			s := viewState{n: n, vals: make([]int, len(l.views.params))}
+			if view != nil {
+				s = *view
+			}
+			nav = append(nav, l.views.bar(h, self, s)...)
 		}
 	}
 	if len(h.pages) > 1 {

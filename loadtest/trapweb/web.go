@@ -84,6 +84,14 @@ func Generate(cfg Config) *Web {
 			h.variant = w.newVariant(h, rng, names)
 		}
 		h.disallow = "/" + names.word() + "/" + names.word() + "/"
+		if h.list != nil {
+			// A generator of its own, so that the draws above are those
+			// of webs drawn before listings had views.
+			vrng := rand.New(rand.NewPCG(uint64(cfg.Seed), h.seed^0x7669657773))
+			if vrng.Float64() < cfg.ListViews {
+				h.list.views = w.newViews(h, vrng, h.names(w.v, vrng))
+			}
+		}
 	}
 	if cfg.Big > 0 {
 		h := w.newHost(cfg.Hosts)
@@ -201,6 +209,9 @@ func (w *Web) Instances() []Instance {
 		if h.variant != nil {
 			out = append(out, h.variant.describe())
 		}
+		if h.list != nil && h.list.views != nil {
+			out = append(out, h.list.views.describe(h))
+		}
 	}
 	return out
 }
@@ -213,6 +224,7 @@ type hit struct {
 	n    int // real page index, sitemap part, big article or listing number
 	t    *trapSpace
 	st   tstate
+	vs   viewState
 }
 
 type hitKind uint8
@@ -224,6 +236,7 @@ const (
 	hReal
 	hTrap
 	hVariant
+	hView
 	hBigRoot
 	hBigHub
 	hBigList
@@ -244,6 +257,9 @@ func (w *Web) Classify(rawURL string) (Class, string) {
 func (x hit) instance() string {
 	switch x.cls {
 	case Trap:
+		if x.what == hView {
+			return x.h.list.views.id
+		}
 		return x.t.id
 	case Variant:
 		return x.h.variant.id
@@ -269,6 +285,11 @@ func (w *Web) classify(l loc) hit {
 	}
 	if i, ok := h.byPath[l.target()]; ok {
 		return hit{h: h, cls: Real, what: hReal, n: int(i)}
+	}
+	if h.list != nil && h.list.views != nil {
+		if vs, ok := h.list.views.match(h, l); ok {
+			return hit{h: h, cls: Trap, what: hView, vs: vs}
+		}
 	}
 	for _, t := range h.traps {
 		if st, ok := t.match(l); ok {
@@ -303,6 +324,8 @@ func (w *Web) Get(rawURL string) Page {
 		p = w.renderTrap(x.t, x.st, l)
 	case hVariant:
 		p = w.renderVariant(x.h, x.n, l)
+	case hView:
+		p = w.renderView(x.h, x.vs, l)
 	case hBigRoot, hBigHub, hBigList, hBigArticle:
 		p = w.renderBig(x, l)
 	default:
