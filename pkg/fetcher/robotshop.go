@@ -320,10 +320,10 @@ func (f *Fetcher) fetchHop(ctx context.Context, lease *frontier.Lease, it fronti
 		// for robots.txt again, again 46 ms after this hop under 400 ms.
 		f.mu.Lock()
 		hi := f.hostOf(lease.Host)
-		waiting, prev := hi.hop.url != "" || !hi.robots.Fresh(at), hi.robots
+		take, prev := hi.hop.url != "" || !hi.robots.Fresh(at), hi.robots
 		hi.hop = robotsHop{}
 		f.mu.Unlock()
-		if waiting {
+		if take {
 			f.recordRobots(ctx, lease.Host, lease.Partition, schemeOf(own), d.answer, at, prev)
 		}
 	} else if d.next == "" && it.URL == robotsURLOf(schemeOf(it.URL), lease.Host) {
