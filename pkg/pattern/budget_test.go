@@ -2167,3 +2167,90 @@ func TestCalendarOfDistinctMonths(t *testing.T) {
 		t.Errorf("a calendar of distinct months: %d months fetched, want at most 100", n)
 	}
 }
+
+// TestRewriteViewsJudgedByWhatTheyLeadTo: a listing's variant by a
+// parameter (another order) is distinct from the listing's page, but what it
+// finds the listing's own pages link too: taken for a copy, twice, its rule
+// holds the other views. A variant whose finds only other paths link (the
+// next page of a listing whose articles the sections link) or nothing does
+// (a translation, linking translations) is distinct at its due verdict, and
+// what its rule held is released.
+func TestRewriteViewsJudgedByWhatTheyLeadTo(t *testing.T) {
+	cfg := Config{Probe: 2, Refind: 6}.WithDefaults()
+	verdict := func(h *Host[string], u string, unlike bool, relinks, fresh []string) {
+		h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true, Unlike: unlike, Relinks: relinks, Fresh: fresh})
+	}
+	released := func(h *Host[string]) []string {
+		var out []string
+		h.Release(cfg, func(u string, _ Candidate, _ Decision) { out = append(out, u) })
+		return out
+	}
+
+	t.Run("order", func(t *testing.T) {
+		h := NewHost[string]()
+		_, d := offer(h, cfg, "http://a/list?sort=title", "http://a/list", 0, 0)
+		if !d.Admit || d.Target != "http://a/list" {
+			t.Fatalf("first view %+v, want a probe onto http://a/list", d)
+		}
+		if _, d := offer(h, cfg, "http://a/list?sort=date", "http://a/list", 0, 0); d.Admit {
+			t.Fatalf("second view admitted while the first is judged")
+		}
+		// It finds articles the listing has not reached yet, and its own
+		// next page, which is no find.
+		verdict(h, "http://a/list?sort=title", true, nil, []string{"http://a/art/7", "http://a/art/9", "http://a/list?page=2&sort=title"})
+		if got := released(h); len(got) != 0 {
+			t.Fatalf("released %v while the view's finds are unjudged", got)
+		}
+		// An article linking them says nothing; the listing's next page does.
+		verdict(h, "http://a/art/1", false, []string{"http://a/art/7", "http://a/art/9"}, nil)
+		if r := h.Rules(); r[0].Duplicate != 0 || r[0].Distinct != 0 {
+			t.Fatalf("rules %+v after an article linked the finds, want the view unjudged", r)
+		}
+		verdict(h, "http://a/list?page=2", false, []string{"http://a/art/7", "http://a/art/9"}, nil)
+		next := released(h)
+		if len(next) != 1 || next[0] != "http://a/list?sort=date" {
+			t.Fatalf("released %v, want the held view as the next probe", next)
+		}
+		verdict(h, next[0], true, []string{"http://a/art/2"}, []string{"http://a/art/11"})
+		verdict(h, "http://a/list?page=3", false, []string{"http://a/art/11"}, nil)
+		if r := h.Rules(); len(r) != 1 || !r[0].Active || r[0].Rule != "drop parameter sort" {
+			t.Fatalf("rules %+v, want drop parameter sort active", r)
+		}
+		if _, d := offer(h, cfg, "http://a/list?page=2&sort=size", "http://a/list?page=2", 0, 0); d.Admit || d.Reason != ReasonRewrite {
+			t.Errorf("another view %+v, want it held by the rewrite", d)
+		}
+	})
+
+	for _, tc := range []struct{ name, variant, parent, other string }{
+		// The next page: its articles are linked by another section.
+		{"next page", "http://a/list?page=2", "http://a/list", "http://a/section/x"},
+		// A translation: its finds are translations, linked by none of
+		// the page's own path.
+		{"translation", "http://a/art/1?lang=fr", "http://a/art/1", "http://a/art/2?lang=fr"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewHost[string]()
+			if _, d := offer(h, cfg, tc.variant, tc.parent, 0, 0); !d.Admit {
+				t.Fatalf("first variant %+v, want a probe", d)
+			}
+			held := tc.variant + "&z=1"
+			if _, d := offer(h, cfg, held, tc.parent+"?z=1", 0, 0); d.Admit {
+				t.Fatalf("second variant admitted while the first is judged")
+			}
+			verdict(h, tc.variant, true, nil, []string{"http://a/art/40", "http://a/art/41"})
+			for i := range cfg.Refind - 1 {
+				verdict(h, fmt.Sprintf("%s%d", tc.other, i), false, []string{"http://a/art/40", "http://a/art/41"}, nil)
+				if got := released(h); len(got) != 0 {
+					t.Fatalf("released %v after %d verdicts, before the variant's due", got, i+1)
+				}
+			}
+			verdict(h, tc.other+"last", false, nil, nil)
+			if got := released(h); len(got) != 1 || got[0] != held {
+				t.Fatalf("released %v at the due verdict, want %s", got, held)
+			}
+			if r := h.Rules(); r[0].Active || r[0].Distinct != 1 {
+				t.Errorf("rules %+v, want the rewrite judged distinct", r)
+			}
+		})
+	}
+}
