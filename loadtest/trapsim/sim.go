@@ -509,14 +509,13 @@ func (s *sim) robots(h *host) {
 }
 
 // relinks returns the links of a page to URLs of its host the crawl knew
-// already (known) or did not (!known), as the parser attaches them to the
-// page's verdict (pattern.Verdict.Relinks and Fresh).
-func (s *sim) relinks(h *host, links []string, known bool) []string {
+// already, as the parser attaches them to the page's verdict.
+func (s *sim) relinks(h *host, links []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, l := range links {
 		n, err := s.norm.Normalize(l)
-		if err != nil || seen[n] || urlnorm.Authority(n) != h.name || h.known[hashOf(n)] != known {
+		if err != nil || seen[n] || urlnorm.Authority(n) != h.name || !h.known[hashOf(n)] {
 			continue
 		}
 		seen[n] = true
@@ -549,13 +548,9 @@ func (s *sim) deliver() {
 			}
 			continue
 		}
-		relinks := s.relinks(h, p.links, true)
-		var fresh []string
-		if p.unlike {
-			fresh = s.relinks(h, p.links, false)
-		}
+		relinks := s.relinks(h, p.links)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
-			Unlike: p.unlike, NoTarget: p.noTarget, Relinks: relinks, Fresh: fresh})
+			Unlike: p.unlike, NoTarget: p.noTarget, Relinks: relinks})
 		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
 		}

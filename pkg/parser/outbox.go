@@ -105,9 +105,6 @@ type outbox struct {
 	// relinks are the links to known URLs of their page's host, as paths,
 	// by page: they go with the page's verdict (queue.Verdict.Relinks).
 	relinks map[string][]string
-	// fresh are the links to new URLs of their page's host, as paths, by
-	// page: they go with an Unlike verdict (queue.Verdict.Fresh).
-	fresh map[string][]string
 }
 
 // init readies o for the pages of found, with room for all their
@@ -176,9 +173,6 @@ func (o *outbox) attachVerdicts() {
 	}
 	for _, v := range o.verdicts {
 		v.Relinks = o.relinks[v.URL]
-		if v.Unlike {
-			v.Fresh = o.fresh[v.URL]
-		}
 		if i, ok := first[v.URL]; ok && o.cands[i].Verdict == nil {
 			o.cands[i].Verdict = &v
 			continue
@@ -187,26 +181,22 @@ func (o *outbox) attachVerdicts() {
 	}
 	o.verdicts = nil
 	clear(o.relinks)
-	clear(o.fresh)
 }
 
 // relinked notes a known URL found on a page of its own host, for the page's
 // verdict.
-func (o *outbox) relinked(c queue.URL) { noteLink(&o.relinks, c) }
-
-// noteLink notes a URL found on a page of its own host in by, by page.
-func noteLink(by *map[string][]string, c queue.URL) {
+func (o *outbox) relinked(c queue.URL) {
 	if c.Kind != queue.KindPage || c.Parent == "" {
 		return
 	}
 	host := urlnorm.Authority(c.URL)
-	if host != urlnorm.Authority(c.Parent) || len((*by)[c.Parent]) >= queue.MaxRelinks {
+	if host != urlnorm.Authority(c.Parent) || len(o.relinks[c.Parent]) >= queue.MaxRelinks {
 		return
 	}
-	if *by == nil {
-		*by = map[string][]string{}
+	if o.relinks == nil {
+		o.relinks = map[string][]string{}
 	}
-	(*by)[c.Parent] = append((*by)[c.Parent], queue.RelinkPath(c.URL))
+	o.relinks[c.Parent] = append(o.relinks[c.Parent], queue.RelinkPath(c.URL))
 }
 
 // dropKnown removes the candidates the store already holds as URLs: most links
@@ -222,24 +212,10 @@ func (o *outbox) dropKnown(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("look up %d discovered urls: %w", len(o.hashes), err)
 	}
-	// What an Unlike page (a variant judging a rewrite, rare) led to goes
-	// with its verdict.
-	var unlike map[string]bool
-	for _, v := range o.verdicts {
-		if v.Unlike {
-			if unlike == nil {
-				unlike = map[string]bool{}
-			}
-			unlike[v.URL] = true
-		}
-	}
 	kept := o.cands[:0]
 	for i, c := range o.cands {
 		if !known[i] {
 			kept = append(kept, c)
-			if unlike[c.Parent] {
-				noteLink(&o.fresh, c)
-			}
 			continue
 		}
 		o.relinked(c)

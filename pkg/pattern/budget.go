@@ -37,9 +37,6 @@ const (
 	DefaultRefound        = 1
 	DefaultTakeGate       = true
 	DefaultDwindle        = true
-	// DefaultRefind is off: on the random trap webs the views' own pages
-	// passed a listing's next page for a copy ("Views" in docs/traps.md).
-	DefaultRefind = 0
 	// YieldGrowth is what a family earns for each distinct page its
 	// generated pages led to outside itself (up to the yield share).
 	YieldGrowth        = 2
@@ -89,18 +86,11 @@ type Config struct {
 	// than are fetched (three for every four, over its crawl; branching)
 	// fetch what it finds, past its budgets: it runs out by itself.
 	Dwindle bool
-	// Refind judges a parameter's variant that came back distinct from
-	// its target by what it led to: its finds (new URLs on other paths)
-	// must be found again by pages the rewrite does not match within this
-	// many of the host's verdicts, or the variant counts as distinct; found
-	// again, or with no finds, it counts as a copy (rewrite.go, "Views").
-	// 0 or negative: a distinct variant counts as distinct at once.
-	Refind int
 }
 
 // DefaultConfig returns the budgets the flags default to.
 func DefaultConfig() Config {
-	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate, Estimate: DefaultEstimate, Dwindle: DefaultDwindle, Refind: DefaultRefind}.WithDefaults()
+	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate, Estimate: DefaultEstimate, Dwindle: DefaultDwindle}.WithDefaults()
 }
 
 // RegisterFlags registers the budgets under prefix.
@@ -115,7 +105,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&c.TakeGate, prefix+"pattern-take-gate", DefaultTakeGate, "count a space's probes in flight when its URLs are fetched, not when they are found: a generated URL waits in its host's queue while its space has dup-probe (plus what its verdicts earned) fetched pages unjudged, and one of a space found duplicating by its turn is held then; found faster than fetched, a plain site's pages are no longer held on their way")
 	fs.BoolVar(&c.Estimate, prefix+"pattern-estimate", DefaultEstimate, "let a family whose estimated number of URLs (from how many of them its pages found once and found again) held while its finds doubled go on past its budgets, twice what it had each time, up to the estimate: a section of a site whose pages each link a few of its pages is a finite set, a made-up space's estimate grows with what it finds (false: the budgets alone)")
 	fs.BoolVar(&c.Dwindle, prefix+"pattern-dwindle", DefaultDwindle, "let a family whose pages made up by its own pages make up at most three new URLs of it for every four fetched (over its crawl, and no more than one a page lately) fetch what it finds, past its budgets: a forum's threads and their later pages, a tree whose leaves link nothing new, run out by themselves; an endless space makes up one or more a page (false: the budgets alone)")
-	fs.IntVar(&c.Refind, prefix+"pattern-refind", DefaultRefind, "(experimental) a page's variant by one query parameter that came back distinct from the page is a copy all the same when what it led to (new URLs on other paths) is found again by the host's other pages within this many of the host's verdicts: another order or layout of a listing leads nowhere the listing does not, a translation does; its variants are then held as a print view's are (0 or negative = a distinct variant proves the rewrite wrong at once)")
 	fs.IntVar(&c.Probe, prefix+"dup-probe", DefaultProbe, "generated URLs of one space (and matches of one suspected duplicate-producing rewrite) fetched before the verdicts on them are in; a space or rewrite whose probes come back duplicates is held (0 or negative = off)")
 }
 
@@ -239,10 +228,6 @@ type Verdict struct {
 	// Relinks are the page's links on its host to URLs the crawl knew
 	// already (normalized, bounded by the parser).
 	Relinks []string
-	// Fresh are the page's links on its host to URLs the crawl did not
-	// know (normalized, bounded as Relinks), sent for a variant that came
-	// back Unlike its target: what it led to (Config.Refind).
-	Fresh []string
 }
 
 // space is what one space (pattern with its query keys) or one family
@@ -535,8 +520,6 @@ type Host[T any] struct {
 	interlinked int
 	rules       map[Rewrite]*ruleStats
 	watch       map[int64]Rewrite // URL hash -> the rewrite its verdict judges
-	verdicts    int               // verdicts observed, the clock of open probes
-	open        int               // open probes over all rules (ruleStats.open)
 	parked      map[parkKey][]parkedURL[T]
 	inPark      map[int64]*referrers
 	grown       map[parkKey]bool // budgets that earned admissions since the last Release
@@ -1232,9 +1215,7 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 // budgets hold come back from the next Release.
 func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.version++
-	h.verdicts++
-	h.refind(v)
-	h.judgeRewrite(cfg, v)
+	h.judgeRewrite(v)
 	space := h.space(cfg, v.URL, false)
 	sp, sk := h.entry(cfg, space)
 	k, pending := h.pending[v.Hash]

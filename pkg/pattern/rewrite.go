@@ -218,24 +218,7 @@ type ruleStats struct {
 	// duplicate it is comes later: the first maxBlind say nothing.
 	blind   int
 	matches int // URLs held or probed since it became active
-	// open: variants by a parameter that came back distinct from their
-	// targets, judged by whether what they led to is found again
-	// (Config.Refind).
-	open []openProbe
 }
-
-// openProbe is a parameter's variant waiting to be judged by what it led
-// to: the URLs it found that no page on its path the rewrite does not
-// match has linked since, and the host's verdict count by which they must
-// have been.
-type openProbe struct {
-	base string // the variant's URL without its query
-	left map[Key]struct{}
-	due  int
-}
-
-// waiting is how many of the rewrite's variants have no verdict yet.
-func (r *ruleStats) waiting() int { return r.watched + len(r.open) }
 
 // maxBlind is how many variants fetched before their targets a rewrite
 // being judged passes over. Past it, one counts as distinct: a rewrite onto
@@ -265,14 +248,14 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 			}
 		}
 		if !st.active() {
-			if st.distinct == 0 && (st.waiting() >= 1 || st.dup >= 1) {
+			if st.distinct == 0 && (st.watched >= 1 || st.dup >= 1) {
 				// Judged now: what it applies to waits for the verdict,
 				// whichever page links it (a print view links the
 				// print views of other pages); once one came back a
 				// duplicate, the next it applies to is its next probe,
 				// however it was found.
 				if _, ok := r.Apply(c.URL); ok {
-					if st.waiting() == 0 {
+					if st.watched == 0 {
 						h.watchURL(hash, r, st)
 						return Decision{}, false
 					}
@@ -317,7 +300,7 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 	if st.distinct > 0 {
 		return Decision{}, false // proven not to produce duplicates
 	}
-	if st.waiting() >= 1 {
+	if st.watched >= 1 {
 		// One variant at a time until the rule is judged: a family of
 		// variants is as large as the site, and its first two verdicts
 		// decide it.
@@ -336,7 +319,7 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 // such a rewrite costs one probe more if it comes again.
 func (h *Host[T]) dropDeadRule() bool {
 	for r, st := range h.rules {
-		if st.distinct > 0 && st.waiting() == 0 && len(h.parked[parkKey{parkRewrite, r.key()}]) == 0 {
+		if st.distinct > 0 && st.watched == 0 && len(h.parked[parkKey{parkRewrite, r.key()}]) == 0 {
 			delete(h.rules, r)
 			return true
 		}
@@ -368,7 +351,7 @@ func (h *Host[T]) unwatch(hash int64) {
 }
 
 // judgeRewrite counts a watched URL's verdict for its rewrite.
-func (h *Host[T]) judgeRewrite(cfg Config, v Verdict) {
+func (h *Host[T]) judgeRewrite(v Verdict) {
 	r, ok := h.watch[v.Hash]
 	if !ok {
 		return
@@ -385,95 +368,10 @@ func (h *Host[T]) judgeRewrite(cfg Config, v Verdict) {
 		// An active rule's probe, or one of its first variants, came
 		// before its target: nothing to revert or judge it by.
 		st.blind++
-	case cfg.Refind > 0 && r.Param != "" && v.Unlike && !v.Duplicate && h.open < maxOpen:
-		// Views: another order or layout of a listing is distinct from
-		// the listing's page but leads nowhere the listing's own pages
-		// (its path without the parameter) do not; a translation, the
-		// next page of a listing, a filter do. What the variant found on
-		// other paths than its own (another page of the same view is no
-		// find) is judged when the pages on its path that the rewrite
-		// does not match have all linked it too, or have not by the time
-		// Refind more of the host's verdicts are in. Found again anywhere
-		// else would not do: a listing's next page leads to articles the
-		// site's sections link too, and taken for a copy, the pages after
-		// it were held.
-		base, _, _ := strings.Cut(v.URL, "?")
-		var left map[Key]struct{}
-		for _, u := range v.Fresh {
-			if b, _, _ := strings.Cut(u, "?"); b == base {
-				continue
-			}
-			if left == nil {
-				left = map[Key]struct{}{}
-			}
-			left[KeyOf(u)] = struct{}{}
-		}
-		if len(left) == 0 {
-			// It led nowhere new. Alone that says nothing: the next
-			// page of a listing whose articles the site's sections
-			// found first does not either, and the next match is the
-			// next probe. After a variant whose finds its listing
-			// found again, it is what the views after it do.
-			if st.dup > 0 {
-				st.dup++
-			}
-			break
-		}
-		st.open = append(st.open, openProbe{base: base, left: left, due: h.verdicts + cfg.Refind})
-		h.open++
-		return
 	default:
 		st.distinct++
 	}
 	h.grow(parkKey{parkRewrite, r.key()})
-}
-
-// maxOpen bounds the open probes per host (Config.Refind).
-const maxOpen = 64
-
-// refind counts a verdict's page for the open probes on its path of the
-// rewrites that do not match it: what it links that a probe found is found
-// again, and a probe whose finds all are counts as a copy; a probe still
-// waiting at its due verdict counts as distinct. A page that is itself a
-// variant judging a rewrite (Unlike) finds nothing again: a listing's
-// other order lists the articles of its next pages, which would pass the
-// next page for a copy.
-func (h *Host[T]) refind(v Verdict) {
-	if h.open == 0 {
-		return
-	}
-	base, _, _ := strings.Cut(v.URL, "?")
-	for r, st := range h.rules {
-		if len(st.open) == 0 {
-			continue
-		}
-		_, matched := r.Apply(v.URL)
-		keep := st.open[:0]
-		judged := false
-		for _, p := range st.open {
-			if !matched && !v.Unlike && p.base == base {
-				for _, u := range v.Relinks {
-					delete(p.left, KeyOf(u))
-				}
-			}
-			switch {
-			case len(p.left) == 0:
-				st.dup++
-			case h.verdicts >= p.due:
-				st.distinct++
-			default:
-				keep = append(keep, p)
-				continue
-			}
-			h.open--
-			judged = true
-		}
-		clear(st.open[len(keep):])
-		st.open = keep
-		if judged {
-			h.grow(parkKey{parkRewrite, r.key()})
-		}
-	}
 }
 
 // RuleUsage is a rewrite and what its variants came back as, for the API.

@@ -149,11 +149,6 @@ type Verdict struct {
 	// URL space's known URLs are found again tells a site's pages, which
 	// link each other, from a generated space (pkg/pattern).
 	Relinks []string `json:"relinks,omitempty"`
-	// Fresh are the page's links on its host that the store did not know,
-	// as Relinks are (at most MaxRelinks), sent with an Unlike verdict
-	// only: what a variant led to judges its rewrite (pkg/pattern,
-	// Config.Refind).
-	Fresh []string `json:"fresh,omitempty"`
 }
 
 // MaxRelinks bounds Verdict.Relinks.
@@ -173,14 +168,8 @@ func RelinkPath(u string) string {
 }
 
 // RelinkURLs returns a verdict's Relinks as URLs on its page's scheme and host.
-func (v Verdict) RelinkURLs() []string { return v.onHost(v.Relinks) }
-
-// FreshURLs returns a verdict's Fresh as URLs on its page's scheme and host.
-func (v Verdict) FreshURLs() []string { return v.onHost(v.Fresh) }
-
-// onHost returns paths of a verdict as URLs on its page's scheme and host.
-func (v Verdict) onHost(paths []string) []string {
-	if len(paths) == 0 {
+func (v Verdict) RelinkURLs() []string {
+	if len(v.Relinks) == 0 {
 		return nil
 	}
 	base := v.URL
@@ -189,8 +178,8 @@ func (v Verdict) onHost(paths []string) []string {
 			base = base[:i+3+j]
 		}
 	}
-	out := make([]string, 0, len(paths))
-	for _, p := range paths {
+	out := make([]string, 0, len(v.Relinks))
+	for _, p := range v.Relinks {
 		if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "?") || strings.HasPrefix(p, "//") {
 			continue // not a path on the page's host: a record from elsewhere
 		}

@@ -323,11 +323,6 @@ func TestRelinks(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("RelinkURLs = %q, want %q", got, want)
 	}
-	// Fresh paths are read the same way, and only they.
-	v.Fresh, v.Relinks = v.Relinks, []string{"/other"}
-	if got := v.FreshURLs(); strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("FreshURLs = %q, want %q", got, want)
-	}
 }
 
 // TestEncodePageIn: a record laid out in a caller's buffer is the record
