@@ -50,8 +50,12 @@ func TestRenderApps(t *testing.T) {
 	forced := w.Hosts()[2]
 	setRenderMode(t, data, forced, store.RenderAlways)
 	start := time.Now()
+	// Bounded, with room: beside other packages' crawls and browsers (a
+	// load of 18 on two cores) the crawl ran into crawlArgs' 3 minutes,
+	// cut short with pages never asked for and the runaway page's render
+	// not recorded.
 	runCrawler(t, crawlArgs(data, seeds, "-render", "auto", "-render-timeout", "6s", "-render-heap-mib", "64", "-render-tabs", "2",
-		"-render-screenshots"))
+		"-render-screenshots", "-max-duration", "8m"))
 	took := time.Since(start)
 
 	rep := w.Audit(auditConfig())
