@@ -27,9 +27,9 @@ deps:
 # delays) came last and ran alone for its whole length after cmd/crawler (20
 # minutes) had finished: 40 minutes in all. TESTFIRST starts cmd/crawler at
 # once and test/cluster once the two longest CPU-bound packages beside it are
-# done, so that the small packages fill the end (about 32 minutes by the last
-# CI run's package times). In 73a90c2 both ran first, which put cmd/crawler's
-# last tests beside the race detector's trapsim and pkg/browser.
+# done, so that the small packages fill the end (35 minutes in two CI runs).
+# In 73a90c2 both ran first, which put cmd/crawler's last tests beside the
+# race detector's trapsim and pkg/browser.
 TESTFIRST = $(if $(filter ./...,$(PKGS)),./cmd/crawler ./loadtest/trapsim ./pkg/browser ./test/cluster)
 test: deps warcio replay
 	$(GO) vet $(PKGS)

@@ -54,6 +54,10 @@ func crawlerBinary(t *testing.T) string {
 	return binPath
 }
 
+// crawlMaxDuration is every e2e crawl's -max-duration unless its test gives
+// one of its own.
+const crawlMaxDuration = 3 * time.Minute
+
 // crawlArgs are the flags of every e2e run: short delays so the test is quick, but
 // the same politeness machinery as any crawl.
 func crawlArgs(data, seeds string, extra ...string) []string {
@@ -63,7 +67,7 @@ func crawlArgs(data, seeds string, extra ...string) []string {
 		"-allow-private-networks", "-exit-when-idle",
 		"-default-delay", "40ms", "-max-delay", "400ms",
 		"-robots-retry", "300ms", "-robots-max-failures", "2",
-		"-total-timeout", "5s", "-max-duration", "3m", "-progress", "2s",
+		"-total-timeout", "5s", "-max-duration", crawlMaxDuration.String(), "-progress", "2s",
 	}
 	return append(args, extra...)
 }
@@ -113,7 +117,7 @@ func runCrawler(t *testing.T, args []string) {
 // judge. A kill at a fixed 4 minutes cut short the crawls that were given
 // more (5 and 8 minutes) exactly when the machine was slow.
 func killAfter(args []string) time.Duration {
-	d := 3 * time.Minute // crawlArgs'
+	d := crawlMaxDuration
 	for i, a := range args {
 		if a == "-max-duration" && i+1 < len(args) {
 			if v, err := time.ParseDuration(args[i+1]); err == nil {
