@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -613,13 +614,22 @@ func TestDoOverCap(t *testing.T) {
 		t.Run(strings.TrimPrefix(tt.path, "/"), func(t *testing.T) {
 			req := Request{URL: srv.URL + tt.path}
 			// The first fetch fills the pools of chunks and decoders the
-			// measured one reuses; no collection empties them meanwhile.
+			// measured ones reuse; no collection empties them meanwhile.
+			// The least of a few fetches is measured: under the race
+			// detector sync.Pool drops a quarter of what is put back, and
+			// a dropped brotli decoder alone costs its 16 MiB window again
+			// (CI: 31,489,184 bytes against a bound of 31,457,280).
 			mustDo(t, c, req)
 			defer debug.SetGCPercent(debug.SetGCPercent(-1))
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			resp := mustDo(t, c, req)
-			runtime.ReadMemStats(&after)
+			var resp *Response
+			allocated := uint64(math.MaxUint64)
+			for range 4 {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				resp = mustDo(t, c, req)
+				runtime.ReadMemStats(&after)
+				allocated = min(allocated, after.TotalAlloc-before.TotalAlloc)
+			}
 
 			if len(resp.Body) != tt.wantLen || resp.TruncReason != tt.wantReason || !resp.Truncated {
 				t.Errorf("Body %d bytes, Truncated %v, TruncReason %q; want %d bytes, %q",
@@ -631,7 +641,6 @@ func TestDoOverCap(t *testing.T) {
 			if _, rawBody := parseRaw(t, resp.RawResponse); len(rawBody) > DefaultMaxBodyBytes {
 				t.Errorf("RawResponse body %d bytes, over the %d-byte cap", len(rawBody), DefaultMaxBodyBytes)
 			}
-			allocated := after.TotalAlloc - before.TotalAlloc
 			slack := tt.wantLen / 8
 			if raceEnabled {
 				slack = tt.wantLen / 2 // sync.Pool drops a quarter of what is put back
