@@ -27,7 +27,8 @@ type Cache interface {
 	GetTime(ctx context.Context, key string) (time.Time, bool, error)
 	// AcquireSlot and ReleaseSlot share a limit on requests in flight to a
 	// server, and their spacing, between processes (slots.go).
-	AcquireSlot(ctx context.Context, key, token string, limit int, spacing, hold time.Duration) (ok bool, retry time.Duration, err error)
+	AcquireSlot(ctx context.Context, s Slot, token string) (ok bool, retry time.Duration, err error)
+	RestartSlot(ctx context.Context, s Slot) (ok bool, retry time.Duration, err error)
 	ReleaseSlot(ctx context.Context, key, token string) error
 	// Close releases the cache; calls after Close fail.
 	Close() error
@@ -125,7 +126,8 @@ type backend interface {
 	set(ctx context.Context, key string, val []byte, ttl time.Duration) error
 	// setMax stores us (microseconds) unless a larger number is stored.
 	setMax(ctx context.Context, key string, us int64, ttl time.Duration) error
-	acquire(ctx context.Context, key, token string, limit int, spacing, hold time.Duration) (bool, time.Duration, error)
+	acquire(ctx context.Context, s Slot, token string) (bool, time.Duration, error)
+	restart(ctx context.Context, s Slot) (bool, time.Duration, error)
 	release(ctx context.Context, key, token string) error
 	close() error
 }

@@ -285,7 +285,8 @@ func TestMetrics(t *testing.T) {
 			_, _, _ = c.Get(ctx, "k")
 			_ = c.SetMaxTime(ctx, "t", time.Now(), time.Hour)
 			_, _, _ = c.GetTime(ctx, "k") // not a time: an error
-			_, _, _ = c.AcquireSlot(ctx, "s", "tok", 1, 0, time.Minute)
+			_, _, _ = c.AcquireSlot(ctx, cache.Slot{Key: "s", Owner: "p", Limit: 1, Hold: time.Minute}, "tok")
+			_, _, _ = c.RestartSlot(ctx, cache.Slot{Key: "s", Owner: "p"})
 			_ = c.ReleaseSlot(ctx, "s", "tok")
 			want := `
 # HELP crawler_cache_errors_total Cache calls that returned an error (Redis unreachable, deadline), by operation and backend.
@@ -294,6 +295,7 @@ crawler_cache_errors_total{backend="` + be.name + `",operation="acquire_slot"} 0
 crawler_cache_errors_total{backend="` + be.name + `",operation="get"} 0
 crawler_cache_errors_total{backend="` + be.name + `",operation="get_time"} 1
 crawler_cache_errors_total{backend="` + be.name + `",operation="release_slot"} 0
+crawler_cache_errors_total{backend="` + be.name + `",operation="restart_slot"} 0
 crawler_cache_errors_total{backend="` + be.name + `",operation="set"} 0
 crawler_cache_errors_total{backend="` + be.name + `",operation="set_max_time"} 0
 `

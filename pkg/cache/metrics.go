@@ -16,10 +16,11 @@ const (
 	opGetTime
 	opAcquireSlot
 	opReleaseSlot
+	opRestartSlot
 	numOps
 )
 
-var opNames = [numOps]string{"get", "set", "set_max_time", "get_time", "acquire_slot", "release_slot"}
+var opNames = [numOps]string{"get", "set", "set_max_time", "get_time", "acquire_slot", "release_slot", "restart_slot"}
 
 // metrics holds one resolved series per operation, so a memory Get costs no
 // label look-up.
@@ -31,7 +32,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
 	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "crawler_cache_operation_duration_seconds",
-		Help:    "Cache calls by operation (get, set, set_max_time, get_time, acquire_slot, release_slot) and backend (memory, redis).",
+		Help:    "Cache calls by operation (get, set, set_max_time, get_time, acquire_slot, release_slot, restart_slot) and backend (memory, redis).",
 		Buckets: []float64{0.00001, 0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2},
 	}, []string{"operation", "backend"})
 	errs := prometheus.NewCounterVec(prometheus.CounterOpts{

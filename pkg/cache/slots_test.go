@@ -20,7 +20,7 @@ func TestSlots(t *testing.T) {
 			ctx := context.Background()
 			c := open(t, be.url(t))
 			const key = "10.0.0.1"
-			ok, _, err := c.AcquireSlot(ctx, key, "a", 2, 0, time.Minute)
+			ok, _, err := c.AcquireSlot(ctx, slot(key, 2, 0, time.Minute), "a")
 			if err != nil || !ok {
 				t.Fatalf("first slot: %v, %v", ok, err)
 			}
@@ -28,41 +28,108 @@ func TestSlots(t *testing.T) {
 			// machine too, for the checks that need it held.
 			const bHold = time.Second
 			bAt := time.Now()
-			if ok, _, _ := c.AcquireSlot(ctx, key, "b", 2, 0, bHold); !ok {
+			if ok, _, _ := c.AcquireSlot(ctx, slot(key, 2, 0, bHold), "b"); !ok {
 				t.Fatal("second slot of 2 refused")
 			}
-			ok, retry, err := c.AcquireSlot(ctx, key, "c", 2, 0, time.Minute)
+			ok, retry, err := c.AcquireSlot(ctx, slot(key, 2, 0, time.Minute), "c")
 			if err != nil || ok || retry <= 0 {
 				t.Fatalf("third slot of 2: %v, retry %v, %v", ok, retry, err)
 			}
 			if err := c.ReleaseSlot(ctx, key, "a"); err != nil {
 				t.Fatal(err)
 			}
-			if ok, _, _ := c.AcquireSlot(ctx, key, "c", 2, 0, time.Minute); !ok {
+			if ok, _, _ := c.AcquireSlot(ctx, slot(key, 2, 0, time.Minute), "c"); !ok {
 				t.Fatal("slot not freed by release")
 			}
-			if ok, _, _ := c.AcquireSlot(ctx, key, "d", 2, 0, time.Minute); ok {
+			if ok, _, _ := c.AcquireSlot(ctx, slot(key, 2, 0, time.Minute), "d"); ok {
 				t.Fatal("third holder")
 			}
 			time.Sleep(time.Until(bAt.Add(bHold + 100*time.Millisecond))) // b's hold runs out: b died
-			if ok, _, _ := c.AcquireSlot(ctx, key, "d", 2, 0, time.Minute); !ok {
+			if ok, _, _ := c.AcquireSlot(ctx, slot(key, 2, 0, time.Minute), "d"); !ok {
 				t.Error("the slot of a holder that never released did not come back after its hold")
 			}
 
 			const spaced = "10.0.0.2"
-			if ok, _, _ := c.AcquireSlot(ctx, spaced, "a", 5, 200*time.Millisecond, time.Minute); !ok {
+			if ok, _, _ := c.AcquireSlot(ctx, slot(spaced, 5, 200*time.Millisecond, time.Minute), "a"); !ok {
 				t.Fatal("first spaced slot refused")
 			}
-			ok, retry, _ = c.AcquireSlot(ctx, spaced, "b", 5, 200*time.Millisecond, time.Minute)
+			ok, retry, _ = c.AcquireSlot(ctx, slot(spaced, 5, 200*time.Millisecond, time.Minute), "b")
 			if ok || retry <= 0 || retry > 200*time.Millisecond {
 				t.Fatalf("second start within the spacing: ok %v, retry %v", ok, retry)
 			}
 			time.Sleep(retry + 10*time.Millisecond)
-			if ok, _, _ := c.AcquireSlot(ctx, spaced, "b", 5, 200*time.Millisecond, time.Minute); !ok {
+			if ok, _, _ := c.AcquireSlot(ctx, slot(spaced, 5, 200*time.Millisecond, time.Minute), "b"); !ok {
 				t.Error("refused after the wait it was told")
 			}
-			if _, _, err := c.AcquireSlot(ctx, key, "", 2, 0, time.Minute); err == nil {
+			if _, _, err := c.AcquireSlot(ctx, slot(key, 2, 0, time.Minute), ""); err == nil {
 				t.Error("empty token accepted")
+			}
+		})
+	}
+}
+
+// slot is a slot of key taken by one process, "p".
+func slot(key string, limit int, spacing, hold time.Duration) cache.Slot {
+	return cache.Slot{Key: key, Owner: "p", Limit: limit, Spacing: spacing, Hold: hold}
+}
+
+// TestSlotHandoff: a grant after another owner's waits the handoff on top
+// of the spacing, one after the same owner's only the spacing; a holder's
+// restart is granted at once when its owner had the last grant, and
+// otherwise not before the other owner's spacing and handoff. The waits
+// are read from the refusals' hints (no sleeping on the first key), so a
+// slow machine cannot blur them: each is asked within a second of the
+// grant it is measured against.
+func TestSlotHandoff(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := open(t, be.url(t))
+			const spacing, handoff = 2 * time.Second, time.Second
+			of := func(key, owner string) cache.Slot {
+				return cache.Slot{Key: key, Owner: owner, Limit: 5, Spacing: spacing, Handoff: handoff, Hold: time.Minute}
+			}
+			asked := time.Now()
+			if ok, _, err := c.AcquireSlot(ctx, of("s", "p1"), "a"); !ok || err != nil {
+				t.Fatalf("first slot: %v, %v", ok, err)
+			}
+			ok, same, err := c.AcquireSlot(ctx, of("s", "p1"), "b")
+			if ok || err != nil || same <= 0 || same > spacing {
+				t.Errorf("same owner within the spacing: ok %v, retry %v (want at most %v), %v", ok, same, spacing, err)
+			}
+			ok, other, err := c.AcquireSlot(ctx, of("s", "p2"), "c")
+			if elapsed := time.Since(asked); elapsed < time.Second && (ok || err != nil || other <= spacing || other > spacing+handoff) {
+				t.Errorf("another owner %v after the grant: ok %v, retry %v (want over %v, at most %v), %v", elapsed, ok, other, spacing, spacing+handoff, err)
+			}
+			if ok, _, err := c.RestartSlot(ctx, of("s", "p1")); !ok || err != nil {
+				t.Errorf("restart by the last grant's owner refused: %v, %v", ok, err)
+			}
+			ok, retry, err := c.RestartSlot(ctx, of("s", "p2"))
+			if elapsed := time.Since(asked); elapsed < time.Second && (ok || err != nil || retry <= spacing) {
+				t.Errorf("restart by another owner %v after the grant: ok %v, retry %v (want over %v), %v", elapsed, ok, retry, spacing, err)
+			}
+			if _, _, err := c.RestartSlot(ctx, cache.Slot{Key: "s", Spacing: spacing}); err == nil {
+				t.Error("restart without an owner accepted")
+			}
+
+			// After the wait it was told, the other owner is granted, and
+			// then the first owner's restart waits for it.
+			short := func(owner string) cache.Slot {
+				return cache.Slot{Key: "t", Owner: owner, Limit: 5, Spacing: 100 * time.Millisecond, Handoff: 50 * time.Millisecond, Hold: time.Minute}
+			}
+			if ok, _, err := c.AcquireSlot(ctx, short("p1"), "a"); !ok || err != nil {
+				t.Fatalf("first slot of t: %v, %v", ok, err)
+			}
+			ok, retry, _ = c.AcquireSlot(ctx, short("p2"), "b")
+			if ok || retry <= 0 || retry > 150*time.Millisecond {
+				t.Fatalf("another owner within spacing and handoff: ok %v, retry %v", ok, retry)
+			}
+			time.Sleep(retry + 10*time.Millisecond)
+			if ok, _, err := c.AcquireSlot(ctx, short("p2"), "b"); !ok || err != nil {
+				t.Fatalf("refused after the wait it was told: %v, %v", ok, err)
+			}
+			if ok, retry, err := c.RestartSlot(ctx, short("p1")); ok || err != nil || retry <= 0 || retry > 150*time.Millisecond {
+				t.Errorf("restart right after another owner's grant: ok %v, retry %v, %v", ok, retry, err)
 			}
 		})
 	}
@@ -86,7 +153,7 @@ func TestSlotsConcurrent(t *testing.T) {
 					c := clients[g%2]
 					for i := range 20 {
 						tok := fmt.Sprintf("%d-%d", g, i)
-						ok, _, err := c.AcquireSlot(ctx, "busy", tok, 3, 0, time.Minute)
+						ok, _, err := c.AcquireSlot(ctx, slot("busy", 3, 0, time.Minute), tok)
 						if err != nil {
 							t.Error(err)
 							return

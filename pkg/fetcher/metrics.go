@@ -192,7 +192,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"stage"}),
 		serverWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_frontier_server_waits_total",
-			Help: "Turns a host gave up because its server (IP address) was at its limit: local (this fetcher's requests), shared (the cluster's, from Redis), shared_error (Redis unreachable: the local limit only), unresolved (no address known; the fetch fails on DNS).",
+			Help: "Turns a host gave up because its server (IP address) was at its limit: local (this fetcher's requests), shared (the cluster's, from Redis), shared_error (Redis unreachable: the local limit only), unresolved (no address known; the fetch fails on DNS); restart counts requests that would have started over an eighth of -ip-delay (at least 12.5 ms) after their shared grant came back and asked again.",
 		}, []string{"where"}),
 		storeSeconds: telemetry.StoreSeconds(reg),
 		recrawlDue: prometheus.NewGauge(prometheus.GaugeOpts{

@@ -267,7 +267,7 @@ func (f *Fetcher) fetchHop(ctx context.Context, lease *frontier.Lease, it fronti
 	start, err := f.startRequest(ctx, lease)
 	if err != nil {
 		lease.Requeue(it)
-		return frontier.Outcome{}
+		return busyOutcome(err)
 	}
 	status, location, body, err := f.getRobots(ctx, it.URL, lease.Host)
 	at := time.Now().Add(politenessMargin)

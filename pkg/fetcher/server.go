@@ -65,9 +65,27 @@ func (c *Config) ipDelay() time.Duration {
 
 // ServerSlots shares the per-server limit between fetchers (cache.Cache).
 type ServerSlots interface {
-	AcquireSlot(ctx context.Context, key, token string, limit int, spacing, hold time.Duration) (ok bool, retry time.Duration, err error)
+	AcquireSlot(ctx context.Context, s cache.Slot, token string) (ok bool, retry time.Duration, err error)
+	RestartSlot(ctx context.Context, s cache.Slot) (ok bool, retry time.Duration, err error)
 	ReleaseSlot(ctx context.Context, key, token string) error
 }
+
+// serverSlot is the shared slot of server. Its handoff is what another
+// fetcher's next grant waits on top of -ip-delay, a quarter of -ip-delay
+// and at least minHandoff; a request that would start more than half of it
+// after its grant came back asks for the grant again (restartLate). The
+// other half is for the answer's way back from Redis, which the fetcher
+// cannot tell from its way there: measured from the ask, a loaded machine's
+// round trips alone asked again for many requests (the cluster bench: Redis
+// CPU +30%, pages/s 0.95x).
+func (f *Fetcher) serverSlot(server string) cache.Slot {
+	d := f.cfg.ipDelay()
+	return cache.Slot{Key: "server:" + server, Owner: f.processID, Limit: f.cfg.IPConcurrency, Spacing: d, Handoff: max(d/4, minHandoff), Hold: f.slotHold()}
+}
+
+// minHandoff is the least handoff of a server's slot: on a loaded machine
+// a request often starts some milliseconds after its grant.
+const minHandoff = 25 * time.Millisecond
 
 // WithServerSlots shares per-server slots through s.
 func WithServerSlots(s ServerSlots) Option { return func(f *Fetcher) { f.slots = s } }
@@ -76,31 +94,62 @@ func WithServerSlots(s ServerSlots) Option { return func(f *Fetcher) { f.slots =
 var slotSeq atomic.Uint64
 
 // serverTurn binds the lease's host to its server and reports whether the
-// request may go now. When it may not, the caller returns the lease with
+// request may go now as far as this process's own requests to the server
+// go (the local limit; the cluster's is taken by sharedTurn, just before
+// the request starts). When it may not, the caller returns the lease with
 // the Outcome given (no request). A name that does not resolve is not
-// limited: its fetch fails on DNS and is recorded as such. token is the
-// shared slot to release after the request ("" for none).
-func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok bool, out frontier.Outcome, server, token string) {
+// limited: its fetch fails on DNS and is recorded as such.
+func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok bool, out frontier.Outcome, server string) {
 	if f.cfg.IPConcurrency <= 0 {
-		return true, out, "", ""
+		return true, out, ""
 	}
 	server, err := f.client.Server(ctx, lease.Host)
 	if err != nil {
 		if !errors.Is(err, fetch.ErrBlockedAddress) && ctx.Err() == nil {
 			f.metrics.serverWaits.WithLabelValues("unresolved").Inc()
 		}
-		return true, out, "", ""
+		return true, out, ""
 	}
 	if !lease.Bind(server) {
 		f.metrics.serverWaits.WithLabelValues("local").Inc()
-		return false, out, server, ""
+		return false, out, server
 	}
-	if f.slots == nil {
-		return true, out, server, ""
+	return true, out, server
+}
+
+// serverBusy is sharedTurn's refusal: the cluster's slots of the server are
+// taken, or its next grant is ahead. The request does not go; its host
+// waits until then.
+type serverBusy struct{ until time.Time }
+
+func (e *serverBusy) Error() string { return "server busy until " + e.until.Format(time.RFC3339Nano) }
+
+// busyOutcome is the Outcome of a lease whose request did not start: its
+// host waits for its server when startRequest said the server was busy.
+func busyOutcome(err error) frontier.Outcome {
+	if busy := (*serverBusy)(nil); errors.As(err, &busy) {
+		return frontier.Outcome{Until: busy.until}
 	}
-	token = cache.Token(f.processID, slotSeq.Add(1))
+	return frontier.Outcome{}
+}
+
+// sharedTurn takes the lease's server's slot among the cluster's fetchers
+// (Redis), as the last step before its request: Redis spaces grants, not
+// starts, so every check and wait between the two would make the start
+// later than its grant, and another fetcher granted -ip-delay after it
+// could start at once. Taken before the lease's other checks (robots.txt,
+// the URL's exclusions, a store read), the grant came tens of
+// milliseconds before the start on a loaded machine (CI: two fetchers'
+// starts 196 ms apart under a 250 ms -ip-delay). The token is kept for
+// the worker to release after the request (releaseServer).
+func (f *Fetcher) sharedTurn(ctx context.Context, lease *frontier.Lease) error {
+	server := lease.Server()
+	if f.slots == nil || server == "" {
+		return nil
+	}
+	token := cache.Token(f.processID, slotSeq.Add(1))
 	sctx, cancel := context.WithTimeout(ctx, cacheTimeout)
-	got, retry, err := f.slots.AcquireSlot(sctx, "server:"+server, token, f.cfg.IPConcurrency, f.cfg.ipDelay(), f.slotHold())
+	got, retry, err := f.slots.AcquireSlot(sctx, f.serverSlot(server), token)
 	cancel()
 	switch {
 	case err != nil:
@@ -116,13 +165,64 @@ func (f *Fetcher) serverTurn(ctx context.Context, lease *frontier.Lease) (ok boo
 		f.metrics.serverWaits.WithLabelValues("shared_error").Inc()
 		f.assumeStarted(server)
 		f.releaseLater(server, token, false)
-		return true, out, server, ""
+		return nil
 	case !got:
 		f.metrics.serverWaits.WithLabelValues("shared").Inc()
-		return false, frontier.Outcome{Until: time.Now().Add(retry)}, server, ""
+		return &serverBusy{until: time.Now().Add(retry)}
 	}
-	return true, out, server, token
+	f.gate.grant(lease.Host, server, token, time.Now())
+	return nil
 }
+
+// restartLate asks for the lease's shared slot again when its request would
+// start more than half the slot's handoff after the grant came back (the
+// local gate's wait, a descheduled worker): from -ip-delay after the grant
+// on, another fetcher may be granted the server and start at once
+// (cache.Slot). It waits as told when the slot has gone to another fetcher
+// since. A process spaces its own starts (startGate), so only a grant to
+// another process makes it wait. A granted restart is the last step before
+// the request, which goes then, however long the answer took.
+func (f *Fetcher) restartLate(ctx context.Context, lease *frontier.Lease) error {
+	g, ok := f.gate.grantOf(lease.Host)
+	if !ok || f.slots == nil {
+		return nil
+	}
+	slot := f.serverSlot(g.server)
+	if time.Since(g.at) <= slot.Handoff/2 {
+		return nil
+	}
+	for range maxRestarts {
+		f.metrics.serverWaits.WithLabelValues("restart").Inc()
+		sctx, cancel := context.WithTimeout(ctx, cacheTimeout)
+		got, retry, err := f.slots.RestartSlot(sctx, slot)
+		cancel()
+		switch {
+		case err != nil:
+			// As when the grant itself failed (sharedTurn): go on the
+			// local limit, and space this process's next request as if
+			// another fetcher had started one now.
+			f.metrics.serverWaits.WithLabelValues("shared_error").Inc()
+			f.assumeStarted(g.server)
+			return nil
+		case got:
+			f.gate.grant(lease.Host, g.server, g.token, time.Now())
+			f.gate.restarted(g.server, f.cfg.ipDelay(), time.Now())
+			return nil
+		}
+		if err := f.pause(ctx, retry); err != nil {
+			return err
+		}
+		if err := f.spaceStart(ctx, g.server); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("server %s: no start granted in %d tries", g.server, maxRestarts)
+}
+
+// maxRestarts bounds restartLate's tries. Each that waits, waits for
+// another fetcher's grant of the server; this many in a row is a server
+// contended past reason, and the URL goes back to its queue.
+const maxRestarts = 16
 
 // releaseServer gives back a shared slot after the request.
 //
@@ -202,6 +302,54 @@ type startGate struct {
 	mu      sync.Mutex
 	next    map[string]time.Time // earliest start of the next request, per server
 	started map[string]time.Time // when the last request to the server started
+	granted map[string]grant     // shared slots held, by leased host
+}
+
+// grant is a shared slot held for a leased host's request.
+type grant struct {
+	server, token string
+	at            time.Time // when the grant came back
+}
+
+func (g *startGate) grant(host, server, token string, at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.granted == nil {
+		g.granted = map[string]grant{}
+	}
+	g.granted[host] = grant{server: server, token: token, at: at}
+}
+
+func (g *startGate) grantOf(host string) (grant, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gr, ok := g.granted[host]
+	return gr, ok
+}
+
+// take ends host's grant, with its lease, and returns it.
+func (g *startGate) take(host string) (grant, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gr, ok := g.granted[host]
+	delete(g.granted, host)
+	return gr, ok
+}
+
+// restarted records a start to server at now that came after the one
+// spaceStart recorded for it (restartLate's call and wait in between).
+func (g *startGate) restarted(server string, d time.Duration, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.started == nil || g.next == nil {
+		return // no start recorded: spaceStart did not space this server
+	}
+	if now.After(g.started[server]) {
+		g.started[server] = now
+	}
+	if g.next[server].Before(now.Add(d)) {
+		g.next[server] = now.Add(d)
+	}
 }
 
 // assumeStarted spaces this process's next request to server as if another

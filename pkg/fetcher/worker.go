@@ -72,7 +72,7 @@ func (f *Fetcher) work(ctx context.Context) {
 			holdForAck(f.fr, lease, f.unacked.pending)
 			continue
 		}
-		ok, out, server, token := f.serverTurn(ctx, lease)
+		ok, out, _ := f.serverTurn(ctx, lease)
 		if !ok {
 			lease.Done(out) // the host waits for its server
 			continue
@@ -91,7 +91,9 @@ func (f *Fetcher) work(ctx context.Context) {
 		if out.Hold {
 			f.gateRecheck(lease.Host)
 		}
-		f.releaseServer(server, token)
+		if g, ok := f.gate.take(lease.Host); ok {
+			f.releaseServer(g.server, g.token)
+		}
 		if out.Requested {
 			if h, ok := f.fr.Host(lease.Host); ok && !out.At.IsZero() {
 				f.metrics.politeness.Observe(max(h.NextAllowed.Sub(out.At), 0).Seconds())
@@ -208,7 +210,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, lease *frontier.Lease, scheme
 	robotsURL := robotsURLOf(scheme, lease.Host)
 	start, err := f.startRequest(ctx, lease)
 	if err != nil {
-		return frontier.Outcome{} // a stop interrupted the wait: nothing was sent
+		return busyOutcome(err) // a stop interrupted the wait, or the server is busy: nothing was sent
 	}
 	status, location, body, err := f.getRobots(ctx, robotsURL, lease.Host)
 	if err != nil && (ctx.Err() != nil || errors.Is(err, errStopping)) {
@@ -304,12 +306,26 @@ func (f *Fetcher) giveUp(lease *frontier.Lease, e *robots.Entry, at time.Time) {
 	}
 }
 
-// startRequest waits for the lease's turn at its server (spaceStart) and
-// records how long after its host was ready the request starts: the time
-// politeness allowed and the crawl did not use.
+// startRequest takes the lease's turn at its server, the cluster's
+// (sharedTurn, restartLate) and this process's (spaceStart), and records
+// how long after its host was ready the request starts: the time politeness
+// allowed and the crawl did not use. A *serverBusy error says the cluster's
+// slots of the server are taken: no request goes, and the host waits.
 func (f *Fetcher) startRequest(ctx context.Context, lease *frontier.Lease) (time.Time, error) {
 	gate := time.Now()
+	if err := f.sharedTurn(ctx, lease); err != nil {
+		return time.Time{}, err
+	}
+	return f.startGranted(ctx, lease, gate)
+}
+
+// startGranted is startRequest once the cluster's slot is taken; gate is
+// when startRequest began.
+func (f *Fetcher) startGranted(ctx context.Context, lease *frontier.Lease, gate time.Time) (time.Time, error) {
 	if err := f.spaceStart(ctx, lease.Server()); err != nil {
+		return time.Time{}, err
+	}
+	if err := f.restartLate(ctx, lease); err != nil {
 		return time.Time{}, err
 	}
 	now := time.Now()
@@ -384,8 +400,8 @@ func (f *Fetcher) queueSitemaps(host, scheme string, entry *robots.Entry) {
 // fetchItem fetches one URL and hands the result to the parser tier.
 func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it frontier.Item) frontier.Outcome {
 	if _, err := f.startRequest(ctx, lease); err != nil {
-		lease.Requeue(it) // a stop interrupted the wait: nothing was sent
-		return frontier.Outcome{}
+		lease.Requeue(it) // a stop interrupted the wait, or the server is busy: nothing was sent
+		return busyOutcome(err)
 	}
 	resp, err := f.client.Do(ctx, fetch.Request{URL: it.URL, ETag: it.ETag, LastModified: it.LastModified})
 	done := time.Now().Add(politenessMargin)
