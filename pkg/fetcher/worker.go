@@ -91,8 +91,10 @@ func (f *Fetcher) work(ctx context.Context) {
 		if out.Hold {
 			f.gateRecheck(lease.Host)
 		}
-		if g, ok := f.gate.take(lease.Host); ok {
-			f.releaseServer(g.server, g.token)
+		if f.slots != nil {
+			if g, ok := f.gate.take(lease.Host); ok {
+				f.releaseServer(g.server, g.token)
+			}
 		}
 		if out.Requested {
 			if h, ok := f.fr.Host(lease.Host); ok && !out.At.IsZero() {
