@@ -369,6 +369,47 @@ func TestSlowRestartStillStarts(t *testing.T) {
 	}
 }
 
+// lostSlots grants every slot, and the fetcher loses its group membership
+// while the call is out (a SIGSTOP past its session).
+type lostSlots struct{ f *Fetcher }
+
+func (s lostSlots) AcquireSlot(context.Context, cache.Slot, string) (bool, time.Duration, error) {
+	s.f.member.lost()
+	return true, 0, nil
+}
+
+func (lostSlots) RestartSlot(context.Context, cache.Slot) (bool, time.Duration, error) {
+	return true, 0, nil
+}
+
+func (lostSlots) ReleaseSlot(context.Context, string, string) error { return nil }
+
+// TestNoRequestAfterMembershipLost: the shared slot is the last call before
+// a request, and a fetcher can be paused while it is out; one whose
+// membership was lost meanwhile sends nothing. The worker checks the
+// membership before the lease's checks, which came before the call.
+func TestNoRequestAfterMembershipLost(t *testing.T) {
+	e := testenv.New(t)
+	cfg := testConfig()
+	cfg.IPConcurrency, cfg.IPDelay = 2, time.Millisecond
+	slots := &lostSlots{}
+	f, err := New(cfg, e.DB, e.Options(), nil, e.Log, WithServerSlots(slots))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots.f = f
+	t.Cleanup(f.kafka.Close)
+	f.member.touch()
+	f.fr.Push(frontier.Item{URL: "http://127.0.0.1:1/", Host: "127.0.0.1:1"})
+	lease := serverLease(t, f, "127.0.0.1:1")
+	if !f.member.confirmed(time.Now()) {
+		t.Fatal("membership not confirmed before the request")
+	}
+	if _, err := f.startRequest(context.Background(), lease); !errors.Is(err, errNotMember) {
+		t.Errorf("startRequest after the membership was lost: %v, want %v", err, errNotMember)
+	}
+}
+
 // TestLateStartDelaysTheNext: a worker that starts after its reserved time
 // (woken late by a loaded machine) pushes the next request back, which goes
 // -ip-delay after that start, not after the reservation: two requests did

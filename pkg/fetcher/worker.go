@@ -321,6 +321,10 @@ func (f *Fetcher) startRequest(ctx context.Context, lease *frontier.Lease) (time
 	return f.startGranted(ctx, lease, gate)
 }
 
+// errNotMember: the fetcher's group membership was not confirmed at the
+// moment its request would have started; nothing is sent.
+var errNotMember = errors.New("group membership not confirmed: request not sent")
+
 // startGranted is startRequest once the cluster's slot is taken; gate is
 // when startRequest began.
 func (f *Fetcher) startGranted(ctx context.Context, lease *frontier.Lease, gate time.Time) (time.Time, error) {
@@ -331,6 +335,14 @@ func (f *Fetcher) startGranted(ctx context.Context, lease *frontier.Lease, gate 
 		return time.Time{}, err
 	}
 	now := time.Now()
+	if !f.member.confirmed(now) {
+		// The worker checked the membership before the lease's checks and
+		// the shared slot's call to Redis: a fetcher stopped meanwhile
+		// (SIGSTOP, a long pause) may have lost its partitions, and its
+		// request would be a zombie's (CI: TestFaultZombieFetcher, one
+		// request 235 ms after the resume, before its reassignment).
+		return time.Time{}, errNotMember
+	}
 	if !lease.Ready.IsZero() {
 		f.metrics.readyToStart.Observe(max(now.Sub(lease.Ready), 0).Seconds())
 		st := f.metrics.stage
