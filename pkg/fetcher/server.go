@@ -348,8 +348,14 @@ func (g *startGate) restarted(server string, d time.Duration, now time.Time) {
 		return // no start recorded: spaceStart did not space this server
 	}
 	if now.After(g.started[server]) {
-		g.started[server] = now
+		g.markStarted(server, d, now)
 	}
+}
+
+// markStarted records a start to server at now; those who reserve from now
+// on wait for it, not for a reservation it was late for. g.mu is held.
+func (g *startGate) markStarted(server string, d time.Duration, now time.Time) {
+	g.started[server] = now
 	if g.next[server].Before(now.Add(d)) {
 		g.next[server] = now.Add(d)
 	}
@@ -425,12 +431,7 @@ func (f *Fetcher) startAt(ctx context.Context, server string, at time.Time) erro
 			at = due
 			continue
 		}
-		g.started[server] = now
-		if g.next[server].Before(now.Add(d)) {
-			// Those who reserve from now on wait for this start, not for
-			// the reservation it was late for.
-			g.next[server] = now.Add(d)
-		}
+		g.markStarted(server, d, now)
 		g.mu.Unlock()
 		return nil
 	}
