@@ -22,18 +22,12 @@ deps:
 # warcio target). Uncached: the end-to-end and cluster tests build the binaries at
 # run time, so the test cache cannot see changes in the packages they use.
 #
-# go test starts packages in the order it is given them, two at a time on two
-# cores. By name, test/cluster (14 minutes, mostly waiting on politeness
-# delays) came last and ran alone for its whole length after cmd/crawler (20
-# minutes) had finished: 40 minutes in all. TESTFIRST starts cmd/crawler at
-# once and test/cluster once the two longest CPU-bound packages beside it are
-# done, so that the small packages fill the end (35 minutes in two CI runs).
-# In 73a90c2 both ran first, which put cmd/crawler's last tests beside the
-# race detector's trapsim and pkg/browser.
-TESTFIRST = $(if $(filter ./...,$(PKGS)),./cmd/crawler ./loadtest/trapsim ./pkg/browser ./test/cluster)
+# scripts/test.sh runs the race detector's pass and, beside it, the
+# simulations without the race detector (its comments say why and in what
+# order the packages go).
 test: deps warcio replay
 	$(GO) vet $(PKGS)
-	CRAWLER_REQUIRE_WARCIO=1 $(GO) test -race -count=1 -timeout 30m $(TESTFIRST) $(PKGS)
+	scripts/test.sh $(GO) $(PKGS)
 	$(MAKE) test-deploy
 
 # The deployment artifacts, validated offline (own Go modules, so the main go.mod

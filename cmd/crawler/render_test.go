@@ -140,14 +140,26 @@ func TestRenderApps(t *testing.T) {
 			t.Errorf("no page of shape %s rendered", s)
 		}
 	}
+	// The runaway page hits the V8 heap limit (ErrCrashed) within its
+	// render's bound on a machine that gives the renderer its share of a
+	// core. When the machine is loaded enough that it does not, the
+	// render's bound ends it instead and the page is taken as it is then,
+	// as the hung page is (CI, at a load of 6-8: rendered). Either way it
+	// is bounded; what must not happen is a snapshot taken as if the page
+	// had settled while its script was still allocating.
+	// TestRenderRunawayFromTimers (pkg/browser) holds the crash itself.
 	var runaway bool
 	for u, why := range failed {
 		if strings.HasSuffix(u, synthweb.AppRunawayPage) && strings.Contains(why, "crashed") {
 			runaway = true
 		}
 	}
+	if why, ok := reasons[synthweb.AppRunawayPage]; !runaway && ok && strings.Contains(why, "timed out") {
+		t.Logf("the runaway page was cut off at its render's bound, not by the heap limit: %q", why)
+		runaway = true
+	}
 	if !runaway {
-		t.Errorf("the runaway page was not recorded as failed (crashed): %v", failed)
+		t.Errorf("the runaway page was neither recorded as failed (crashed) nor taken at its render's bound: %q; failed: %v", reasons[synthweb.AppRunawayPage], failed)
 	}
 	// The page that never stops changing is taken as it is at the timeout.
 	if why := reasons[synthweb.AppHangPage]; !strings.Contains(why, "timed out") {

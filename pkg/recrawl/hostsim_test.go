@@ -317,7 +317,10 @@ func TestPolicyNearOptimal(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			seeds := uint64(simSeeds)
-			if c.s.hosts*c.s.pages > 1000 {
+			if c.s.hosts*c.s.pages > 1000 || raceEnabled {
+				// The model is single-threaded, and the race detector
+				// slows it about tenfold: one seed exercises the code;
+				// make test runs every seed without it (scripts/test.sh).
 				seeds = 1
 			}
 			for seed := uint64(1); seed <= seeds; seed++ {

@@ -1,0 +1,5 @@
+//go:build race
+
+package recrawl
+
+const raceEnabled = true
