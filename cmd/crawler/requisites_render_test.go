@@ -17,12 +17,13 @@ import (
 
 // TestRequisitesRendered: with -requisites and the render tier, a script
 // and a stylesheet that one page (the hub) needs are requisites, queued
-// behind the host's 21 pages, until another page's render asks for them:
+// behind the host's 61 pages, until another page's render asks for them:
 // then they go first (frontier.Promote), and the render does not wait the
-// 5 s the static pages take at a 250 ms delay. Each requisite is still
+// 15 s the static pages take at a 250 ms delay. Each requisite is still
 // fetched once, the links the script builds are followed, and the image it
 // inserts (which the browser may not fetch) is a requisite of the DOM.
 func TestRequisitesRendered(t *testing.T) {
+	const staticPages = 60
 	if testing.Short() {
 		t.Skip("end-to-end crawl with a browser; skipped with -short")
 	}
@@ -31,7 +32,11 @@ func TestRequisitesRendered(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
 	var static strings.Builder
-	for i := range 20 {
+	// 60 static pages, 15 s of the host's turns: the render must ask for
+	// the script before they run out, and a browser started on a loaded
+	// machine (two busy loops beside a CI run, load 8) took more than the
+	// 5 s that 20 of them gave it.
+	for i := range staticPages {
 		fmt.Fprintf(&static, `<a href="/static/%d.html">s%d</a> `, i, i)
 	}
 	html := func(body string) http.HandlerFunc {
@@ -42,7 +47,7 @@ func TestRequisitesRendered(t *testing.T) {
 	}
 	// The hub has no script (it is not rendered) but preloads the
 	// application's script and stylesheet: they become requisites, queued
-	// behind the 21 pages it links, the application page first.
+	// behind the 61 pages it links, the application page first.
 	mux.HandleFunc("/index.html", html(`<html><head><title>hub</title><link rel="preload" href="/js/app.js" as="script">
 <link rel="stylesheet" href="/s/app.css"></head><body><a href="/app.html">app</a> `+static.String()+`</body></html>`))
 	mux.HandleFunc("/app.html", html(`<html><head><title>app</title><link rel="stylesheet" href="/s/app.css"></head>
@@ -92,12 +97,12 @@ const img = document.createElement("img"); img.src = "/img/inserted.png"; app.ap
 		count[r.Path]++
 	}
 	t.Logf("requests in order: %v", paths)
-	for _, p := range []string{"/app.html", "/s/app.css", "/js/app.js", "/built/0.html", "/built/1.html", "/built/2.html", "/static/19.html", "/img/inserted.png"} {
+	for _, p := range []string{"/app.html", "/s/app.css", "/js/app.js", "/built/0.html", "/built/1.html", "/built/2.html", "/static/59.html", "/img/inserted.png"} {
 		if count[p] != 1 {
 			t.Errorf("%s requested %d times, want once; requests in order: %v", p, count[p], paths)
 		}
 	}
-	if i, j := slices.Index(paths, "/js/app.js"), slices.Index(paths, "/static/19.html"); i < 0 || j < 0 || i > j {
+	if i, j := slices.Index(paths, "/js/app.js"), slices.Index(paths, "/static/59.html"); i < 0 || j < 0 || i > j {
 		t.Errorf("the script a render waited for came after the host's last static page: %v", paths)
 	}
 }
