@@ -34,12 +34,12 @@ func TestTrace(t *testing.T) {
 	}
 	w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: hosts, Pages: pages})
 	name := host + "." + w.Config().Domain
-	r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
+	r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
 		if !strings.Contains(u, "://"+name+"/") {
 			return
 		}
 		cl, in := w.Classify(u)
-		t.Logf("%v %-8s admit=%v %-20s grounded=%v hops=%d space=%s parent=%s", cl, in, d.Admit, d.Reason, c.Grounded, c.Hops, c.Space, c.Parent)
+		t.Logf("%v %-8s admit=%v %-20s held=%v grounded=%v hops=%d space=%s parent=%s url=%s", cl, in, d.Admit, d.Reason, c.Held, c.Grounded, c.Hops, c.Space, c.Parent, u)
 	}, Fetched: func(tick int, u string, c pattern.Candidate) {
 		if !strings.Contains(u, "://"+name+"/") {
 			return

@@ -21,7 +21,7 @@ func TestInterlinkedSites(t *testing.T) {
 	var total, missed, held, incomplete int
 	for seed := range *linkWebs {
 		w := NewLinkWeb(uint64(seed))
-		r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise})
+		r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart})
 		total += r.RealTotal
 		missed += len(r.Missed)
 		held += r.HeldReal

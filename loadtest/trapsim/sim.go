@@ -46,6 +46,12 @@ type Options struct {
 	// Fetched, when set, is told every request, with the tick and how its
 	// URL was admitted.
 	Fetched func(tick int, u string, c pattern.Candidate)
+	// RestartEvery, when positive, stops and restarts the fetcher every so
+	// many ticks, as a rolling restart or a rebalance does (restart): each
+	// host's budgets go on from their saved state, its parked URLs are
+	// handed back and its held ones read back from the store, and what
+	// only the process kept (probes in flight, watched variants) is lost.
+	RestartEvery int
 }
 
 // Result is what a run did, judged against the web's ground truth.
@@ -115,6 +121,19 @@ type host struct {
 	// parser reads of a rewrite's target (store.URLHistory).
 	fpOf    map[int64]uint64
 	visited bool
+	// heldItems are the store's exclusions of the URLs the budgets hold,
+	// in the order first held (heldOrder), with how many times each was
+	// recorded (the exclusion's count: its first hold and each new page
+	// that linked it while it was parked): what a restart reads back.
+	heldItems map[int64]item
+	heldOrder []int64
+	heldSeen  map[int64]int
+	// heldUnread: restarted with nothing queued, its held URLs left in the
+	// store until its budgets grow again (the fetcher's markHeldUnread).
+	heldUnread bool
+	state      []byte // its budgets as last saved (pattern.Host.Snapshot)
+	restarted  bool
+	cursor     int // where the next read of the store's held URLs begins, in heldOrder
 }
 
 // Run crawls w from its seeds with the given options.
@@ -160,6 +179,9 @@ func Run(w Web, opt Options) Result {
 	sort.Strings(order)
 	fetched := map[string]bool{}
 	for s.tick = 0; s.tick < opt.MaxTicks; s.tick++ {
+		if opt.RestartEvery > 0 && s.tick > 0 && s.tick%opt.RestartEvery == 0 {
+			s.restart()
+		}
 		s.deliver()
 		busy := len(s.pending) > 0
 		for _, name := range order {
@@ -372,6 +394,8 @@ func (s *sim) admitted(h *host, it item, d pattern.Decision, level int) {
 // park holds it back: in the host's parking, or past its bound in the
 // store alone.
 func (s *sim) park(h *host, d pattern.Decision, it item) {
+	before := h.ph.Referrers(it.hash)
+	defer func() { s.record(h, it, before, h.ph.Referrers(it.hash)) }()
 	switch {
 	case h.ph.Park(s.cfg, d, it.hash, it.cand, it):
 		s.res.Holds++
@@ -390,6 +414,12 @@ func (s *sim) park(h *host, d pattern.Decision, it item) {
 // reload decides again the oldest URLs the store alone holds for the host,
 // up to the parking bound.
 func (s *sim) reload(h *host) {
+	if len(h.stored) == 0 && h.restarted {
+		// Held past the bound by the process before: only the store has
+		// them, read on from where the last read ended.
+		s.readHeld(h)
+		return
+	}
 	n := min(len(h.stored), s.cfg.MaxParked)
 	batch := h.stored[:n:n]
 	h.stored = h.stored[n:]
@@ -412,7 +442,32 @@ func (s *sim) reload(h *host) {
 	}
 }
 
+// record keeps the store's exclusion of a URL just parked (or held past the
+// parking bound), as the fetcher's budget step records it: when first held,
+// and again for each new page that links it while it is parked (before and
+// after: its referrers around this sighting, -1 when not parked). A held URL
+// decided again (it.cand.Held) is not recorded again.
+func (s *sim) record(h *host, it item, before, after int) {
+	if _, ok := h.heldItems[it.hash]; !ok {
+		if h.heldItems == nil {
+			h.heldItems, h.heldSeen = map[int64]item{}, map[int64]int{}
+		}
+		h.heldItems[it.hash] = it
+		h.heldOrder = append(h.heldOrder, it.hash)
+		h.heldSeen[it.hash] = 1
+		return
+	}
+	if before >= 0 && after > before || before < 0 && !it.cand.Held {
+		h.heldSeen[it.hash]++
+	}
+}
+
 func (s *sim) enqueue(h *host, it item, level int) {
+	if _, ok := h.heldItems[it.hash]; ok {
+		// Released: its exclusion is forgotten.
+		delete(h.heldItems, it.hash)
+		delete(h.heldSeen, it.hash)
+	}
 	delete(h.held, it.hash)
 	h.known[it.hash] = true
 	h.queues[level] = append(h.queues[level], it)
@@ -570,6 +625,11 @@ func (s *sim) deliver() {
 		s.touched[h] = true
 	}
 	for h := range s.touched {
+		if h.heldUnread {
+			// Its budgets may have grown for the URLs only the store holds.
+			h.heldUnread = false
+			s.readHeld(h)
+		}
 		h.ph.Release(s.cfg, func(it item, _ pattern.Candidate, d pattern.Decision) {
 			if d.Corroborated {
 				it.cand.Grounded, it.cand.Hops, it.cand.Origin = true, 0, 0
@@ -581,4 +641,112 @@ func (s *sim) deliver() {
 		}
 	}
 	clear(s.touched)
+}
+
+// restart stops the fetcher and starts it again, as a rolling restart (a
+// clean stop) does to every host: its budgets saved at the stop and
+// restored by the next process (pattern.Host.Snapshot, Restore), its parked
+// URLs handed back to be decided again (TakeParked, the fetcher's
+// handBackParked), then, for a host with URLs queued, its held URLs read
+// back from the store up to the parking bound (heldRecords); a host with
+// none queued leaves them in the store until its budgets grow again
+// (markHeldUnread). Queued URLs stay queued (the store's), in their order;
+// verdicts on their way still come. What only the process kept is lost:
+// the probes in flight and the URLs waiting for their verdicts (Take),
+// the variants watched for a rewrite.
+func (s *sim) restart() {
+	for _, name := range s.sortedHosts() {
+		h := s.hosts[name]
+		if b, ok := h.ph.Snapshot(); ok {
+			h.state = b
+		}
+		var back []item
+		h.ph.TakeParked(func(it item, c pattern.Candidate) {
+			it.cand = c
+			back = append(back, it)
+		})
+		ph := pattern.NewHost[item]()
+		if err := ph.Restore(h.state); err != nil {
+			panic(err) // a state Snapshot wrote must restore
+		}
+		h.ph = ph
+		h.stored, h.inStore = nil, nil // the store's exclusions are read below
+		h.restarted, h.cursor = true, 0
+		for _, it := range back {
+			s.decideHeld(h, it, it.cand.Others)
+		}
+		queued := false
+		for _, q := range h.queues {
+			queued = queued || len(q) > 0
+		}
+		if queued {
+			s.readHeld(h)
+		} else {
+			h.heldUnread = len(h.heldItems) > 0
+		}
+	}
+}
+
+func (s *sim) sortedHosts() []string {
+	names := make([]string, 0, len(s.hosts))
+	for name := range s.hosts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// readHeld decides again the URLs the store holds for the host, in the
+// order first held, from where its last read ended, up to the parking
+// bound, as the fetcher's heldOf does: a read that comes back full leaves
+// the host to read on (MoreHeld) from there once its parking has room; one
+// that does not starts the next from the first.
+func (s *sim) readHeld(h *host) {
+	var batch []item
+	read := map[int64]bool{}
+	i := h.cursor
+	for ; i < len(h.heldOrder) && len(batch) < s.cfg.MaxParked; i++ {
+		// A URL held, released and held again is in the order twice.
+		if it, ok := h.heldItems[h.heldOrder[i]]; ok && !read[it.hash] {
+			read[it.hash] = true
+			batch = append(batch, it)
+		}
+	}
+	h.cursor = 0
+	if len(batch) == s.cfg.MaxParked {
+		h.cursor = i
+		h.ph.MoreHeld()
+	}
+	for _, it := range batch {
+		s.decideHeld(h, it, max(h.heldSeen[it.hash]-1, 0))
+	}
+}
+
+// decideHeld decides a held URL again, with the chain its budgets charged it
+// to and the pages that linked it (refs), as admission decides a crawl.urls
+// record marked held (admission.Poll.Decide, pattern.Host.Carried).
+func (s *sim) decideHeld(h *host, it item, refs int) {
+	s.touched[h] = true
+	if h.known[it.hash] {
+		return // the seen check: admitted another way meanwhile
+	}
+	f := pattern.Found{URL: it.url, Parent: it.cand.Parent, Others: refs, ParentDuplicate: it.dups > 0}
+	var c pattern.Candidate
+	if it.cand.Hops == 0 || it.cand.Origin != 0 {
+		c = h.ph.Carried(s.cfg, f, it.cand.Hops, it.cand.Origin)
+	} else {
+		c = h.ph.Describe(s.cfg, f)
+	}
+	c.Held = true
+	it.cand = c
+	d := h.ph.Admit(s.cfg, it.hash, c)
+	if s.opt.Trace != nil {
+		s.opt.Trace(it.url, c, d)
+	}
+	if !d.Admit {
+		s.park(h, d, it)
+		return
+	}
+	h.ph.Unpark(it.hash)
+	s.admitted(h, it, d, s.opt.Levels-2)
 }

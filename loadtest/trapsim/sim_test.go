@@ -20,6 +20,7 @@ var (
 	ticks   = flag.Int("trapsim.ticks", 0, "cut each crawl after this many ticks (0: the default)")
 	delay   = flag.Int("trapsim.delay", 0, "ticks from a fetch to its verdict (0: the default)")
 	gate    = flag.Bool("trapsim.gate", pattern.DefaultTakeGate, "count the probes' window at each URL's turn (pattern.Config.TakeGate) instead of at admission")
+	restart = flag.Int("trapsim.restart", 0, "restart the fetcher every so many ticks in TestAdmissionOnGeneratedWebs (Options.RestartEvery; 0: never)")
 	raise   = flag.Bool("trapsim.raise", true, "raise queued URLs that pages of other sections link again, as -order-relinked (on by default) does; false for the depth order alone")
 )
 
@@ -118,7 +119,7 @@ func TestAdmissionOnGeneratedWebs(t *testing.T) {
 		t.Run(sz.name, func(t *testing.T) {
 			for seed := int64(1); seed <= int64(sz.seeds); seed++ {
 				w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: sz.hosts, Pages: sz.pages})
-				r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay, Raise: *raise})
+				r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay, Raise: *raise, RestartEvery: *restart})
 				j := judge(w, r)
 				t.Logf("seed %d: %d requests, %.1f%% to traps (%d grounded); near %.1f/instance (%d), distinct %.1f/instance (%d); worst %d %s; early mean %.1f max %d; variants max %.0f%%; real %d/%d (held %d); held once %d, holds %d; idle %v after %d ticks",
 					seed, r.Requests, 100*j.trapShare, r.TrapGrounded, j.nearMean, j.nearN, j.distinctMean, j.distinctN, j.worstN, j.worst,
@@ -214,25 +215,35 @@ var docSites = []struct{ name, root, start string }{
 func TestAdmissionOnDocSites(t *testing.T) {
 	for _, site := range docSites {
 		t.Run(site.name, func(t *testing.T) {
-			root, err := filepath.EvalSymlinks(site.root)
-			if err != nil {
-				t.Skipf("%s not installed (apt-get install %s): %v", site.root, site.name, err)
-			}
-			w := NewDirWeb(root, "docs.test", site.start)
-			r := Run(w, traced(t, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise}))
-			t.Logf("%d pages reachable; %d fetched, %d requests, idle %v after %d ticks; %d held at the end",
-				r.RealTotal, r.RealFetched, r.Requests, r.Idle, r.Ticks, r.HeldReal)
-			if copies := missedCopies(w, r); len(copies) > 0 {
-				t.Logf("%d pages not fetched are near-duplicates of fetched ones, e.g. %s", len(copies), copies[0])
-				r.Missed = slices.DeleteFunc(r.Missed, func(u string) bool { return slices.Contains(copies, u) })
-			}
-			if len(r.Missed) > 0 {
-				t.Errorf("%d of %d pages not fetched (%d held), e.g. %s", len(r.Missed), r.RealTotal, r.HeldReal, sample(r))
-			}
-			if !r.Idle {
-				t.Error("not idle")
-			}
+			crawlDocSite(t, site.root, site.name, site.start, Options{MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart})
 		})
+	}
+}
+
+// crawlDocSite crawls a documentation tree with opt (and the budgets of
+// -trapsim.patterns) and fails the test unless every page reachable by links
+// was fetched, but for near-duplicates of fetched ones, and the crawl went
+// idle by itself.
+func crawlDocSite(t *testing.T, root, pkg, start string, opt Options) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Skipf("%s not installed (apt-get install %s): %v", root, pkg, err)
+	}
+	w := NewDirWeb(root, "docs.test", start)
+	opt.Patterns = patterns(t)
+	r := Run(w, traced(t, opt))
+	t.Logf("%d pages reachable; %d fetched, %d requests, idle %v after %d ticks; %d held at the end",
+		r.RealTotal, r.RealFetched, r.Requests, r.Idle, r.Ticks, r.HeldReal)
+	if copies := missedCopies(w, r); len(copies) > 0 {
+		t.Logf("%d pages not fetched are near-duplicates of fetched ones, e.g. %s", len(copies), copies[0])
+		r.Missed = slices.DeleteFunc(r.Missed, func(u string) bool { return slices.Contains(copies, u) })
+	}
+	if len(r.Missed) > 0 {
+		t.Errorf("%d of %d pages not fetched (%d held), e.g. %s", len(r.Missed), r.RealTotal, r.HeldReal, sample(r))
+	}
+	if !r.Idle {
+		t.Error("not idle")
 	}
 }
 

@@ -23,7 +23,7 @@ func TestWikiSites(t *testing.T) {
 	for seed := range n {
 		w := NewWikiWeb(uint64(seed))
 		reach := w.Reachable()
-		r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise})
+		r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart})
 		n := 0
 		for _, u := range r.Missed {
 			if reach[u] {

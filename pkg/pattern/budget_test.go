@@ -2167,3 +2167,116 @@ func TestCalendarOfDistinctMonths(t *testing.T) {
 		t.Errorf("a calendar of distinct months: %d months fetched, want at most 100", n)
 	}
 }
+
+// activePrintRule teaches h the rewrite "drop parameter print" with two
+// duplicate probes, as TestRewriteLearned does.
+func activePrintRule(t *testing.T, h *Host[string], cfg Config) {
+	t.Helper()
+	for i := range 2 {
+		u := fmt.Sprintf("http://a/story/%d?print=yes", i)
+		c, d := offer(h, cfg, u, fmt.Sprintf("http://a/story/%d", i), 0, 0)
+		if !d.Admit {
+			h.Release(cfg, func(string, Candidate, Decision) {})
+		}
+		h.Observe(cfg, Verdict{URL: c.URL, Hash: int64(KeyOf(c.URL)), Grounded: c.Grounded, Origin: c.Origin, Duplicate: true})
+		h.Release(cfg, func(string, Candidate, Decision) {})
+	}
+	if rules := h.Rules(); len(rules) != 1 || !rules[0].Active {
+		t.Fatalf("rules %+v, want drop parameter print, active", rules)
+	}
+}
+
+// TestRewriteMatchesCountedOnce: an active rewrite lets one URL in
+// rewriteProbeEvery through as a probe, counted over the URLs it applies
+// to, not over the times they are decided. A held variant decided again
+// (read back after a restart, found on another page, re-decided when a
+// probe's verdict grows the rule's parking) is held again: counted at each
+// decision, a restart that read a thousand held variants back let forty of
+// them through, and every probe's verdict let through one in 25 of what the
+// rule held.
+func TestRewriteMatchesCountedOnce(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	activePrintRule(t, h, cfg)
+	var held []Candidate
+	probes := 0
+	for i := range 3 * rewriteProbeEvery {
+		u := fmt.Sprintf("http://a/other/%d?print=yes", i)
+		c, d := offer(h, cfg, u, "http://a/", 0, 0)
+		if d.Admit {
+			probes++
+			// A probe that came back a duplicate: the rule's parking
+			// is decided again, and must stay held.
+			h.Observe(cfg, Verdict{URL: c.URL, Hash: int64(KeyOf(c.URL)), Grounded: c.Grounded, Origin: c.Origin, Duplicate: true})
+			h.Release(cfg, func(u string, _ Candidate, _ Decision) {
+				t.Errorf("%s released by a duplicate probe's verdict", u)
+			})
+			continue
+		}
+		held = append(held, c)
+	}
+	if probes != 3 {
+		t.Fatalf("%d probes of %d new variants, want 3", probes, 3*rewriteProbeEvery)
+	}
+	// Found again on other pages, and read back as held twice (restarts).
+	for round := range 3 {
+		for _, c := range held {
+			again := c
+			if round == 0 {
+				again = h.Describe(cfg, Found{URL: c.URL, Parent: "http://a/index.html"})
+			} else {
+				again.Held = true
+			}
+			if d := h.Admit(cfg, int64(KeyOf(c.URL)), again); d.Admit {
+				t.Fatalf("round %d: held variant %s admitted when decided again", round, c.URL)
+			}
+		}
+	}
+	// The next new ones go on where the count was.
+	probes = 0
+	for i := range rewriteProbeEvery {
+		if _, d := offer(h, cfg, fmt.Sprintf("http://a/more/%d?print=yes", i), "http://a/", 0, 0); d.Admit {
+			probes++
+		}
+	}
+	if probes != 1 {
+		t.Errorf("%d probes of the next %d new variants, want 1", probes, rewriteProbeEvery)
+	}
+}
+
+// TestRewriteJudgedAfterRestore: a rewrite whose probe's verdict is not in
+// when its host's state is saved goes on being judged after the restore:
+// the watch is not saved, so the next variant it applies to is its next
+// probe and the others wait, however they were found (here on another
+// variant, from which no rewrite can be derived). Waiting for a probe
+// watched no more, the rule held nothing, and the variants read back from
+// the store went through to their family's budget.
+func TestRewriteJudgedAfterRestore(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	if _, d := offer(h, cfg, "http://a/story/0?print=yes", "http://a/story/0", 0, 0); !d.Admit {
+		t.Fatalf("first variant %+v, want it probed", d)
+	}
+	state, ok := h.Snapshot()
+	if !ok {
+		t.Fatal("no state to save")
+	}
+	next := NewHost[string]()
+	if err := next.Restore(state); err != nil {
+		t.Fatal(err)
+	}
+	var ds []Decision
+	for i := 1; i <= 3; i++ {
+		c := next.Describe(cfg, Found{URL: fmt.Sprintf("http://a/story/%d?print=yes", i), Parent: "http://a/story/0?print=yes"})
+		c.Held = true
+		ds = append(ds, next.Admit(cfg, int64(i), c))
+	}
+	if !ds[0].Admit || ds[0].Target != "http://a/story/1" {
+		t.Errorf("first variant decided after the restore: %+v, want it probed against http://a/story/1", ds[0])
+	}
+	for _, d := range ds[1:] {
+		if d.Admit || d.Reason != ReasonRewrite {
+			t.Errorf("next variant decided after the restore: %+v, want it held for the rewrite", d)
+		}
+	}
+}

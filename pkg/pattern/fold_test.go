@@ -176,3 +176,41 @@ func TestFoldedRootIsOneFamily(t *testing.T) {
 			folder.URL, folder.Parent, folder.Space, Family(folder.Space), folder.Grounded, Family(file.Space))
 	}
 }
+
+// TestMadeUpNamesAfterRestoreWithNoSection: a host whose first path
+// segments were all made up so far (none grounded yet) keeps taking them
+// for made up after a restart. A state with no section was once read as
+// one saved before sections were kept, every name taken for the site's:
+// the made-up family's URLs got new spaces after the restart, and the held
+// ones, charged to the family they were held by, were held for good.
+func TestMadeUpNamesAfterRestoreWithNoSection(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	parent, hops, origin := "http://a/start/s", 1, KeyOf("/{*}/")
+	for i := range 3 {
+		u := "http://a/" + word(i) + "/s"
+		c := h.Describe(cfg, Found{URL: u, Parent: parent, ParentHops: hops, ParentOrigin: origin})
+		h.Admit(cfg, int64(i+1), c)
+		parent, hops, origin = u, c.Hops, c.Origin
+	}
+	u := "http://a/" + word(1) + "/s"
+	before := h.space(cfg, u, false)
+	if !strings.HasPrefix(before, "/{*}/") {
+		t.Fatalf("a name made up down a generated chain: space %s, want it under /{*}/", before)
+	}
+	state, ok := h.Snapshot()
+	if !ok {
+		t.Fatal("no state to save after three admissions")
+	}
+	next := NewHost[string]()
+	if err := next.Restore(state); err != nil {
+		t.Fatal(err)
+	}
+	if after := next.space(cfg, u, false); after != before {
+		t.Errorf("after a restart the made-up name's space is %s, was %s", after, before)
+	}
+	c := next.Describe(cfg, Found{URL: "http://a/" + word(7) + "/s", Parent: u, ParentHops: 1, ParentOrigin: KeyOf("/{*}/")})
+	if c.Space != before {
+		t.Errorf("a new name made up after a restart: space %s, want %s", c.Space, before)
+	}
+}

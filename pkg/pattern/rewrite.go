@@ -248,12 +248,17 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 			}
 		}
 		if !st.active() {
-			if st.distinct == 0 && (st.watched >= 1 || st.dup >= 1) {
+			if st.distinct == 0 {
 				// Judged now: what it applies to waits for the verdict,
 				// whichever page links it (a print view links the
 				// print views of other pages); once one came back a
-				// duplicate, the next it applies to is its next probe,
-				// however it was found.
+				// duplicate, or its probe ended unjudged, or the process
+				// that watched it stopped (the watch is not saved), the
+				// next it applies to is its next probe, however it was
+				// found. Waiting for a probe watched no more, a rule let
+				// through every variant that no page of its target linked:
+				// at each restart of a rolling one, the held variants read
+				// back from the store went to their family's budget.
 				if _, ok := r.Apply(c.URL); ok {
 					if st.watched == 0 {
 						h.watchURL(hash, r, st)
@@ -266,6 +271,15 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 		}
 		if _, ok := r.Apply(c.URL); !ok {
 			continue
+		}
+		if c.Held || h.inPark[hash] != nil {
+			// Held before and decided again (a release, a new page
+			// linking it, a restart or a handover reading it back): one
+			// URL is one match. Counted at each decision, a restart that
+			// read a host's thousand held variants back let forty of them
+			// through as probes, and a probe's verdict, which re-decides
+			// all the rule holds, let through one in 25 of them again.
+			return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
 		}
 		st.matches++
 		if st.matches%rewriteProbeEvery == 0 {

@@ -119,8 +119,17 @@ type savedHost struct {
 	Stems  []string     `json:"stems,omitempty"`  // stems generalized, as prefix TAB stem
 	// The first path segments the site grounded, while they are not
 	// folded (fold.go: a name not among them is made up). A state saved
-	// before they were has none: its names are all taken as the site's.
+	// before they were (no Kept) has none: its names are all taken as the
+	// site's.
 	Sections []string `json:"sec,omitempty"`
+	// Kept: Sections is what the site grounded, even when it is empty. A
+	// host whose first names were all made up so far saved none, and came
+	// back from a restart taking them all for the site's: its made-up
+	// family's URLs got new spaces, the held ones stayed charged to the
+	// family they were held by, which nothing credited again, and were
+	// held for good (a documentation site read back at each restart of a
+	// simulated rolling one, loadtest/trapsim).
+	Kept bool `json:"sk,omitempty"`
 }
 
 // Snapshot returns the host's admission state for the store when it changed
@@ -158,6 +167,9 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 	}
 	for r, st := range h.rules {
 		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches})
+	}
+	if sl := h.slots[""]; sl == nil || !sl.folded {
+		s.Kept = sl == nil || !sl.open
 	}
 	if sl := h.slots[""]; sl != nil && !sl.folded {
 		for name := range sl.names {
@@ -238,7 +250,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		if h.slots == nil {
 			h.slots = map[string]*slot{}
 		}
-		sl = &slot{names: map[string]struct{}{}, open: len(s.Sections) == 0}
+		sl = &slot{names: map[string]struct{}{}, open: !s.Kept && len(s.Sections) == 0}
 		for _, name := range s.Sections {
 			sl.names[name] = struct{}{}
 		}
