@@ -33,6 +33,10 @@ func TestRenderAtPolitenessDelays(t *testing.T) {
 	browsertest.Need(t)
 	for _, delay := range []time.Duration{200 * time.Millisecond, time.Second} {
 		t.Run(delay.String(), func(t *testing.T) {
+			// Side by side: each waits on its hosts' delays far more than
+			// it computes (113 and 130 s one after the other in a make
+			// test, a sixth of the package's time).
+			t.Parallel()
 			cfg := synthweb.AppChainsConfig()
 			w, seeds := startWeb(t, cfg)
 			data := filepath.Join(t.TempDir(), "data")
