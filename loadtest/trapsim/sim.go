@@ -605,7 +605,7 @@ func (s *sim) deliver() {
 		}
 		relinks := s.relinks(h, p.links)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
-			Unlike: p.unlike, NoTarget: p.noTarget, Relinks: relinks})
+			Unlike: p.unlike, NoTarget: p.noTarget, Judged: p.it.target != 0, Relinks: relinks})
 		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
 		}
@@ -670,6 +670,12 @@ func (s *sim) restart() {
 			panic(err) // a state Snapshot wrote must restore
 		}
 		h.ph = ph
+		// The queue is the store's: its generated URLs (the last level,
+		// what the store's row tells) are tracked again for the pages that
+		// link them while they wait, as the fetcher's loadPartition does.
+		for _, it := range h.queues[len(h.queues)-1] {
+			ph.Requeued(s.cfg, it.hash, it.url, it.cand.Parent)
+		}
 		h.stored, h.inStore = nil, nil // the store's exclusions are read below
 		h.restarted, h.cursor = true, 0
 		for _, it := range back {

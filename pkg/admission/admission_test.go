@@ -561,3 +561,38 @@ func TestSpilledAdmittedMayBeHeld(t *testing.T) {
 		t.Error("a host that never spilled marked its admitted URL MayBeHeld")
 	}
 }
+
+// TestRequeuedTracksTheLastLevel: a host's budgets, restored, are told of
+// the URLs the store still has queued; only a page queued last (what its
+// family generated: the store keeps no chain) is tracked again for the
+// pages that link it, and corroborated by enough of them it is evidence.
+func TestRequeuedTracksTheLastLevel(t *testing.T) {
+	d := newDecider(true)
+	cfg := d.cfg.Patterns
+	if !cfg.TakeGate || cfg.Referrers <= 0 {
+		t.Skip("the default budgets do not corroborate queued URLs")
+	}
+	for _, c := range []struct {
+		level int
+		kind  urlkind.Kind
+		want  int
+	}{
+		{d.Levels() - 1, urlkind.Page, 1},
+		{d.Levels() - 2, urlkind.Page, 0},
+		{d.Levels() - 1, urlkind.Requisite, 0},
+	} {
+		h := Host{Patterns: NewPatterns()}
+		// The family, known to the restored state.
+		first := "http://a.example/gen/1.html"
+		h.Patterns.Admit(cfg, store.HashURL(first), h.Patterns.Describe(cfg, pattern.Found{URL: first, Parent: "http://a.example/"}))
+		raw := "http://a.example/gen/42.html"
+		d.Requeued(&h, store.URL{Hash: store.HashURL(raw), URL: raw, Host: "a.example", Parent: "http://a.example/gen/41.html", Level: c.level, Kind: c.kind})
+		for i := range cfg.Referrers {
+			p := fmt.Sprintf("http://a.example/other/%d.html", i)
+			d.Observe(&h, Evidence{URL: p, Hash: store.HashURL(p), Grounded: true, Relinks: []string{raw}})
+		}
+		if got := h.Patterns.Corroborated(); got != c.want {
+			t.Errorf("queued at level %d as %v, linked from %d pages: %d corroborated, want %d", c.level, c.kind, cfg.Referrers, got, c.want)
+		}
+	}
+}

@@ -223,6 +223,7 @@ type Evidence struct {
 	Duplicate   bool
 	Unlike      bool // no duplicate of the rewrite target it was judged against (pattern.Verdict.Unlike)
 	NoTarget    bool // the rewrite target had no copy to judge it against (pattern.Verdict.NoTarget)
+	Judged      bool // compared with its rewrite target (pattern.Verdict.Judged)
 	// Relinks are the page's links to URLs of its host the crawl knew
 	// already (queue.Verdict.RelinkURLs).
 	Relinks []string
@@ -233,8 +234,20 @@ type Evidence struct {
 func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	hp := h.patterns()
 	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
-		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, NoTarget: e.NoTarget, Relinks: e.Relinks})
+		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, NoTarget: e.NoTarget, Judged: e.Judged, Relinks: e.Relinks})
 	return hp.Parked() > 0
+}
+
+// Requeued tells a host's budgets, restored from the store, of a URL the
+// store still has queued (pattern.Host.Requeued). The store's row keeps no
+// chain, only the level: a page URL queued last is one its family
+// generated (Candidate.Shifted), or a grounded one of a family over its
+// budget, which is tracked then as well.
+func (d *Decider) Requeued(h *Host, u store.URL) {
+	if h == nil || h.Patterns == nil || u.Kind != urlkind.Page || u.Level != d.levels-1 {
+		return
+	}
+	h.Patterns.Requeued(d.cfg.Patterns, u.Hash, u.URL, u.Parent)
 }
 
 // Raise returns the hashes of the URLs a verdict's page links that its

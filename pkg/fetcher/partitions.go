@@ -183,6 +183,8 @@ func (f *Fetcher) loadPartition(ctx context.Context, p int32) (hosts, urls int, 
 		excluded := f.patternExcluded(controls, u.URL, u.Host)
 		if excluded {
 			f.updates = append(f.updates, store.URLUpdate{Hash: u.Hash, State: store.StateExcluded, Reason: control.ReasonPattern})
+		} else {
+			f.adm.Requeued(&hi.adm, u)
 		}
 		f.mu.Unlock()
 		if !excluded {

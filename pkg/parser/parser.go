@@ -542,7 +542,7 @@ func (pd *pending) verdict() *queue.Verdict {
 	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 300 || pd.revisit() {
 		return nil
 	}
-	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, NoTarget: pd.noTarget, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
+	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, NoTarget: pd.noTarget, Judged: pg.RewriteOf != 0, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
 }
 
 // analysis is what the parallel stage learns about one page.

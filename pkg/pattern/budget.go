@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -225,6 +226,9 @@ type Verdict struct {
 	// to compare the page with: the variant was fetched before the page
 	// its rewrite maps it onto.
 	NoTarget bool
+	// Judged: admitted with a Decision.Target, which the page was compared
+	// with (Duplicate and Unlike judge the rewrite).
+	Judged bool
 	// Relinks are the page's links on its host to URLs the crawl knew
 	// already (normalized, bounded by the parser).
 	Relinks []string
@@ -519,6 +523,7 @@ type Host[T any] struct {
 	// index lists; what a family's yield may earn counts them (allowance).
 	interlinked int
 	rules       map[Rewrite]*ruleStats
+	ruleOrder   []Rewrite         // the keys of rules, in the order learned (addRule)
 	watch       map[int64]Rewrite // URL hash -> the rewrite its verdict judges
 	parked      map[parkKey][]parkedURL[T]
 	inPark      map[int64]*referrers
@@ -946,6 +951,32 @@ func (h *Host[T]) corroborateQueued(cfg Config, u, parent string) {
 		f.evidence++
 		h.grow(parkKey{parkFamily, q.fam})
 	}
+}
+
+// Requeued tracks again a generated URL still queued when the host's state
+// was restored (a restart, a rebalance): found on enough distinct pages while
+// it waits, it is evidence for its family, as it was for the process that
+// admitted it (corroborateQueued). The queue is the store's and outlives the
+// process; what the pages linking a queued URL said was the process's alone.
+// Simulated with a restart every 11 ticks, commons-lang3's Javadoc had its
+// family earn 17 URLs of evidence instead of 146, and 288 of its 729 pages
+// stayed held. The store keeps no chain for a queued URL: what its
+// admission charged is not paid back, and parent is the one page known to
+// link it.
+func (h *Host[T]) Requeued(cfg Config, hash int64, u, parent string) {
+	if !cfg.TakeGate || cfg.Referrers <= 0 || len(h.queued) >= maxQueued {
+		return
+	}
+	k := KeyOf(u)
+	if h.queued[k] != nil {
+		return
+	}
+	if h.queued == nil {
+		h.queued = map[Key]*queuedURL{}
+	}
+	q := &queuedURL{fam: KeyOf(Family(h.space(cfg, u, false))), hash: hash}
+	q.refs.add(Candidate{URL: u, Parent: parent})
+	h.queued[k] = q
 }
 
 // Admit decides on a candidate and, when it is admitted, counts it against
@@ -1433,7 +1464,7 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 	for len(h.grown) > 0 {
 		grown := h.grown
 		h.grown = nil
-		for k := range grown {
+		for _, k := range sortedKeys(grown) {
 			list := h.parked[k]
 			delete(h.parked, k)
 			// Those that stay are kept in list's own array, which nothing
@@ -1492,8 +1523,8 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 // fetcher that stops, or gives a host's partition up, hands them back to the
 // queue. Taken once, they are not handed out twice.
 func (h *Host[T]) TakeParked(fn func(item T, c Candidate)) {
-	for _, list := range h.parked {
-		for _, pu := range list {
+	for _, k := range sortedKeys(h.parked) {
+		for _, pu := range h.parked[k] {
 			if r := h.inPark[pu.hash]; r != nil {
 				delete(h.inPark, pu.hash)
 				// The pages found linking it while it was parked go with
@@ -1661,4 +1692,22 @@ func shape(seg string) string {
 		prev = c
 	}
 	return b.String()
+}
+
+// sortedKeys returns the budgets of m in one order. Released or handed
+// back in map order, the URLs of two budgets came back in a different
+// order each time, and what they were admitted under with them: the same
+// crawl, simulated twice, ended with different URLs held.
+func sortedKeys[V any](m map[parkKey]V) []parkKey {
+	ks := make([]parkKey, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b parkKey) int {
+		if a.kind != b.kind {
+			return int(a.kind) - int(b.kind)
+		}
+		return cmp.Compare(a.key, b.key)
+	})
+	return ks
 }

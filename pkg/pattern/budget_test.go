@@ -2257,14 +2257,7 @@ func TestRewriteJudgedAfterRestore(t *testing.T) {
 	if _, d := offer(h, cfg, "http://a/story/0?print=yes", "http://a/story/0", 0, 0); !d.Admit {
 		t.Fatalf("first variant %+v, want it probed", d)
 	}
-	state, ok := h.Snapshot()
-	if !ok {
-		t.Fatal("no state to save")
-	}
-	next := NewHost[string]()
-	if err := next.Restore(state); err != nil {
-		t.Fatal(err)
-	}
+	next := restarted(t, h)
 	var ds []Decision
 	for i := 1; i <= 3; i++ {
 		c := next.Describe(cfg, Found{URL: fmt.Sprintf("http://a/story/%d?print=yes", i), Parent: "http://a/story/0?print=yes"})
@@ -2279,4 +2272,108 @@ func TestRewriteJudgedAfterRestore(t *testing.T) {
 			t.Errorf("next variant decided after the restore: %+v, want it held for the rewrite", d)
 		}
 	}
+}
+
+// TestRewriteJudgedByAnUnwatchedProbe: a variant admitted as a rewrite's
+// probe and fetched after a restart comes back to a process that watches
+// another (the watch is the process's). Its verdict, judged against its
+// target (Verdict.Judged), still judges the rewrite: one unlike its target
+// proves the rewrite distinct and lets go of the variants it held. Before,
+// the verdict was dropped, and a host restarted more often than its queue
+// took to reach the probe never had the rewrite judged.
+func TestRewriteJudgedByAnUnwatchedProbe(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	probe := "http://a/story/0?print=yes"
+	if _, d := offer(h, cfg, probe, "http://a/story/0", 0, 0); !d.Admit || d.Target == "" {
+		t.Fatalf("first variant %+v, want it probed against its target", d)
+	}
+	state, ok := h.Snapshot()
+	if !ok {
+		t.Fatal("no state to save")
+	}
+	for _, judged := range []bool{false, true} {
+		next := NewHost[string]()
+		if err := next.Restore(state); err != nil {
+			t.Fatal(err)
+		}
+		// The next process's probe, and two variants it holds meanwhile.
+		for i := 1; i <= 3; i++ {
+			offer(next, cfg, fmt.Sprintf("http://a/story/%d?print=yes", i), fmt.Sprintf("http://a/story/%d", i), 0, 0)
+		}
+		if next.Parked() != 2 {
+			t.Fatalf("%d variants parked, want 2 held for the rewrite", next.Parked())
+		}
+		next.Observe(cfg, Verdict{URL: probe, Hash: int64(KeyOf(probe)), Grounded: true, Unlike: judged, Judged: judged})
+		released := 0
+		next.Release(cfg, func(string, Candidate, Decision) { released++ })
+		rules := next.Rules()
+		// Released, a variant is a new URL of its space, whose probes
+		// then decide it: one goes, the other waits for its verdict.
+		switch {
+		case len(rules) != 1:
+			t.Fatalf("rules %+v, want the one rewrite", rules)
+		case judged && (released != 1 || rules[0].Distinct != 1 || rules[0].Parked != 0):
+			t.Errorf("the first probe's verdict, unlike its target: %d released, rule %+v; want the rewrite distinct, holding nothing", released, rules[0])
+		case !judged && (released != 0 || rules[0].Distinct != 0 || rules[0].Parked != 2):
+			t.Errorf("a verdict not judged against a target: %d released, rule %+v; want the rewrite still judged, holding 2", released, rules[0])
+		}
+	}
+}
+
+// TestRequeuedCorroborated: a generated URL still queued when its host's
+// state is restored (the queue is the store's) is tracked again for the
+// pages that link it: found on enough distinct pages while it waits, it is
+// evidence for its family, as it was for the process that admitted it.
+// Without, a host restarted every 11 ticks (commons-lang3's Javadoc in
+// loadtest/trapsim) had its family earn 17 URLs of evidence, not 146, and
+// 288 of its 729 pages stayed held.
+func TestRequeuedCorroborated(t *testing.T) {
+	cfg := Config{Budget: 100, Probe: 2, Referrers: 3, TakeGate: true}.WithDefaults()
+	for _, requeued := range []bool{false, true} {
+		h := NewHost[string]()
+		gen := archChain(t, h, cfg, 3)
+		waiting := gen[2]
+		next := restarted(t, h)
+		if requeued {
+			next.Requeued(cfg, int64(KeyOf(waiting.URL)), waiting.URL, waiting.Parent)
+		}
+		before := evidenceOf(next, cfg, "/arch/")
+		for i := range cfg.Referrers {
+			p := fmt.Sprintf("http://a/other/%d.html", i)
+			next.Observe(cfg, Verdict{URL: p, Hash: int64(KeyOf(p)), Grounded: true, Relinks: []string{waiting.URL}})
+		}
+		got := evidenceOf(next, cfg, "/arch/") - before
+		switch {
+		case requeued && (next.Corroborated() != 1 || got != 1):
+			t.Errorf("tracked again, then linked from %d pages: %d corroborated, evidence +%d; want 1 and +1", cfg.Referrers, next.Corroborated(), got)
+		case !requeued && next.Corroborated() != 0:
+			t.Errorf("not tracked again: %d corroborated, want 0 (the test sees nothing)", next.Corroborated())
+		}
+	}
+}
+
+// evidenceOf is the evidence of the family pattern on h (Top).
+func evidenceOf(h *Host[string], cfg Config, pattern string) int {
+	for _, u := range h.Top(cfg, 100) {
+		if u.Pattern == pattern {
+			return u.Evidence
+		}
+	}
+	return -1
+}
+
+// restarted returns a new host restored from h's saved state, as the next
+// process has it after a restart.
+func restarted(t *testing.T, h *Host[string]) *Host[string] {
+	t.Helper()
+	state, ok := h.Snapshot()
+	if !ok {
+		t.Fatal("no state to save")
+	}
+	next := NewHost[string]()
+	if err := next.Restore(state); err != nil {
+		t.Fatal(err)
+	}
+	return next
 }

@@ -198,14 +198,7 @@ func TestMadeUpNamesAfterRestoreWithNoSection(t *testing.T) {
 	if !strings.HasPrefix(before, "/{*}/") {
 		t.Fatalf("a name made up down a generated chain: space %s, want it under /{*}/", before)
 	}
-	state, ok := h.Snapshot()
-	if !ok {
-		t.Fatal("no state to save after three admissions")
-	}
-	next := NewHost[string]()
-	if err := next.Restore(state); err != nil {
-		t.Fatal(err)
-	}
+	next := restarted(t, h)
 	if after := next.space(cfg, u, false); after != before {
 		t.Errorf("after a restart the made-up name's space is %s, was %s", after, before)
 	}

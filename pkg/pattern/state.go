@@ -161,11 +161,18 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
 			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved(), Branch: e.branch.saved(), Growing: e.branch.growing})
 	}
-	sort.Slice(s.Spaces, func(i, j int) bool { return spaceActivity(s.Spaces[i]) > spaceActivity(s.Spaces[j]) })
+	sort.Slice(s.Spaces, func(i, j int) bool {
+		a, b := spaceActivity(s.Spaces[i]), spaceActivity(s.Spaces[j])
+		if a != b {
+			return a > b
+		}
+		return s.Spaces[i].Name < s.Spaces[j].Name // which are kept past maxSavedSpaces
+	})
 	if len(s.Spaces) > maxSavedSpaces {
 		s.Spaces = s.Spaces[:maxSavedSpaces]
 	}
-	for r, st := range h.rules {
+	for _, r := range h.ruleOrder {
+		st := h.rules[r]
 		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches})
 	}
 	if sl := h.slots[""]; sl == nil || !sl.folded {
@@ -234,11 +241,10 @@ func (h *Host[T]) Restore(b []byte) error {
 		h.interlinked += sp.interlinked
 		h.spaces[KeyOf(e.Name)] = sp
 	}
-	if len(s.Rules) > 0 {
-		h.rules = map[Rewrite]*ruleStats{}
-	}
 	for _, r := range s.Rules {
-		h.rules[r.Rule] = &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches}
+		if h.rules[r.Rule] == nil {
+			h.addRule(r.Rule, &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches})
+		}
 	}
 	if len(s.Folded) > 0 && h.slots == nil {
 		h.slots = map[string]*slot{}

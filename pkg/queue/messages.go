@@ -144,6 +144,9 @@ type Verdict struct {
 	// NoTarget: the page had a Page.RewriteOf with no stored copy yet to
 	// compare it with (pattern.Verdict.NoTarget).
 	NoTarget bool `json:"no_target,omitempty"`
+	// Judged: the page had a Page.RewriteOf, which it was compared with
+	// (pattern.Verdict.Judged).
+	Judged bool `json:"judged,omitempty"`
 	// Relinks are the page's links on its host that the store knew
 	// already, as paths with their query (at most MaxRelinks): how often a
 	// URL space's known URLs are found again tells a site's pages, which
