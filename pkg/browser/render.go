@@ -298,13 +298,17 @@ func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Docum
 		return Result{}, false, ctx.Err()
 	}
 
-	nctx, ncancel := context.WithDeadline(wctx, tb.deadlineAt())
+	// Navigating takes the page's bound and the hang allowance, as opening
+	// the tab does: a loaded machine's browser can take longer than a
+	// short PageTimeout to commit a document it is given at once, and that
+	// page is slow (its settling then finds the bound passed), not hung.
+	nctx, ncancel := context.WithDeadline(wctx, tb.deadlineAt().Add(cfg.Hang))
 	err = tb.navigate(nctx)
 	ncancel()
 	if err != nil {
 		if nctx.Err() != nil && ctx.Err() == nil && !tb.isCrashed() && bctx.Err() == nil {
 			// The document is served at once: only a browser that does
-			// not answer takes PageTimeout to navigate.
+			// not answer takes PageTimeout and Hang to navigate.
 			return Result{}, false, fmt.Errorf("navigate to %s: %w", doc.URL, ErrHung)
 		}
 		return Result{}, false, tb.failure(ctx, bctx, fmt.Errorf("navigate to %s: %w", doc.URL, err))
