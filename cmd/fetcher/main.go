@@ -75,7 +75,13 @@ func run() int {
 	defer core.Close()
 	reg, st, brokers := core.Registry, core.Store, core.Brokers
 	shared, err := backend.OpenCache(ctx, be.Cache, cache.WithRegisterer(reg))
-	if err != nil {
+	switch {
+	case errors.Is(err, cache.ErrUnreachable):
+		// A fetcher that joins during an outage fetches as the running
+		// ones do through it: each host's politeness kept locally, and
+		// the cache used again once it answers.
+		logger.Warn("shared cache unreachable; fetching without it until it answers", "err", err)
+	case err != nil:
 		logger.Error("open cache", "err", err)
 		return 1
 	}

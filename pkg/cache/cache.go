@@ -41,6 +41,10 @@ var (
 	ErrTooLarge = errors.New("value larger than the cache")
 	// ErrNotTime means GetTime found a value that SetMaxTime did not store.
 	ErrNotTime = errors.New("cached value is not a time")
+	// ErrUnreachable is wrapped by the error Open returns, together with
+	// a working cache, when the server did not answer: its calls fail (and
+	// are counted) until the server answers, and then succeed.
+	ErrUnreachable = errors.New("cache server unreachable")
 )
 
 // Option configures Open.
@@ -64,8 +68,10 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // Open opens the cache named by rawURL: memory:// or redis://host:port/db
-// (see the package documentation). The Redis backend pings the server, so a
-// wrong address fails here.
+// (see the package documentation). The Redis backend pings the server; one
+// that does not answer gives a working cache and an error wrapping
+// ErrUnreachable, so the caller chooses between going on without it for now
+// and stopping (a wrong address looks the same as a server that is down).
 func Open(ctx context.Context, rawURL string, opts ...Option) (Cache, error) {
 	o := options{timeout: 2 * time.Second}
 	for _, opt := range opts {
@@ -92,6 +98,10 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Cache, error) {
 	default:
 		err = fmt.Errorf("unknown scheme %q (want memory, redis or rediss)", u.Scheme)
 	}
+	var unreachable error
+	if errors.Is(err, ErrUnreachable) {
+		unreachable, err = err, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open cache %s: %w", Redact(rawURL), err)
 	}
@@ -103,6 +113,9 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Cache, error) {
 	c := &instrumented{next: b, timeout: o.timeout, url: Redact(rawURL), m: m}
 	if kind == "memory" {
 		c.timeout = 0
+	}
+	if unreachable != nil {
+		return c, fmt.Errorf("open cache %s: %w", Redact(rawURL), unreachable)
 	}
 	return c, nil
 }

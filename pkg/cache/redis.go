@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -55,10 +56,13 @@ func openRedis(ctx context.Context, rawURL string, u *url.URL, timeout time.Dura
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := c.client.Ping(pctx).Err(); err != nil {
-		c.client.Close()
-		return nil, errors.New("ping " + opt.Addr + ": " + redactErr(err.Error(), u))
+		// The client reconnects on its own: a server that is down now
+		// is used once it answers, as after an outage mid-crawl. The
+		// caller decides whether to wait for it.
+		return c, fmt.Errorf("ping %s: %s: %w", opt.Addr, redactErr(err.Error(), u), ErrUnreachable)
 	}
-	// Load the script now, so the first SetMaxTime needs no EVAL fallback.
+	// Load the scripts now, so the first calls need no EVAL fallback (they
+	// fall back to EVAL after a server restart anyway).
 	if err := errors.Join(setMaxScript.Load(pctx, c.client).Err(), acquireScript.Load(pctx, c.client).Err()); err != nil {
 		c.client.Close()
 		return nil, errors.New("load script: " + redactErr(err.Error(), u))

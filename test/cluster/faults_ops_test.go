@@ -71,9 +71,25 @@ func TestFaultRedisFlushAndRestart(t *testing.T) {
 	t.Logf("Redis stopped at %d pages", countPages(w))
 	time.Sleep(time.Second)
 	f2.stop(t)
-	fetcher("fetcher-4")
+	f4 := fetcher("fetcher-4")
 	t.Logf("fetcher-2 stopped (SIGTERM) and fetcher-4 started while Redis is down, at %d pages", countPages(w))
 	time.Sleep(2 * time.Second)
+	// A fetcher may join during the outage: it says the cache is away
+	// and serves its partitions as the others do. Under load it may take
+	// a while to get as far as opening the cache.
+	joined := false
+	for deadline := time.Now().Add(30 * time.Second); !joined && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		select {
+		case <-f4.done:
+			t.Fatalf("fetcher-4, started while Redis is down, exited: %v", f4.err)
+		default:
+		}
+		b, _ := os.ReadFile(f4.log)
+		joined = strings.Contains(string(b), "shared cache unreachable")
+	}
+	if !joined {
+		t.Errorf("fetcher-4 did not say the shared cache was unreachable within 30 s")
+	}
 	// What an operator sees during the outage: the survivors count every
 	// failed cache call and keep fetching. Under load fetcher-3 may still be
 	// in the rebalance fetcher-4's join began, calling nothing: wait for a
