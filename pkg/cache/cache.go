@@ -30,6 +30,10 @@ type Cache interface {
 	AcquireSlot(ctx context.Context, s Slot, token string) (ok bool, retry time.Duration, err error)
 	RestartSlot(ctx context.Context, s Slot) (ok bool, retry time.Duration, err error)
 	ReleaseSlot(ctx context.Context, key, token string) error
+	// ReleaseAndSetMaxTime is ReleaseSlot(slotKey, token) and
+	// SetMaxTime(key, t, ttl) in one round trip: what a fetcher tells the
+	// cache after each request. Each call has its own error.
+	ReleaseAndSetMaxTime(ctx context.Context, slotKey, token, key string, t time.Time, ttl time.Duration) (releaseErr, setErr error)
 	// Close releases the cache; calls after Close fail.
 	Close() error
 }
@@ -142,6 +146,9 @@ type backend interface {
 	acquire(ctx context.Context, s Slot, token string) (bool, time.Duration, error)
 	restart(ctx context.Context, s Slot) (bool, time.Duration, error)
 	release(ctx context.Context, key, token string) error
+	// releaseSetMax is release and setMax in one round trip, each with
+	// its own error.
+	releaseSetMax(ctx context.Context, slotKey, token, key string, us int64, ttl time.Duration) (releaseErr, setErr error)
 	close() error
 }
 

@@ -99,8 +99,13 @@ func (c *redisCache) set(ctx context.Context, key string, val []byte, ttl time.D
 }
 
 func (c *redisCache) setMax(ctx context.Context, key string, us int64, ttl time.Duration) error {
-	ms := int64(pxTTL(ttl) / time.Millisecond)
-	return setMaxScript.Run(ctx, c.client, []string{key}, strconv.FormatInt(us, 10), strconv.FormatInt(ms, 10)).Err()
+	return setMaxScript.Run(ctx, c.client, []string{key}, setMaxArgs(us, ttl)...).Err()
+}
+
+// setMaxArgs are setMaxScript's arguments: the time and the TTL in whole
+// milliseconds.
+func setMaxArgs(us int64, ttl time.Duration) []any {
+	return []any{strconv.FormatInt(us, 10), strconv.FormatInt(int64(pxTTL(ttl)/time.Millisecond), 10)}
 }
 
 // pxTTL rounds ttl up to whole milliseconds, the unit of PX, so a short TTL

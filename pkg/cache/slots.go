@@ -307,5 +307,58 @@ func (c *instrumented) ReleaseSlot(ctx context.Context, key, token string) error
 	return err
 }
 
+// ReleaseAndSetMaxTime gives back the slot token holds of slotKey and stores
+// t under key unless a later time is stored, in one round trip (a pipeline
+// on Redis). Each call is counted under its own operation.
+func (c *instrumented) ReleaseAndSetMaxTime(ctx context.Context, slotKey, token, key string, t time.Time, ttl time.Duration) (releaseErr, setErr error) {
+	if slotKey == "" || token == "" {
+		return fmt.Errorf("cache release slot: key %q, token %q", slotKey, token), nil
+	}
+	if err := checkArgs(key, ttl); err != nil {
+		return nil, fmt.Errorf("cache set time: %w", err)
+	}
+	start := time.Now()
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	releaseErr, setErr = ctx.Err(), ctx.Err()
+	if releaseErr == nil {
+		releaseErr, setErr = c.next.releaseSetMax(ctx, slotKey, token, key, encodeTime(t), ttl)
+	}
+	if releaseErr != nil {
+		releaseErr = fmt.Errorf("cache release slot %s: %w", slotKey, releaseErr)
+	}
+	if setErr != nil {
+		setErr = fmt.Errorf("cache set time %s: %w", key, setErr)
+	}
+	c.done(opReleaseSlot, start, releaseErr)
+	c.done(opSetMaxTime, start, setErr)
+	return releaseErr, setErr
+}
+
+func (m *memory) releaseSetMax(ctx context.Context, slotKey, token, key string, us int64, ttl time.Duration) (error, error) {
+	return m.release(ctx, slotKey, token), m.setMax(ctx, key, us, ttl)
+}
+
+// releaseSetMax sends the release and the script in one pipeline. A script
+// Redis does not know (it restarted since) is sent again on its own, with
+// Run's fallback to EVAL, which a pipeline cannot take.
+func (c *redisCache) releaseSetMax(ctx context.Context, slotKey, token, key string, us int64, ttl time.Duration) (error, error) {
+	args := setMaxArgs(us, ttl)
+	var (
+		rel *redis.IntCmd
+		set *redis.Cmd
+	)
+	_, _ = c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		rel = p.ZRem(ctx, slotKeys(slotKey)[0], token)
+		set = setMaxScript.EvalSha(ctx, p, []string{key}, args...)
+		return nil
+	})
+	setErr := set.Err()
+	if setErr != nil && redis.HasErrorPrefix(setErr, "NOSCRIPT") {
+		setErr = setMaxScript.Run(ctx, c.client, []string{key}, args...).Err()
+	}
+	return rel.Err(), setErr
+}
+
 // Token returns a slot token unique to this process and n.
 func Token(process string, n uint64) string { return process + ":" + strconv.FormatUint(n, 36) }

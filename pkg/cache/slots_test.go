@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/crawlcluster/crawler/pkg/cache"
 )
 
@@ -179,5 +181,73 @@ func TestSlotsConcurrent(t *testing.T) {
 				t.Errorf("peak %d holders of 3 slots, %d acquisitions", peak.Load(), got.Load())
 			}
 		})
+	}
+}
+
+// TestReleaseAndSetMaxTime: the two calls a fetcher makes after a request,
+// in one round trip, do what each does alone: the slot is free, the time is
+// stored and never moved back; on Redis also after the server forgot its
+// scripts (a restart), which a pipeline alone cannot recover from.
+func TestReleaseAndSetMaxTime(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			ctx := context.Background()
+			url := be.url(t)
+			c := open(t, url)
+			const key, next = "10.0.0.3", "next:a.example"
+			if ok, _, err := c.AcquireSlot(ctx, slot(key, 1, 0, time.Minute), "a"); !ok || err != nil {
+				t.Fatalf("first slot: %v, %v", ok, err)
+			}
+			if ok, _, _ := c.AcquireSlot(ctx, slot(key, 1, 0, time.Minute), "b"); ok {
+				t.Fatal("second slot of 1 granted")
+			}
+			at := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+			if rerr, serr := c.ReleaseAndSetMaxTime(ctx, key, "a", next, at, time.Hour); rerr != nil || serr != nil {
+				t.Fatalf("ReleaseAndSetMaxTime: %v, %v", rerr, serr)
+			}
+			if ok, _, err := c.AcquireSlot(ctx, slot(key, 1, 0, time.Minute), "b"); !ok || err != nil {
+				t.Errorf("slot not freed: %v, %v", ok, err)
+			}
+			if got, ok, err := c.GetTime(ctx, next); !ok || err != nil || !got.Equal(at) {
+				t.Errorf("GetTime = %v, %v, %v; want %v", got, ok, err, at)
+			}
+			if rerr, serr := c.ReleaseAndSetMaxTime(ctx, key, "b", next, at.Add(-time.Minute), time.Hour); rerr != nil || serr != nil {
+				t.Fatalf("ReleaseAndSetMaxTime with an earlier time: %v, %v", rerr, serr)
+			}
+			if got, _, _ := c.GetTime(ctx, next); !got.Equal(at) {
+				t.Errorf("an earlier time moved the stored one back: %v, want %v", got, at)
+			}
+			if be.name == "redis" {
+				flushScripts(t, url)
+				later := at.Add(time.Minute)
+				if rerr, serr := c.ReleaseAndSetMaxTime(ctx, key, "b", next, later, time.Hour); rerr != nil || serr != nil {
+					t.Fatalf("ReleaseAndSetMaxTime after SCRIPT FLUSH: %v, %v", rerr, serr)
+				}
+				if got, _, _ := c.GetTime(ctx, next); !got.Equal(later) {
+					t.Errorf("after SCRIPT FLUSH: %v, want %v", got, later)
+				}
+			}
+			if rerr, _ := c.ReleaseAndSetMaxTime(ctx, key, "", next, at, time.Hour); rerr == nil {
+				t.Error("empty token accepted")
+			}
+			if _, serr := c.ReleaseAndSetMaxTime(ctx, key, "b", next, at, 0); serr == nil {
+				t.Error("zero TTL accepted")
+			}
+		})
+	}
+}
+
+// flushScripts makes the Redis at rawURL forget its loaded scripts, as a
+// restart does.
+func flushScripts(t *testing.T, rawURL string) {
+	t.Helper()
+	opt, err := redis.ParseURL(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewClient(opt)
+	defer rc.Close()
+	if err := rc.ScriptFlush(context.Background()).Err(); err != nil {
+		t.Fatal(err)
 	}
 }

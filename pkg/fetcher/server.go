@@ -80,7 +80,7 @@ type ServerSlots interface {
 // CPU +30%, pages/s 0.95x).
 func (f *Fetcher) serverSlot(server string) cache.Slot {
 	d := f.cfg.ipDelay()
-	return cache.Slot{Key: "server:" + server, Owner: f.processID, Limit: f.cfg.IPConcurrency, Spacing: d, Handoff: max(d/4, minHandoff), Hold: f.slotHold()}
+	return cache.Slot{Key: serverKey(server), Owner: f.processID, Limit: f.cfg.IPConcurrency, Spacing: d, Handoff: max(d/4, minHandoff), Hold: f.slotHold()}
 }
 
 // minHandoff is the least handoff of a server's slot: on a loaded machine
@@ -227,6 +227,9 @@ func (f *Fetcher) restartLate(ctx context.Context, lease *frontier.Lease) error 
 // contended past reason, and the URL goes back to its queue.
 const maxRestarts = 16
 
+// serverKey is the cache key of server's shared slots.
+func serverKey(server string) string { return "server:" + server }
+
 // releaseServer gives back a shared slot after the request.
 //
 // A slot not given back stays taken for its whole hold, over a minute
@@ -240,7 +243,7 @@ func (f *Fetcher) releaseServer(server, token string) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
-	err := f.slots.ReleaseSlot(ctx, "server:"+server, token)
+	err := f.slots.ReleaseSlot(ctx, serverKey(server), token)
 	cancel()
 	if err != nil {
 		f.log.Debug("release server slot; retrying", "server", server, "err", err)
@@ -264,7 +267,7 @@ func (f *Fetcher) releaseLater(server, token string, untilDone bool) {
 		for _, d := range releaseDelays {
 			time.Sleep(d)
 			ctx, cancel := context.WithTimeout(context.Background(), releaseRetryTimeout)
-			err := f.slots.ReleaseSlot(ctx, "server:"+server, token)
+			err := f.slots.ReleaseSlot(ctx, serverKey(server), token)
 			cancel()
 			if err == nil && untilDone {
 				return

@@ -3,8 +3,10 @@ package fetcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -151,6 +153,100 @@ func TestSharedSlotNotLeaked(t *testing.T) {
 		lease.Done(frontier.Outcome{})
 		f.releaseServer(g.server, g.token) // a granted slot's release times out once
 		testenv.Eventually(t, 10*time.Second, "the slot given back", func() bool { return slots.holding() == 0 })
+	}
+}
+
+// countingCache counts the calls a fetcher makes after a request.
+type countingCache struct {
+	cache.Cache
+	release, setMax, both atomic.Int64
+}
+
+func (c *countingCache) ReleaseSlot(ctx context.Context, key, token string) error {
+	c.release.Add(1)
+	return c.Cache.ReleaseSlot(ctx, key, token)
+}
+
+func (c *countingCache) SetMaxTime(ctx context.Context, key string, t time.Time, ttl time.Duration) error {
+	c.setMax.Add(1)
+	return c.Cache.SetMaxTime(ctx, key, t, ttl)
+}
+
+func (c *countingCache) ReleaseAndSetMaxTime(ctx context.Context, slotKey, token, key string, t time.Time, ttl time.Duration) (error, error) {
+	c.both.Add(1)
+	return c.Cache.ReleaseAndSetMaxTime(ctx, slotKey, token, key, t, ttl)
+}
+
+// TestAfterRequestOneCall: with the slots and the next-allowed times in one
+// cache (a cluster's Redis), a request's slot goes back and its host's
+// next-allowed time is published in one call; with them apart, in two.
+// Either way the slot is free and the time is there afterwards.
+func TestAfterRequestOneCall(t *testing.T) {
+	for _, one := range []bool{true, false} {
+		t.Run(fmt.Sprintf("one cache %v", one), func(t *testing.T) {
+			e := testenv.New(t)
+			ctx := context.Background()
+			open := func() *countingCache {
+				c, err := cache.Open(ctx, "memory://")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				return &countingCache{Cache: c}
+			}
+			slots, shared := open(), open()
+			if one {
+				shared = slots
+			}
+			cfg := testConfig()
+			cfg.IPConcurrency, cfg.IPDelay = 1, time.Millisecond
+			f, err := New(cfg, e.DB, e.Options(), nil, e.Log, WithServerSlots(slots), WithCache(shared))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(f.kafka.Close)
+			const host = "127.0.0.1:1"
+			f.fr.Push(frontier.Item{URL: "http://" + host + "/", Host: host})
+			lease := serverLease(t, f, host)
+			if err := f.sharedTurn(ctx, lease); err != nil {
+				t.Fatal(err)
+			}
+			g, ok := f.gate.take(host)
+			if !ok || g.token == "" {
+				t.Fatalf("no shared grant recorded: %+v", g)
+			}
+			lease.Done(frontier.Outcome{Requested: true, Status: 200})
+			h, _ := f.fr.Host(host)
+			f.afterRequest(host, g, true)
+			calls := []int64{slots.both.Load(), slots.release.Load() + shared.release.Load(), slots.setMax.Load() + shared.setMax.Load()}
+			want := []int64{0, 1, 1}
+			if one {
+				want = []int64{1, 0, 0}
+			}
+			if !slices.Equal(calls, want) {
+				t.Errorf("calls (both, release, set time) = %v, want %v", calls, want)
+			}
+			// The grant's spacing (-ip-delay) may not have passed yet: a
+			// refusal for that says how long to wait, one for a slot
+			// still held says the spacing again and again.
+			freed := false
+			for range 5 {
+				ok, retry, err := slots.AcquireSlot(ctx, f.serverSlot("127.0.0.1"), "another")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if freed = ok; ok {
+					break
+				}
+				time.Sleep(retry)
+			}
+			if !freed {
+				t.Error("the slot was not given back")
+			}
+			if got, ok, err := shared.GetTime(ctx, nextKey(host)); !ok || err != nil || got.Before(h.NextAllowed) || h.NextAllowed.IsZero() {
+				t.Errorf("next-allowed time published %v, %v, %v; want %v", got, ok, err, h.NextAllowed)
+			}
+		})
 	}
 }
 

@@ -75,18 +75,50 @@ func (f *Fetcher) shareRobots(ctx context.Context, host string, e *robots.Entry,
 	}
 }
 
-// shareNextAllowed publishes a host's next-allowed time after a request.
-func (f *Fetcher) shareNextAllowed(host string) {
-	if f.cache == nil {
+// releaseAndShare is a cache that gives back a server slot and publishes a
+// next-allowed time in one round trip (cache.Cache).
+type releaseAndShare interface {
+	ReleaseAndSetMaxTime(ctx context.Context, slotKey, token, key string, t time.Time, ttl time.Duration) (releaseErr, setErr error)
+}
+
+// afterRequest gives back the server slot g (when it has a token) and, when
+// a request was made, publishes the host's next-allowed time. When the slots
+// and the next-allowed times are in one cache, both go in one round trip:
+// a third of a cluster fetcher's Redis calls, and of their CPU.
+func (f *Fetcher) afterRequest(host string, g grant, requested bool) {
+	var next time.Time
+	if requested && f.cache != nil {
+		if s, ok := f.fr.Host(host); ok {
+			next = s.NextAllowed
+		}
+	}
+	both, ok := f.slots.(releaseAndShare)
+	if g.token == "" || next.IsZero() || !ok || any(f.slots) != any(f.cache) {
+		f.releaseServer(g.server, g.token)
+		f.shareNextAllowed(host, next)
 		return
 	}
-	s, ok := f.fr.Host(host)
-	if !ok || s.NextAllowed.IsZero() {
+	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
+	releaseErr, setErr := both.ReleaseAndSetMaxTime(ctx, serverKey(g.server), g.token, nextKey(host), next, nextAllowedTTL)
+	cancel()
+	if releaseErr != nil {
+		f.log.Debug("release server slot; retrying", "server", g.server, "err", releaseErr)
+		f.releaseLater(g.server, g.token, true)
+	}
+	if setErr != nil {
+		f.metrics.cacheErrors.Inc()
+	}
+}
+
+// shareNextAllowed publishes a host's next-allowed time after a request
+// (none when next is zero).
+func (f *Fetcher) shareNextAllowed(host string, next time.Time) {
+	if f.cache == nil || next.IsZero() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
 	defer cancel()
-	if err := f.cache.SetMaxTime(ctx, nextKey(host), s.NextAllowed, nextAllowedTTL); err != nil {
+	if err := f.cache.SetMaxTime(ctx, nextKey(host), next, nextAllowedTTL); err != nil {
 		f.metrics.cacheErrors.Inc()
 	}
 }

@@ -91,16 +91,17 @@ func (f *Fetcher) work(ctx context.Context) {
 		if out.Hold {
 			f.gateRecheck(lease.Host)
 		}
+		var g grant
 		if f.slots != nil {
-			if g, ok := f.gate.take(lease.Host); ok {
-				f.releaseServer(g.server, g.token)
-			}
+			g, _ = f.gate.take(lease.Host)
 		}
 		if out.Requested {
 			if h, ok := f.fr.Host(lease.Host); ok && !out.At.IsZero() {
 				f.metrics.politeness.Observe(max(h.NextAllowed.Sub(out.At), 0).Seconds())
 			}
-			f.shareNextAllowed(lease.Host)
+		}
+		f.afterRequest(lease.Host, g, out.Requested)
+		if out.Requested {
 			f.noteEmpty(lease.Host)
 		}
 		f.inFlight.Add(-1)
