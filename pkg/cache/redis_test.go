@@ -81,7 +81,7 @@ func TestRedisUnreachable(t *testing.T) {
 			p := newProxy(t, u.Host)
 			p.setMode(mode)
 			start := time.Now()
-			c, err := cache.Open(ctx, "redis://"+p.addr()+"/0", cache.WithTimeout(timeout))
+			c, err := cache.Open(ctx, "redis://"+p.addr()+u.Path, cache.WithTimeout(timeout))
 			if !errors.Is(err, cache.ErrUnreachable) || c == nil {
 				t.Fatalf("Open = %v, %v; want a cache and ErrUnreachable", c, err)
 			}
