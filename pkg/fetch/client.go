@@ -42,6 +42,10 @@ type Request struct {
 	ETag         string // sent as If-None-Match; dropped if not a valid header value
 	LastModified string // sent as If-Modified-Since; dropped if not a valid header value
 	Accept       string // optional; defaults to preferring HTML
+	// Sent, when set, is called with the time the request was written to
+	// the connection (again if the transport writes it again): when the
+	// server can first see it, which a politeness gate spaces from.
+	Sent func(at time.Time)
 }
 
 // Response is a received HTTP response, whatever its status.
@@ -183,7 +187,12 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		},
 		ConnectStart: func(string, string) { connectStart.CompareAndSwap(0, int64(time.Since(start))) },
 		ConnectDone:  func(string, string, error) { connectDone.Store(int64(time.Since(start))) },
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(int64(time.Since(start))) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			wrote.Store(int64(time.Since(start)))
+			if req.Sent != nil {
+				req.Sent(time.Now())
+			}
+		},
 	}
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, u.String(), nil)
 	if err != nil {

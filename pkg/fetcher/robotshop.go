@@ -383,7 +383,7 @@ func robotsURLOf(scheme, host string) string {
 // the answer to be archived: replay tools and audits read what the crawler
 // read.
 func (f *Fetcher) getRobots(ctx context.Context, u, host string) (status int, location string, body []byte, err error) {
-	resp, err := f.client.Do(ctx, fetch.Request{URL: u})
+	resp, err := f.do(ctx, host, fetch.Request{URL: u})
 	if err != nil {
 		return 0, "", nil, err
 	}

@@ -215,7 +215,7 @@ func (f *Fetcher) restartLate(ctx context.Context, lease *frontier.Lease) error 
 		if err := f.pause(ctx, retry); err != nil {
 			return err
 		}
-		if err := f.spaceStart(ctx, g.server); err != nil {
+		if err := f.spaceStart(ctx, lease.Host, g.server); err != nil {
 			return err
 		}
 	}
@@ -304,11 +304,29 @@ func newProcessID() string { return newFetchID() }
 // time, would follow it by less than -ip-delay (seen: 231 ms for 250 ms).
 // So a request also goes no sooner than -ip-delay after the last one that
 // did start, which is recorded as it goes.
+//
+// Nor is a start a send: between the gate and the request's bytes on the
+// wire come the dial, the connection pool and the scheduler, and a worker
+// descheduled there sends late while the next, on time, sends at once
+// (make demo beside two busy loops: two starts 2.2 ms apart at a server
+// for an -ip-delay of 25 ms). So a start is unsent until its request is
+// written (sent) or given up (settle), and the next request to its server
+// waits for that and goes -ip-delay after the write.
 type startGate struct {
 	mu      sync.Mutex
-	next    map[string]time.Time // earliest start of the next request, per server
-	started map[string]time.Time // when the last request to the server started
-	granted map[string]grant     // shared slots held, by leased host
+	next    map[string]time.Time     // earliest start of the next request, per server
+	started map[string]time.Time     // when the last request to the server started, or was written
+	granted map[string]grant         // shared slots held, by leased host
+	pending map[string]pendingStart  // starts not yet settled, by leased host
+	unsent  map[string]int           // starts whose requests are not yet written, per server
+	wake    map[string]chan struct{} // closed when the server's unsent count falls
+}
+
+// pendingStart is a leased host's start, kept until its request is done:
+// sent, once its request is written.
+type pendingStart struct {
+	server string
+	sent   bool
 }
 
 // grant is a shared slot held for a leased host's request.
@@ -380,13 +398,14 @@ func (f *Fetcher) assumeStarted(server string) {
 	}
 }
 
-// spaceStart waits until a request to server may start, reserving its start.
-func (f *Fetcher) spaceStart(ctx context.Context, server string) error {
+// spaceStart waits until a request of host's lease to server may start,
+// reserving its start.
+func (f *Fetcher) spaceStart(ctx context.Context, host, server string) error {
 	d := f.cfg.ipDelay()
 	if server == "" || d <= 0 || f.cfg.IPConcurrency <= 0 {
 		return nil
 	}
-	return f.startAt(ctx, server, f.gate.reserve(server, d, time.Now()))
+	return f.startAt(ctx, host, server, f.gate.reserve(server, d, time.Now()))
 }
 
 // reserve takes the earliest start to server no one has taken: now, or
@@ -416,11 +435,18 @@ func (g *startGate) reserve(server string, d time.Duration, now time.Time) time.
 	return at
 }
 
-// startAt waits for the start reserved at at, and then, if a request to
-// server started late since, for -ip-delay after it; it records the start.
-func (f *Fetcher) startAt(ctx context.Context, server string, at time.Time) error {
+// startAt waits for the start reserved at at, then until no request to
+// server is started and unsent, and then, if a request to server started
+// or was written late since, for -ip-delay after it; it records the start,
+// unsent until host's request settles (sent, settle). A start of host's
+// own that did not send (restartLate's wait) is settled first.
+func (f *Fetcher) startAt(ctx context.Context, host, server string, at time.Time) error {
 	d := f.cfg.ipDelay()
 	g := &f.gate
+	g.settle(host)
+	// A start left unsettled by a bug must not stop its server for good: no
+	// write comes later than the request's own deadline.
+	giveUp := time.Now().Add(max(f.cfg.Fetch.TotalTimeout, d))
 	for {
 		if wait := time.Until(at); wait > 0 {
 			if err := f.pause(ctx, wait); err != nil {
@@ -429,13 +455,106 @@ func (f *Fetcher) startAt(ctx context.Context, server string, at time.Time) erro
 		}
 		g.mu.Lock()
 		now := time.Now()
+		if g.unsent[server] > 0 && now.Before(giveUp) {
+			ch := g.wake[server]
+			if ch == nil {
+				ch = make(chan struct{})
+				mapSet(&g.wake, server, ch)
+			}
+			g.mu.Unlock()
+			if err := f.await(ctx, ch, time.Until(giveUp)); err != nil {
+				return err
+			}
+			continue
+		}
 		if due := g.started[server].Add(d); due.After(now) {
 			g.mu.Unlock()
 			at = due
 			continue
 		}
 		g.markStarted(server, d, now)
+		mapSet(&g.pending, host, pendingStart{server: server})
+		mapSet(&g.unsent, server, g.unsent[server]+1)
 		g.mu.Unlock()
 		return nil
 	}
+}
+
+// mapSet sets m[k] = v, making the map when it is nil.
+func mapSet[V any](m *map[string]V, k string, v V) {
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[k] = v
+}
+
+// await waits for ch to close, at most d.
+func (f *Fetcher) await(ctx context.Context, ch <-chan struct{}, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-f.halted:
+		return errStopping
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// sent records that host's request was written at: the next request to its
+// server goes -ip-delay (d) after it. A retried write moves it on.
+func (g *startGate) sent(host string, d time.Duration, at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p, ok := g.pending[host]
+	if !ok {
+		return
+	}
+	if at.After(g.started[p.server]) {
+		g.markStarted(p.server, d, at)
+	}
+	if !p.sent {
+		p.sent = true
+		g.pending[host] = p
+		g.release(p.server)
+	}
+}
+
+// settle ends host's start once its request is done, written or not.
+func (g *startGate) settle(host string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p, ok := g.pending[host]
+	if !ok {
+		return
+	}
+	delete(g.pending, host)
+	if !p.sent {
+		g.release(p.server)
+	}
+}
+
+// release counts one of server's starts as no longer unsent and wakes those
+// waiting on it. g.mu is held.
+func (g *startGate) release(server string) {
+	if n := g.unsent[server] - 1; n > 0 {
+		g.unsent[server] = n
+	} else {
+		delete(g.unsent, server)
+	}
+	if ch := g.wake[server]; ch != nil {
+		close(ch)
+		delete(g.wake, server)
+	}
+}
+
+// do sends req for host's lease: the gate learns when it is written, and
+// that it is done.
+func (f *Fetcher) do(ctx context.Context, host string, req fetch.Request) (*fetch.Response, error) {
+	d := f.cfg.ipDelay()
+	req.Sent = func(at time.Time) { f.gate.sent(host, d, at) }
+	defer f.gate.settle(host)
+	return f.client.Do(ctx, req)
 }

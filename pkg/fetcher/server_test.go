@@ -517,9 +517,10 @@ func TestLateStartDelaysTheNext(t *testing.T) {
 	ctx := context.Background()
 	const server = "127.0.0.1"
 	d := cfg.IPDelay
-	if err := f.spaceStart(ctx, server); err != nil { // the first goes at once
+	if err := f.spaceStart(ctx, "a.test", server); err != nil { // the first goes at once
 		t.Fatal(err)
 	}
+	f.gate.settle("a.test")
 	b := f.gate.reserve(server, d, time.Now())
 	c := f.gate.reserve(server, d, time.Now())
 	if c.Sub(b) != d {
@@ -528,10 +529,11 @@ func TestLateStartDelaysTheNext(t *testing.T) {
 	// b's worker wakes half a delay late.
 	time.Sleep(time.Until(b.Add(d / 2)))
 	bStarted := time.Now()
-	if err := f.startAt(ctx, server, b); err != nil {
+	if err := f.startAt(ctx, "b.test", server, b); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.startAt(ctx, server, c); err != nil {
+	f.gate.sent("b.test", d, bStarted) // as if written at once
+	if err := f.startAt(ctx, "c.test", server, c); err != nil {
 		t.Fatal(err)
 	}
 	if gap := time.Since(bStarted); gap < d {
@@ -540,5 +542,55 @@ func TestLateStartDelaysTheNext(t *testing.T) {
 	// A reservation made now waits for that start too.
 	if next := f.gate.reserve(server, d, time.Now()); next.Sub(bStarted) < 2*d {
 		t.Errorf("next reservation %v after the late start, want at least %v", next.Sub(bStarted), 2*d)
+	}
+}
+
+// TestLateSendDelaysTheNext: a request written after its start (a dial, a
+// descheduled worker) holds the next request to its server until it is
+// written, and the next goes -ip-delay after the write; one that never
+// writes (settle) frees it from its start. make demo beside two busy loops
+// saw two starts 2.2 ms apart at a server for an -ip-delay of 25 ms.
+func TestLateSendDelaysTheNext(t *testing.T) {
+	cfg := testConfig()
+	cfg.IPConcurrency, cfg.IPDelay = 2, 50*time.Millisecond
+	f := &Fetcher{cfg: cfg, halted: make(chan struct{})}
+	ctx := context.Background()
+	const server = "127.0.0.1"
+	d := cfg.IPDelay
+
+	for _, written := range []bool{true, false} {
+		if err := f.spaceStart(ctx, "a.test", server); err != nil {
+			t.Fatal(err)
+		}
+		aStarted := time.Now()
+		var aDone time.Time
+		go func() {
+			time.Sleep(4 * d) // the dial, the scheduler
+			aDone = time.Now()
+			if written {
+				f.gate.sent("a.test", d, aDone)
+			}
+			f.gate.settle("a.test")
+		}()
+		if err := f.spaceStart(ctx, "b.test", server); err != nil {
+			t.Fatal(err)
+		}
+		bStarted := time.Now()
+		f.gate.settle("b.test")
+		switch {
+		case written && bStarted.Sub(aDone) < d:
+			t.Errorf("written late: the next request started %v after the write, want at least -ip-delay %v", bStarted.Sub(aDone), d)
+		case !written && bStarted.Sub(aStarted) < d:
+			t.Errorf("never written: the next request started %v after the start, want at least %v", bStarted.Sub(aStarted), d)
+		}
+		if aDone.IsZero() {
+			t.Fatalf("written %v: the next request went before the first was done", written)
+		}
+		time.Sleep(2 * d)
+	}
+	f.gate.mu.Lock()
+	defer f.gate.mu.Unlock()
+	if len(f.gate.pending) != 0 || len(f.gate.unsent) != 0 || len(f.gate.wake) != 0 {
+		t.Errorf("gate keeps %v pending, %v unsent, %d waiting after every request settled", f.gate.pending, f.gate.unsent, len(f.gate.wake))
 	}
 }

@@ -87,6 +87,7 @@ func (f *Fetcher) work(ctx context.Context) {
 			// costs its next request the difference.
 			f.metrics.stage["return"].Observe(max(time.Since(out.At.Add(-politenessMargin)), 0).Seconds())
 		}
+		f.gate.settle(lease.Host) // a start whose request never went (f.do settles those that did)
 		lease.Done(out)
 		if out.Hold {
 			f.gateRecheck(lease.Host)
@@ -329,14 +330,16 @@ var errNotMember = errors.New("group membership not confirmed: request not sent"
 // startGranted is startRequest once the cluster's slot is taken; gate is
 // when startRequest began.
 func (f *Fetcher) startGranted(ctx context.Context, lease *frontier.Lease, gate time.Time) (time.Time, error) {
-	if err := f.spaceStart(ctx, lease.Server()); err != nil {
+	if err := f.spaceStart(ctx, lease.Host, lease.Server()); err != nil {
 		return time.Time{}, err
 	}
 	if err := f.restartLate(ctx, lease); err != nil {
+		f.gate.settle(lease.Host)
 		return time.Time{}, err
 	}
 	now := time.Now()
 	if !f.member.confirmed(now) {
+		f.gate.settle(lease.Host)
 		// The worker checked the membership before the lease's checks and
 		// the shared slot's call to Redis: a fetcher stopped meanwhile
 		// (SIGSTOP, a long pause) may have lost its partitions, and its
@@ -418,7 +421,7 @@ func (f *Fetcher) fetchItem(ctx context.Context, lease *frontier.Lease, it front
 		lease.Requeue(it) // a stop interrupted the wait, or the server is busy: nothing was sent
 		return busyOutcome(err)
 	}
-	resp, err := f.client.Do(ctx, fetch.Request{URL: it.URL, ETag: it.ETag, LastModified: it.LastModified})
+	resp, err := f.do(ctx, lease.Host, fetch.Request{URL: it.URL, ETag: it.ETag, LastModified: it.LastModified})
 	done := time.Now().Add(politenessMargin)
 	if err != nil && ctx.Err() != nil {
 		// Cancelled at the end of a stop's grace: the URL stays queued in the
