@@ -3,6 +3,7 @@ package fetcher
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -49,7 +50,7 @@ func (f *Fetcher) checkpoint(ctx context.Context) error {
 	}
 	clear(f.pending)
 	f.mu.Unlock()
-	if err := f.saveState(ctx, states); err != nil {
+	if err := f.save(ctx, states, time.Now().Add(-fetchedHold)); err != nil {
 		f.admitted(commit) // for the next checkpoint; a partition released meanwhile was committed by its release
 		return err
 	}

@@ -17,7 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/crawlcluster/crawler/internal/testenv"
+	"github.com/crawlcluster/crawler/pkg/frontier"
 	"github.com/crawlcluster/crawler/pkg/queue"
 	"github.com/crawlcluster/crawler/pkg/store"
 	"github.com/crawlcluster/crawler/pkg/store/sqlite"
@@ -240,5 +243,56 @@ func TestUnackedResultsClear(t *testing.T) {
 	}
 	if !u.pending("b") || u.in([]int32{1}) != 1 {
 		t.Errorf("host b: pending %v, in flight %d", u.pending("b"), u.in([]int32{1}))
+	}
+}
+
+// TestFetchedMarksHeldBack: the periodic save keeps a "fetched" mark back
+// for fetchedHold from its request's start, so that a page the parsers
+// store meanwhile is not written a second time; it writes the other updates
+// and older marks, and a full save (a stop, a revoke, a partition's load)
+// writes them all.
+func TestFetchedMarksHeldBack(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Now()
+	var urls []store.URL
+	for _, p := range []string{"/recent", "/old", "/failed"} {
+		u := "http://a.test" + p
+		urls = append(urls, store.URL{Hash: store.HashURL(u), Partition: 1, URL: u, Host: "a.test", Kind: store.KindPage, State: store.StateQueued, DiscoveredAt: now})
+	}
+	if _, err := db.AdmitURLs(ctx, urls); err != nil {
+		t.Fatal(err)
+	}
+	f := &Fetcher{store: db, metrics: newMetrics(prometheus.NewRegistry()), hosts: map[string]*hostInfo{}, dirty: map[string]bool{},
+		fr: frontier.New(frontier.Config{DefaultDelay: time.Second})}
+	f.queueUpdate(store.URLUpdate{Hash: urls[0].Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: now})
+	f.queueUpdate(store.URLUpdate{Hash: urls[1].Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: now.Add(-2 * fetchedHold)})
+	f.queueUpdate(store.URLUpdate{Hash: urls[2].Hash, State: store.StateFailed, Reason: "http_404", Status: 404, FetchedAt: now})
+	state := func(i int) store.State {
+		info, err := db.URLInfo(ctx, urls[i].URL)
+		if err != nil || info.URL == nil {
+			t.Fatalf("URLInfo %s: %v", urls[i].URL, err)
+		}
+		return info.URL.State
+	}
+
+	if err := f.save(ctx, nil, now.Add(-fetchedHold)); err != nil {
+		t.Fatal(err)
+	}
+	if got := [3]store.State{state(0), state(1), state(2)}; got != [3]store.State{store.StateQueued, store.StateFetched, store.StateFailed} {
+		t.Errorf("after the periodic save: %v, want the recent mark held back, the rest written", got)
+	}
+	if !f.Idle() {
+		t.Error("not idle with only a held-back mark unsaved")
+	}
+	if err := f.saveState(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := state(0); s != store.StateFetched {
+		t.Errorf("after a full save the recent URL is %s, want fetched", s)
 	}
 }

@@ -95,6 +95,10 @@ const (
 	// the retry at fetched_at + backoff doubled per earlier miss, at most the
 	// maximum; u.misses on the right is the value before this update. An update
 	// without a time counts from now.
+	//
+	// A "fetched" mark of a fetch no later than the row's last is dropped:
+	// the fetcher holds its marks back a few seconds, and a page stored
+	// meanwhile and queued again for a revisit is not fetched yet.
 	qUpdateURLs = `UPDATE urls AS u SET
 			state = v.state, reason = v.reason, status = v.status, attempts = v.attempts,
 			fetched_at = coalesce(v.fetched_at, u.fetched_at),
@@ -109,7 +113,9 @@ const (
 			JOIN url_hashes h USING (hash)
 		WHERE u.partition = h.partition AND u.hash = v.hash AND (
 			u.state = v.state
-			OR (u.state = 'queued' AND v.state <> 'queued')
+			OR (u.state = 'queued' AND v.state <> 'queued' AND (v.state <> 'fetched'
+				OR u.fetched_at IS NULL OR v.fetched_at IS NULL
+				OR date_trunc('milliseconds', v.fetched_at) > date_trunc('milliseconds', u.fetched_at)))
 			OR (u.state = 'fetched' AND v.state IN ('stored', 'failed', 'excluded')))`
 
 	// Parameters: one array per column, hash to count; hashes are distinct.

@@ -425,6 +425,9 @@ func (db *DB) UpdateURLs(ctx context.Context, updates []store.URLUpdate) error {
 			if !ok || (cur.state != s && stateRank[u.State] <= stateRank[store.State(cur.state)]) {
 				continue
 			}
+			if u.State == store.StateFetched && cur.state == string(store.StateQueued) && at > 0 && cur.fetched > 0 && at <= cur.fetched {
+				continue // a mark held back past its page's store and a revisit's claim (see qUpdateURLs)
+			}
 			backoff := u.Backoff.Milliseconds()
 			if u.State != store.StateFailed {
 				backoff = 0

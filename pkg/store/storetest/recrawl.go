@@ -138,6 +138,17 @@ func testClaimRevisitsOnce(t *testing.T, s store.Store) {
 		t.Errorf("url counts %v; want 1 queued, 1 stored", st.URLs)
 	}
 	checkSchedule(t, s, due, store.ScheduleStats{Scheduled: 1, Due: 1, OldestDue: due, NextDue: due})
+
+	// The "fetched" mark of the visit stored before the claim, held back by
+	// its fetcher, does not take the revisit for fetched; the revisit's does.
+	update(t, s, store.URLUpdate{Hash: a.Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: t0})
+	if q := queued(t, s, 3); len(q) != 1 {
+		t.Errorf("after a late mark of the visit before: queued of partition 3 = %v; want a still queued", q)
+	}
+	update(t, s, store.URLUpdate{Hash: a.Hash, State: store.StateFetched, Status: 200, Attempts: 1, FetchedAt: due.Add(time.Minute)})
+	if q := queued(t, s, 3); len(q) != 0 {
+		t.Errorf("after the revisit's mark: queued of partition 3 = %v; want none", q)
+	}
 }
 
 // checkSchedule compares Schedule(now) with want.
