@@ -56,10 +56,19 @@ type Options struct {
 
 // Result is what a run did, judged against the web's ground truth.
 type Result struct {
-	Requests       int
-	ByClass        map[trapweb.Class]int
-	PerInstance    map[string]int // requests per trap instance or variant family
-	EarlyInstance  map[string]int // of those, made before the host's last real page was fetched
+	Requests      int
+	ByClass       map[trapweb.Class]int
+	PerInstance   map[string]int // requests per trap instance or variant family
+	EarlyInstance map[string]int // of those, made before the host's last real page was fetched
+	// EarlySelf counts the early requests to URLs that no real page linked
+	// and no sitemap listed before they were fetched: those the space
+	// generated on its own pages (issue 20: "no request to it before its
+	// host's other real pages").
+	EarlySelf map[string]int
+	// DelaySelf counts, of EarlySelf, the requests made while a real page
+	// of the host was queued: those that put a real page off, where the
+	// rest went while the host's remaining real pages were not yet found.
+	DelaySelf      map[string]int
 	RealTotal      int
 	RealFetched    int
 	Missed         []string          // real pages never fetched
@@ -102,6 +111,7 @@ type pending struct {
 	unlike, noTarget bool
 	links            []string
 	loc              string // a redirect's target
+	real             bool   // the page fetched is one of the site's real pages
 }
 
 type host struct {
@@ -148,9 +158,9 @@ func Run(w Web, opt Options) Result {
 		opt.Levels = admit.DefaultLevels
 	}
 	cfg := opt.Patterns.WithDefaults()
-	s := &sim{w: w, opt: opt, cfg: cfg, hosts: map[string]*host{}, touched: map[*host]bool{}, exact: map[uint64]bool{}, everHeld: map[int64]bool{},
+	s := &sim{w: w, opt: opt, cfg: cfg, hosts: map[string]*host{}, touched: map[*host]bool{}, exact: map[uint64]bool{}, everHeld: map[int64]bool{}, outside: map[string]bool{},
 		norm: urlnorm.New(urlnorm.DefaultPolicy()), rules: admit.New(admit.Config{Scope: admit.ScopeHost}),
-		res: Result{ByClass: map[trapweb.Class]int{}, PerInstance: map[string]int{}, EarlyInstance: map[string]int{},
+		res: Result{ByClass: map[trapweb.Class]int{}, PerInstance: map[string]int{}, EarlyInstance: map[string]int{}, EarlySelf: map[string]int{}, DelaySelf: map[string]int{},
 			MissedReason: map[string]string{}, RealPerHost: map[string]int{}, VariantPerHost: map[string]int{}}}
 	real := map[string]bool{}
 	lastReal := map[string]int{} // host -> real pages left to fetch
@@ -191,6 +201,10 @@ func Run(w Web, opt Options) Result {
 				continue
 			}
 			busy = true
+			realWaits := false
+			if !real[it.url] && lastReal[name] > 0 {
+				realWaits = realQueued(h, real)
+			}
 			p := s.fetch(h, it)
 			// A real page counts as fetched once requested, whatever it
 			// answered (a redirect, an error page of the site).
@@ -204,6 +218,12 @@ func Run(w Web, opt Options) Result {
 				s.res.PerInstance[p.Instance]++
 				if lastReal[name] > 0 {
 					s.res.EarlyInstance[p.Instance]++
+					if !s.outside[it.url] {
+						s.res.EarlySelf[p.Instance]++
+						if realWaits {
+							s.res.DelaySelf[p.Instance]++
+						}
+					}
 				}
 				if p.Class == trapweb.Variant {
 					s.res.VariantPerHost[name]++
@@ -266,8 +286,22 @@ type sim struct {
 	pending  []pending
 	touched  map[*host]bool // hosts offered URLs since the last Release
 	everHeld map[int64]bool
+	outside  map[string]bool // URLs a real page linked or a sitemap listed (Result.EarlySelf)
 	tick     int
 	res      Result
+}
+
+// realQueued reports whether one of the site's real pages waits in h's
+// queues.
+func realQueued(h *host, real map[string]bool) bool {
+	for _, q := range h.queues {
+		for _, it := range q {
+			if real[it.url] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *sim) host(name string) *host {
@@ -495,7 +529,7 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 	}
 	switch {
 	case p.Status >= 300 && p.Status < 400 && p.Location != "":
-		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, loc: p.Location})
+		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, loc: p.Location, real: p.Class == trapweb.Real})
 	case p.Status == 200:
 		dup := false
 		sum := fnv.New64a()
@@ -520,7 +554,7 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 		// As the parser: compared with the target's stored copy, if any.
 		tfp, ok := h.fpOf[it.target]
 		unlike := it.target != 0 && ok && simhash.Distance(tfp, fp) > simhash.MaxDistance
-		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, unlike: unlike, noTarget: it.target != 0 && !ok, links: p.Links})
+		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, unlike: unlike, noTarget: it.target != 0 && !ok, links: p.Links, real: p.Class == trapweb.Real})
 	}
 	return p
 }
@@ -556,6 +590,7 @@ func (s *sim) robots(h *host) {
 				maps = append(maps, n)
 				return nil
 			}
+			s.outside[n] = true
 			s.offer(n, pattern.Found{URL: n, Parent: maps[i], Listed: true}, 1, 0, false)
 			return nil
 		})
@@ -599,6 +634,9 @@ func (s *sim) deliver() {
 		h := p.host
 		if p.loc != "" {
 			if n, err := s.norm.Normalize(p.loc); err == nil {
+				if p.real {
+					s.outside[n] = true
+				}
 				s.offer(n, pattern.Found{URL: n, Parent: p.it.url, ParentHops: p.it.cand.Hops, ParentOrigin: p.it.cand.Origin, ParentDuplicate: p.it.dups > 0}, p.it.depth, p.it.dups, false)
 			}
 			continue
@@ -620,6 +658,9 @@ func (s *sim) deliver() {
 				continue
 			}
 			seen[n] = true
+			if p.real {
+				s.outside[n] = true
+			}
 			s.offer(n, pattern.Found{URL: n, Parent: p.it.url, ParentHops: p.it.cand.Hops, ParentOrigin: p.it.cand.Origin, ParentDuplicate: p.dup}, p.it.depth+1, dups, false)
 		}
 		s.touched[h] = true

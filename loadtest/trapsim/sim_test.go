@@ -33,6 +33,10 @@ type judged struct {
 	worstN                         int
 	earlyMax                       int
 	earlyMean                      float64
+	earlySelfMax                   int // EarlySelf
+	earlySelfMean                  float64
+	delaySelfMax                   int // DelaySelf
+	delaySelfMean                  float64
 	earlyWorst                     string
 	variantShareMax                float64
 	variantWorst                   string
@@ -46,7 +50,7 @@ func judge(w *trapweb.Web, r Result) judged {
 	if r.Requests > 0 {
 		j.trapShare = float64(j.tr) / float64(r.Requests)
 	}
-	var nearSum, distinctSum, earlySum int
+	var nearSum, distinctSum, earlySum, earlySelfSum, delaySelfSum int
 	for _, in := range w.Instances() {
 		n := r.PerInstance[in.ID]
 		if in.Class == trapweb.Variant {
@@ -69,12 +73,18 @@ func judge(w *trapweb.Web, r Result) judged {
 			j.worstN, j.worst = n, fmt.Sprintf("%s (%s, %s, %s)", in.ID, in.Mode, in.Links, in.Kind)
 		}
 		earlySum += r.EarlyInstance[in.ID]
+		earlySelfSum += r.EarlySelf[in.ID]
+		j.earlySelfMax = max(j.earlySelfMax, r.EarlySelf[in.ID])
+		delaySelfSum += r.DelaySelf[in.ID]
+		j.delaySelfMax = max(j.delaySelfMax, r.DelaySelf[in.ID])
 		if e := r.EarlyInstance[in.ID]; e > j.earlyMax {
 			j.earlyMax, j.earlyWorst = e, in.ID
 		}
 	}
 	if n := j.nearN + j.distinctN; n > 0 {
 		j.earlyMean = float64(earlySum) / float64(n)
+		j.earlySelfMean = float64(earlySelfSum) / float64(n)
+		j.delaySelfMean = float64(delaySelfSum) / float64(n)
 	}
 	if j.nearN > 0 {
 		j.nearMean = float64(nearSum) / float64(j.nearN)
@@ -121,9 +131,9 @@ func TestAdmissionOnGeneratedWebs(t *testing.T) {
 				w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: sz.hosts, Pages: sz.pages})
 				r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay, Raise: *raise, RestartEvery: *restart})
 				j := judge(w, r)
-				t.Logf("seed %d: %d requests, %.1f%% to traps (%d grounded); near %.1f/instance (%d), distinct %.1f/instance (%d); worst %d %s; early mean %.1f max %d; variants max %.0f%%; real %d/%d (held %d); held once %d, holds %d; idle %v after %d ticks",
+				t.Logf("seed %d: %d requests, %.1f%% to traps (%d grounded); near %.1f/instance (%d), distinct %.1f/instance (%d); worst %d %s; early mean %.1f max %d (self-generated URLs: mean %.2f max %d; with a real page queued: mean %.2f max %d); variants max %.0f%%; real %d/%d (held %d); held once %d, holds %d; idle %v after %d ticks",
 					seed, r.Requests, 100*j.trapShare, r.TrapGrounded, j.nearMean, j.nearN, j.distinctMean, j.distinctN, j.worstN, j.worst,
-					j.earlyMean, j.earlyMax, 100*j.variantShareMax, r.RealFetched, r.RealTotal, r.HeldReal, r.HeldOnce, r.Holds, r.Idle, r.Ticks)
+					j.earlyMean, j.earlyMax, j.earlySelfMean, j.earlySelfMax, j.delaySelfMean, j.delaySelfMax, 100*j.variantShareMax, r.RealFetched, r.RealTotal, r.HeldReal, r.HeldOnce, r.Holds, r.Idle, r.Ticks)
 				if *verbose {
 					logInstances(t, w, r)
 				}
@@ -173,7 +183,7 @@ func logInstances(t *testing.T, w *trapweb.Web, r Result) {
 	ins := w.Instances()
 	sort.Slice(ins, func(i, j int) bool { return r.PerInstance[ins[i].ID] > r.PerInstance[ins[j].ID] })
 	for _, in := range ins {
-		t.Logf("  %-10s %3d requests (%d early) %-9s %s | %s", in.ID, r.PerInstance[in.ID], r.EarlyInstance[in.ID], in.Mode, in.Links, in.Kind)
+		t.Logf("  %-10s %3d requests (%d early, %d self-generated, %d with a real page queued) %-9s %s | %s", in.ID, r.PerInstance[in.ID], r.EarlyInstance[in.ID], r.EarlySelf[in.ID], r.DelaySelf[in.ID], in.Mode, in.Links, in.Kind)
 	}
 }
 
