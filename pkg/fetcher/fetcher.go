@@ -316,6 +316,10 @@ type Fetcher struct {
 
 	// releaseRetries bounds the slot releases being retried (releaseServer).
 	releaseRetries chan struct{}
+
+	// slotsAndShare is slots when they and cache are one cache that takes a
+	// slot's release and a next-allowed time in one round trip (afterRequest).
+	slotsAndShare releaseAndShare
 }
 
 // hostInfo is what the fetcher knows about an owned host besides its queue.
@@ -395,6 +399,9 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 	}
 	for _, o := range opts {
 		o(f)
+	}
+	if both, ok := f.slots.(releaseAndShare); ok && any(f.slots) == any(f.cache) {
+		f.slotsAndShare = both
 	}
 	f.fr = frontier.New(frontier.Config{Levels: admitLevels(cfg.Admit), DefaultDelay: cfg.defaultDelay(),
 		ServerConcurrency: cfg.IPConcurrency, ServerDelay: cfg.ipDelay()})

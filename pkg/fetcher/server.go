@@ -246,9 +246,14 @@ func (f *Fetcher) releaseServer(server, token string) {
 	err := f.slots.ReleaseSlot(ctx, serverKey(server), token)
 	cancel()
 	if err != nil {
-		f.log.Debug("release server slot; retrying", "server", server, "err", err)
-		f.releaseLater(server, token, true)
+		f.releaseFailed(server, token, err)
 	}
+}
+
+// releaseFailed retries a slot release that failed in the background.
+func (f *Fetcher) releaseFailed(server, token string, err error) {
+	f.log.Debug("release server slot; retrying", "server", server, "err", err)
+	f.releaseLater(server, token, true)
 }
 
 // releaseLater releases a shared slot in the background, after each of

@@ -92,18 +92,16 @@ func (f *Fetcher) afterRequest(host string, g grant, requested bool) {
 			next = s.NextAllowed
 		}
 	}
-	both, ok := f.slots.(releaseAndShare)
-	if g.token == "" || next.IsZero() || !ok || any(f.slots) != any(f.cache) {
+	if g.token == "" || next.IsZero() || f.slotsAndShare == nil {
 		f.releaseServer(g.server, g.token)
 		f.shareNextAllowed(host, next)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
-	releaseErr, setErr := both.ReleaseAndSetMaxTime(ctx, serverKey(g.server), g.token, nextKey(host), next, nextAllowedTTL)
+	releaseErr, setErr := f.slotsAndShare.ReleaseAndSetMaxTime(ctx, serverKey(g.server), g.token, nextKey(host), next, nextAllowedTTL)
 	cancel()
 	if releaseErr != nil {
-		f.log.Debug("release server slot; retrying", "server", g.server, "err", releaseErr)
-		f.releaseLater(g.server, g.token, true)
+		f.releaseFailed(g.server, g.token, releaseErr)
 	}
 	if setErr != nil {
 		f.metrics.cacheErrors.Inc()
