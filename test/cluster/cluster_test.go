@@ -192,6 +192,7 @@ func (c *cluster) requireClean(rep synthweb.Report, allowDuplicates int) {
 // TestClusterHappyPath: 1 frontier, 2 fetchers, 2 parsers; seeds over REST; the
 // feature web crawled with the embedded test's server-side assertions.
 func TestClusterHappyPath(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -220,6 +221,7 @@ func TestClusterHappyPath(t *testing.T) {
 // and warming (docs/traps.md), so a page held for good is a handover's fault
 // or the budgets'.
 func TestClusterHandover(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -267,6 +269,7 @@ func TestClusterHandover(t *testing.T) {
 // TestClusterParserAndFrontierKilled: the parser and the frontier die with SIGKILL
 // mid-crawl and are restarted: nothing lost, nothing stored twice.
 func TestClusterParserAndFrontierKilled(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -300,6 +303,7 @@ func TestClusterParserAndFrontierKilled(t *testing.T) {
 // limits (-ip-concurrency, -ip-delay) hold across both, through the slots
 // they share in Redis, and the crawl finishes.
 func TestClusterServerPoliteness(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
