@@ -88,10 +88,12 @@ func checkImage(img []byte, typ string, width int) error {
 }
 
 // TestScreenshotTimedOut: a page that used its time gets no screenshot, and
-// still its DOM.
+// still its DOM. PageTimeout is 5 s, not 2: opening the tab may take
+// PageTimeout and Hang, and took more than 2 + 2 s twice in a CI run beside
+// two end-to-end packages ("open tab: browser hung").
 func TestScreenshotTimedOut(t *testing.T) {
 	s := newSite(t, nil)
-	p := newPool(t, Config{Tabs: 1, Settle: time.Second, PageTimeout: 2 * time.Second, Screenshot: true})
+	p := newPool(t, Config{Tabs: 1, Settle: time.Second, PageTimeout: 5 * time.Second, Screenshot: true})
 	page := `<!doctype html><html><body><a href="/before">b</a><script>
 setInterval(() => document.body.insertAdjacentHTML('beforeend', '<a href="/x">x</a>'), 20);
 </script></body></html>`
