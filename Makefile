@@ -93,33 +93,14 @@ fmt:
 # Short fuzzing pass over every fuzz target (every parser of untrusted input),
 # FUZZTIME each; the first failure stops it and fails. CI runs it with
 # FUZZTIME=5s. The targets are read from each package's test files as the
-# build sees them (go list), so packages without one cost no test build.
-# FUZZFLAGS goes to go test, e.g. FUZZFLAGS='-parallel 1' on a shared machine.
-#
-# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
-# exceeded" as -fuzztime runs out, though nothing failed and no input is
-# written (golang/go#75804: internal/fuzz compares the error with the workers'
-# context, which the deadline cancels a moment after its parent; seen here on
-# 1 target of 17 on a loaded machine). That one failure, alone, is reported as
-# such and passes; any other failure, or a failing input written, fails.
+# build sees them (go list), so packages without one cost no test build;
+# scripts/fuzz.sh builds each package's instrumented binary once. FUZZFLAGS
+# goes to the test binary as go test's flags, e.g. FUZZFLAGS='-parallel 1'
+# on a shared machine.
 FUZZTIME ?= 20s
 FUZZFLAGS ?=
 fuzz:
-	@pkgs="$$($(GO) list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' $(PKGS))" || exit 1; \
-	echo "$$pkgs" | while read -r pkg dir files; do \
-		[ -n "$$files" ] || continue; \
-		for f in $$(cd "$$dir" && sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$files); do \
-			echo "== $$pkg $$f"; \
-			out="$$($(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) $$pkg </dev/null 2>&1)" && { echo "$$out" | tail -n 1; continue; }; \
-			echo "$$out"; \
-			if [ "$$(echo "$$out" | grep -c -e '--- FAIL' -e 'Failing input')" = 1 ] && \
-				echo "$$out" | grep -A 1 -e "^--- FAIL: $$f " | grep -qx '    context deadline exceeded'; then \
-				echo "== $$f: the fuzz coordinator's deadline race at -fuzztime (golang/go#75804), not a finding"; \
-				continue; \
-			fi; \
-			exit 1; \
-		done; \
-	done
+	@scripts/fuzz.sh $(GO) $(FUZZTIME) '$(FUZZFLAGS)' $(PKGS)
 
 # A real crawl of the project's synthetic web on loopback (no internet needed),
 # audited from the servers' side when it finishes. The 15ms tolerance covers the
