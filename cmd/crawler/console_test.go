@@ -29,7 +29,6 @@ import (
 // and finds it in the store, pauses a host and sees in the web's log that it
 // gets no request while paused, and fails on any error in the page's console.
 func TestConsole(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl in a browser; skipped with -short")
 	}

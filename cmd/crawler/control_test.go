@@ -119,7 +119,6 @@ func (o operator) must(t *testing.T, method, path, body string) map[string]any {
 // after it; a delay override spaces the host's requests by it; a paused
 // crawl sends nothing. The audit log names each action and who did it.
 func TestControlRunningCrawl(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -24,15 +24,6 @@ import (
 
 // The end-to-end tests run the real binary, as an operator would, against the
 // synthetic web on loopback, and judge it from the servers' request log.
-//
-// Each calls t.Parallel: a crawl here spends most of its time waiting out
-// politeness delays (this package used 0.44 of a core over its 15 minutes
-// under the race detector, one test at a time; 632 s with two at a time
-// against 935-1237 s in CI runs), and each test has its own
-// web, ports, data folder and crawler process, so two at once (go test's
-// -parallel, GOMAXPROCS by default) share nothing but the machine. They are
-// judged from their servers' logs and their own windows, never from the
-// wall clock alone, so a neighbour slows them without failing them.
 
 const agent = "e2ebot"
 
@@ -289,7 +280,6 @@ func requireAudit(t *testing.T, rep synthweb.Report) {
 // traps, redirects and loops, near and exact duplicates, errors, 429 with
 // Retry-After, a slow page and a gzip bomb.
 func TestCrawlSyntheticWeb(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}
@@ -330,7 +320,6 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 // restart, and store no page twice. Re-fetches are allowed only within the killed
 // process's in-flight window; their count is reported.
 func TestKillAndResume(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}
@@ -465,7 +454,6 @@ func countPages(w *synthweb.Web) int {
 // resumed run must finish the crawl without fetching any page twice, because a
 // clean stop finishes in-flight requests and saves their state.
 func TestStopAndResume(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

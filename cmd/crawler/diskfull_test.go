@@ -80,7 +80,6 @@ func fill(t *testing.T, path string) {
 // coverage, polite across the restart, no page stored twice, every WARC
 // record readable.
 func TestDiskFull(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -43,7 +43,6 @@ const (
 // and exiting 0 by itself. How many articles a trap budget held back during
 // the crawl is logged.
 func TestCrawlBigArchive(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl of a 5,000-page archive; skipped with -short")
 	}

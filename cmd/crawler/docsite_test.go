@@ -100,7 +100,6 @@ const (
 // 3x its politeness bound by the log's timestamps, and the crawler went idle
 // and exited 0 by itself.
 func TestCrawlDocSite(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl of real documentation sites; skipped with -short")
 	}

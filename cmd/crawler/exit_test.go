@@ -164,7 +164,6 @@ func (e exited) want(t *testing.T, code int, fields map[string]string) map[strin
 // answers without asking DNS, RFC 7686; GODEBUG pins that resolver). The
 // crawler exits 3 and its summary line names why.
 func TestExitNothingFetched(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}
@@ -194,7 +193,6 @@ func TestExitNothingFetched(t *testing.T) {
 // one more on the finished folder has nothing to do and exits 0 too, with
 // no page asked for again.
 func TestExitResumedCrawl(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}
@@ -221,7 +219,6 @@ func TestExitResumedCrawl(t *testing.T) {
 // TestExitNothingToCrawl: no seed, no -listen and an empty folder is a usage
 // error, said on stderr, not a process waiting for ever.
 func TestExitNothingToCrawl(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}
@@ -246,7 +243,6 @@ func TestExitNothingToCrawl(t *testing.T) {
 // without the CA every URL fails (exit 3); with -ca-file, or with the CA as
 // the system roots through SSL_CERT_FILE, the site is fetched (exit 0).
 func TestCAFile(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

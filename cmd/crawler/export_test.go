@@ -23,7 +23,6 @@ import (
 // seed marked, and warcio.js reads every record of every WARC in it with
 // no digest mismatch.
 func TestExportWACZ(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -88,7 +88,6 @@ func page(w http.ResponseWriter, body string) {
 }
 
 func TestHostileServers(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("a crawl of the hostile hosts at a 200 ms delay")
 	}

@@ -34,7 +34,6 @@ import (
 // the encrypted PDF's URL page, in the API and the console, which says why
 // it was not read.
 func TestCrawlPDFs(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -33,7 +33,6 @@ func recrawlArgs(data, seeds string, d time.Duration) []string {
 // revisits, the kill loses no schedule, and the pages held are fresh for most
 // of the time.
 func TestRecrawlChangingWeb(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -27,7 +27,6 @@ import (
 // allowed (sub-resources counted), the disallowed data never asked for, no
 // ordinary host rendered.
 func TestRenderAtPolitenessDelays(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawls with a browser; skipped with -short")
 	}

@@ -34,7 +34,6 @@ import (
 // learnt. An ordinary host an operator set to "always" before the run has
 // every page rendered.
 func TestRenderApps(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl with a browser; skipped with -short")
 	}

@@ -60,7 +60,6 @@ window.replay = (url) => new Promise((resolve) => {
 // nothing but loopback anyway). Screenshots of both replayed pages are kept
 // in test-artifacts/replay/.
 func TestReplayDocSite(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl and replay; skipped with -short")
 	}

@@ -25,7 +25,6 @@ import (
 // error and every number it shows equals the served API's; and crawler report
 // prints the same JSON.
 func TestCrawlReport(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -23,7 +23,6 @@ import (
 // fetched once, the links the script builds are followed, and the image it
 // inserts (which the browser may not fetch) is a requisite of the DOM.
 func TestRequisitesRendered(t *testing.T) {
-	t.Parallel()
 	const staticPages = 60
 	if testing.Short() {
 		t.Skip("end-to-end crawl with a browser; skipped with -short")

@@ -181,7 +181,6 @@ func crawlRequisiteSite(t *testing.T, s *requisiteSite, data string, extra ...st
 // pages in the same order as without -requisites, all of them before any
 // requisite; and each requisite recorded with the page that needed it.
 func TestRequisites(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -23,7 +23,6 @@ import (
 // API, where readers' queries (storetest.DocQueries) must find their page in
 // the top 3, and through the console's search page.
 func TestSearchDocSite(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl of a real documentation site; skipped with -short")
 	}

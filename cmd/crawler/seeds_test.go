@@ -15,7 +15,6 @@ import (
 // reader or the URL check refused it, is logged with its line number; the
 // good lines are crawled.
 func TestSeedsFileLines(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -16,7 +16,6 @@ import (
 // -ip-delay; with them off, the same crawl sends many more at once, which is
 // what the audit is there to catch.
 func TestServerPoliteness(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

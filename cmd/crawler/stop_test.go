@@ -174,7 +174,6 @@ func (p *crawlerProcess) wait(t *testing.T, limit time.Duration) (time.Time, err
 // within the bound, requests nothing after the stop began (beyond the grace),
 // and leaves the cancelled URL queued for the next run.
 func TestStopsPromptlyWithATricklingHost(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -20,7 +20,6 @@ import (
 // no politeness or robots violation, few requests per trap instance, and the
 // crawl going idle by itself.
 func TestTrapsBounded(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

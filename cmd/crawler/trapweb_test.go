@@ -21,7 +21,6 @@ import (
 // network. Every real page is requested, the crawl goes idle by itself, and
 // the share of requests that went to traps is logged.
 func TestCrawlTrapWeb(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crawl; skipped with -short")
 	}

@@ -192,7 +192,6 @@ func (c *cluster) requireClean(rep synthweb.Report, allowDuplicates int) {
 // TestClusterHappyPath: 1 frontier, 2 fetchers, 2 parsers; seeds over REST; the
 // feature web crawled with the embedded test's server-side assertions.
 func TestClusterHappyPath(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -221,7 +220,6 @@ func TestClusterHappyPath(t *testing.T) {
 // and warming (docs/traps.md), so a page held for good is a handover's fault
 // or the budgets'.
 func TestClusterHandover(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -269,7 +267,6 @@ func TestClusterHandover(t *testing.T) {
 // TestClusterParserAndFrontierKilled: the parser and the frontier die with SIGKILL
 // mid-crawl and are restarted: nothing lost, nothing stored twice.
 func TestClusterParserAndFrontierKilled(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -303,7 +300,6 @@ func TestClusterParserAndFrontierKilled(t *testing.T) {
 // limits (-ip-concurrency, -ip-delay) hold across both, through the slots
 // they share in Redis, and the crawl finishes.
 func TestClusterServerPoliteness(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}

@@ -62,7 +62,6 @@ func quiet(t *testing.T, w *synthweb.Web, limit time.Duration) {
 // requested after it; the pattern's queued URLs are recorded excluded. The
 // audit log holds each action.
 func TestClusterControls(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}

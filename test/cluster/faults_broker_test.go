@@ -26,7 +26,6 @@ import (
 // nothing stored twice. While the broker is down the fetchers send no request:
 // they drop their partitions at their first failed heartbeat.
 func TestFaultBrokerRestart(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -114,7 +113,6 @@ func TestFaultBrokerRestart(t *testing.T) {
 // as clean as without errors: no URL lost, no duplicate fetch, nothing stored
 // twice.
 func TestFaultBrokerErrors(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}

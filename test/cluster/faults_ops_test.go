@@ -35,7 +35,6 @@ import (
 // (the old owner saves them before it lets go), the fetchers must carry on
 // through the outage and use the cache again once it is back.
 func TestFaultRedisFlushAndRestart(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -155,7 +154,6 @@ func handoverGaps(log []synthweb.Request) (int, time.Duration) {
 // Fetches are repeated only for what the zombie had fetched and not yet made
 // durable at the pause.
 func TestFaultZombieFetcher(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -226,7 +224,6 @@ func TestFaultZombieFetcher(t *testing.T) {
 // clean stop finishes or hands back what is in flight, so no fetch is
 // repeated, nothing is lost, and the crawl finishes.
 func TestFaultRollingRestart(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}

@@ -65,7 +65,6 @@ func storeFaultAudit() synthweb.AuditConfig {
 // process fails, and once the store is back the crawl finishes by itself
 // with nothing lost or stored twice.
 func TestFaultPostgresOutage(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}
@@ -135,7 +134,6 @@ func TestFaultPostgresOutage(t *testing.T) {
 // never store a capture pointing at a segment missing from the bucket,
 // store no page twice or not at all, and catch up by itself.
 func TestFaultS3Errors(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}

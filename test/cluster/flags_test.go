@@ -11,7 +11,6 @@ import (
 // recrawl policy, so both refuse one they cannot honour before touching a
 // backend (the parser once ran with any).
 func TestRecrawlFlagsValidated(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the cluster's binaries; skipped with -short")
 	}

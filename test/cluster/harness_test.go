@@ -1,13 +1,6 @@
 // Package cluster holds the cluster-mode tests: the frontier, fetcher and parser
 // binaries as separate processes on a broker process, PostgreSQL, Redis and an S3
 // server, all on loopback, crawling the synthetic web and judged from its log.
-//
-// The tests call t.Parallel, two at a time by default (go test's -parallel is
-// GOMAXPROCS): each has its own web, processes, database, Redis database and
-// bucket (the fault tests their own servers), and one at a time this package
-// used under a third of a core over its 19 minutes under the race detector,
-// waiting on politeness delays. TestClusterConsole stays serial: it sets the
-// environment its processes inherit.
 package cluster
 
 import (

@@ -42,7 +42,6 @@ func recrawlFlags() []string {
 // visit, retired pages are left alone, and the pages held are fresh for most
 // of the time.
 func TestClusterRecrawlChangingWeb(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl; skipped with -short")
 	}

@@ -15,7 +15,6 @@ import (
 // two fetchers and a parser with -render auto; the renderer is given the
 // fetchers' -default-delay for its budgets.
 func TestClusterRenderAtPolitenessDelays(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawls with a browser; skipped with -short")
 	}

@@ -31,7 +31,6 @@ import (
 // no ordinary page was rendered, and each rendered page has a conversion
 // record in S3 beside its response.
 func TestClusterRender(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster crawl with a browser; skipped with -short")
 	}
