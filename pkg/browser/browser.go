@@ -141,6 +141,10 @@ type Document struct {
 	Status int // 0 means 200
 	Header http.Header
 	Body   []byte // decoded (no Content-Encoding)
+	// Timeout, when above zero, is this render's bound in place of
+	// Config.PageTimeout, at most MaxPageTimeout: a page rendered again
+	// because its first render was cut short gets more time.
+	Timeout time.Duration
 }
 
 // Request is a sub-resource the page asks for. Type is the DevTools resource

@@ -526,6 +526,45 @@ func TestTabsBound(t *testing.T) {
 	}
 }
 
+// TestRenderDocumentTimeout: a Document's Timeout replaces PageTimeout for
+// its render, up to MaxPageTimeout. The page waits 3 s for its data, past
+// the pool's 2 s bound: cut short at 2 s, whole with 20 s.
+func TestRenderDocumentTimeout(t *testing.T) {
+	s := newSite(t, nil)
+	p := newPool(t, Config{Tabs: 1, PageTimeout: 2 * time.Second, MaxPageTimeout: 30 * time.Second})
+	page := `<!doctype html><html><body><script>
+fetch('/data').then(r => r.text()).then(t => document.body.insertAdjacentHTML('beforeend', '<a href="/' + t + '">data</a>'));
+</script></body></html>`
+	load := func(ctx context.Context, r Request) (Response, error) {
+		select {
+		case <-time.After(3 * time.Second):
+		case <-ctx.Done():
+			return Response{}, ctx.Err()
+		}
+		return Response{Status: 200, Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("late")}, nil
+	}
+	short, err := p.Render(context.Background(), s.doc("/slow", page), load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !short.TimedOut || strings.Contains(short.DOM, `href="/late"`) || short.Bound != 2*time.Second {
+		t.Errorf("with the pool's bound: TimedOut %v, bound %v, DOM %.300s", short.TimedOut, short.Bound, short.DOM)
+	}
+	doc := s.doc("/slow", page)
+	doc.Timeout = 20 * time.Second
+	long, err := p.Render(context.Background(), doc, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if long.TimedOut || !strings.Contains(long.DOM, `href="/late"`) {
+		t.Errorf("with the document's 20 s: TimedOut %v after %v, bound %v, DOM %.300s", long.TimedOut, long.Elapsed, long.Bound, long.DOM)
+	}
+	doc.Timeout = time.Hour
+	if capped, err := p.Render(context.Background(), doc, load); err != nil || capped.Bound != 30*time.Second {
+		t.Errorf("an hour asked: bound %v (err %v), want MaxPageTimeout 30s", capped.Bound, err)
+	}
+}
+
 func TestRenderBounds(t *testing.T) {
 	s := newSite(t, map[string]string{"/echo": "{}"})
 	p := newPool(t, Config{Tabs: 1, Settle: 200 * time.Millisecond, MaxRequests: 2})

@@ -222,6 +222,9 @@ func exceptionText(d *runtime.ExceptionDetails) string {
 // resources are let go.
 func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Document, load Loader) (res Result, kill bool, err error) {
 	start := time.Now()
+	if doc.Timeout > 0 {
+		cfg.PageTimeout = min(doc.Timeout, cfg.MaxPageTimeout)
+	}
 	if load == nil {
 		load = func(context.Context, Request) (Response, error) { return Response{}, errNoLoader }
 	}

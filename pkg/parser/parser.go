@@ -562,6 +562,10 @@ type analysis struct {
 	// and the links rendering added, normalized, by their URL in the DOM.
 	cmp   *render.Comparison
 	added map[string]string
+	// cutShort: the render reached its bound still waiting for
+	// sub-resources the page asked for; what it found is no measure of
+	// what rendering finds unless it gained.
+	cutShort bool
 }
 
 // digest computes the content digest (exact duplicates) and the SimHash of the

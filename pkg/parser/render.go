@@ -74,6 +74,7 @@ func (p *Parser) readRendered(pg queue.Page, a *analysis) {
 		reason = pg.Render.Reason
 		if pg.Render.TimedOut {
 			reason += "; timed out, DOM as it was"
+			a.cutShort = endedWaiting(pg.Render.Detail)
 		}
 	}
 	a.cmp = &cmp
@@ -96,6 +97,20 @@ func (p *Parser) readRendered(pg queue.Page, a *analysis) {
 		a.simhash = simhash.Fingerprint(dom.Text)
 	}
 	p.metrics.pages.WithLabelValues("rendered").Inc()
+}
+
+// endedWaiting reports whether a render ended with sub-resources it asked
+// for still pending.
+func endedWaiting(d *store.RenderDetail) bool {
+	if d == nil {
+		return false
+	}
+	for _, s := range d.Subresources {
+		if s.Pending {
+			return true
+		}
+	}
+	return false
 }
 
 // failedRender is the decision of a page the render tier could not render,
@@ -253,6 +268,15 @@ func (p *Parser) judgeRenders(ctx context.Context, found []analysis) ([]int64, e
 			return !ok || known[index[norm]] // a URL that does not normalize leads nowhere
 		})
 		a.decision.Gained = a.cmp.Gained
+		if a.cutShort && !a.cmp.Gained {
+			// Inconclusive: the page was still loading (on a loaded
+			// machine, the browser itself slow to get there), so its
+			// section is not taught that rendering finds nothing. The
+			// section's next pages with signals are rendered to learn
+			// it, as if this one had not been.
+			a.decision.Compared = false
+			a.decision.Reason += "; cut short waiting for sub-resources, not counted in its section's verdict"
+		}
 		for _, norm := range a.added {
 			known[index[norm]] = true
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,6 +98,64 @@ func TestRenderJudgedAgainstKnownLinks(t *testing.T) {
 	produce(t, e, rendered("r10", "http://a.example/t/1.html", "/nav/c.html"), rendered("r11", "http://a.example/t/2.html", "/nav/c.html"))
 	if a, b := gained("http://a.example/t/1.html"), gained("http://a.example/t/2.html"); a == b {
 		t.Errorf("two pages adding one new link: gained %v and %v, want one of them", a, b)
+	}
+}
+
+// TestRenderCutShortNotCounted: a render that reached its bound still
+// waiting for a sub-resource, and found nothing new, is recorded but does
+// not count in its section's verdict; one cut short that found a new link
+// counts as a gain; one that timed out with nothing pending (a page that
+// never settles) counts as compared, as any render.
+func TestRenderCutShortNotCounted(t *testing.T) {
+	e := testenv.New(t)
+	d := render.NewDecider(render.Policy{Mode: render.ModeAuto}, e.DB.Render())
+	runParser(t, e, Config{RobotsAgent: "testbot", Render: d})
+	admit(t, e, "http://a.example/known.html")
+
+	prose := "<p>" + lorem(60, 5) + "</p>"
+	shell := `<html><body>` + prose + `<a href="/">home</a><script src="/app.js"></script></body></html>`
+	pending := &store.RenderDetail{BoundMS: 6000, Subresources: []store.RenderSubresource{{URL: "http://a.example/app.js", Type: "Script", Pending: true}}}
+	settled := &store.RenderDetail{BoundMS: 6000, Subresources: []store.RenderSubresource{{URL: "http://a.example/app.js", Type: "Script", Status: 200}}}
+	rendered := func(fetchID, url string, det *store.RenderDetail, link string) queue.Page {
+		return page(fetchID, url, shell, 200, func(p *queue.Page) {
+			p.DOM = []byte(`<html><body>` + prose + `<a href="/">home</a><a href="` + link + `">x</a></body></html>`)
+			p.Render = &queue.Render{Reason: "signals", Outcome: queue.RenderRendered, TimedOut: true, Detail: det}
+		})
+	}
+	decision := func(url string) store.RenderDecision {
+		t.Helper()
+		var dec store.RenderDecision
+		testenv.Eventually(t, 20*time.Second, "render decision of "+url, func() bool {
+			var err error
+			dec, err = e.DB.Render().RenderDecisionOf(context.Background(), store.HashURL(url))
+			return err == nil
+		})
+		return dec
+	}
+	for i, tc := range []struct {
+		url, link        string
+		det              *store.RenderDetail
+		compared, gained bool
+	}{
+		{"http://a.example/s/1.html", "/known.html", pending, false, false},
+		{"http://a.example/s/2.html", "/s/new.html", pending, true, true},
+		{"http://a.example/s/3.html", "/known.html", settled, true, false},
+	} {
+		produce(t, e, rendered(fmt.Sprintf("c%d", i), tc.url, tc.det, tc.link))
+		dec := decision(tc.url)
+		if dec.Compared != tc.compared || dec.Gained != tc.gained || dec.Decision != store.RenderRendered {
+			t.Errorf("%s: %s compared %v gained %v (%q), want compared %v gained %v", tc.url, dec.Decision, dec.Compared, dec.Gained, dec.Reason, tc.compared, tc.gained)
+		}
+		if cut := strings.Contains(dec.Reason, "cut short"); cut == tc.compared {
+			t.Errorf("%s: reason %q", tc.url, dec.Reason)
+		}
+	}
+	s, err := e.DB.Render().RenderSamples(context.Background(), "a.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (store.RenderSample{Compared: 2, Gained: 1}); s.Host != want {
+		t.Errorf("host's samples %+v, want %+v: the render cut short counts for nothing", s.Host, want)
 	}
 }
 

@@ -29,7 +29,7 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.Browser, "browser", "", "Chromium or Chrome to render with (empty: chromium, chromium-browser, google-chrome on PATH)")
 	fs.IntVar(&f.Tabs, "render-tabs", 2, "pages rendered at once: browser tabs")
 	fs.DurationVar(&f.PageTimeout, "render-timeout", 15*time.Second, "bound on one page's render before its sub-resources' budgets (-render-budget); past the bound the DOM is taken as it is")
-	fs.DurationVar(&f.TimeoutMax, "render-timeout-max", 2*time.Minute, "ceiling of a page's render bound, budgets included; also how long the sub-resources a render timed out waiting for are awaited before the page is rendered again (once)")
+	fs.DurationVar(&f.TimeoutMax, "render-timeout-max", 2*time.Minute, "ceiling of a page's render bound, budgets included; also how long the sub-resources a render timed out waiting for are awaited before the page is rendered again (at most twice, each with twice the bound of the render before)")
 	fs.Float64Var(&f.Budget, "render-budget", 2, "host delays each sub-resource the crawl must fetch adds to its page's render bound: a page that needs ten requests of a host with a 1s delay gets 20s more (0: the bound is -render-timeout alone)")
 	fs.IntVar(&f.HeapMiB, "render-heap-mib", 256, "JavaScript heap limit of each page, in MiB: a page that needs more is stopped and recorded as failed (crashed)")
 	fs.IntVar(&f.MaxRequests, "render-max-requests", 100, "sub-resource requests per page; more are refused")
@@ -82,5 +82,5 @@ func (f *Flags) Build(path string, defaultDelay time.Duration, urls store.Reader
 	res := NewResources(ResourcesConfig{CacheBytes: f.CacheMiB << 20, Budget: f.Budget, DefaultDelay: defaultDelay}, urls, read, produce)
 	bcfg := f.BrowserConfig(path)
 	bcfg.RequestBudget = res.Budget
-	return res, bcfg, Config{Tabs: f.Tabs, AwaitPending: f.TimeoutMax}
+	return res, bcfg, Config{Tabs: f.Tabs, AwaitPending: f.TimeoutMax, PageTimeout: f.PageTimeout}
 }

@@ -38,7 +38,14 @@ type Renderer struct {
 	batch   int
 	again   *render.Decider
 	metrics *metrics
+	// pageTimeout is the pool's bound on a render (Config.PageTimeout),
+	// which a render again after one cut short doubles.
+	pageTimeout time.Duration
 }
+
+// maxRerenders bounds the renders of a page after its first, each once the
+// sub-resources the one before ended waiting for are archived.
+const maxRerenders = 2
 
 // Config configures a Renderer.
 type Config struct {
@@ -54,6 +61,11 @@ type Config struct {
 	// section has its verdict by then, not to render, goes back skipped
 	// (queue.RenderSkipped) and is read from its HTML.
 	Again *render.Decider
+	// PageTimeout is the browser pool's bound on a render
+	// (browser.Config.PageTimeout); a page rendered again after a render
+	// cut short waiting for sub-resources gets twice the bound of the one
+	// before. 0: the pool's bound for every render.
+	PageTimeout time.Duration
 }
 
 // New returns a renderer consuming crawl.render with kafkaOpts (which must
@@ -70,7 +82,7 @@ func New(cfg Config, newPool func() (*browser.Pool, error), res *Resources, kafk
 	if cfg.AwaitPending <= 0 {
 		cfg.AwaitPending = 2 * time.Minute
 	}
-	r := &Renderer{newPool: newPool, res: res, log: log, batch: cfg.BatchSize, await: cfg.AwaitPending, again: cfg.Again}
+	r := &Renderer{newPool: newPool, res: res, log: log, batch: cfg.BatchSize, await: cfg.AwaitPending, again: cfg.Again, pageTimeout: cfg.PageTimeout}
 	r.metrics = newMetrics(reg, r.poolStats)
 	res.observe = func(result string) { r.metrics.resources.WithLabelValues(result).Inc() }
 	opts := append([]kgo.Opt{}, kafkaOpts...)
@@ -257,28 +269,42 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 	res, err := pool.Render(ctx, doc, r.res.Loader(*pg))
 	var pending []string
 	rerendered := false
-	if err == nil && res.TimedOut && ctx.Err() == nil {
-		pending = res.Pending()
-	}
-	if len(pending) > 0 {
+	for again := 1; again <= maxRerenders && err == nil && res.TimedOut && ctx.Err() == nil; again++ {
+		waiting := res.Pending()
+		if len(waiting) == 0 {
+			break
+		}
+		pending = append(pending, waiting...)
 		// The page's bound ran out while the crawl was still fetching
 		// sub-resources (a slow host, a long chain of them): they go on and
-		// land in the store. Once they have, a second render is served them
-		// from memory and sees what the first could not; if they do not
-		// come, the first render stands, with what it waited for.
+		// land in the store. Once they have, the page is rendered again,
+		// served them from memory, with twice the bound of the render
+		// before: a render cut short on a loaded machine (the browser
+		// itself slow to ask for them) is not cut short again at the same
+		// point, and a chain of scripts (a loader whose bundle asks for the
+		// next) gets a render per link. If they do not come, the last
+		// render stands, with what it waited for.
 		actx, cancel := context.WithTimeout(ctx, r.await)
-		arrived := r.res.Await(actx, *pg, pending)
+		arrived := r.res.Await(actx, *pg, waiting)
 		cancel()
-		if arrived {
-			r.log.Info("render timed out waiting for sub-resources; rendering again now they are archived", "url", pg.URL, "waiting", len(pending))
-			r.metrics.pages.WithLabelValues("retried_subresources").Inc()
-			if again, aerr := pool.Render(ctx, doc, r.res.Loader(*pg)); aerr == nil || ctx.Err() != nil {
-				res, err, rerendered = again, aerr, true
-				pg.Render.Reason += "; rendered again once the sub-resources it timed out waiting for were archived"
+		if !arrived {
+			if ctx.Err() == nil {
+				r.log.Info("render timed out waiting for sub-resources, which did not come", "url", pg.URL, "waiting", len(waiting), "waited", r.await)
 			}
-		} else if ctx.Err() == nil {
-			r.log.Info("render timed out waiting for sub-resources, which did not come", "url", pg.URL, "waiting", len(pending), "waited", r.await)
+			break
 		}
+		r.log.Info("render timed out waiting for sub-resources; rendering again now they are archived", "url", pg.URL, "waiting", len(waiting), "render", again+1)
+		r.metrics.pages.WithLabelValues("retried_subresources").Inc()
+		doc.Timeout = r.pageTimeout << again
+		next, nerr := pool.Render(ctx, doc, r.res.Loader(*pg))
+		if nerr != nil && ctx.Err() == nil {
+			break // the render before stands
+		}
+		res, err = next, nerr
+		if !rerendered {
+			pg.Render.Reason += "; rendered again once the sub-resources it timed out waiting for were archived"
+		}
+		rerendered = true
 	}
 	r.metrics.busy.Dec()
 	took := time.Since(start)

@@ -166,12 +166,18 @@ func (s *slowCrawl) read(ctx context.Context, file string, off, n int64) (*warc.
 // TestRerenderOnceArrived: a render that times out waiting for a script
 // the crawl is still fetching is recorded with what it waited for, and the
 // page is rendered again once the script is archived, then built; a page
-// whose script never comes is rendered once, and says what it waited for.
+// whose script loads the one that builds it (a loader and its bundle) is
+// rendered once per link of the chain; a page whose script never comes is
+// rendered once, and says what it waited for.
 func TestRerenderOnceArrived(t *testing.T) {
 	path := browsertest.Need(t)
 	crawl := &slowCrawl{archive: &archive{urls: map[string]store.URLInfo{}, captures: map[int64]store.Capture{}, records: map[string]*warc.Record{}},
 		lag: 2 * time.Second, never: "http://app.test/never.js", asked: map[string]time.Time{},
-		files: map[string]string{"http://app.test/app.js": `document.getElementById('app').innerHTML = '<a href="/built">built</a>';`}}
+		files: map[string]string{
+			"http://app.test/app.js":    `document.getElementById('app').innerHTML = '<a href="/built">built</a>';`,
+			"http://app.test/loader.js": `const s = document.createElement('script'); s.src = '/bundle.js'; document.head.appendChild(s);`,
+			"http://app.test/bundle.js": `document.getElementById('app').innerHTML = '<a href="/built">built</a>';`,
+		}}
 	res := NewResources(ResourcesConfig{Poll: 20 * time.Millisecond}, crawl, crawl.read, crawl.produce)
 	pool, err := browser.New(context.Background(), browser.Config{Path: path, ProfileDir: t.TempDir(), Tabs: 1, PageTimeout: time.Second})
 	if err != nil {
@@ -179,13 +185,15 @@ func TestRerenderOnceArrived(t *testing.T) {
 	}
 	defer pool.Close()
 	r := &Renderer{newPool: func() (*browser.Pool, error) { return pool, nil }, res: res, log: slog.New(slog.DiscardHandler),
-		metrics: newMetrics(nil, func() browser.Stats { return browser.Stats{} }), await: 10 * time.Second}
+		metrics: newMetrics(nil, func() browser.Stats { return browser.Stats{} }), await: 10 * time.Second, pageTimeout: time.Second}
 	for _, tc := range []struct {
-		script string
-		built  bool
+		script  string
+		built   bool
+		waiting []string // what the renders timed out waiting for, in order
 	}{
-		{"/app.js", true},
-		{"/never.js", false},
+		{"/app.js", true, []string{"http://app.test/app.js"}},
+		{"/loader.js", true, []string{"http://app.test/loader.js", "http://app.test/bundle.js"}},
+		{"/never.js", false, []string{"http://app.test/never.js"}},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
 			pg := queue.Page{URL: "http://app.test/", Status: 200, Render: &queue.Render{Reason: "signals: app_root#app"},
@@ -197,13 +205,13 @@ func TestRerenderOnceArrived(t *testing.T) {
 				t.Fatalf("render %+v", pg.Render)
 			}
 			built := strings.Contains(string(pg.DOM), `href="/built"`)
-			url := "http://app.test" + tc.script
 			t.Logf("%v: reason %q, detail %+v", time.Since(start), pg.Render.Reason, *d)
-			if built != tc.built || d.Rerendered != tc.built || !slices.Equal(d.TimedOutWaiting, []string{url}) {
-				t.Errorf("built %v, rerendered %v, timed out waiting for %v; want built and rerendered %v, waiting for %s",
-					built, d.Rerendered, d.TimedOutWaiting, tc.built, url)
+			again := tc.built
+			if built != tc.built || d.Rerendered != again || !slices.Equal(d.TimedOutWaiting, tc.waiting) {
+				t.Errorf("built %v, rerendered %v, timed out waiting for %v; want built %v, rerendered %v, waiting for %v",
+					built, d.Rerendered, d.TimedOutWaiting, tc.built, again, tc.waiting)
 			}
-			if tc.built != strings.Contains(pg.Render.Reason, "rendered again") {
+			if again != strings.Contains(pg.Render.Reason, "rendered again") {
 				t.Errorf("reason %q", pg.Render.Reason)
 			}
 			if !tc.built && (!pg.Render.TimedOut || len(d.Subresources) != 1 || !d.Subresources[0].Pending) {

@@ -61,4 +61,44 @@ func ExplainMissing(t testing.TB, r store.Reader, missing []string) {
 		}
 		t.Logf("host %s: admission state %s", host, st)
 	}
+	explainRenders(t, r, hosts)
+}
+
+// explainRenders logs the render decision of every stored page of the hosts,
+// when the store keeps them: a page only a render finds is missing when the
+// render of the page linking it found nothing, and its decision says why
+// (timed out, what it waited for, what the script raised).
+func explainRenders(t testing.TB, r store.Reader, hosts map[string]bool) {
+	t.Helper()
+	rs, ok := r.(interface {
+		Captures(context.Context, func(store.Capture) error) error
+		Render() store.RenderStore
+	})
+	if !ok {
+		return
+	}
+	ctx := context.Background()
+	const most = 40 // a large host's pages, mostly never rendered, are not all worth a line
+	logged := 0
+	err := rs.Captures(ctx, func(c store.Capture) error {
+		rest, ok := strings.CutPrefix(c.URL, "http://")
+		if !ok {
+			return nil
+		}
+		host, _, _ := strings.Cut(rest, "/")
+		if !hosts[host] || logged >= most {
+			return nil
+		}
+		d, err := rs.Render().RenderDecisionOf(ctx, c.URLHash)
+		if err != nil {
+			return nil // never considered for rendering (no script), or not found
+		}
+		logged++
+		t.Logf("page %s (status %d): render %s, %q, compared %v gained %v, links %d -> %d, text %d -> %d, detail %s",
+			c.URL, c.Status, d.Decision, d.Reason, d.Compared, d.Gained, d.LinksHTML, d.LinksRendered, d.TextHTML, d.TextRendered, d.Detail)
+		return nil
+	})
+	if err != nil {
+		t.Logf("render decisions: %v", err)
+	}
 }
