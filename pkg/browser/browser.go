@@ -183,7 +183,11 @@ type Result struct {
 	Blocked  int           // refused without asking it (images, fonts, over MaxRequests, navigations...)
 	Elapsed  time.Duration // from the tab's creation to the snapshot (the screenshot included)
 	TimedOut bool          // not settled within its bound: the DOM is what it was then
-	Retried  bool          // the first attempt crashed or hung, this is the second
+	// Loaded: the document's load event came before the render ended; a
+	// render that timed out before it was cut short while the page's own
+	// scripts still ran or loaded.
+	Loaded  bool
+	Retried bool // the first attempt crashed or hung, this is the second
 	// Bound is the page's time bound as the render ended: PageTimeout
 	// plus the RequestBudget of its requests, at most MaxPageTimeout.
 	Bound time.Duration

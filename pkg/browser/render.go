@@ -86,9 +86,13 @@ type tab struct {
 
 	docServed atomic.Bool
 	loaded    chan struct{} // closed at the load event of the page's document
-	loadOnce  sync.Once
-	crashed   chan struct{} // closed when the renderer died
-	crashOnce sync.Once
+	// beforeLoad: the bound ran out before the load event (set by settle,
+	// read once it has returned; the script it ends lets the page load
+	// before the snapshot).
+	beforeLoad bool
+	loadOnce   sync.Once
+	crashed    chan struct{} // closed when the renderer died
+	crashOnce  sync.Once
 
 	inflight atomic.Int64 // Loader calls not yet answered to the browser
 	lastNet  atomic.Int64 // UnixNano of the last start or end of one
@@ -351,6 +355,7 @@ func render(ctx, bctx context.Context, killBrowser func(), cfg Config, doc Docum
 		Blocked:  int(tb.blocked.Load()),
 		TimedOut: timedOut,
 	}
+	res.Loaded = !tb.beforeLoad
 	tb.report(&res)
 	if cfg.Screenshot {
 		res.Screenshot, res.ScreenshotDropped = tb.screenshot(wctx, tb.deadlineAt(), timedOut)
@@ -709,6 +714,7 @@ func (tb *tab) settle(ctx context.Context) (timedOut bool, err error) {
 			loaded = true
 		case <-timer.C:
 			if !time.Now().Before(tb.deadlineAt()) {
+				tb.beforeLoad = true
 				return true, nil
 			}
 		case <-tb.crashed:

@@ -23,7 +23,7 @@ func newMetrics(reg prometheus.Registerer, stats func() browser.Stats) *metrics 
 	m := &metrics{
 		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_render_pages_total",
-			Help: "Pages the renderer took from crawl.render, by outcome (rendered, rendered_timed_out, failed_crashed, failed_hung, failed_timeout, failed_error, poison, skipped_learned: sent to learn its section, whose verdict said not to render by its turn); retried_subresources counts the renders done again once the sub-resources a first render timed out waiting for were archived.",
+			Help: "Pages the renderer took from crawl.render, by outcome (rendered, rendered_timed_out, failed_crashed, failed_hung, failed_timeout, failed_error, poison, skipped_learned: sent to learn its section, whose verdict said not to render by its turn); retried_subresources counts the renders done again once the sub-resources a render timed out waiting for were archived, retried_unloaded those done again, with more time, after a render cut short before the page loaded.",
 		}, []string{"outcome"}),
 		resources: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_render_subresources_total",

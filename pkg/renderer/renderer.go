@@ -272,7 +272,22 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 	for again := 1; again <= maxRerenders && err == nil && res.TimedOut && ctx.Err() == nil; again++ {
 		waiting := res.Pending()
 		if len(waiting) == 0 {
-			break
+			// Nothing owed by the crawl. A render cut before the page's
+			// load event (a browser slow on a loaded machine, or a script
+			// that never ends) is rendered again once, with twice the
+			// bound; a page whose scripts keep it from loading is then
+			// taken as it is.
+			if res.Loaded || again > 1 {
+				break
+			}
+			r.log.Info("render timed out before the page loaded; rendering again with more time", "url", pg.URL)
+			r.metrics.pages.WithLabelValues("retried_unloaded").Inc()
+			doc.Timeout = r.pageTimeout << again
+			if next, nerr := pool.Render(ctx, doc, r.res.Loader(*pg)); nerr == nil || ctx.Err() != nil {
+				res, err, rerendered = next, nerr, true
+				pg.Render.Reason += "; cut short before the page loaded, rendered again with more time"
+			}
+			continue
 		}
 		pending = append(pending, waiting...)
 		// The page's bound ran out while the crawl was still fetching
@@ -324,6 +339,7 @@ func (r *Renderer) renderOne(ctx context.Context, pg *queue.Page) {
 	pg.Render.Requests, pg.Render.Blocked = res.Requests, res.Blocked
 	pg.Render.Detail = detailOf(res)
 	pg.Render.Detail.TimedOutWaiting, pg.Render.Detail.Rerendered = pending, rerendered
+	pg.Render.Detail.Unloaded = res.TimedOut && !res.Loaded
 	r.metrics.waited.Observe(res.Waited.Seconds())
 	r.metrics.scriptErrors.Add(float64(len(res.ScriptErrors)))
 	pg.Screenshot, pg.Render.ScreenshotType = res.Screenshot, res.ScreenshotType

@@ -44,11 +44,15 @@ type RenderDetail struct {
 	WaitedMS     int64               `json:"waited_ms"`
 	Subresources []RenderSubresource `json:"subresources,omitempty"`
 	ScriptErrors []string            `json:"script_errors,omitempty"`
-	// TimedOutWaiting are the sub-resources a first render timed out
-	// waiting for; Rerendered says the page was rendered again once they
-	// were archived (this detail is the second render's).
+	// TimedOutWaiting are the sub-resources the renders before the last
+	// timed out waiting for; Rerendered says the page was rendered again,
+	// once they were archived or, cut short before it loaded, with more
+	// time (this detail is the last render's).
 	TimedOutWaiting []string `json:"timed_out_waiting,omitempty"`
 	Rerendered      bool     `json:"rerendered,omitempty"`
+	// Unloaded: the render timed out before the page's load event (its
+	// own scripts still running or loading).
+	Unloaded bool `json:"unloaded,omitempty"`
 }
 
 // RenderSubresource is one request of a rendered page and its answer.
