@@ -223,8 +223,8 @@ func TestRerenderOnceArrived(t *testing.T) {
 
 // TestRerenderUnloaded: a render cut short before the page's load event,
 // with nothing owed by the crawl (a browser too slow to run the page's
-// scripts in time, here a script that takes 3 s), is rendered again once
-// with twice the bound, and built; a page whose script never ends is
+// scripts in time, here a script that takes 3.5 s against a bound of 3),
+// is rendered again once with twice the bound, and built; a page whose script never ends is
 // rendered twice and taken as it is, recorded as cut short before it
 // loaded.
 func TestRerenderUnloaded(t *testing.T) {
@@ -232,18 +232,18 @@ func TestRerenderUnloaded(t *testing.T) {
 	crawl := &slowCrawl{archive: &archive{urls: map[string]store.URLInfo{}, captures: map[int64]store.Capture{}, records: map[string]*warc.Record{}},
 		asked: map[string]time.Time{}}
 	res := NewResources(ResourcesConfig{Poll: 20 * time.Millisecond}, crawl, crawl.read, crawl.produce)
-	pool, err := browser.New(context.Background(), browser.Config{Path: path, ProfileDir: t.TempDir(), Tabs: 1, PageTimeout: 2 * time.Second})
+	pool, err := browser.New(context.Background(), browser.Config{Path: path, ProfileDir: t.TempDir(), Tabs: 1, PageTimeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
 	r := &Renderer{newPool: func() (*browser.Pool, error) { return pool, nil }, res: res, log: slog.New(slog.DiscardHandler),
-		metrics: newMetrics(nil, func() browser.Stats { return browser.Stats{} }), await: 10 * time.Second, pageTimeout: 2 * time.Second}
+		metrics: newMetrics(nil, func() browser.Stats { return browser.Stats{} }), await: 10 * time.Second, pageTimeout: 3 * time.Second}
 	for _, tc := range []struct {
 		name, loop string
 		built      bool
 	}{
-		{"slow", "Date.now() - t0 < 3000", true},
+		{"slow", "Date.now() - t0 < 3500", true},
 		{"endless", "true", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -260,10 +260,13 @@ document.getElementById('app').innerHTML = '<a href="/bu' + 'ilt">built</a>';</s
 			if built := strings.Contains(string(pg.DOM), `href="/built"`); built != tc.built {
 				t.Errorf("built %v, want %v", built, tc.built)
 			}
-			if !strings.Contains(pg.Render.Reason, "rendered again with more time") || d.BoundMS != 4000 || !d.Rerendered {
-				t.Errorf("reason %q, bound %d ms: want a second render with 4 s", pg.Render.Reason, d.BoundMS)
+			if !strings.Contains(pg.Render.Reason, "rendered again with more time") || d.BoundMS != 6000 || !d.Rerendered {
+				t.Errorf("reason %q, bound %d ms: want a second render with 6 s", pg.Render.Reason, d.BoundMS)
 			}
-			if d.Unloaded == tc.built || pg.Render.TimedOut == tc.built {
+			// The second render of the slow page may still reach its bound
+			// after the load event (settling) on a loaded machine: built,
+			// and loaded, is what counts.
+			if d.Unloaded == tc.built || !tc.built && !pg.Render.TimedOut {
 				t.Errorf("unloaded %v, timed out %v", d.Unloaded, pg.Render.TimedOut)
 			}
 		})
