@@ -46,38 +46,59 @@ func TestRenderDetailRecorded(t *testing.T) {
 	}
 }
 
+// renderFixture is a parser with a render decider over a test store that
+// knows one URL (known.html), and a script-built page's shell.
+type renderFixture struct {
+	t            *testing.T
+	e            *testenv.Env
+	prose, shell string
+}
+
+func newRenderFixture(t *testing.T) *renderFixture {
+	e := testenv.New(t)
+	d := render.NewDecider(render.Policy{Mode: render.ModeAuto}, e.DB.Render())
+	runParser(t, e, Config{RobotsAgent: "testbot", Render: d})
+	admit(t, e, "http://a.example/known.html")
+	prose := "<p>" + lorem(60, 5) + "</p>"
+	return &renderFixture{t: t, e: e, prose: prose,
+		shell: `<html><body>` + prose + `<a href="/">home</a><script src="/app.js"></script></body></html>`}
+}
+
+// rendered is the shell of url rendered into a DOM that adds links.
+func (f *renderFixture) rendered(fetchID, url string, r queue.Render, links ...string) queue.Page {
+	dom := `<html><body>` + f.prose + `<a href="/">home</a>`
+	for _, l := range links {
+		dom += `<a href="` + l + `">x</a>`
+	}
+	return page(fetchID, url, f.shell, 200, func(p *queue.Page) {
+		p.DOM = []byte(dom + `</body></html>`)
+		p.Render = &r
+	})
+}
+
+// decision waits for the render decision of url.
+func (f *renderFixture) decision(url string) store.RenderDecision {
+	f.t.Helper()
+	var dec store.RenderDecision
+	testenv.Eventually(f.t, 20*time.Second, "render decision of "+url, func() bool {
+		var err error
+		dec, err = f.e.DB.Render().RenderDecisionOf(context.Background(), store.HashURL(url))
+		return err == nil
+	})
+	return dec
+}
+
 // TestRenderJudgedAgainstKnownLinks: a rendered page gained when its DOM
 // added a link to a URL the crawl does not know; links the store holds,
 // links rendering added to a page judged before it (here not yet in the
 // store: no fetcher admits them), are no gain, however many.
 func TestRenderJudgedAgainstKnownLinks(t *testing.T) {
-	e := testenv.New(t)
-	d := render.NewDecider(render.Policy{Mode: render.ModeAuto}, e.DB.Render())
-	runParser(t, e, Config{RobotsAgent: "testbot", Render: d})
-	admit(t, e, "http://a.example/known.html")
-
-	prose := "<p>" + lorem(60, 5) + "</p>"
-	shell := `<html><body>` + prose + `<a href="/">home</a><script src="/app.js"></script></body></html>`
+	f := newRenderFixture(t)
+	e := f.e
 	rendered := func(fetchID, url string, links ...string) queue.Page {
-		dom := `<html><body>` + prose + `<a href="/">home</a>`
-		for _, l := range links {
-			dom += `<a href="` + l + `">x</a>`
-		}
-		return page(fetchID, url, shell, 200, func(p *queue.Page) {
-			p.DOM = []byte(dom + `</body></html>`)
-			p.Render = &queue.Render{Reason: "signals", Outcome: queue.RenderRendered}
-		})
+		return f.rendered(fetchID, url, queue.Render{Reason: "signals", Outcome: queue.RenderRendered}, links...)
 	}
-	gained := func(url string) bool {
-		t.Helper()
-		var dec store.RenderDecision
-		testenv.Eventually(t, 20*time.Second, "render decision of "+url, func() bool {
-			var err error
-			dec, err = e.DB.Render().RenderDecisionOf(context.Background(), store.HashURL(url))
-			return err == nil
-		})
-		return dec.Gained
-	}
+	gained := func(url string) bool { t.Helper(); return f.decision(url).Gained }
 	steps := []struct {
 		url   string
 		links []string
@@ -107,31 +128,14 @@ func TestRenderJudgedAgainstKnownLinks(t *testing.T) {
 // counts as a gain; one that timed out with nothing pending (a page that
 // never settles) counts as compared, as any render.
 func TestRenderCutShortNotCounted(t *testing.T) {
-	e := testenv.New(t)
-	d := render.NewDecider(render.Policy{Mode: render.ModeAuto}, e.DB.Render())
-	runParser(t, e, Config{RobotsAgent: "testbot", Render: d})
-	admit(t, e, "http://a.example/known.html")
-
-	prose := "<p>" + lorem(60, 5) + "</p>"
-	shell := `<html><body>` + prose + `<a href="/">home</a><script src="/app.js"></script></body></html>`
+	f := newRenderFixture(t)
+	e := f.e
 	pending := &store.RenderDetail{BoundMS: 6000, Subresources: []store.RenderSubresource{{URL: "http://a.example/app.js", Type: "Script", Pending: true}}}
 	settled := &store.RenderDetail{BoundMS: 6000, Subresources: []store.RenderSubresource{{URL: "http://a.example/app.js", Type: "Script", Status: 200}}}
 	rendered := func(fetchID, url string, det *store.RenderDetail, link string) queue.Page {
-		return page(fetchID, url, shell, 200, func(p *queue.Page) {
-			p.DOM = []byte(`<html><body>` + prose + `<a href="/">home</a><a href="` + link + `">x</a></body></html>`)
-			p.Render = &queue.Render{Reason: "signals", Outcome: queue.RenderRendered, TimedOut: true, Detail: det}
-		})
+		return f.rendered(fetchID, url, queue.Render{Reason: "signals", Outcome: queue.RenderRendered, TimedOut: true, Detail: det}, link)
 	}
-	decision := func(url string) store.RenderDecision {
-		t.Helper()
-		var dec store.RenderDecision
-		testenv.Eventually(t, 20*time.Second, "render decision of "+url, func() bool {
-			var err error
-			dec, err = e.DB.Render().RenderDecisionOf(context.Background(), store.HashURL(url))
-			return err == nil
-		})
-		return dec
-	}
+	decision := f.decision
 	for i, tc := range []struct {
 		url, link        string
 		det              *store.RenderDetail
