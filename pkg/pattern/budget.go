@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bits-and-blooms/bloom/v3"
+
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
@@ -550,6 +552,11 @@ type Host[T any] struct {
 	// TakeGate, by KeyOf their URL: found again on enough pages while
 	// they wait, they are corroborated as a held URL is (queuedURL).
 	queued map[Key]*queuedURL
+	// onPages holds the URLs of the host that its fetched pages linked
+	// (relisted), up to maxOnPages of them; not saved: after a restart a
+	// variant is judged by its text alone, as before it.
+	onPages  *bloom.BloomFilter
+	onPagesN int
 	// version counts changes; saved is the version Snapshot last returned.
 	version, saved uint64
 }
@@ -992,6 +999,9 @@ func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
 	if !c.Held && h.inPark[hash] == nil {
 		h.madeUp(c, false)
 	}
+	if !c.Listed && c.Parent != "" {
+		h.linkedOnPage(c.URL, c.Parent)
+	}
 	d := h.admit(cfg, hash, c)
 	// A variant watched for its rewrite and held by a budget stays its
 	// rewrite's probe while it waits: the next variant would be watched
@@ -1247,6 +1257,9 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.version++
 	h.judgeRewrite(v)
+	for _, u := range v.Relinks {
+		h.linkedOnPage(u, "")
+	}
 	space := h.space(cfg, v.URL, false)
 	sp, sk := h.entry(cfg, space)
 	k, pending := h.pending[v.Hash]

@@ -3,6 +3,10 @@ package pattern
 import (
 	"sort"
 	"strings"
+
+	"github.com/bits-and-blooms/bloom/v3"
+
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
 // Rewrite is a duplicate-producing URL rewrite learned on a host ("Do not
@@ -218,6 +222,9 @@ type ruleStats struct {
 	// duplicate it is comes later: the first maxBlind say nothing.
 	blind   int
 	matches int // URLs held or probed since it became active
+	// relisted is the key of the path of the first relisting variant's
+	// target (relistedOf), 0 before one.
+	relisted Key
 }
 
 // maxBlind is how many variants fetched before their targets a rewrite
@@ -392,6 +399,11 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 	switch {
 	case v.Duplicate && !v.Unlike:
 		st.dup++
+	case h.relisted(r, v) && h.relistedOf(r, st, v.URL):
+		// Distinct in its text, but a listing in another order or
+		// layout: nothing on it but what the host's pages linked before
+		// and more of its own variants, and of a second page.
+		st.dup++
 	case v.NoTarget && !v.Duplicate && (st.active() || st.blind < maxBlind):
 		// An active rule's probe, or one of its first variants, came
 		// before its target: nothing to revert or judge it by.
@@ -400,6 +412,86 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		st.distinct++
 	}
 	h.grow(parkKey{parkRewrite, r.key()})
+}
+
+// Relisting: a variant by a query parameter that is distinct from its
+// target in its text (a sort order lists the articles of other pages of the
+// listing) but links nothing that the host's other fetched pages did not
+// link before it, apart from its target and more variants, counts for its
+// rewrite as a duplicate does: it leads the crawl nowhere. Without it, the
+// first order of a listing judged reverted the rule and every order, layout
+// and page of each was fetched (75 requests for a listing of 5 pages, the
+// worst trap instance of a generated web). A listing's next page mostly
+// lists articles no fetched page linked yet (the sitemap's count for
+// nothing); where other pages link them all, its pages are variants of one
+// page and its rewrite is judged distinct at the second (relistedOf).
+const (
+	// minRelisted: links, other than variants and the target, a relisting
+	// must have. A page with fewer says too little to be judged by them.
+	minRelisted = 4
+	// maxOnPages: URLs a host records as linked from its pages. Past it,
+	// a bloom filter of onPagesBits answers yes too often to judge by (the
+	// false positives a test of minRelisted links survives: under 2e-5
+	// at the bound) and variants are judged by their text alone.
+	maxOnPages  = 700
+	onPagesBits = 4096
+)
+
+// linkedOnPage records that a page of the host linked u: parent, or a
+// fetched page whose relink it is when parent is "". A sitemap's entry, a
+// seed and a link from another host are no page of the host linking it.
+func (h *Host[T]) linkedOnPage(u, parent string) {
+	if h.onPagesN > maxOnPages || parent != "" && urlnorm.Authority(u) != urlnorm.Authority(parent) {
+		return
+	}
+	if h.onPages == nil {
+		h.onPages = bloom.New(onPagesBits, 3)
+	}
+	if !h.onPages.TestOrAddString(u) {
+		h.onPagesN++
+	}
+}
+
+// relisted reports whether a variant's verdict shows a relisting of what
+// the host's pages linked already (above).
+func (h *Host[T]) relisted(r Rewrite, v Verdict) bool {
+	if r.Param == "" || h.onPages == nil || h.onPagesN > maxOnPages {
+		return false
+	}
+	target, _ := r.Apply(v.URL)
+	n := 0
+	for _, u := range v.Relinks {
+		if u == target {
+			continue
+		}
+		if _, ok := r.Apply(u); ok {
+			continue
+		}
+		if !h.onPages.TestString(u) {
+			return false
+		}
+		n++
+	}
+	return n >= minRelisted
+}
+
+// relistedOf reports whether a variant u that relisted counts as a
+// duplicate for its rewrite r: the first does, and one more whose target
+// has another path. Variants of one page alone (?page=2, ?page=3 of a
+// listing) are a series of pages, not a view of each; their second
+// relisting counts as distinct, as their text says. Targets are told apart
+// by their path alone: those of ?page=2 of a listing's sort order
+// (?order=x&page=2, ?order=y) differ by the other rewrites' parameters, and
+// whether those drop is not known when the first relisting is counted.
+func (h *Host[T]) relistedOf(r Rewrite, st *ruleStats, u string) bool {
+	target, _ := r.Apply(u)
+	target, _, _ = strings.Cut(target, "?")
+	k := KeyOf(target)
+	if st.relisted == 0 {
+		st.relisted = k
+		return true
+	}
+	return st.relisted != k
 }
 
 // liveRule returns the first rewrite not yet proved distinct that applies

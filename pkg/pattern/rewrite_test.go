@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -82,4 +83,104 @@ func BenchmarkDeriveRewrite(b *testing.B) {
 			deriveRewrite(p[0], p[1])
 		}
 	}
+}
+
+// TestRewriteRelisting: a variant by a parameter whose text differs from its
+// target's but that links only what the host's fetched pages linked before
+// (a listing in another order) counts for its rewrite as a duplicate, once
+// for its first target and again for a target of another path: the orders
+// of a listing's pages are held after two. Variants of one page alone (the
+// pages of a listing by a parameter), and variants that link articles no
+// page linked yet (a sitemap's entries only), are judged by their text and
+// their rule reverted.
+func TestRewriteRelisting(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	for _, tc := range []struct {
+		name       string
+		pages      []string // listing pages fetched first
+		variants   []string // each found on its page without the parameter
+		sitemap    bool     // the articles are a sitemap's entries, linked from no page
+		wantActive bool
+	}{
+		{"orders of a listing's pages", []string{"http://a/list/", "http://a/list/2/", "http://a/list/3/"},
+			[]string{"http://a/list/?order=title", "http://a/list/2/?order=title", "http://a/list/3/?order=title", "http://a/list/?order=date", "http://a/list/2/?order=date", "http://a/list/3/?order=date"}, false, true},
+		{"pages of one listing", []string{"http://a/list"},
+			[]string{"http://a/list?page=2", "http://a/list?page=3", "http://a/list?page=4", "http://a/list?page=5"}, false, false},
+		{"orders listing what no page linked", []string{"http://a/list/", "http://a/list/2/", "http://a/list/3/"},
+			[]string{"http://a/list/?order=title", "http://a/list/2/?order=title", "http://a/list/3/?order=title", "http://a/list/?order=date"}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewHost[string]()
+			var articles []string
+			for i, p := range tc.pages {
+				c, d := offer(h, cfg, p, "http://a/", 0, 0)
+				if !d.Admit {
+					t.Fatalf("listing page %s held: %+v", p, d)
+				}
+				h.Observe(cfg, Verdict{URL: p, Hash: int64(KeyOf(p)), Grounded: c.Grounded, Origin: c.Origin})
+				for j := range 8 {
+					a := fmt.Sprintf("http://a/post/%d.html", 8*i+j)
+					articles = append(articles, a)
+					found := Found{URL: a, Parent: p}
+					if tc.sitemap {
+						found = Found{URL: a, Parent: "http://a/sitemap.xml", Listed: true}
+					}
+					c := h.Describe(cfg, found)
+					h.Admit(cfg, int64(KeyOf(a)), c)
+				}
+			}
+			// A variant's links: eight articles of the listing (another
+			// order's), its target, and the other variants.
+			relinks := func(n int, target string) []string {
+				out := []string{target}
+				for j := range 8 {
+					out = append(out, articles[(5*n+3*j)%len(articles)])
+				}
+				return append(out, tc.variants...)
+			}
+			probes := map[string]bool{}
+			var fetch []Candidate
+			for _, u := range tc.variants {
+				target, _, _ := strings.Cut(u, "?")
+				if strings.Contains(u, "?page=") {
+					target = tc.pages[0]
+				}
+				c, d := offer(h, cfg, u, target, 0, 0)
+				if d.Admit {
+					fetch = append(fetch, c)
+				}
+			}
+			for n := 0; len(fetch) > 0 && n < 50; n++ {
+				c := fetch[0]
+				fetch = fetch[1:]
+				probes[c.URL] = true
+				target, _ := Rewrite{Param: paramOf(c.URL)}.Apply(c.URL)
+				h.Observe(cfg, Verdict{URL: c.URL, Hash: int64(KeyOf(c.URL)), Grounded: c.Grounded, Origin: c.Origin, Judged: true, Unlike: true, Relinks: relinks(n, target)})
+				h.Release(cfg, func(_ string, c Candidate, _ Decision) { fetch = append(fetch, c) })
+			}
+			var active []string
+			for _, r := range h.Rules() {
+				if r.Active {
+					active = append(active, r.Rule)
+				}
+			}
+			if got := len(active) > 0; got != tc.wantActive {
+				t.Fatalf("rules %+v after %d variants fetched; want one active: %v", h.Rules(), len(probes), tc.wantActive)
+			}
+			if tc.wantActive && len(probes) > 2 {
+				t.Errorf("%d variants fetched (%v), want the two that taught the rule", len(probes), probes)
+			}
+			if !tc.wantActive && len(probes) != len(tc.variants) {
+				t.Errorf("%d of %d variants fetched (%v), want all: the rule was judged distinct", len(probes), len(tc.variants), probes)
+			}
+		})
+	}
+}
+
+// paramOf returns the name of a URL's last query parameter.
+func paramOf(u string) string {
+	_, q, _ := strings.Cut(u, "?")
+	ps := strings.Split(q, "&")
+	k, _, _ := strings.Cut(ps[len(ps)-1], "=")
+	return k
 }

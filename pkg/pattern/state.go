@@ -108,6 +108,7 @@ type savedRule struct {
 	Distinct int     `json:"di,omitempty"`
 	Blind    int     `json:"bl,omitempty"`
 	Matches  int     `json:"m,omitempty"`
+	Relisted Key     `json:"rt,omitempty"`
 }
 
 type savedHost struct {
@@ -173,7 +174,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 	}
 	for _, r := range h.ruleOrder {
 		st := h.rules[r]
-		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches})
+		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relisted: st.relisted})
 	}
 	if sl := h.slots[""]; sl == nil || !sl.folded {
 		s.Kept = sl == nil || !sl.open
@@ -243,7 +244,7 @@ func (h *Host[T]) Restore(b []byte) error {
 	}
 	for _, r := range s.Rules {
 		if h.rules[r.Rule] == nil {
-			h.addRule(r.Rule, &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches})
+			h.addRule(r.Rule, &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relisted: r.Relisted})
 		}
 	}
 	if len(s.Folded) > 0 && h.slots == nil {
