@@ -223,8 +223,10 @@ type ruleStats struct {
 	blind   int
 	matches int // URLs held or probed since it became active
 	// relisted is the key of the path of the first relisting variant's
-	// target (relistedOf), 0 before one.
-	relisted Key
+	// target (relistedOf), 0 before one; relistings are the variants
+	// counted in dup for relisting.
+	relisted   Key
+	relistings int
 }
 
 // maxBlind is how many variants fetched before their targets a rewrite
@@ -404,6 +406,7 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		// layout: nothing on it but what the host's pages linked before
 		// and more of its own variants, and of a second page.
 		st.dup++
+		st.relistings++
 	case v.NoTarget && !v.Duplicate && (st.active() || st.blind < maxBlind):
 		// An active rule's probe, or one of its first variants, came
 		// before its target: nothing to revert or judge it by.
@@ -524,6 +527,7 @@ type RuleUsage struct {
 	Duplicate int    `json:"duplicate"`
 	Distinct  int    `json:"distinct"`
 	Blind     int    `json:"before_target"` // variants fetched before their targets (ruleStats.blind)
+	Relisted  int    `json:"relisted"`      // of Duplicate, variants counted for what they link (relisting)
 	Held      int    `json:"held"`          // URLs it held or probed since it became active
 	Parked    int    `json:"parked"`
 }
@@ -532,7 +536,7 @@ type RuleUsage struct {
 func (h *Host[T]) Rules() []RuleUsage {
 	out := make([]RuleUsage, 0, len(h.rules))
 	for r, st := range h.rules {
-		out = append(out, RuleUsage{Rule: r.String(), Active: st.active(), Duplicate: st.dup, Distinct: st.distinct, Blind: st.blind, Held: st.matches,
+		out = append(out, RuleUsage{Rule: r.String(), Active: st.active(), Duplicate: st.dup, Distinct: st.distinct, Blind: st.blind, Relisted: st.relistings, Held: st.matches,
 			Parked: len(h.parked[parkKey{parkRewrite, r.key()}])})
 	}
 	sort.Slice(out, func(i, j int) bool {

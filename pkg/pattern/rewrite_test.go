@@ -162,6 +162,9 @@ func TestRewriteRelisting(t *testing.T) {
 			for _, r := range h.Rules() {
 				if r.Active {
 					active = append(active, r.Rule)
+					if r.Relisted != 2 {
+						t.Errorf("active rule %+v: want its two duplicates counted as relisted", r)
+					}
 				}
 			}
 			if got := len(active) > 0; got != tc.wantActive {

@@ -109,6 +109,7 @@ type savedRule struct {
 	Blind    int     `json:"bl,omitempty"`
 	Matches  int     `json:"m,omitempty"`
 	Relisted Key     `json:"rt,omitempty"`
+	Relists  int     `json:"rs,omitempty"`
 }
 
 type savedHost struct {
@@ -174,7 +175,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 	}
 	for _, r := range h.ruleOrder {
 		st := h.rules[r]
-		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relisted: st.relisted})
+		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relisted: st.relisted, Relists: st.relistings})
 	}
 	if sl := h.slots[""]; sl == nil || !sl.folded {
 		s.Kept = sl == nil || !sl.open
@@ -244,7 +245,7 @@ func (h *Host[T]) Restore(b []byte) error {
 	}
 	for _, r := range s.Rules {
 		if h.rules[r.Rule] == nil {
-			h.addRule(r.Rule, &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relisted: r.Relisted})
+			h.addRule(r.Rule, &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relisted: r.Relisted, relistings: max(r.Relists, 0)})
 		}
 	}
 	if len(s.Folded) > 0 && h.slots == nil {
