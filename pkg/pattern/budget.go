@@ -553,8 +553,7 @@ type Host[T any] struct {
 	// they wait, they are corroborated as a held URL is (queuedURL).
 	queued map[Key]*queuedURL
 	// onPages holds the URLs of the host that its fetched pages linked
-	// (relisted), up to maxOnPages of them; not saved: after a restart a
-	// variant is judged by its text alone, as before it.
+	// (relisted), up to maxOnPages of them; saved with the host.
 	onPages  *bloom.BloomFilter
 	onPagesN int
 	// version counts changes; saved is the version Snapshot last returned.

@@ -227,6 +227,7 @@ type ruleStats struct {
 	// counted in dup for relisting.
 	relisted   Key
 	relistings int
+	series     int // relistings onto the first one's path since, passed over (maxSeries)
 }
 
 // maxBlind is how many variants fetched before their targets a rewrite
@@ -407,6 +408,11 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		// and more of its own variants, and of a second page.
 		st.dup++
 		st.relistings++
+	case h.relisted(r, v) && st.series < maxSeries:
+		// Another relisting onto the first one's path: the next page of
+		// a listing by a parameter, or another order of its first page.
+		// The rule waits for a variant of another page.
+		st.series++
 	case v.NoTarget && !v.Duplicate && (st.active() || st.blind < maxBlind):
 		// An active rule's probe, or one of its first variants, came
 		// before its target: nothing to revert or judge it by.
@@ -436,8 +442,13 @@ const (
 	// a bloom filter of onPagesBits answers yes too often to judge by (the
 	// false positives a test of minRelisted links survives: under 2e-5
 	// at the bound) and variants are judged by their text alone.
-	maxOnPages  = 700
-	onPagesBits = 4096
+	// maxSeries: relistings onto the path of the first that a rewrite
+	// passes over, waiting for one of another path; the next counts as
+	// distinct.
+	maxSeries     = 3
+	maxOnPages    = 700
+	onPagesBits   = 4096
+	onPagesHashes = 3
 )
 
 // linkedOnPage records that a page of the host linked u: parent, or a
@@ -448,7 +459,7 @@ func (h *Host[T]) linkedOnPage(u, parent string) {
 		return
 	}
 	if h.onPages == nil {
-		h.onPages = bloom.New(onPagesBits, 3)
+		h.onPages = bloom.New(onPagesBits, onPagesHashes)
 	}
 	if !h.onPages.TestOrAddString(u) {
 		h.onPagesN++

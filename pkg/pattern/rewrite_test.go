@@ -89,10 +89,11 @@ func BenchmarkDeriveRewrite(b *testing.B) {
 // target's but that links only what the host's fetched pages linked before
 // (a listing in another order) counts for its rewrite as a duplicate, once
 // for its first target and again for a target of another path: the orders
-// of a listing's pages are held after two. Variants of one page alone (the
-// pages of a listing by a parameter), and variants that link articles no
-// page linked yet (a sitemap's entries only), are judged by their text and
-// their rule reverted.
+// of a listing's pages are held after two, and those of its first page
+// wait for one of another page. Variants of one page alone (the pages of a
+// listing by a parameter), and variants that link articles no page linked
+// yet (a sitemap's entries only), are judged by their text and their rule
+// reverted, the former after maxSeries.
 func TestRewriteRelisting(t *testing.T) {
 	cfg := Config{Probe: 2}.WithDefaults()
 	for _, tc := range []struct {
@@ -100,14 +101,19 @@ func TestRewriteRelisting(t *testing.T) {
 		pages      []string // listing pages fetched first
 		variants   []string // each found on its page without the parameter
 		sitemap    bool     // the articles are a sitemap's entries, linked from no page
+		restart    bool     // the host is restored from its snapshot before the variants
 		wantActive bool
 	}{
 		{"orders of a listing's pages", []string{"http://a/list/", "http://a/list/2/", "http://a/list/3/"},
-			[]string{"http://a/list/?order=title", "http://a/list/2/?order=title", "http://a/list/3/?order=title", "http://a/list/?order=date", "http://a/list/2/?order=date", "http://a/list/3/?order=date"}, false, true},
+			[]string{"http://a/list/?order=title", "http://a/list/2/?order=title", "http://a/list/3/?order=title", "http://a/list/?order=date", "http://a/list/2/?order=date", "http://a/list/3/?order=date"}, false, false, true},
+		{"orders after a restart", []string{"http://a/list/", "http://a/list/2/", "http://a/list/3/"},
+			[]string{"http://a/list/?order=title", "http://a/list/2/?order=title", "http://a/list/3/?order=title", "http://a/list/?order=date"}, false, true, true},
+		{"orders of a listing's first page, then of its second", []string{"http://a/list/", "http://a/list/2/", "http://a/list/3/"},
+			[]string{"http://a/list/?order=title", "http://a/list/?order=date", "http://a/list/?order=price", "http://a/list/2/?order=title", "http://a/list/3/?order=title", "http://a/list/3/?order=date"}, false, false, true},
 		{"pages of one listing", []string{"http://a/list"},
-			[]string{"http://a/list?page=2", "http://a/list?page=3", "http://a/list?page=4", "http://a/list?page=5"}, false, false},
+			[]string{"http://a/list?page=2", "http://a/list?page=3", "http://a/list?page=4", "http://a/list?page=5", "http://a/list?page=6", "http://a/list?page=7", "http://a/list?page=8"}, false, false, false},
 		{"orders listing what no page linked", []string{"http://a/list/", "http://a/list/2/", "http://a/list/3/"},
-			[]string{"http://a/list/?order=title", "http://a/list/2/?order=title", "http://a/list/3/?order=title", "http://a/list/?order=date"}, true, false},
+			[]string{"http://a/list/?order=title", "http://a/list/2/?order=title", "http://a/list/3/?order=title", "http://a/list/?order=date"}, true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := NewHost[string]()
@@ -127,6 +133,16 @@ func TestRewriteRelisting(t *testing.T) {
 					}
 					c := h.Describe(cfg, found)
 					h.Admit(cfg, int64(KeyOf(a)), c)
+				}
+			}
+			if tc.restart {
+				b, ok := h.Snapshot()
+				if !ok {
+					t.Fatal("no snapshot")
+				}
+				h = NewHost[string]()
+				if err := h.Restore(b); err != nil {
+					t.Fatal(err)
 				}
 			}
 			// A variant's links: eight articles of the listing (another
@@ -170,8 +186,8 @@ func TestRewriteRelisting(t *testing.T) {
 			if got := len(active) > 0; got != tc.wantActive {
 				t.Fatalf("rules %+v after %d variants fetched; want one active: %v", h.Rules(), len(probes), tc.wantActive)
 			}
-			if tc.wantActive && len(probes) > 2 {
-				t.Errorf("%d variants fetched (%v), want the two that taught the rule", len(probes), probes)
+			if tc.wantActive && len(probes) > 2+maxSeries || tc.wantActive && len(probes) == len(tc.variants) {
+				t.Errorf("%d of %d variants fetched (%v), want the two that taught the rule and at most %d onto the first one's path", len(probes), len(tc.variants), probes, maxSeries)
 			}
 			if !tc.wantActive && len(probes) != len(tc.variants) {
 				t.Errorf("%d of %d variants fetched (%v), want all: the rule was judged distinct", len(probes), len(tc.variants), probes)

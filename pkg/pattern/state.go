@@ -1,11 +1,14 @@
 package pattern
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/bits-and-blooms/bloom/v3"
 )
 
 // stateVersion is the first byte of a marshalled Host.
@@ -110,6 +113,7 @@ type savedRule struct {
 	Matches  int     `json:"m,omitempty"`
 	Relisted Key     `json:"rt,omitempty"`
 	Relists  int     `json:"rs,omitempty"`
+	Series   int     `json:"se,omitempty"`
 }
 
 type savedHost struct {
@@ -132,6 +136,12 @@ type savedHost struct {
 	// held for good (a documentation site read back at each restart of a
 	// simulated rolling one, loadtest/trapsim).
 	Kept bool `json:"sk,omitempty"`
+	// OnPages is the bloom filter of the URLs the host's pages linked
+	// (Host.onPages: its onPagesBits as little-endian words) and OnPagesN
+	// how many it holds: what a relisting is judged by, which a restart
+	// that lost it judged by the variant's text alone.
+	OnPages  []byte `json:"op,omitempty"`
+	OnPagesN int    `json:"opn,omitempty"`
 }
 
 // Snapshot returns the host's admission state for the store when it changed
@@ -175,7 +185,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 	}
 	for _, r := range h.ruleOrder {
 		st := h.rules[r]
-		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relisted: st.relisted, Relists: st.relistings})
+		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relisted: st.relisted, Relists: st.relistings, Series: st.series})
 	}
 	if sl := h.slots[""]; sl == nil || !sl.folded {
 		s.Kept = sl == nil || !sl.open
@@ -195,6 +205,12 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 			if rests == nil {
 				s.Stems = append(s.Stems, prefix+"\t"+stem)
 			}
+		}
+	}
+	if h.onPages != nil {
+		s.OnPages, s.OnPagesN = make([]byte, 0, onPagesBits/8), h.onPagesN
+		for _, w := range h.onPages.BitSet().Words() {
+			s.OnPages = binary.LittleEndian.AppendUint64(s.OnPages, w)
 		}
 	}
 	b, err := json.Marshal(s)
@@ -243,9 +259,18 @@ func (h *Host[T]) Restore(b []byte) error {
 		h.interlinked += sp.interlinked
 		h.spaces[KeyOf(e.Name)] = sp
 	}
+	if len(s.OnPages) == onPagesBits/8 {
+		// Another size is a state from a build with another filter: left
+		// out, variants are judged by their text until pages link again.
+		words := make([]uint64, onPagesBits/64)
+		for i := range words {
+			words[i] = binary.LittleEndian.Uint64(s.OnPages[8*i:])
+		}
+		h.onPages, h.onPagesN = bloom.FromWithM(words, onPagesBits, onPagesHashes), min(max(s.OnPagesN, 0), maxOnPages+1)
+	}
 	for _, r := range s.Rules {
 		if h.rules[r.Rule] == nil {
-			h.addRule(r.Rule, &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relisted: r.Relisted, relistings: max(r.Relists, 0)})
+			h.addRule(r.Rule, &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relisted: r.Relisted, relistings: max(r.Relists, 0), series: min(max(r.Series, 0), maxSeries)})
 		}
 	}
 	if len(s.Folded) > 0 && h.slots == nil {
