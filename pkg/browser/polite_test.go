@@ -23,6 +23,14 @@ type politeLoader struct {
 	next time.Time
 	logm sync.Mutex
 	log  []string
+	last time.Time // the last answer, under logm
+}
+
+// sinceAnswer returns how long ago the loader last answered a request.
+func (p *politeLoader) sinceAnswer() time.Duration {
+	p.logm.Lock()
+	defer p.logm.Unlock()
+	return time.Since(p.last)
 }
 
 func (p *politeLoader) note(format string, args ...any) {
@@ -47,6 +55,9 @@ func (p *politeLoader) load(ctx context.Context, req Request) (Response, error) 
 	path := req.URL[strings.Index(req.URL[len("http://"):], "/")+len("http://"):]
 	body, ok := p.files[path]
 	p.note("answered %s (found %v)", path, ok)
+	p.logm.Lock()
+	p.last = time.Now()
+	p.logm.Unlock()
 	if !ok {
 		return Response{Status: http.StatusNotFound, Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("not found")}, nil
 	}
@@ -166,7 +177,12 @@ func TestRenderBoundFromRequests(t *testing.T) {
 			if tc.budget > 0 {
 				want = 16 * time.Second
 			}
-			if res.Bound != want || len(res.Pending()) == 0 {
+			// The bound may fall just after an answer, before the script
+			// it brought asks for the next: nothing pending then, the page
+			// still at work. In a CI run beside the end-to-end packages the
+			// navigation took 1 s, and the bundle came back 33 ms before it.
+			between := len(res.Pending()) == 0 && l.sinceAnswer() < time.Second
+			if res.Bound != want || len(res.Pending()) == 0 && !between {
 				t.Errorf("bound %v, pending %v: want %v and what it waited for\nloader:\n%s", res.Bound, res.Pending(), want, strings.Join(l.log, "\n"))
 			}
 		})
