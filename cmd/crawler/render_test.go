@@ -150,7 +150,10 @@ func TestRenderApps(t *testing.T) {
 	// TestRenderRunawayFromTimers (pkg/browser) holds the crash itself.
 	var runaway bool
 	for u, why := range failed {
-		if strings.HasSuffix(u, synthweb.AppRunawayPage) && strings.Contains(why, "crashed") {
+		// On a loaded machine the tab may stop answering before the heap
+		// limit ends it: recorded as failed "hung" (a clean-clone CI run of
+		// 304ae10), which is as much a recorded end as a crash.
+		if strings.HasSuffix(u, synthweb.AppRunawayPage) && (strings.Contains(why, "crashed") || strings.Contains(why, "hung")) {
 			runaway = true
 		}
 	}
