@@ -399,16 +399,17 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 	if st == nil {
 		return
 	}
+	relisted := !(v.Duplicate && !v.Unlike) && h.relisted(r, v)
 	switch {
 	case v.Duplicate && !v.Unlike:
 		st.dup++
-	case h.relisted(r, v) && h.relistedOf(r, st, v.URL):
+	case relisted && st.relistedOf(r, v.URL):
 		// Distinct in its text, but a listing in another order or
 		// layout: nothing on it but what the host's pages linked before
 		// and more of its own variants, and of a second page.
 		st.dup++
 		st.relistings++
-	case h.relisted(r, v) && st.series < maxSeries:
+	case relisted && st.series < maxSeries:
 		// Another relisting onto the first one's path: the next page of
 		// a listing by a parameter, or another order of its first page.
 		// The rule waits for a variant of another page.
@@ -433,19 +434,19 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 // worst trap instance of a generated web). A listing's next page mostly
 // lists articles no fetched page linked yet (the sitemap's count for
 // nothing); where other pages link them all, its pages are variants of one
-// page and its rewrite is judged distinct at the second (relistedOf).
+// page, and its rewrite is judged distinct past maxSeries (relistedOf).
 const (
 	// minRelisted: links, other than variants and the target, a relisting
 	// must have. A page with fewer says too little to be judged by them.
 	minRelisted = 4
+	// maxSeries: relistings onto the path of the first that a rewrite
+	// passes over, waiting for one of another path; the next counts as
+	// distinct.
+	maxSeries = 3
 	// maxOnPages: URLs a host records as linked from its pages. Past it,
 	// a bloom filter of onPagesBits answers yes too often to judge by (the
 	// false positives a test of minRelisted links survives: under 2e-5
 	// at the bound) and variants are judged by their text alone.
-	// maxSeries: relistings onto the path of the first that a rewrite
-	// passes over, waiting for one of another path; the next counts as
-	// distinct.
-	maxSeries     = 3
 	maxOnPages    = 700
 	onPagesBits   = 4096
 	onPagesHashes = 3
@@ -492,12 +493,13 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) bool {
 // relistedOf reports whether a variant u that relisted counts as a
 // duplicate for its rewrite r: the first does, and one more whose target
 // has another path. Variants of one page alone (?page=2, ?page=3 of a
-// listing) are a series of pages, not a view of each; their second
-// relisting counts as distinct, as their text says. Targets are told apart
+// listing) are a series of pages, not a view of each: maxSeries more onto
+// the first one's path are passed over, and the next counts as distinct, as
+// its text says (judgeRewrite). Targets are told apart
 // by their path alone: those of ?page=2 of a listing's sort order
 // (?order=x&page=2, ?order=y) differ by the other rewrites' parameters, and
 // whether those drop is not known when the first relisting is counted.
-func (h *Host[T]) relistedOf(r Rewrite, st *ruleStats, u string) bool {
+func (st *ruleStats) relistedOf(r Rewrite, u string) bool {
 	target, _ := r.Apply(u)
 	target, _, _ = strings.Cut(target, "?")
 	k := KeyOf(target)
