@@ -40,6 +40,7 @@ const (
 	DefaultRefound        = 1
 	DefaultTakeGate       = true
 	DefaultDwindle        = true
+	DefaultSelfHops       = 16
 	// YieldGrowth is what a family earns for each distinct page its
 	// generated pages led to outside itself (up to the yield share).
 	YieldGrowth        = 2
@@ -89,11 +90,22 @@ type Config struct {
 	// than are fetched (three for every four, over its crawl; branching)
 	// fetch what it finds, past its budgets: it runs out by itself.
 	Dwindle bool
+	// SelfHops: a generated URL more than this many pages down its chain
+	// is funded by what the site gives its family (evidence from other
+	// families, hosts and sitemaps, yield, share), not by what the
+	// family's own pages vouch for (URLs of it they corroborated or found
+	// again). A made-up space whose pages link a small set of its values
+	// at random has them corroborated by its own pages, and a successor
+	// link out of the set ran a chain to 2,300 hops on that evidence
+	// (trapsim, 50x40 seed 58). The pages of a real section the crawl
+	// found one from another go 9-12 hops deep before one is corroborated
+	// (trapsim.WikiWeb); 0 or negative: off.
+	SelfHops int
 }
 
 // DefaultConfig returns the budgets the flags default to.
 func DefaultConfig() Config {
-	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate, Estimate: DefaultEstimate, Dwindle: DefaultDwindle}.WithDefaults()
+	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate, Estimate: DefaultEstimate, Dwindle: DefaultDwindle, SelfHops: DefaultSelfHops}.WithDefaults()
 }
 
 // RegisterFlags registers the budgets under prefix.
@@ -108,6 +120,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&c.TakeGate, prefix+"pattern-take-gate", DefaultTakeGate, "count a space's probes in flight when its URLs are fetched, not when they are found: a generated URL waits in its host's queue while its space has dup-probe (plus what its verdicts earned) fetched pages unjudged, and one of a space found duplicating by its turn is held then; found faster than fetched, a plain site's pages are no longer held on their way")
 	fs.BoolVar(&c.Estimate, prefix+"pattern-estimate", DefaultEstimate, "let a family whose estimated number of URLs (from how many of them its pages found once and found again) held while its finds doubled go on past its budgets, twice what it had each time, up to the estimate: a section of a site whose pages each link a few of its pages is a finite set, a made-up space's estimate grows with what it finds (false: the budgets alone)")
 	fs.BoolVar(&c.Dwindle, prefix+"pattern-dwindle", DefaultDwindle, "let a family whose pages made up by its own pages make up at most three new URLs of it for every four fetched (over its crawl, and no more than one a page lately) fetch what it finds, past its budgets: a forum's threads and their later pages, a tree whose leaves link nothing new, run out by themselves; an endless space makes up one or more a page (false: the budgets alone)")
+	fs.IntVar(&c.SelfHops, prefix+"pattern-self-hops", DefaultSelfHops, "a generated URL more than this many pages down a chain of its family's own pages is funded only by what the site gives the family (its URLs found from other sections, hosts or sitemaps, what its pages lead to, the host's share), not by its URLs its own pages corroborated or found again: a space whose pages link some of its values at random vouches for itself, and its chains ran on (0 or negative = off)")
 	fs.IntVar(&c.Probe, prefix+"dup-probe", DefaultProbe, "generated URLs of one space (and matches of one suspected duplicate-producing rewrite) fetched before the verdicts on them are in; a space or rewrite whose probes come back duplicates is held (0 or negative = off)")
 }
 
@@ -251,6 +264,9 @@ type space struct {
 	// has, generated URLs charged to it, and the distinct pages outside
 	// itself that those led to.
 	evidence, real, charged, yield int
+	// selfEvidence is the part of evidence its own pages corroborated
+	// (referrers.selfLinked): it does not fund deep chains (allowance).
+	selfEvidence int
 	// As a family: all its pages' verdicts, and the distinct pages outside
 	// it that they led to.
 	famDup, famDistinct, famLead int
@@ -591,7 +607,14 @@ func (h *Host[T]) Corroborated() int { return h.corroborated }
 type referrers struct {
 	pages []uint64
 	next  bool // a page whose URL is the next or previous of its (nextAgain)
+	// outside: a page counted is not of the URL's own family, or is known
+	// only by number (Others).
+	outside bool
 }
+
+// selfLinked reports whether the pages counted for a URL are all of its
+// own family (selfEvidence).
+func (r *referrers) selfLinked() bool { return r != nil && !r.outside }
 
 // Neighbours reports whether two URLs are made from one another: the same
 // path with other parameters (a facet and its refinements, the pages of a
@@ -696,12 +719,14 @@ func (r *referrers) add(c Candidate) {
 			return
 		}
 		r.pages = append(r.pages, p)
+		r.outside = r.outside || !c.Made
 	}
 	for i := range min(c.Others, 8) {
 		// Distinct from each other, and as good as distinct from the
 		// pages counted by their URL.
 		if k := p ^ uint64(i+1)*0x9e3779b97f4a7c15; !slices.Contains(r.pages, k) {
 			r.pages = append(r.pages, k)
+			r.outside = true
 		}
 	}
 }
@@ -843,7 +868,13 @@ func foldLast(p string) string {
 // holds a space the site links from a few places (a search box, a tag cloud
 // that makes up its tags) at the URLs it was first given, where each entry
 // used to buy EvidenceWeight more.
-func (h *Host[T]) allowance(cfg Config, f *space) int {
+func (h *Host[T]) allowance(cfg Config, f *space) int { return h.allowanceAt(cfg, f, false) }
+
+// allowanceAt is allowance for a generated URL, deep when it is more than
+// Config.SelfHops pages down its chain: what the family's own pages vouch
+// for (its evidence they corroborated, its URLs they found again) funds
+// what they are near, not an endless chain of made-up URLs.
+func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) int {
 	others := float64(h.real - f.real)
 	// What yield may earn counts the pages of its host's sections that
 	// link each other too: a hub whose chain of index pages lists real
@@ -852,7 +883,11 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 	// its index and the other hosts link.
 	linked := others + float64(h.interlinked-f.interlinked)
 	w := cfg.EvidenceWeight
-	ev := w * f.evidence
+	evidence := f.evidence
+	if deep {
+		evidence -= min(f.selfEvidence, evidence)
+	}
+	ev := w * evidence
 	if n := f.pages - max(cfg.Probe, 1); n > 0 && w > 1 {
 		ev -= w * n
 	}
@@ -861,6 +896,9 @@ func (h *Host[T]) allowance(cfg Config, f *space) int {
 		first, ev, share = min(first, cfg.Probe), 0, 0
 	}
 	yield, refound, most := YieldGrowth*f.yield, max(cfg.Refound, 0)*f.refound.count(), int(cfg.YieldShare*linked)
+	if deep {
+		refound = 0
+	}
 	if f.copiesOften() {
 		// What its URLs found again earn is a section's: pages that link
 		// each other. Copies that link each other (a calendar's days, six
@@ -934,7 +972,8 @@ func (h *Host[T]) corroborateQueued(cfg Config, u, parent string) {
 	if q == nil {
 		return
 	}
-	q.refs.add(Candidate{URL: u, Parent: parent})
+	made := KeyOf(Family(h.space(cfg, parent, false))) == q.fam
+	q.refs.add(Candidate{URL: u, Parent: parent, Made: made})
 	if !q.refs.corroborated(cfg.Referrers) {
 		return
 	}
@@ -955,6 +994,9 @@ func (h *Host[T]) corroborateQueued(cfg Config, u, parent string) {
 	}
 	if f := h.spaces[q.fam]; f != nil {
 		f.evidence++
+		if q.refs.selfLinked() {
+			f.selfEvidence++
+		}
 		h.grow(parkKey{parkFamily, q.fam})
 	}
 }
@@ -1087,8 +1129,9 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	}
 	// A family whose pages make up fewer new URLs than are fetched runs
 	// out of them by itself (space.branch): no budget holds it.
-	if cfg.Budget > 0 && !(cfg.Dwindle && origin.branch.dwindling()) && origin.charged >= h.allowance(cfg, origin) {
-		if !cfg.Estimate || origin.copiesOften() || !origin.converge() || origin.charged >= h.allowance(cfg, origin) {
+	deep := cfg.SelfHops > 0 && c.Hops > cfg.SelfHops
+	if cfg.Budget > 0 && !(cfg.Dwindle && origin.branch.dwindling()) && origin.charged >= h.allowanceAt(cfg, origin, deep) {
+		if !cfg.Estimate || origin.copiesOften() || !origin.converge() || origin.charged >= h.allowanceAt(cfg, origin, deep) {
 			return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, c.Origin}}
 		}
 		h.grow(parkKey{parkFamily, c.Origin}) // and the URLs it held
@@ -1227,6 +1270,7 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 	if c.Grounded {
 		if f := h.existing(Family(c.Space)); f != nil && f.evidence > 0 {
 			f.evidence--
+			f.selfEvidence = min(f.selfEvidence, f.evidence)
 			if (!sameHost(c) || c.Listed) && f.outside > 0 {
 				f.outside--
 			}
@@ -1492,10 +1536,12 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 					continue // unparked: admitted another way
 				}
 				c := pu.c
+				self := false
 				if r.corroborated(cfg.Referrers) {
 					// Linked from enough distinct pages: evidence, not
 					// generation.
 					c.Grounded, c.Origin, c.Hops = true, 0, 0
+					self = r.selfLinked()
 					h.corroborated++
 				} else if spent {
 					keep = append(keep, pu)
@@ -1508,6 +1554,10 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 					h.madeUp(c, true)
 				}
 				if d.Admit {
+					if f := h.existing(Family(c.Space)); self && f != nil {
+						// Evidence its own pages gave it (allowanceAt).
+						f.selfEvidence = min(f.selfEvidence+1, f.evidence)
+					}
 					delete(h.inPark, pu.hash)
 					d.Corroborated = c.Grounded && !pu.c.Grounded
 					fn(pu.item, pu.c, d)
@@ -1515,8 +1565,9 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 				}
 				if d.key == k {
 					// The same budget is spent: the rest stay, but for
-					// those corroborated.
-					spent = true
+					// those corroborated. One refused for its depth
+					// alone says nothing of those nearer (allowanceAt).
+					spent = cfg.SelfHops <= 0 || c.Hops <= cfg.SelfHops
 					keep = append(keep, pu)
 					continue
 				}

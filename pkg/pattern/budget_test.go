@@ -1165,35 +1165,10 @@ func TestSiblingRewrite(t *testing.T) {
 // what its entries earned.
 func TestBarrenUnlinkedFamily(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Share, cfg.Unlinked = 0, true
-	crawl := func(relinked bool) (generated int) {
-		h := NewHost[string]()
-		for i := range 5 {
-			u := fmt.Sprintf("http://a/tags/%s", word(i))
-			c, d := offer(h, cfg, u, "http://a/", 0, 0)
-			if !d.Admit || !c.Grounded {
-				t.Fatalf("entry %s: admitted %v grounded %v", u, d.Admit, c.Grounded)
-			}
-			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true})
-		}
-		parent, hops, origin := "http://a/tags/"+word(0), 0, Key(0)
-		for i := range 100 {
-			u := fmt.Sprintf("http://a/tags/%s", word(100+i))
-			c, d := offer(h, cfg, u, parent, hops, origin)
-			if !d.Admit {
-				continue
-			}
-			generated++
-			v := Verdict{URL: u, Hash: int64(KeyOf(u)), Origin: c.Origin}
-			if relinked {
-				// The page links two of the tags the crawl knows.
-				v.Relinks = []string{"http://a/tags/" + word(i%5), "http://a/tags/" + word((i+2)%5)}
-			}
-			h.Observe(cfg, v)
-			parent, hops, origin = u, c.Hops, c.Origin
-		}
-		return generated
-	}
+	// One chain of 100 made-up pages: SelfHops would hold its deep end
+	// (TestSelfHops).
+	cfg.Share, cfg.Unlinked, cfg.SelfHops = 0, true, 0
+	crawl := func(relinked bool) int { return tagChain(t, cfg, relinked) }
 	if n := crawl(false); n != cfg.Probe {
 		t.Errorf("a barren family nothing links again: %d generated URLs admitted, want %d (its probes)", n, cfg.Probe)
 	}
@@ -2376,4 +2351,147 @@ func restarted(t *testing.T, h *Host[string]) *Host[string] {
 		t.Fatal(err)
 	}
 	return next
+}
+
+// TestSelfHops: what a family's own pages vouch for (its URLs they find
+// again, its held URLs they corroborate) funds its made-up URLs up to
+// SelfHops pages down a chain; deeper ones are funded by what the site
+// gives it. A chain of made-up pages, each linking two of five tags the
+// site's home page links (found again: refound), earns those five past
+// its budget and evidence only as far as SelfHops reaches.
+func TestSelfHops(t *testing.T) {
+	crawl := func(selfHops int) int {
+		cfg := DefaultConfig()
+		cfg.Share, cfg.SelfHops = 0, selfHops
+		return tagChain(t, cfg, true)
+	}
+	cfg := DefaultConfig()
+	outside := cfg.Budget + 5*cfg.EvidenceWeight
+	for _, tc := range []struct{ selfHops, want int }{
+		{0, outside + 5*cfg.Refound},  // off: the tags found again fund it all the way
+		{40, outside + 5*cfg.Refound}, // deeper than the chain goes
+		{16, outside},                 // its end is deeper: the entries' evidence alone
+	} {
+		if n := crawl(tc.selfHops); n != tc.want {
+			t.Errorf("SelfHops %d: %d generated URLs admitted, want %d", tc.selfHops, n, tc.want)
+		}
+	}
+}
+
+// TestSelfEvidence: a held URL corroborated by its own family's pages alone
+// is evidence of the family, counted as its own pages' (selfEvidence), which
+// deep chains are not funded by; one a page of another family links too is
+// evidence of the site's. The count survives a restart.
+func TestSelfEvidence(t *testing.T) {
+	cfg := Config{Budget: 1, EvidenceWeight: 4, Probe: 2, Referrers: 3, TakeGate: true, SelfHops: 16}.WithDefaults()
+	arch := KeyOf("/arch/")
+	for _, outside := range []bool{false, true} {
+		h := NewHost[string]()
+		archChain(t, h, cfg, cfg.Budget+cfg.EvidenceWeight)
+		held := "http://a/arch/held.html"
+		if _, d := offer(h, cfg, held, "http://a/arch/5.html", 5, arch); d.Admit {
+			t.Fatal("over its budget, admitted")
+		}
+		for i := 1; i < cfg.Referrers; i++ {
+			f := Found{URL: held, Parent: fmt.Sprintf("http://a/arch/p%d.html", i), ParentHops: 1, ParentOrigin: arch}
+			if outside && i == cfg.Referrers-1 {
+				f.Parent, f.ParentOrigin = "http://a/other/x.html", KeyOf("/other/")
+			}
+			c := h.Describe(cfg, f)
+			d := h.Admit(cfg, int64(KeyOf(held)), c)
+			h.Park(cfg, d, int64(KeyOf(held)), c, held)
+		}
+		released := 0
+		h.Release(cfg, func(string, Candidate, Decision) { released++ })
+		f := restarted(t, h).spaces[arch]
+		want := 1
+		if outside {
+			want = 0
+		}
+		switch {
+		case released != 1:
+			t.Errorf("outside %v: %d released, want 1", outside, released)
+		case f.selfEvidence != want:
+			t.Errorf("outside %v: evidence %d, of it its own pages' %d after a restart; want %d", outside, f.evidence, f.selfEvidence, want)
+		}
+		shallow, deep := h.allowanceAt(cfg, f, false), h.allowanceAt(cfg, f, true)
+		if shallow-deep != want*cfg.EvidenceWeight {
+			t.Errorf("outside %v: allowance %d near, %d deep; want %d apart", outside, shallow, deep, want*cfg.EvidenceWeight)
+		}
+		// Queued (the take gate): admitted, then linked again from the
+		// same pages' verdicts.
+		qcfg := cfg
+		qcfg.Budget = 100
+		q := NewHost[string]()
+		waiting := archChain(t, q, qcfg, 3)[2].URL
+		for i := 1; i < cfg.Referrers; i++ {
+			p := fmt.Sprintf("http://a/arch/p%d.html", i)
+			if outside && i == cfg.Referrers-1 {
+				p = "http://a/other/x.html"
+			}
+			q.Observe(qcfg, Verdict{URL: p, Hash: int64(KeyOf(p)), Relinks: []string{waiting}})
+		}
+		if f := q.spaces[arch]; q.Corroborated() != 1 || f.selfEvidence != want {
+			t.Errorf("outside %v: queued, %d corroborated, evidence %d, of it its own pages' %d; want 1 and %d", outside, q.Corroborated(), f.evidence, f.selfEvidence, want)
+		}
+	}
+}
+
+// tagChain crawls five tags the home page links, then a chain of 100 tag
+// pages made up one from another, each linking two of the five when
+// relinked, and returns how many of the chain were admitted.
+func tagChain(t *testing.T, cfg Config, relinked bool) (generated int) {
+	t.Helper()
+	h := NewHost[string]()
+	for i := range 5 {
+		u := fmt.Sprintf("http://a/tags/%s", word(i))
+		c, d := offer(h, cfg, u, "http://a/", 0, 0)
+		if !d.Admit || !c.Grounded {
+			t.Fatalf("entry %s: admitted %v grounded %v", u, d.Admit, c.Grounded)
+		}
+		h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true})
+	}
+	parent, hops, origin := "http://a/tags/"+word(0), 0, Key(0)
+	for i := range 100 {
+		u := fmt.Sprintf("http://a/tags/%s", word(100+i))
+		c, d := offer(h, cfg, u, parent, hops, origin)
+		if !d.Admit {
+			continue
+		}
+		generated++
+		v := Verdict{URL: u, Hash: int64(KeyOf(u)), Origin: c.Origin}
+		if relinked {
+			// The page links two of the tags the crawl knows.
+			v.Relinks = []string{"http://a/tags/" + word(i%5), "http://a/tags/" + word((i+2)%5)}
+		}
+		h.Observe(cfg, v)
+		parent, hops, origin = u, c.Hops, c.Origin
+	}
+	return generated
+}
+
+// TestReleaseNearerPastDeep: a held URL that its family's budget still
+// refuses for its depth alone (SelfHops) does not keep those held after it
+// that are nearer, and that what the family earned since admits.
+func TestReleaseNearerPastDeep(t *testing.T) {
+	cfg := Config{Budget: 2, Refound: 1, SelfHops: 2}.WithDefaults()
+	h := NewHost[string]()
+	gen := archChain(t, h, cfg, 2)
+	deep := "http://a/arch/3.html"
+	if c, d := offer(h, cfg, deep, gen[1].URL, gen[1].Hops, gen[1].Origin); d.Admit || c.Hops <= cfg.SelfHops {
+		t.Fatalf("%s, %d hops down: admitted %v; want held past the budget, deeper than %d", deep, c.Hops, d.Admit, cfg.SelfHops)
+	}
+	near := "http://a/arch/near.html"
+	if c, d := offer(h, cfg, near, gen[0].URL, gen[0].Hops, gen[0].Origin); d.Admit || c.Hops > cfg.SelfHops {
+		t.Fatalf("%s, %d hops down: admitted %v; want held past the budget, within %d", near, c.Hops, d.Admit, cfg.SelfHops)
+	}
+	// Another section's page links three of its URLs again: closing, they
+	// earn three more, for the URLs near its grounded pages.
+	p := "http://a/other/p.html"
+	h.Observe(cfg, Verdict{URL: p, Hash: int64(KeyOf(p)), Grounded: true, Relinks: []string{"http://a/arch/0.html", gen[0].URL, gen[1].URL}})
+	var released []string
+	h.Release(cfg, func(u string, _ Candidate, _ Decision) { released = append(released, u) })
+	if !slices.Equal(released, []string{near}) {
+		t.Errorf("released %v; want %s alone (%s is deeper than %d)", released, near, deep, cfg.SelfHops)
+	}
 }

@@ -26,6 +26,7 @@ type savedSpace struct {
 	GenDup      int    `json:"gdu,omitempty"`
 	Lead        int    `json:"l,omitempty"`
 	Evidence    int    `json:"e,omitempty"`
+	SelfEv      int    `json:"sev,omitempty"` // of it, corroborated by its own pages (space.selfEvidence)
 	Real        int    `json:"r,omitempty"`
 	Charged     int    `json:"c,omitempty"`
 	Yield       int    `json:"y,omitempty"`
@@ -170,7 +171,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		}
 		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
-			Lead: e.lead, Evidence: e.evidence, Real: e.real, Charged: e.charged, Yield: e.yield,
+			Lead: e.lead, Evidence: e.evidence, SelfEv: e.selfEvidence, Real: e.real, Charged: e.charged, Yield: e.yield,
 			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved(), Branch: e.branch.saved(), Growing: e.branch.growing})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool {
@@ -239,7 +240,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		sp := &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
 			genTaken:    e.GenDistinct + e.GenDup,
-			lead:        e.Lead, evidence: e.Evidence, real: e.Real, charged: e.Charged, yield: e.Yield,
+			lead:        e.Lead, evidence: e.Evidence, selfEvidence: min(max(e.SelfEv, 0), e.Evidence), real: e.Real, charged: e.Charged, yield: e.Yield,
 			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
 		sp.beyond = sp.linked.count() - sp.most
 		sp.owed = owedOf(e.Owed)
