@@ -1656,19 +1656,23 @@ func (h *Host[T]) Held() int { return h.held }
 
 // Usage is one family's or space's budget and use, for the API.
 type Usage struct {
-	Pattern   string  `json:"pattern"`
-	Admitted  int     `json:"admitted"`  // generated URLs charged to it
-	Budget    int     `json:"budget"`    // generated URLs allowed so far
-	Evidence  int     `json:"evidence"`  // its URLs found from outside it
-	Real      int     `json:"real"`      // grounded pages of it fetched distinct
-	Distinct  int     `json:"distinct"`  // pages of it fetched distinct
-	Duplicate int     `json:"duplicate"` // pages of it that were duplicates
-	Relinks   int     `json:"relinks"`   // its known URLs found again on other pages
-	Refound   int     `json:"refound"`   // how many distinct ones (estimated)
-	Offered   int     `json:"offered"`
-	Lead      int     `json:"lead"` // distinct pages outside it its pages led to or link
-	DupShare  float64 `json:"duplicate_share"`
-	Parked    int     `json:"parked"`
+	Pattern  string `json:"pattern"`
+	Admitted int    `json:"admitted"` // generated URLs charged to it
+	Budget   int    `json:"budget"`   // generated URLs allowed so far
+	Evidence int    `json:"evidence"` // its URLs found from outside it
+	// SelfEvidence is the part of Evidence that only the family's own
+	// pages vouched for (held URLs they alone corroborated): it funds
+	// URLs up to -pattern-self-hops pages down a chain, not deeper.
+	SelfEvidence int     `json:"self_evidence"`
+	Real         int     `json:"real"`      // grounded pages of it fetched distinct
+	Distinct     int     `json:"distinct"`  // pages of it fetched distinct
+	Duplicate    int     `json:"duplicate"` // pages of it that were duplicates
+	Relinks      int     `json:"relinks"`   // its known URLs found again on other pages
+	Refound      int     `json:"refound"`   // how many distinct ones (estimated)
+	Offered      int     `json:"offered"`
+	Lead         int     `json:"lead"` // distinct pages outside it its pages led to or link
+	DupShare     float64 `json:"duplicate_share"`
+	Parked       int     `json:"parked"`
 	// Dwindling: its made-up pages make up fewer new URLs than are
 	// fetched, and no budget holds it (space.branch).
 	Dwindling bool `json:"dwindling,omitempty"`
@@ -1679,7 +1683,7 @@ type Usage struct {
 func (h *Host[T]) Top(cfg Config, n int) []Usage {
 	out := make([]Usage, 0, len(h.spaces))
 	for k, s := range h.spaces {
-		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Offered: s.offered, Refound: s.refound.count(), Lead: s.reach(true),
+		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, SelfEvidence: min(s.selfEvidence, s.evidence), Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Offered: s.offered, Refound: s.refound.count(), Lead: s.reach(true),
 			Parked: len(h.parked[parkKey{parkFamily, k}]) + len(h.parked[parkKey{parkSpace, k}]), Dwindling: s.branch.dwindling()}
 		if cfg.Budget > 0 {
 			u.Budget = h.allowance(cfg, s)
