@@ -870,6 +870,10 @@ func foldLast(p string) string {
 // used to buy EvidenceWeight more.
 func (h *Host[T]) allowance(cfg Config, f *space) int { return h.allowanceAt(cfg, f, false) }
 
+// deep reports whether a generated URL hops pages down its chain is past
+// SelfHops, where what its family's own pages vouch for no longer funds it.
+func (c Config) deep(hops int) bool { return c.SelfHops > 0 && hops > c.SelfHops }
+
 // allowanceAt is allowance for a generated URL, deep when it is more than
 // Config.SelfHops pages down its chain: what the family's own pages vouch
 // for (its evidence they corroborated, its URLs they found again) funds
@@ -1129,7 +1133,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	}
 	// A family whose pages make up fewer new URLs than are fetched runs
 	// out of them by itself (space.branch): no budget holds it.
-	deep := cfg.SelfHops > 0 && c.Hops > cfg.SelfHops
+	deep := cfg.deep(c.Hops)
 	if cfg.Budget > 0 && !(cfg.Dwindle && origin.branch.dwindling()) && origin.charged >= h.allowanceAt(cfg, origin, deep) {
 		if !cfg.Estimate || origin.copiesOften() || !origin.converge() || origin.charged >= h.allowanceAt(cfg, origin, deep) {
 			return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, c.Origin}}
@@ -1567,7 +1571,7 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 					// The same budget is spent: the rest stay, but for
 					// those corroborated. One refused for its depth
 					// alone says nothing of those nearer (allowanceAt).
-					spent = cfg.SelfHops <= 0 || c.Hops <= cfg.SelfHops
+					spent = !cfg.deep(c.Hops)
 					keep = append(keep, pu)
 					continue
 				}
@@ -1683,7 +1687,7 @@ type Usage struct {
 func (h *Host[T]) Top(cfg Config, n int) []Usage {
 	out := make([]Usage, 0, len(h.spaces))
 	for k, s := range h.spaces {
-		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, SelfEvidence: min(s.selfEvidence, s.evidence), Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Offered: s.offered, Refound: s.refound.count(), Lead: s.reach(true),
+		u := Usage{Pattern: s.name, Admitted: s.charged, Evidence: s.evidence, SelfEvidence: s.selfEvidence, Real: s.real, Distinct: s.distinct, Duplicate: s.dup, Relinks: s.relinks, Offered: s.offered, Refound: s.refound.count(), Lead: s.reach(true),
 			Parked: len(h.parked[parkKey{parkFamily, k}]) + len(h.parked[parkKey{parkSpace, k}]), Dwindling: s.branch.dwindling()}
 		if cfg.Budget > 0 {
 			u.Budget = h.allowance(cfg, s)

@@ -2414,10 +2414,18 @@ func TestSelfEvidence(t *testing.T) {
 		case f.selfEvidence != want:
 			t.Errorf("outside %v: evidence %d, of it its own pages' %d after a restart; want %d", outside, f.evidence, f.selfEvidence, want)
 		}
+		shown := false
 		for _, u := range h.Top(cfg, 10) {
-			if u.Pattern == "/arch/" && (u.SelfEvidence != want || u.Evidence != f.evidence) {
+			if u.Pattern != "/arch/" {
+				continue
+			}
+			shown = true
+			if u.SelfEvidence != want || u.Evidence != f.evidence {
 				t.Errorf("outside %v: the look-up shows evidence %d, of it its own pages' %d; want %d and %d", outside, u.Evidence, u.SelfEvidence, f.evidence, want)
 			}
+		}
+		if !shown {
+			t.Errorf("outside %v: /arch/ not in the host's look-up", outside)
 		}
 		shallow, deep := h.allowanceAt(cfg, f, false), h.allowanceAt(cfg, f, true)
 		if shallow-deep != want*cfg.EvidenceWeight {
