@@ -175,7 +175,10 @@ func TestBrowserStopped(t *testing.T) {
 	}
 	s := newSite(t, map[string]string{"/a.js": "document.body.insertAdjacentHTML('beforeend', '<a href=\"/ok\">ok</a>')"})
 	before := runtime.NumGoroutine()
-	p := newPool(t, Config{Tabs: 1, Settle: 50 * time.Millisecond, PageTimeout: 2 * time.Second, Hang: time.Second})
+	// The render after the restart gets 5 s: a clean-clone CI run of
+	// 2223ad2 (race pass beside cmd/crawler and test/cluster) had the new
+	// browser's render time out at 2 s before /a.js ran.
+	p := newPool(t, Config{Tabs: 1, Settle: 50 * time.Millisecond, PageTimeout: 5 * time.Second, Hang: time.Second})
 	page := `<!doctype html><html><body><script src="/a.js"></script></body></html>`
 	var once sync.Once
 	var rec recorder
