@@ -344,7 +344,9 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 			}
 			counts[3] += c.Length
 			extras.add(c)
-			links.add(urlHash, c.OutLinks)
+			if id := states[urlHash].id; id != 0 { // a page's row is gone only if unqueued while fetched
+				links.add(linkPage{id: id, hash: urlHash}, c.OutLinks)
+			}
 			if c.SimHash != 0 && c.RevisitOf == 0 && !db.noBands {
 				if _, err := band.ExecContext(ctx,
 					bandKey(c.SimHash, 0), id, fp, bandKey(c.SimHash, 1), id, fp,
@@ -352,7 +354,7 @@ func (db *DB) AddCaptures(ctx context.Context, caps []store.Capture) error {
 					return fmt.Errorf("index simhash of capture %s: %w", c.FetchID, err)
 				}
 			}
-			stored := urlState{state: string(store.StateStored), planned: states[urlHash].planned, fetched: fetched}
+			stored := urlState{state: string(store.StateStored), planned: states[urlHash].planned, fetched: fetched, id: states[urlHash].id}
 			same := states[urlHash].fetched == fetched
 			if c.Schedule != nil {
 				args := append([]any{fetched, c.Status, c.ETag, c.LastModified, sha, fp, fp}, recrawlArgs(*c.Schedule)...)

@@ -14,11 +14,12 @@ type urlState struct {
 	planned bool // next_fetch_at > 0: a visit is planned
 
 	fetched int64 // fetched_at, which the counters do not count
+	id      int64 // the row's, which the counters do not count either
 }
 
 // counted is s as the counters see it.
 func (s urlState) counted() urlState {
-	s.fetched = 0
+	s.fetched, s.id = 0, 0
 	return s
 }
 
@@ -72,16 +73,16 @@ func (c urlCounts) apply(ctx context.Context, db *DB, tx *sql.Tx) error {
 	return nil
 }
 
-const qURLStateReasons = `SELECT hash, state, reason, next_fetch_at > 0, fetched_at FROM urls WHERE hash IN (%s)`
+const qURLStateReasons = `SELECT hash, state, reason, next_fetch_at > 0, fetched_at, id FROM urls WHERE hash IN (%s)`
 
-// urlStates reads, in tx, the state, reason, planning and fetch time of the
-// rows of hashes that exist.
+// urlStates reads, in tx, the state, reason, planning, fetch time and id of
+// the rows of hashes that exist.
 func urlStates(ctx context.Context, db *DB, tx *sql.Tx, hashes []int64) (map[int64]urlState, error) {
 	out := make(map[int64]urlState, len(hashes))
 	err := inChunks(ctx, db, tx, qURLStateReasons, hashes, func(rows *sql.Rows) error {
 		var h int64
 		var s urlState
-		if err := rows.Scan(&h, &s.state, &s.reason, &s.planned, &s.fetched); err != nil {
+		if err := rows.Scan(&h, &s.state, &s.reason, &s.planned, &s.fetched, &s.id); err != nil {
 			return err
 		}
 		out[h] = s

@@ -27,21 +27,21 @@ const (
 	// Out-links with what the store knows of their targets.
 	qOutLinks = `SELECT l.to_hash, coalesce(u.url, e.url, ''), coalesce(u.state, '')
 		FROM links l LEFT JOIN urls u ON u.hash = l.to_hash LEFT JOIN exclusions e ON e.hash = l.to_hash
-		WHERE l.from_hash = ? LIMIT ?`
+		WHERE l.from_id = (SELECT id FROM urls WHERE hash = ?) LIMIT ?`
 	// In-links: the merged index and the edges not merged yet.
 	qInLinks = `WITH src(from_hash) AS (
 			SELECT from_hash FROM links_in WHERE to_hash = ?1
 			UNION SELECT p.from_hash FROM links_pending p WHERE p.to_hash = ?1 AND EXISTS
-				(SELECT 1 FROM links l WHERE l.from_hash = p.from_hash AND l.to_hash = p.to_hash))
+				(SELECT 1 FROM links l WHERE l.from_id = (SELECT id FROM urls WHERE hash = p.from_hash) AND l.to_hash = p.to_hash))
 		SELECT s.from_hash, coalesce(u.url, ''), coalesce(u.state, '')
 		FROM src s LEFT JOIN urls u ON u.hash = s.from_hash LIMIT ?2`
-	qOutCount = `SELECT count(*) FROM links WHERE from_hash = ?`
+	qOutCount = `SELECT count(*) FROM links WHERE from_id = (SELECT id FROM urls WHERE hash = ?)`
 	// In-links and the distinct hosts they come from (a page's host is that
 	// of its URL row: only stored pages have out-links).
 	qInCount = `WITH src(from_hash) AS (
 			SELECT from_hash FROM links_in WHERE to_hash = ?1
 			UNION SELECT p.from_hash FROM links_pending p WHERE p.to_hash = ?1 AND EXISTS
-				(SELECT 1 FROM links l WHERE l.from_hash = p.from_hash AND l.to_hash = p.to_hash))
+				(SELECT 1 FROM links l WHERE l.from_id = (SELECT id FROM urls WHERE hash = p.from_hash) AND l.to_hash = p.to_hash))
 		SELECT count(*), count(DISTINCT u.host) FROM src s LEFT JOIN urls u ON u.hash = s.from_hash`
 
 	// Edges of pages about to be replaced, and the merge of the pending
@@ -49,7 +49,7 @@ const (
 	qPendingLinks = `SELECT max(rowid) FROM links_pending`
 	qMergeLinks   = `INSERT OR IGNORE INTO links_in (to_hash, from_hash)
 		SELECT p.to_hash, p.from_hash FROM links_pending p
-		WHERE EXISTS (SELECT 1 FROM links l WHERE l.from_hash = p.from_hash AND l.to_hash = p.to_hash)
+		WHERE EXISTS (SELECT 1 FROM links l WHERE l.from_id = (SELECT id FROM urls WHERE hash = p.from_hash) AND l.to_hash = p.to_hash)
 		ORDER BY p.to_hash, p.from_hash`
 	qClearPending = `DELETE FROM links_pending`
 
@@ -125,20 +125,23 @@ func (x captureExtras) apply(ctx context.Context, db *DB, tx *sql.Tx) error {
 // batchLinks collects the out-links of a batch's captures and writes them
 // in a few statements after the captures: per capture, a delete and an
 // insert of each edge was seven or more statement calls a page, which took
-// most of what the link graph cost the crawl.
+// most of what the link graph cost the crawl. A page is known by its URL
+// row's id (links' key) and its hash (the in-link index's).
 type batchLinks struct {
-	pages []int64           // pages whose links are replaced, in order
-	to    map[int64][]int64 // page -> its links (the last capture's, if twice)
+	pages []linkPage           // pages whose links are replaced, in order
+	to    map[linkPage][]int64 // page -> its links (the last capture's, if twice)
 	edges int
 }
 
+type linkPage struct{ id, hash int64 }
+
 // add replaces the out-links of page from with to (nil: leaves them).
-func (b *batchLinks) add(from int64, to []int64) {
+func (b *batchLinks) add(from linkPage, to []int64) {
 	if to == nil {
 		return
 	}
 	if b.to == nil {
-		b.to = map[int64][]int64{}
+		b.to = map[linkPage][]int64{}
 	}
 	if old, ok := b.to[from]; ok {
 		b.edges -= len(old)
@@ -159,7 +162,7 @@ func (b *batchLinks) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 		n := inListLen(len(chunk))
 		args := make([]any, n)
 		for i := range args {
-			args[i] = chunk[min(i, len(chunk)-1)]
+			args[i] = chunk[min(i, len(chunk)-1)].id
 		}
 		// A page stored before has edges in the in-link index: they go
 		// first, found through its out-links. Its pending edges stay until
@@ -175,26 +178,31 @@ func (b *batchLinks) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 			}
 		}
 	}
-	args := make([]any, 0, 2*linkRows)
+	byID := make([]any, 0, 2*linkRows)   // links: from_id, to_hash
+	byHash := make([]any, 0, 2*linkRows) // links_pending: from_hash, to_hash
 	flush := func(rows int) error {
-		for _, q := range []string{insertLinksQuery(rows), insertPendingQuery(rows)} {
-			st, err := db.stmt(ctx, tx, q)
+		for _, q := range []struct {
+			query string
+			args  []any
+		}{{insertLinksQuery(rows), byID}, {insertPendingQuery(rows), byHash}} {
+			st, err := db.stmt(ctx, tx, q.query)
 			if err != nil {
 				return err
 			}
-			if _, err := st.ExecContext(ctx, args...); err != nil {
+			if _, err := st.ExecContext(ctx, q.args...); err != nil {
 				return fmt.Errorf("insert links: %w", err)
 			}
 		}
-		args = args[:0]
+		byID, byHash = byID[:0], byHash[:0]
 		return nil
 	}
 	left := b.edges
 	rows := linkRowsFor(left)
 	for _, from := range b.pages {
 		for _, to := range b.to[from] {
-			args = append(args, from, to)
-			if len(args) == 2*rows {
+			byID = append(byID, from.id, to)
+			byHash = append(byHash, from.hash, to)
+			if len(byID) == 2*rows {
 				if err := flush(rows); err != nil {
 					return err
 				}
@@ -203,8 +211,8 @@ func (b *batchLinks) write(ctx context.Context, db *DB, tx *sql.Tx) error {
 			}
 		}
 	}
-	if len(args) > 0 {
-		return fmt.Errorf("insert links: %d edges left over (counted %d)", len(args)/2, b.edges)
+	if len(byID) > 0 {
+		return fmt.Errorf("insert links: %d edges left over (counted %d)", len(byID)/2, b.edges)
 	}
 	if b.edges == 0 {
 		return nil
@@ -256,15 +264,15 @@ func linkRowsFor(n int) int {
 // about a quarter of the links insert's CPU (docs/performance.md, "The
 // SQLite write path per page").
 func insertLinksQuery(rows int) string {
-	return `INSERT OR IGNORE INTO links (from_hash, to_hash) VALUES ` +
+	return `INSERT OR IGNORE INTO links (from_id, to_hash) VALUES ` +
 		strings.TrimSuffix(strings.Repeat("(?, ?), ", rows), ", ")
 }
 
 func deleteLinksQuery(n int) string {
-	return `DELETE FROM links WHERE from_hash IN (` + placeholders(n) + `)`
+	return `DELETE FROM links WHERE from_id IN (` + placeholders(n) + `)`
 }
 
-// insertPendingQuery appends rows edges (given from, to as for links) to
+// insertPendingQuery appends rows edges (from_hash, to_hash) to
 // links_pending; deleteInLinksQuery takes the edges of n pages out of the
 // in-link index.
 func insertPendingQuery(rows int) string {
@@ -274,7 +282,7 @@ func insertPendingQuery(rows int) string {
 
 func deleteInLinksQuery(n int) string {
 	return `DELETE FROM links_in WHERE (to_hash, from_hash) IN
-		(SELECT to_hash, from_hash FROM links WHERE from_hash IN (` + placeholders(n) + `))`
+		(SELECT l.to_hash, u.hash FROM links l JOIN urls u ON u.id = l.from_id WHERE l.from_id IN (` + placeholders(n) + `))`
 }
 
 // Links returns a URL's out-links and in-links (up to limit each) and counts,

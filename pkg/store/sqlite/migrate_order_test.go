@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -16,9 +17,10 @@ import (
 )
 
 // TestMigrateURLsToAdmissionOrder upgrades a store written before 0027 (rows
-// keyed by hash) and checks that every column of every URL survives, that the
-// rows are in discovery order, and that the store works on the result.
-func TestMigrateURLsToAdmissionOrder(t *testing.T) {
+// and out-links keyed by hash) and checks that every column of every URL and
+// every page's out-links survive, that the rows are in discovery order, and
+// that the store works on the result.
+func TestMigrateToAdmissionOrder(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	raw, err := sql.Open("sqlite", path)
@@ -62,6 +64,21 @@ func TestMigrateURLsToAdmissionOrder(t *testing.T) {
 			rng.Int64N(1e9), rng.Int64N(1e12), rng.Int64N(1e12), rng.IntN(3), rng.IntN(3), rng.Float64(), rng.Int64N(1e12), rng.Int64N(1e12))
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+	// Out-links of a few pages, as the store before 0028 wrote them.
+	out := map[int64][]int64{}
+	for i := range 40 {
+		from := storetest.URL(int32(i%3), fmt.Sprintf("h%d.example", i%7), fmt.Sprintf("/p/%d", i)).Hash
+		for range 3 {
+			to := storetest.URL(0, "x.example", fmt.Sprintf("/t/%d", rng.IntN(100))).Hash
+			if slices.Contains(out[from], to) {
+				continue
+			}
+			out[from] = append(out[from], to)
+			if _, err := raw.ExecContext(ctx, `INSERT INTO links (from_hash, to_hash) VALUES (?, ?)`, from, to); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	dump := func(db *sql.DB) string {
@@ -114,6 +131,21 @@ func TestMigrateURLsToAdmissionOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	for from, want := range out {
+		l, err := db.Links(ctx, from, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var have []int64
+		for _, k := range l.Out {
+			have = append(have, k.Hash)
+		}
+		slices.Sort(have)
+		slices.Sort(want)
+		if !slices.Equal(have, want) || l.OutCount != int64(len(want)) {
+			t.Errorf("out-links of %d after the migration: %v (count %d), want %v", from, have, l.OutCount, want)
+		}
+	}
 	var got []int64
 	if err := db.QueuedURLs(ctx, 1, func(u store.URL) error { got = append(got, u.Hash); return nil }); err != nil {
 		t.Fatal(err)
