@@ -15,6 +15,12 @@ import (
 // a batch's edges go in statements of 256, 128, ... 1 rows.
 const linkRows = 256
 
+// pendingHolds is true of a pending edge p that its page still links: the
+// page's edges are replaced when it is stored again, the pending ones only
+// at the next merge.
+const pendingHolds = `EXISTS (SELECT 1 FROM links l
+	WHERE l.from_id = (SELECT id FROM urls WHERE hash = p.from_hash) AND l.to_hash = p.to_hash)`
+
 const (
 	qAddSegment = `INSERT INTO warc_segments (name, captures, bytes) VALUES (?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET captures = captures + excluded.captures, bytes = bytes + excluded.bytes`
@@ -31,8 +37,7 @@ const (
 	// In-links: the merged index and the edges not merged yet.
 	qInLinks = `WITH src(from_hash) AS (
 			SELECT from_hash FROM links_in WHERE to_hash = ?1
-			UNION SELECT p.from_hash FROM links_pending p WHERE p.to_hash = ?1 AND EXISTS
-				(SELECT 1 FROM links l WHERE l.from_id = (SELECT id FROM urls WHERE hash = p.from_hash) AND l.to_hash = p.to_hash))
+			UNION SELECT p.from_hash FROM links_pending p WHERE p.to_hash = ?1 AND ` + pendingHolds + `)
 		SELECT s.from_hash, coalesce(u.url, ''), coalesce(u.state, '')
 		FROM src s LEFT JOIN urls u ON u.hash = s.from_hash LIMIT ?2`
 	qOutCount = `SELECT count(*) FROM links WHERE from_id = (SELECT id FROM urls WHERE hash = ?)`
@@ -40,8 +45,7 @@ const (
 	// of its URL row: only stored pages have out-links).
 	qInCount = `WITH src(from_hash) AS (
 			SELECT from_hash FROM links_in WHERE to_hash = ?1
-			UNION SELECT p.from_hash FROM links_pending p WHERE p.to_hash = ?1 AND EXISTS
-				(SELECT 1 FROM links l WHERE l.from_id = (SELECT id FROM urls WHERE hash = p.from_hash) AND l.to_hash = p.to_hash))
+			UNION SELECT p.from_hash FROM links_pending p WHERE p.to_hash = ?1 AND ` + pendingHolds + `)
 		SELECT count(*), count(DISTINCT u.host) FROM src s LEFT JOIN urls u ON u.hash = s.from_hash`
 
 	// Edges of pages about to be replaced, and the merge of the pending
@@ -49,7 +53,7 @@ const (
 	qPendingLinks = `SELECT max(rowid) FROM links_pending`
 	qMergeLinks   = `INSERT OR IGNORE INTO links_in (to_hash, from_hash)
 		SELECT p.to_hash, p.from_hash FROM links_pending p
-		WHERE EXISTS (SELECT 1 FROM links l WHERE l.from_id = (SELECT id FROM urls WHERE hash = p.from_hash) AND l.to_hash = p.to_hash)
+		WHERE ` + pendingHolds + `
 		ORDER BY p.to_hash, p.from_hash`
 	qClearPending = `DELETE FROM links_pending`
 
