@@ -126,7 +126,7 @@ func run() int {
 		// (deploy/helm's renderer.enabled sets -render auto).
 		decider = render.NewDecider(renderPolicy, rs.Render())
 		if c, ok := st.(store.Controller); ok && decider.Enabled() {
-			decider.Watch(ctx, c.Control(), logger) // the console's render mode of a host
+			defer decider.Watch(ctx, c.Control(), logger)() // the console's render mode of a host; stopped before the store closes
 		}
 	}
 	p, err := parser.New(parser.Config{RobotsAgent: agent, BatchSize: *batch, BatchWait: *batchWait, RollEachBatch: remote, Recrawl: recrawlPolicy, Render: decider, NoLinkGraph: !*linkGraph, Requisites: requisites.Limit(), NoSearchIndex: !*index}, st, segments, brokers.ClientOptions(logger), reg, logger)

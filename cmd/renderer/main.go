@@ -92,7 +92,7 @@ func run() int {
 		// the store they record them in, a second old at most.
 		rcfg.Again = render.NewDecider(render.Policy{Mode: render.ModeAuto, VerdictTTL: time.Second}, rs.Render())
 		if c, ok := core.Store.(store.Controller); ok {
-			rcfg.Again.Watch(ctx, c.Control(), logger) // the console's render mode of a host
+			defer rcfg.Again.Watch(ctx, c.Control(), logger)() // the console's render mode of a host; stopped before the store closes
 		}
 	}
 	newPool := func() (*browser.Pool, error) { return browser.New(ctx, bcfg) }

@@ -351,9 +351,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	rend, decider, err := startRenderer(ctx, cfg, db, kopts, reg, log)
+	rend, decider, stopWatch, err := startRenderer(ctx, cfg, db, kopts, reg, log)
 	if err != nil {
 		return Summary{}, err
+	}
+	if stopWatch != nil {
+		defer stopWatch() // before db.Close, deferred earlier
 	}
 	if rend != nil {
 		defer rend.Close()

@@ -154,13 +154,24 @@ func (d *Decider) hostMode(host string) string {
 // operator's latest word and wins over -render-always and -render-never.
 // The first read is done before Watch returns, so that a crawl started
 // after a mode was set never decides a page without it; the polls go on in
-// a goroutine.
-func (d *Decider) Watch(ctx context.Context, src control.Source, log *slog.Logger) {
+// a goroutine until ctx ends or stop is called. Stop returns once the
+// goroutine is gone: call it before closing src's store, or its next poll
+// reads a closed store and warns about it.
+func (d *Decider) Watch(ctx context.Context, src control.Source, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
 	w := control.NewWatcher(src)
 	failing := d.poll(ctx, w, log, false)
-	go periodic.Every(ctx, control.PollInterval, func() {
-		failing = d.poll(ctx, w, log, failing)
-	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		periodic.Every(ctx, control.PollInterval, func() {
+			failing = d.poll(ctx, w, log, failing)
+		})
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // poll reads the controls when their version moved and takes the hosts'

@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/crawlcluster/crawler/pkg/control"
 	"github.com/crawlcluster/crawler/pkg/parse"
 	"github.com/crawlcluster/crawler/pkg/store"
 )
@@ -530,7 +532,8 @@ func TestDeciderWatch(t *testing.T) {
 		return store.HostControl{Host: name, Delay: store.NoOverride, PageBudget: store.NoOverride, Render: mode}
 	}
 	src.set(host("app.test", store.RenderNever), host("flag.test", store.RenderNever), host("plain.test", store.RenderAlways))
-	d.Watch(ctx, src, slog.New(slog.DiscardHandler))
+	stop := d.Watch(ctx, src, slog.New(slog.DiscardHandler))
+	defer stop()
 	waitFor := func(host string, sig Signals, render bool, reason string) {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
@@ -559,4 +562,55 @@ func TestDeciderWatch(t *testing.T) {
 	waitFor("plain.test", strong, false, "operator (console): never")
 	waitFor("app.test", strong, true, "signals: noscript")
 	waitFor("flag.test", Signals{}, true, "operator: always")
+}
+
+// gatedSource answers its first version read at once and blocks every later
+// one until gate is closed, telling entered when one begins.
+type gatedSource struct {
+	controlSource
+	reads   atomic.Int32
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (s *gatedSource) ControlVersion(ctx context.Context) (int64, error) {
+	if s.reads.Add(1) > 1 {
+		select {
+		case s.entered <- struct{}{}:
+		default:
+		}
+		<-s.gate
+	}
+	return s.controlSource.ControlVersion(ctx)
+}
+
+// TestDeciderWatchStop: the stop Watch returns waits for a poll in flight
+// and no poll follows it, so a store closed after it is never read (a
+// finished crawl warned "sql: database is closed" when the poll outlived it).
+func TestDeciderWatchStop(t *testing.T) {
+	d := NewDecider(Policy{Mode: ModeAuto}, &memRender{rows: map[int64]store.RenderDecision{}})
+	src := &gatedSource{entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	stop := d.Watch(context.Background(), src, slog.New(slog.DiscardHandler))
+	select {
+	case <-src.entered:
+	case <-time.After(10 * control.PollInterval):
+		t.Fatal("no poll after the first read")
+	}
+	stopped := make(chan struct{})
+	go func() {
+		stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+		t.Fatal("stop returned while a poll was reading the store")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(src.gate)
+	<-stopped
+	n := src.reads.Load()
+	time.Sleep(control.PollInterval + 200*time.Millisecond)
+	if m := src.reads.Load(); m != n {
+		t.Fatalf("%d reads after stop returned", m-n)
+	}
 }
