@@ -117,3 +117,53 @@ func TestConfigRejectsATinyBloomFilter(t *testing.T) {
 		t.Errorf("bloom capacity %d: %v", seen.MinCapacity, err)
 	}
 }
+
+// A held worker waits for the hold to end, not for a poll: it stays asleep
+// while held and wakes when the hold ends or the stop begins.
+func TestWaitHeldWakesOnRelease(t *testing.T) {
+	e := testenv.New(t)
+	f, err := New(testConfig(), e.DB, e.Options(), nil, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.kafka.Close()
+	ctx := context.Background()
+	waiting := func() chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			f.waitHeld(ctx)
+			close(done)
+		}()
+		return done
+	}
+	asleep := func(done chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-done:
+			t.Fatalf("%s: the worker woke while held", what)
+		case <-time.After(200 * time.Millisecond): // ten times the poll it replaced
+		}
+	}
+	woken := func(done chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the worker still waits", what)
+		}
+	}
+
+	f.Hold(true)
+	done := waiting()
+	asleep(done, "held")
+	f.Hold(true) // held already: the same hold
+	asleep(done, "held again")
+	f.Hold(false)
+	woken(done, "released")
+
+	f.Hold(true) // a new hold after one ended
+	done = waiting()
+	asleep(done, "held anew")
+	f.halt()
+	woken(done, "stop")
+}

@@ -22,6 +22,23 @@ import (
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
+// waitHeld waits while the fetcher is held (backpressure) until the hold
+// ends or the stop begins. An operator's pause, which the controls' poll
+// lifts, is looked at again every 20 ms, as is a hold whose log was not set
+// yet (Hold sets the flag first).
+func (f *Fetcher) waitHeld(ctx context.Context) {
+	ends := f.holds.ending()
+	if ends == nil || f.crawlPaused() {
+		sleep(ctx, 20*time.Millisecond)
+		return
+	}
+	select {
+	case <-ends:
+	case <-f.halted:
+	case <-ctx.Done():
+	}
+}
+
 // work serves leases until ctx ends or the frontier closes.
 func (f *Fetcher) work(ctx context.Context) {
 	for {
@@ -44,7 +61,7 @@ func (f *Fetcher) work(ctx context.Context) {
 		}
 		f.metrics.fenced.Set(0)
 		if f.held.Load() || f.crawlPaused() {
-			sleep(ctx, 20*time.Millisecond)
+			f.waitHeld(ctx)
 			if ctx.Err() != nil {
 				return
 			}
