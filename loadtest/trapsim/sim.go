@@ -82,6 +82,10 @@ type Result struct {
 	// TrapGrounded counts the requests to traps and variants whose URLs
 	// were admitted grounded (as evidence) rather than generated.
 	TrapGrounded int
+	// Funded counts the requests to real pages (index 0) and to traps and
+	// variants (index 1) by what admitted their URLs (pattern.Fund; seeds
+	// and the robots.txt files are FundNone).
+	Funded [2]map[pattern.Fund]int
 	// HeldOnce counts the real pages held at some time (at admission or at
 	// their turn) and fetched in the end; Holds counts every URL held.
 	HeldOnce, Holds int
@@ -99,6 +103,7 @@ type item struct {
 	// target is the hash of the URL a rewrite being judged maps it onto
 	// (pattern.Decision.Target), as the fetcher carries it to the parser.
 	target int64
+	funds  pattern.Fund // what admitted it (pattern.Decision.Funds)
 }
 
 type pending struct {
@@ -160,7 +165,7 @@ func Run(w Web, opt Options) Result {
 	cfg := opt.Patterns.WithDefaults()
 	s := &sim{w: w, opt: opt, cfg: cfg, hosts: map[string]*host{}, touched: map[*host]bool{}, exact: map[uint64]bool{}, everHeld: map[int64]bool{}, outside: map[string]bool{},
 		norm: urlnorm.New(urlnorm.DefaultPolicy()), rules: admit.New(admit.Config{Scope: admit.ScopeHost}),
-		res: Result{ByClass: map[trapweb.Class]int{}, PerInstance: map[string]int{}, EarlyInstance: map[string]int{}, EarlySelf: map[string]int{}, DelaySelf: map[string]int{},
+		res: Result{Funded: [2]map[pattern.Fund]int{{}, {}}, ByClass: map[trapweb.Class]int{}, PerInstance: map[string]int{}, EarlyInstance: map[string]int{}, EarlySelf: map[string]int{}, DelaySelf: map[string]int{},
 			MissedReason: map[string]string{}, RealPerHost: map[string]int{}, VariantPerHost: map[string]int{}}}
 	real := map[string]bool{}
 	lastReal := map[string]int{} // host -> real pages left to fetch
@@ -418,7 +423,7 @@ func (s *sim) offer(u string, f pattern.Found, depth, dups int, seed bool) {
 // gives it, from level, as admission.Candidate.Shifted does: a generated
 // URL last; a rewrite's probe carries its target.
 func (s *sim) admitted(h *host, it item, d pattern.Decision, level int) {
-	it.target = targetOf(d)
+	it.target, it.funds = targetOf(d), d.Funds
 	if d.Last {
 		level = s.opt.Levels - 1
 	}
@@ -521,6 +526,11 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 	s.res.ByClass[p.Class]++
 	if p.Class != trapweb.Real && it.cand.Grounded {
 		s.res.TrapGrounded++
+	}
+	if p.Class == trapweb.Real {
+		s.res.Funded[0][it.funds]++
+	} else if p.Class == trapweb.Trap || p.Class == trapweb.Variant {
+		s.res.Funded[1][it.funds]++
 	}
 	if p.Status != 200 {
 		// No content verdict will come: the fetcher settles it.

@@ -127,9 +127,12 @@ func TestAdmissionOnGeneratedWebs(t *testing.T) {
 	}
 	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
+			var funded fundCounts
+			defer func() { funded.log(t) }()
 			for seed := int64(1); seed <= int64(sz.seeds); seed++ {
 				w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: sz.hosts, Pages: sz.pages})
 				r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, VerdictDelay: *delay, Raise: *raise, RestartEvery: *restart})
+				funded.add(r)
 				j := judge(w, r)
 				t.Logf("seed %d: %d requests, %.1f%% to traps (%d grounded); near %.1f/instance (%d), distinct %.1f/instance (%d); worst %d %s; early mean %.1f max %d (self-generated URLs: mean %.2f max %d; with a real page queued: mean %.2f max %d); variants max %.0f%%; real %d/%d (held %d); held once %d, holds %d; idle %v after %d ticks",
 					seed, r.Requests, 100*j.trapShare, r.TrapGrounded, j.nearMean, j.nearN, j.distinctMean, j.distinctN, j.worstN, j.worst,
@@ -223,9 +226,11 @@ var docSites = []struct{ name, root, start string }{
 // the folder's own URL, an inner class's source listing that is its outer
 // class's.
 func TestAdmissionOnDocSites(t *testing.T) {
+	var funded fundCounts
+	defer func() { funded.log(t) }()
 	for _, site := range docSites {
 		t.Run(site.name, func(t *testing.T) {
-			crawlDocSite(t, site.root, site.name, site.start, Options{MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart})
+			funded.add(crawlDocSite(t, site.root, site.name, site.start, Options{MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart}))
 		})
 	}
 }
@@ -233,8 +238,8 @@ func TestAdmissionOnDocSites(t *testing.T) {
 // crawlDocSite crawls a documentation tree with opt (and the budgets of
 // -trapsim.patterns) and fails the test unless every page reachable by links
 // was fetched, but for near-duplicates of fetched ones, and the crawl went
-// idle by itself.
-func crawlDocSite(t *testing.T, root, pkg, start string, opt Options) {
+// idle by itself. It returns the crawl's result.
+func crawlDocSite(t *testing.T, root, pkg, start string, opt Options) Result {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -255,6 +260,7 @@ func crawlDocSite(t *testing.T, root, pkg, start string, opt Options) {
 	if !r.Idle {
 		t.Error("not idle")
 	}
+	return r
 }
 
 // missedCopies returns the pages of r.Missed whose text is a near-duplicate

@@ -14,6 +14,7 @@ var wikiWebs = flag.Int("trapsim.wiki", 40, "crawl so many single-section sites 
 // out of new URLs only after more pages than the first budgets give).
 func TestWikiSites(t *testing.T) {
 	var total, missed, dense, sparse, sparseMissed int
+	var funded fundCounts
 	n := *wikiWebs
 	if raceEnabled || testing.Short() {
 		// The admission is single-threaded; the race detector slows the
@@ -24,6 +25,7 @@ func TestWikiSites(t *testing.T) {
 		w := NewWikiWeb(uint64(seed))
 		reach := w.Reachable()
 		r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart})
+		funded.add(r)
 		n := 0
 		for _, u := range r.Missed {
 			if reach[u] {
@@ -46,6 +48,7 @@ func TestWikiSites(t *testing.T) {
 		}
 	}
 	t.Logf("%d sites: %d reachable pages, %d not fetched; %d sparse sites (fan under pages/50): %d of the misses", n, total, missed, sparse, sparseMissed)
+	funded.log(t)
 	// Sparse sites are found through chains of their own pages, a few links
 	// a page: their misses over the draws stay under a tenth of the pages
 	// (0 of 28,026 over 20 draws, 2,927 of 55,215 over 40, 11,789 of

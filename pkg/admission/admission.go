@@ -49,6 +49,10 @@ type Decider struct {
 	// Held, when set, hears of every URL a learned rewrite holds back (the
 	// fetcher logs it): the rule is not part of the recorded reason.
 	Held func(url, rule string)
+	// Funded, when set, hears what admitted each page URL the budgets let
+	// through (pattern.Decision.Funds), released ones included: the
+	// fetcher counts them (crawler_admission_funded_total).
+	Funded func(pattern.Fund)
 }
 
 // New returns a Decider for cfg.

@@ -199,10 +199,20 @@ func chain(d *Decider, h *Host, n int) (admitted []Candidate, held []store.Exclu
 
 func TestBudgetHoldsAGeneratedSpace(t *testing.T) {
 	d := newDecider(true)
+	funds := map[pattern.Fund]int{}
+	d.Funded = func(f pattern.Fund) { funds[f]++ }
 	var h Host
 	admitted, held := chain(d, &h, 300)
 	if len(held) == 0 || len(admitted) == 0 {
 		t.Fatalf("300 generated pages: %d admitted, %d held; want both", len(admitted), len(held))
+	}
+	// Every page URL admitted but the seed is told with what paid for it.
+	n := 0
+	for _, k := range funds {
+		n += k
+	}
+	if n != len(admitted)-1 || funds[pattern.FundNone] > 0 || funds[pattern.FundFirst] == 0 {
+		t.Errorf("funds heard %v for %d URLs admitted past the seed; want each once, first among them, none unnamed", funds, len(admitted)-1)
 	}
 	if admitted[0].Row.URL != "http://a.example/list" {
 		t.Errorf("the seed was not admitted first: %s", admitted[0].Row.URL)

@@ -44,6 +44,7 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 			// no longer parked, and its exclusion goes once it is stored.
 			c.Released = hp.Unpark(c.Row.Hash) || c.Released
 			c.MayBeHeld = !c.Released && hp.Spilled()
+			d.funded(dec)
 			admitted = append(admitted, c.Shifted(dec, d.levels))
 			continue
 		}
@@ -88,6 +89,7 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 				c.Pat.Grounded, c.Pat.Hops, c.Pat.Origin = true, 0, 0
 				c.Row.Hops, c.Row.Origin = 0, 0
 			}
+			d.funded(dec)
 			admitted = append(admitted, c.Shifted(dec, d.levels))
 		})
 		if h.Patterns.Overflowed(cfg) {
@@ -95,6 +97,12 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 		}
 	}
 	return admitted, excluded, overflowed, grown
+}
+
+func (d *Decider) funded(dec pattern.Decision) {
+	if d.Funded != nil {
+		d.Funded(dec.Funds)
+	}
 }
 
 // Recount counts in their hosts' budgets the grounded URLs that the store

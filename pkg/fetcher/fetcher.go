@@ -394,6 +394,11 @@ func New(cfg Config, st Store, kafkaOpts []kgo.Opt, reg prometheus.Registerer, l
 	f.cfg.Patterns = cfg.Patterns.WithDefaults()
 	f.adm = admission.New(admission.Config{Admit: cfg.Admit, Patterns: f.cfg.Patterns, MaxRedirects: MaxRedirects})
 	f.adm.Held = func(url, rule string) { f.log.Debug("held by a learned rewrite", "url", url, "rule", rule) }
+	f.adm.Funded = func(fund pattern.Fund) {
+		if int(fund) < len(f.metrics.fund) {
+			f.metrics.fund[fund].Inc()
+		}
+	}
 	if f.cfg.PagesPartitions == 0 {
 		f.cfg.PagesPartitions = queue.PagesPartitions
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/crawlcluster/crawler/pkg/pattern"
 	"github.com/crawlcluster/crawler/pkg/telemetry"
 )
 
@@ -19,6 +20,8 @@ type metrics struct {
 	admitted        prometheus.Counter
 	verdicts        *prometheus.CounterVec
 	released        prometheus.Counter
+	funded          *prometheus.CounterVec
+	fund            []prometheus.Counter // funded by pattern.Fund, resolved once
 	gate            *prometheus.CounterVec
 	deadLetters     prometheus.Counter
 	cacheErrors     prometheus.Counter
@@ -155,6 +158,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "crawler_frontier_released_total",
 			Help: "URLs held back by a pattern or duplicate-chain budget and admitted later, when the budget grew.",
 		}),
+		funded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawler_admission_funded_total",
+			Help: "New page URLs the URL-space budgets admitted, by what admitted them: grounded (found from outside their family), corroborated (held, then linked from enough pages), or the part of their family's allowance that paid (first, evidence, vouched, share, yield, refound, estimate, dwindle); which budget a crawl's generated URLs live on, and so which -pattern- flag bounds them.",
+		}, []string{"fund"}),
 		gate: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawler_frontier_take_gate_total",
 			Help: "Generated URLs the take gate (-pattern-take-gate) told at their turn to wait for their space's verdicts, held (their space turned duplicating), or let go after waiting too long for a verdict (stalled).",
@@ -228,8 +235,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, st := range gapStages {
 		m.stage[st] = m.gapStages.WithLabelValues(st)
 	}
+	for _, f := range pattern.Funds() {
+		m.fund = append(m.fund, m.funded.WithLabelValues(f.String()))
+	}
 	if reg != nil {
-		reg.MustRegister(m.gapStages)
+		reg.MustRegister(m.gapStages, m.funded)
 		reg.MustRegister(m.fetches, m.fetchSeconds, m.fetchBytes, m.robotsDecisions, m.robotsFetches, m.excluded, m.dedup, m.admitted, m.verdicts, m.released, m.gate, m.deadLetters, m.cacheErrors, m.fenced, m.held, m.politeness, m.readyToStart, m.serverWaits,
 			m.recrawlDue, m.recrawlOverdue, m.recrawlEmitted, m.recrawlClaims, m.recrawlEmitLag, m.recrawlClaimLag, m.recrawlHeld, m.recrawlEmpty, m.recrawlScan)
 	}

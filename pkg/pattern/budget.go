@@ -28,6 +28,46 @@ const (
 	ReasonRewrite = "dust_rewrite"
 )
 
+// Fund names what admitted a URL: its grounding, or the part of its
+// family's allowance that paid for it. Counted by what they admit
+// (crawler_admission_funded_total, trapsim's requests by fund), they show
+// which budget a crawl's generated URLs, and its traps, live on, and so
+// which flag to turn (docs/traps.md, "What funds the requests").
+type Fund uint8
+
+const (
+	FundNone         Fund = iota
+	FundGrounded          // found from outside its family (not charged)
+	FundCorroborated      // held, then linked from enough distinct pages (-pattern-referrers)
+	FundFirst             // the family's first generated URLs (-pattern-budget)
+	FundEvidence          // its URLs found from outside it (-pattern-evidence)
+	FundVouched           // its URLs its own pages corroborated (-pattern-evidence, -pattern-self-hops)
+	FundShare             // the host's real pages found outside it (-pattern-share)
+	FundYield             // pages outside it that its pages led to (-pattern-yield)
+	FundRefound           // its URLs found again on other pages (-pattern-refound)
+	FundEstimate          // its estimated size held while its finds doubled (-pattern-estimate)
+	FundDwindle           // its pages make up fewer new URLs than are fetched (-pattern-dwindle)
+	fundCount
+)
+
+var fundNames = [fundCount]string{"none", "grounded", "corroborated", "first", "evidence", "vouched", "share", "yield", "refound", "estimate", "dwindle"}
+
+func (f Fund) String() string {
+	if f < fundCount {
+		return fundNames[f]
+	}
+	return fmt.Sprintf("fund(%d)", uint8(f))
+}
+
+// Funds lists every Fund, for metrics that want each label up front.
+func Funds() []Fund {
+	out := make([]Fund, fundCount)
+	for i := range out {
+		out[i] = Fund(i)
+	}
+	return out
+}
+
 // Defaults of the flags (DefaultConfig), and of the memory bounds when zero.
 const (
 	DefaultBudget         = 4
@@ -204,7 +244,10 @@ type Candidate struct {
 
 // Decision is the outcome of Host.Admit.
 type Decision struct {
-	Admit  bool
+	Admit bool
+	// Funds: what let an admitted URL through (FundNone when the budgets
+	// are off, or for a rewrite's probe).
+	Funds  Fund
 	Reason string // one of the Reason constants when held
 	Rule   string // the rewrite, when Reason is ReasonRewrite
 	// Last: serve it after its host's other URLs. A generated URL, or one
@@ -868,17 +911,45 @@ func foldLast(p string) string {
 // holds a space the site links from a few places (a search box, a tag cloud
 // that makes up its tags) at the URLs it was first given, where each entry
 // used to buy EvidenceWeight more.
-func (h *Host[T]) allowance(cfg Config, f *space) int { return h.allowanceAt(cfg, f, false) }
+func (h *Host[T]) allowance(cfg Config, f *space) int { return h.allowanceAt(cfg, f, false).total() }
 
 // deep reports whether a generated URL hops pages down its chain is past
 // SelfHops, where what its family's own pages vouch for no longer funds it.
 func (c Config) deep(hops int) bool { return c.SelfHops > 0 && hops > c.SelfHops }
 
+// allowanceParts is what a family may have charged, by what earned it, in
+// the order Decision.Funds names them: the parts add up, and the estimate's
+// grant stands on its own (total).
+type allowanceParts struct {
+	first, evidence, vouched, share, yield, refound, estimate int
+}
+
+func (a allowanceParts) total() int {
+	return max(a.first+a.evidence+a.vouched+a.share+a.yield+a.refound, a.estimate)
+}
+
+// fund names the part that paid for the charged+1st URL: the first whose
+// running total passes charged (evidence below the pages it came from,
+// negative, takes back from the parts before it).
+func (a allowanceParts) fund(charged int) Fund {
+	sum := 0
+	for _, p := range [...]struct {
+		n int
+		f Fund
+	}{{a.first, FundFirst}, {a.evidence, FundEvidence}, {a.vouched, FundVouched}, {a.share, FundShare}, {a.yield, FundYield}, {a.refound, FundRefound}} {
+		sum += p.n
+		if p.n > 0 && charged < sum {
+			return p.f
+		}
+	}
+	return FundEstimate
+}
+
 // allowanceAt is allowance for a generated URL, deep when it is more than
 // Config.SelfHops pages down its chain: what the family's own pages vouch
 // for (its evidence they corroborated, its URLs they found again) funds
 // what they are near, not an endless chain of made-up URLs.
-func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) int {
+func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) allowanceParts {
 	others := float64(h.real - f.real)
 	// What yield may earn counts the pages of its host's sections that
 	// link each other too: a hub whose chain of index pages lists real
@@ -887,9 +958,10 @@ func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) int {
 	// its index and the other hosts link.
 	linked := others + float64(h.interlinked-f.interlinked)
 	w := cfg.EvidenceWeight
-	evidence := f.evidence
+	evidence, vouched := f.evidence, min(f.selfEvidence, f.evidence)
 	if deep {
-		evidence -= min(f.selfEvidence, evidence)
+		evidence -= vouched
+		vouched = 0
 	}
 	ev := w * evidence
 	if n := f.pages - max(cfg.Probe, 1); n > 0 && w > 1 {
@@ -899,10 +971,14 @@ func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) int {
 	if cfg.Unlinked && cfg.Probe > 0 && f.relinks < f.charged && f.barren(cfg.Probe) {
 		first, ev, share = min(first, cfg.Probe), 0, 0
 	}
+	// What its own pages vouched for is the last of its evidence.
+	a := allowanceParts{first: first, vouched: max(min(w*vouched, ev), 0), share: share}
+	a.evidence = ev - a.vouched
 	yield, refound, most := YieldGrowth*f.yield, max(cfg.Refound, 0)*f.refound.count(), int(cfg.YieldShare*linked)
 	if deep {
 		refound = 0
 	}
+	a.yield = min(yield, most)
 	if f.copiesOften() {
 		// What its URLs found again earn is a section's: pages that link
 		// each other. Copies that link each other (a calendar's days, six
@@ -910,24 +986,28 @@ func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) int {
 		// again as densely, and without end: an independent web's
 		// calendar of near-identical days passed for closing and took
 		// 2,926 requests in five minutes, 908 without this.
-		return first + ev + min(yield, most) + share
+		return a
 	}
+	a.estimate = f.trend.ext
 	if f.charged >= warmingBudget && f.outgrowing() {
 		// Found again as densely as a section, and growing with what it
 		// finds as a section does not: what it finds again is its own
 		// making (a calendar's months, linked from the months and years
 		// either side), and earns nothing.
-		return max(first+ev+min(yield, most)+share, f.trend.ext)
+		return a
 	}
+	base := first + ev + a.yield + share
 	capped := first + ev + min(yield+refound, most) + share
-	uncapped := first + ev + min(yield, most) + refound + share
+	uncapped := base + refound
 	switch {
 	case f.closing():
-		return max(uncapped, f.trend.ext)
+		a.refound = uncapped - base
 	case f.warming():
-		return max(capped, min(uncapped, warmingBudget), f.trend.ext)
+		a.refound = max(capped, min(uncapped, warmingBudget)) - base
+	default:
+		a.refound = capped - base
 	}
-	return max(capped, f.trend.ext)
+	return a
 }
 
 // copiesOften reports whether a family's pages came back duplicates at
@@ -1103,7 +1183,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 			fam.pages++
 		}
 		h.grow(parkKey{parkFamily, fk})
-		return Decision{Admit: true, Last: cfg.Budget > 0 && fam.charged >= h.allowance(cfg, fam)}
+		return Decision{Admit: true, Funds: FundGrounded, Last: cfg.Budget > 0 && fam.charged >= h.allowance(cfg, fam)}
 	}
 	if h.inPark[hash] == nil && !c.Held {
 		fam.offered++ // found for the first time (a held one found again is relinked)
@@ -1134,11 +1214,20 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	// A family whose pages make up fewer new URLs than are fetched runs
 	// out of them by itself (space.branch): no budget holds it.
 	deep := cfg.deep(c.Hops)
-	if cfg.Budget > 0 && !(cfg.Dwindle && origin.branch.dwindling()) && origin.charged >= h.allowanceAt(cfg, origin, deep) {
-		if !cfg.Estimate || origin.copiesOften() || !origin.converge() || origin.charged >= h.allowanceAt(cfg, origin, deep) {
+	funds := FundNone
+	if cfg.Budget > 0 {
+		a := h.allowanceAt(cfg, origin, deep)
+		switch {
+		case origin.charged < a.total():
+			funds = a.fund(origin.charged)
+		case cfg.Dwindle && origin.branch.dwindling():
+			funds = FundDwindle
+		case !cfg.Estimate || origin.copiesOften() || !origin.converge() || origin.charged >= h.allowanceAt(cfg, origin, deep).total():
 			return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, c.Origin}}
+		default:
+			funds = FundEstimate
+			h.grow(parkKey{parkFamily, c.Origin}) // and the URLs it held
 		}
-		h.grow(parkKey{parkFamily, c.Origin}) // and the URLs it held
 	}
 	origin.charged++
 	sp.genAdmitted++
@@ -1156,7 +1245,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		}
 		h.pending[hash] = pendingURL{space: sk, fam: fk, origin: c.Origin, made: c.Made && c.Hops > 1}
 	}
-	return Decision{Admit: true, Last: true}
+	return Decision{Admit: true, Funds: funds, Last: true}
 }
 
 // Take decides, with Config.TakeGate, whether a generated URL admitted
@@ -1564,6 +1653,9 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 					}
 					delete(h.inPark, pu.hash)
 					d.Corroborated = c.Grounded && !pu.c.Grounded
+					if d.Corroborated {
+						d.Funds = FundCorroborated
+					}
 					fn(pu.item, pu.c, d)
 					continue
 				}

@@ -2427,7 +2427,7 @@ func TestSelfEvidence(t *testing.T) {
 		if !shown {
 			t.Errorf("outside %v: /arch/ not in the host's look-up", outside)
 		}
-		shallow, deep := h.allowanceAt(cfg, f, false), h.allowanceAt(cfg, f, true)
+		shallow, deep := h.allowanceAt(cfg, f, false).total(), h.allowanceAt(cfg, f, true).total()
 		if shallow-deep != want*cfg.EvidenceWeight {
 			t.Errorf("outside %v: allowance %d near, %d deep; want %d apart", outside, shallow, deep, want*cfg.EvidenceWeight)
 		}
@@ -2506,5 +2506,70 @@ func TestReleaseNearerPastDeep(t *testing.T) {
 	h.Release(cfg, func(u string, _ Candidate, _ Decision) { released = append(released, u) })
 	if !slices.Equal(released, []string{near}) {
 		t.Errorf("released %v; want %s alone (%s is deeper than %d)", released, near, deep, cfg.SelfHops)
+	}
+}
+
+// TestDecisionFunds: each admitted URL names what paid for it, in the order
+// the allowance is spent, and a URL its budgets hold names nothing; what the
+// trap simulation and crawler_admission_funded_total count.
+func TestDecisionFunds(t *testing.T) {
+	cfg := Config{Budget: 2, EvidenceWeight: 2, Share: 1}.WithDefaults()
+	h := NewHost[string]()
+	// A real page elsewhere on the host: a share of one for each family.
+	offer(h, cfg, "http://a/doc/0", "http://a/", 0, 0)
+	h.Observe(cfg, Verdict{URL: "http://a/doc/0", Grounded: true})
+	c, d := offer(h, cfg, "http://a/search?q=entry", "http://a/", 0, 0)
+	if !d.Admit || d.Funds != FundGrounded {
+		t.Fatalf("the entry, found from another family: admit %v, funds %v; want grounded", d.Admit, d.Funds)
+	}
+	h.Observe(cfg, Verdict{URL: c.URL, Grounded: true})
+	var got []Fund
+	parentHops, origin, parent := 0, Key(0), c.URL
+	for i := range 10 {
+		u := fmt.Sprintf("http://a/search?q=w%d", i)
+		c, d := offer(h, cfg, u, parent, parentHops, origin)
+		if !d.Admit {
+			if d.Funds != FundNone {
+				t.Errorf("%s held for %q, funds %v; want none", u, d.Reason, d.Funds)
+			}
+			continue
+		}
+		got = append(got, d.Funds)
+		h.Observe(cfg, Verdict{URL: u, Grounded: c.Grounded, Origin: c.Origin})
+		parentHops, origin, parent = c.Hops, c.Origin, u
+	}
+	// Budget 2, then 2 for the one URL found from outside, then the share.
+	want := []Fund{FundFirst, FundFirst, FundEvidence, FundEvidence, FundShare}
+	if !slices.Equal(got, want) {
+		t.Errorf("funds of the generated URLs admitted: %v, want %v", got, want)
+	}
+}
+
+func TestAllowancePartsFund(t *testing.T) {
+	a := allowanceParts{first: 2, evidence: 1, vouched: 1, share: 1, yield: 0, refound: 2, estimate: 9}
+	if got := a.total(); got != 9 {
+		t.Errorf("total %d, want the estimate's 9", got)
+	}
+	want := []Fund{FundFirst, FundFirst, FundEvidence, FundVouched, FundShare, FundRefound, FundRefound, FundEstimate, FundEstimate}
+	for charged, w := range want {
+		if got := a.fund(charged); got != w {
+			t.Errorf("charged %d: funded by %v, want %v", charged, got, w)
+		}
+	}
+	// Evidence less than the pages it came from takes back from what is
+	// before it: the part that pays is the first whose running total
+	// passes the URLs charged.
+	a = allowanceParts{first: 2, evidence: -1, share: 1, refound: 2}
+	if got := a.total(); got != 4 {
+		t.Errorf("total %d, want 4", got)
+	}
+	want = []Fund{FundFirst, FundFirst, FundRefound, FundRefound, FundEstimate}
+	for charged, w := range want {
+		if got := a.fund(charged); got != w {
+			t.Errorf("charged %d: funded by %v, want %v", charged, got, w)
+		}
+	}
+	if got := Fund(200).String(); got != "fund(200)" {
+		t.Errorf("an unknown fund reads %q", got)
 	}
 }
