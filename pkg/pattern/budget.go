@@ -152,7 +152,7 @@ func DefaultConfig() Config {
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.Budget, prefix+"pattern-budget", DefaultBudget, "URLs a URL family of a host may generate from its own pages before it has earned more (0 or negative = no budgets on generated URLs)")
 	fs.IntVar(&c.EvidenceWeight, prefix+"pattern-evidence", DefaultEvidenceWeight, "generated URLs a family earns for each of its URLs found from outside it: another family's page, another host, a sitemap, a seed")
-	fs.Float64Var(&c.Share, prefix+"pattern-share", DefaultShare, "generated URLs every family of a host earns per page of the host found from outside its family and fetched distinct")
+	fs.Float64Var(&c.Share, prefix+"pattern-share", DefaultShare, "generated URLs every family of a host earns per page of the host found from outside its family and fetched distinct, up to its reach: the distinct pages of other families its pages link, less the most one of its pages links (an index of articles found elsewhere reaches many, a trap's navigation box one; 0 = none)")
 	fs.Float64Var(&c.YieldShare, prefix+"pattern-yield", DefaultYieldShare, "what a family earns by yield (2 per distinct page outside itself that its generated pages led to) is capped at this many per real page of the host found from outside the family: an index of near-duplicate pages listing real articles is followed, an endless one stops (0 = yield earns nothing)")
 	fs.IntVar(&c.Referrers, prefix+"pattern-referrers", DefaultReferrers, "a held URL linked from this many distinct fetched pages is admitted as evidence: a site's pages link each other, a generated space's URLs are each found on the one page that made them up (0 or negative = off)")
 	fs.BoolVar(&c.Unlinked, prefix+"pattern-unlinked", false, "hold a family whose judged pages lead nowhere else and whose URLs (admitted or held) the site's pages seldom link again at dup-probe generated URLs, whatever its entries earned (traps 24.7% -> 20.9% of requests on the random trap webs; off by default: a real section that is a chain of pages, each linking the next, is found once per URL as a made-up space is, and a small one is held at its probes)")
@@ -967,7 +967,10 @@ func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) allowanceParts {
 	if n := f.pages - max(cfg.Probe, 1); n > 0 && w > 1 {
 		ev -= w * n
 	}
-	first, share := cfg.Budget, int(cfg.Share*others)
+	// The host's share goes as far as the family's pages reach into the
+	// rest of the site: the letters of an index of known articles link
+	// many of them, a trap's pages the same navigation box.
+	first, share := cfg.Budget, min(int(cfg.Share*others), max(f.beyond, 0))
 	if cfg.Unlinked && cfg.Probe > 0 && f.relinks < f.charged && f.barren(cfg.Probe) {
 		first, ev, share = min(first, cfg.Probe), 0, 0
 	}

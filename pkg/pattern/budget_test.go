@@ -141,8 +141,10 @@ func TestChainEntersAnotherFamily(t *testing.T) {
 	}
 }
 
-// TestShareOfRealPages: every family earns a share of the host's real pages
-// found from outside it.
+// TestShareOfRealPages: a family earns a share of the host's real pages
+// found from outside it, as far as its pages reach into the rest of the
+// site: distinct pages of other families they link, beyond the most one
+// page links (a navigation box on every page reaches nothing).
 func TestShareOfRealPages(t *testing.T) {
 	cfg := Config{Budget: 1, Share: 0.5}.WithDefaults()
 	h := NewHost[string]()
@@ -156,15 +158,30 @@ func TestShareOfRealPages(t *testing.T) {
 	if held != 4 {
 		t.Fatalf("%d held, want 4", held)
 	}
+	var docs []string
 	for i := range 4 {
 		u := fmt.Sprintf("http://a/doc/%d", i)
 		offer(h, cfg, u, "http://a/", 0, 0)
 		h.Observe(cfg, Verdict{URL: u, Grounded: true})
+		docs = append(docs, u)
 	}
 	released := 0
-	h.Release(cfg, func(string, Candidate, Decision) { released++ })
+	release := func() {
+		h.Release(cfg, func(string, Candidate, Decision) { released++ })
+	}
+	// Its pages link the same one real page: a box, no reach.
+	h.Observe(cfg, Verdict{URL: "http://a/cal/0", Grounded: true, Relinks: docs[:1]})
+	h.Observe(cfg, Verdict{URL: "http://a/cal/1", Relinks: docs[:1]})
+	release()
+	if released != 0 {
+		t.Fatalf("pages linking the same real page released %d, want none", released)
+	}
+	// Its pages link four distinct ones, at most two each: a reach of two.
+	h.Observe(cfg, Verdict{URL: "http://a/cal/0", Grounded: true, Relinks: docs[:2]})
+	h.Observe(cfg, Verdict{URL: "http://a/cal/1", Relinks: docs[2:]})
+	release()
 	if released != 2 {
-		t.Errorf("4 real pages elsewhere released %d, want 2 (a share of 0.5)", released)
+		t.Errorf("4 real pages elsewhere, reached: released %d, want 2 (a share of 0.5)", released)
 	}
 }
 
@@ -2515,14 +2532,18 @@ func TestReleaseNearerPastDeep(t *testing.T) {
 func TestDecisionFunds(t *testing.T) {
 	cfg := Config{Budget: 2, EvidenceWeight: 2, Share: 1}.WithDefaults()
 	h := NewHost[string]()
-	// A real page elsewhere on the host: a share of one for each family.
-	offer(h, cfg, "http://a/doc/0", "http://a/", 0, 0)
-	h.Observe(cfg, Verdict{URL: "http://a/doc/0", Grounded: true})
+	// Real pages elsewhere on the host, each linked from one page of the
+	// family: a share of one (its reach).
+	docs := []string{"http://a/doc/0", "http://a/doc/1"}
+	for _, u := range docs {
+		offer(h, cfg, u, "http://a/", 0, 0)
+		h.Observe(cfg, Verdict{URL: u, Grounded: true})
+	}
 	c, d := offer(h, cfg, "http://a/search?q=entry", "http://a/", 0, 0)
 	if !d.Admit || d.Funds != FundGrounded {
 		t.Fatalf("the entry, found from another family: admit %v, funds %v; want grounded", d.Admit, d.Funds)
 	}
-	h.Observe(cfg, Verdict{URL: c.URL, Grounded: true})
+	h.Observe(cfg, Verdict{URL: c.URL, Grounded: true, Relinks: docs[:1]})
 	var got []Fund
 	parentHops, origin, parent := 0, Key(0), c.URL
 	for i := range 10 {
@@ -2535,7 +2556,7 @@ func TestDecisionFunds(t *testing.T) {
 			continue
 		}
 		got = append(got, d.Funds)
-		h.Observe(cfg, Verdict{URL: u, Grounded: c.Grounded, Origin: c.Origin})
+		h.Observe(cfg, Verdict{URL: u, Grounded: c.Grounded, Origin: c.Origin, Relinks: docs[1:]})
 		parentHops, origin, parent = c.Hops, c.Origin, u
 	}
 	// Budget 2, then 2 for the one URL found from outside, then the share.
