@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"math"
 	"runtime"
 	"runtime/debug"
@@ -42,6 +43,18 @@ func TestGCFlagsApply(t *testing.T) {
 		t.Errorf("memory limit %d with GOMEMLIMIT set, want it untouched", got)
 	}
 
+	// The idle headroom measures the machine only when it is the smaller.
+	for _, tt := range []struct {
+		idle      int64
+		wantSpare bool
+	}{{64, true}, {0, false}, {160, false}, {200, false}} {
+		tuner := gcFlags{percent: 400, headroomMiB: 160, idleHeadroomMiB: tt.idle}.apply(env(nil))
+		tuner.stop()
+		if (tuner.spare != nil) != tt.wantSpare {
+			t.Errorf("-gc-idle-headroom-mib %d: measuring the machine %v, want %v", tt.idle, tuner.spare != nil, tt.wantSpare)
+		}
+	}
+
 	// A zero limit sets none.
 	gcFlags{percent: 200}.apply(env(nil))
 	if got := debug.SetMemoryLimit(math.MaxInt64); got != math.MaxInt64 {
@@ -63,21 +76,23 @@ func TestGCFlagsValidate(t *testing.T) {
 func TestGCPercentFor(t *testing.T) {
 	const mib = 1 << 20
 	tests := []struct {
-		live, headroom uint64
-		maxPercent     int
-		want           int
+		live, headroom         uint64
+		minPercent, maxPercent int
+		want                   int
 	}{
-		{0, 160 * mib, 400, 400},
-		{20 * mib, 160 * mib, 400, 400}, // 4x20 MiB is within the headroom
-		{40 * mib, 160 * mib, 400, 400},
-		{64 * mib, 160 * mib, 400, 250},
-		{160 * mib, 160 * mib, 400, 100},
-		{500 * mib, 160 * mib, 400, 100}, // never below Go's default
-		{64 * mib, 160 * mib, 50, 50},    // nor above the flag's
+		{0, 160 * mib, 100, 400, 400},
+		{20 * mib, 160 * mib, 100, 400, 400}, // 4x20 MiB is within the headroom
+		{40 * mib, 160 * mib, 100, 400, 400},
+		{64 * mib, 160 * mib, 100, 400, 250},
+		{160 * mib, 160 * mib, 100, 400, 100},
+		{500 * mib, 160 * mib, 100, 400, 100}, // never below the least
+		{500 * mib, 64 * mib, 50, 400, 50},
+		{100 * mib, 64 * mib, 50, 400, 64},
+		{64 * mib, 160 * mib, 100, 50, 50}, // nor above the flag's
 	}
 	for _, tt := range tests {
-		if got := gcPercentFor(tt.live, tt.headroom, tt.maxPercent); got != tt.want {
-			t.Errorf("gcPercentFor(%d MiB, %d MiB, %d) = %d, want %d", tt.live/mib, tt.headroom/mib, tt.maxPercent, got, tt.want)
+		if got := gcPercentFor(tt.live, tt.headroom, tt.minPercent, tt.maxPercent); got != tt.want {
+			t.Errorf("gcPercentFor(%d MiB, %d MiB, %d, %d) = %d, want %d", tt.live/mib, tt.headroom/mib, tt.minPercent, tt.maxPercent, got, tt.want)
 		}
 	}
 }
@@ -88,7 +103,7 @@ func TestGCTuner(t *testing.T) {
 	prev := debug.SetGCPercent(400)
 	t.Cleanup(func() { debug.SetGCPercent(prev) })
 	const headroom = 128 << 20
-	tuner := startGCTuner(400, headroom)
+	tuner := startGCTuner(400, headroom, 0, nil)
 	t.Cleanup(tuner.stop)
 	percentAfterGC := func() int {
 		t.Helper()
@@ -120,5 +135,76 @@ func TestGCTuner(t *testing.T) {
 	// A few MiB live: the flag's 400% is within the headroom.
 	if p := percentAfterGC(); p != 400 {
 		t.Errorf("GC percent %d with a small live heap, want the flag's 400", p)
+	}
+}
+
+func TestSpareTarget(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		others      float64
+		want        uint64
+		wantPercent int
+	}{
+		{-1, 160 * mib, 100}, // unknown: busy
+		{0, 64 * mib, 50},
+		{0.25, 64 * mib, 50},
+		{0.375, 112 * mib, 75}, // half way
+		{0.50, 160 * mib, 100},
+		{0.9, 160 * mib, 100},
+	}
+	for _, tt := range tests {
+		got, gotPercent := spareTarget(tt.others, 64*mib, 160*mib)
+		if got != tt.want || gotPercent != tt.wantPercent {
+			t.Errorf("spareTarget(%.3f) = %d MiB, %d%%; want %d MiB, %d%%", tt.others, got/mib, gotPercent, tt.want/mib, tt.wantPercent)
+		}
+	}
+}
+
+// TestCPUSpare: the share other processes took is measured over windows of
+// at least a second, and a counter that cannot be read makes it unknown.
+func TestCPUSpare(t *testing.T) {
+	var mine, all float64
+	var fail bool
+	times := func() (float64, float64, error) {
+		if fail {
+			return 0, 0, errors.New("no /proc/stat")
+		}
+		return mine, all, nil
+	}
+	c := newCPUSpare(times)
+	start := c.at
+	if got := c.others(start.Add(2 * time.Second)); got != -1 {
+		t.Errorf("others %.2f with the counters unmoved, want unknown (-1)", got)
+	}
+	mine, all = 1, 4 // others took three quarters
+	if got := c.others(start.Add(2500 * time.Millisecond)); got != -1 {
+		t.Errorf("others %.2f within a second of the last sample, want the last one (-1)", got)
+	}
+	if got := c.others(start.Add(3 * time.Second)); got != 0.75 {
+		t.Errorf("others %.2f, want 0.75", got)
+	}
+	mine, all = 5, 8 // none since
+	if got := c.others(start.Add(3500 * time.Millisecond)); got != 0.75 {
+		t.Errorf("others %.2f within the window, want the last one (0.75)", got)
+	}
+	if got := c.others(start.Add(4 * time.Second)); got != 0 {
+		t.Errorf("others %.2f, want 0", got)
+	}
+	fail = true
+	if got := c.others(start.Add(5 * time.Second)); got != -1 {
+		t.Errorf("others %.2f with the counters unreadable, want unknown (-1)", got)
+	}
+}
+
+func TestProcCPUTimes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/stat is Linux's")
+	}
+	mine, all, err := procCPUTimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine <= 0 || all <= 0 || mine > all*1.01 {
+		t.Errorf("idle or this process's %.2f s of %.2f s", mine, all)
 	}
 }
