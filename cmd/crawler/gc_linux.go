@@ -1,10 +1,11 @@
 package main
 
 import (
-	"syscall"
-	"time"
+	"errors"
 
 	"github.com/prometheus/procfs"
+
+	"github.com/crawlcluster/crawler/internal/cputime"
 )
 
 // procCPUTimes reads the machine's CPU seconds from /proc/stat and this
@@ -19,11 +20,11 @@ func procCPUTimes() (mine, total float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0, err
+	ownTime, ok := cputime.Process()
+	if !ok {
+		return 0, 0, errors.New("getrusage failed")
 	}
-	own := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	own := ownTime.Seconds()
 	c := st.CPUTotal
 	idle := c.Idle + c.Iowait
 	return idle + own, idle + c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal, nil
