@@ -53,6 +53,13 @@ func TestConsole(t *testing.T) {
 		"-default-delay", "300ms")
 	args = without(args, "-exit-when-idle") // the console is watched after the crawl is done
 	p := startCrawler(t, args)
+	t.Cleanup(func() {
+		// CI once saw the pause not reach the frontier in 30 s; what the
+		// crawler said about its controls and any trouble is the clue.
+		if t.Failed() {
+			t.Logf("the crawler's warnings, errors and control lines:\n%s", p.grep("level=WARN", "level=ERROR", "control", "pause"))
+		}
+	})
 	c := &consoletest.Console{B: b, Base: "http://" + addr, Token: token}
 	waitAPI(t, p, c.Base)
 

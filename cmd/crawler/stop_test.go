@@ -143,6 +143,23 @@ func (p *crawlerProcess) find(parts ...string) (logLine, bool) {
 	return logLine{}, false
 }
 
+// grep returns the log lines that contain any of parts, the last 200 of
+// them at most.
+func (p *crawlerProcess) grep(parts ...string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, l := range p.lines {
+		for _, s := range parts {
+			if strings.Contains(l.text, s) {
+				out = append(out, l.text)
+				break
+			}
+		}
+	}
+	return strings.Join(out[max(len(out)-200, 0):], "\n")
+}
+
 func (p *crawlerProcess) log() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

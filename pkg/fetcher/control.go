@@ -130,6 +130,7 @@ func (f *Fetcher) applyHost(set *control.Set, host string) {
 	}
 	f.fr.SetHostPaused(host, p, ok && hc.Paused)
 	f.fr.SetHostDelay(host, p, f.hostDelay(host, entry))
+	f.log.Info("operator's host controls applied", "host", host, "paused", ok && hc.Paused, "version", set.Version)
 }
 
 // flushPatternCounts adds what the patterns excluded to their counts in the
