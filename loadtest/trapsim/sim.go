@@ -609,13 +609,14 @@ func (s *sim) robots(h *host) {
 }
 
 // relinks returns the links of a page to URLs of its host the crawl knew
-// already, as the parser attaches them to the page's verdict.
-func (s *sim) relinks(h *host, links []string) []string {
+// already (known) or did not (!known), as the parser attaches them to the
+// page's verdict.
+func (s *sim) relinks(h *host, links []string, known bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, l := range links {
 		n, err := s.norm.Normalize(l)
-		if err != nil || seen[n] || urlnorm.Authority(n) != h.name || !h.known[hashOf(n)] {
+		if err != nil || seen[n] || urlnorm.Authority(n) != h.name || h.known[hashOf(n)] != known {
 			continue
 		}
 		seen[n] = true
@@ -651,9 +652,9 @@ func (s *sim) deliver() {
 			}
 			continue
 		}
-		relinks := s.relinks(h, p.links)
+		relinks := s.relinks(h, p.links, true)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
-			Unlike: p.unlike, NoTarget: p.noTarget, Judged: p.it.target != 0, Relinks: relinks})
+			Unlike: p.unlike, NoTarget: p.noTarget, Judged: p.it.target != 0, Relinks: relinks, Fresh: s.relinks(h, p.links, false)})
 		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
 		}

@@ -235,6 +235,9 @@ type Evidence struct {
 	// Relinks are the page's links to URLs of its host the crawl knew
 	// already (queue.Verdict.RelinkURLs).
 	Relinks []string
+	// Fresh are its links to URLs of its host the crawl did not know
+	// (queue.Verdict.FreshURLs).
+	Fresh []string
 }
 
 // Observe feeds a verdict to the host's URL-space budgets and reports
@@ -242,7 +245,7 @@ type Evidence struct {
 func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	hp := h.patterns()
 	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
-		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, NoTarget: e.NoTarget, Judged: e.Judged, Relinks: e.Relinks})
+		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, NoTarget: e.NoTarget, Judged: e.Judged, Relinks: e.Relinks, Fresh: e.Fresh})
 	return hp.Parked() > 0
 }
 

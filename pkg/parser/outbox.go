@@ -171,8 +171,14 @@ func (o *outbox) attachVerdicts() {
 			first[c.Parent] = i
 		}
 	}
+	fresh := map[string][]string{} // page URL -> its links to URLs the store did not know
+	for _, c := range o.cands {
+		if c.Kind == queue.KindPage && c.Parent != "" && len(fresh[c.Parent]) < queue.MaxRelinks && urlnorm.Authority(c.URL) == urlnorm.Authority(c.Parent) {
+			fresh[c.Parent] = append(fresh[c.Parent], queue.RelinkPath(c.URL))
+		}
+	}
 	for _, v := range o.verdicts {
-		v.Relinks = o.relinks[v.URL]
+		v.Relinks, v.Fresh = o.relinks[v.URL], fresh[v.URL]
 		if i, ok := first[v.URL]; ok && o.cands[i].Verdict == nil {
 			o.cands[i].Verdict = &v
 			continue

@@ -449,8 +449,10 @@ func TestDuplicateAncestry(t *testing.T) {
 		t.Errorf("verdict rides on another host's URL: %+v", u)
 	}
 	want := map[string]queue.Verdict{
-		"http://a.example/":          {URL: "http://a.example/"},
-		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, Hops: 7, Origin: 8, DupHops: 1},
+		// Their links to their host were new: the verdicts say which
+		// (another host's are no page of the host leading somewhere).
+		"http://a.example/":          {URL: "http://a.example/", Fresh: []string{"/a1.html"}},
+		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, Hops: 7, Origin: 8, DupHops: 1, Fresh: []string{"/b1.html"}},
 		// Its one link was known: the verdict says so, for the budgets
 		// of the URL's space (a site's pages link each other).
 		"http://a.example/lone.html": {URL: "http://a.example/lone.html", Relinks: []string{"/known.html"}},

@@ -290,6 +290,9 @@ type Verdict struct {
 	// Relinks are the page's links on its host to URLs the crawl knew
 	// already (normalized, bounded by the parser).
 	Relinks []string
+	// Fresh are the page's links on its host to URLs the crawl did not
+	// know (normalized, bounded by the parser).
+	Fresh []string
 }
 
 // space is what one space (pattern with its query keys) or one family

@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -222,12 +223,17 @@ type ruleStats struct {
 	// duplicate it is comes later: the first maxBlind say nothing.
 	blind   int
 	matches int // URLs held or probed since it became active
-	// relisted is the key of the path of the first relisting variant's
-	// target (relistedOf), 0 before one; relistings are the variants
-	// counted in dup for relisting.
-	relisted   Key
+	// relisted holds the keys of the paths of the relisting variants'
+	// targets (relistedOf), the first first, at most maxRelistedPaths;
+	// relistings are the variants counted in dup for relisting.
+	relisted   []Key
 	relistings int
-	series     int // relistings onto the first one's path since, passed over (maxSeries)
+	// open holds the keys of the target paths of variants that came back
+	// distinct while the rule was active by relistings alone
+	// (byRelisting): listings whose variants lead somewhere, which the
+	// rule no longer holds. At most maxRelistedPaths.
+	open   []Key
+	series int // relistings onto the first one's path since, passed over (maxSeries)
 }
 
 // maxBlind is how many variants fetched before their targets a rewrite
@@ -238,6 +244,29 @@ const maxBlind = 3
 
 // active reports whether the rewrite holds what it matches.
 func (r *ruleStats) active() bool { return r.dup >= 2 && r.distinct == 0 }
+
+// byRelisting reports whether every variant that made the rule active was
+// a relisting: none came back a copy of its target.
+func (r *ruleStats) byRelisting() bool { return r.relistings > 0 && r.dup == r.relistings }
+
+// pathOf says what an active rule does with variant u of rewrite rw by the
+// path of its target: holds it, lets it through (open), or neither, when
+// the rule has not seen that listing yet. A rule made active by copies
+// holds every variant on the host. One made by relistings alone holds
+// those of the listings whose variants relisted: they say that another
+// order of those listings leads nowhere, not that the next page of another
+// listing by the same parameter does, and a variant of another listing is
+// its probe. On an independent web, two categories' second pages, whose
+// articles the section indexes had linked, made "drop parameter pg"
+// active, and it held the later pages of every other category of the host,
+// with the articles only they linked (25 real pages of 4,539 never found).
+func (r *ruleStats) pathOf(rw Rewrite, u string) (held, open bool) {
+	if !r.byRelisting() {
+		return true, false
+	}
+	k := targetPath(rw, u)
+	return slices.Contains(r.relisted, k), slices.Contains(r.open, k)
+}
 
 // maxRules bounds the rewrites tracked per host.
 const maxRules = 64
@@ -283,6 +312,17 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 		if _, ok := r.Apply(c.URL); !ok {
 			continue
 		}
+		if held, open := st.pathOf(r, c.URL); open {
+			continue
+		} else if !held {
+			// A listing the rule has not seen: one variant at a time is
+			// its probe, whose verdict holds or opens its path.
+			if st.watched == 0 {
+				h.watchURL(hash, r, st)
+				return Decision{}, false
+			}
+			return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
+		}
 		if c.Held || h.inPark[hash] != nil {
 			// Held before and decided again (a release, a new page
 			// linking it, a restart or a handover reading it back): one
@@ -318,8 +358,10 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 		}
 		st = h.addRule(r, &ruleStats{})
 	}
-	if st.distinct > 0 {
-		return Decision{}, false // proven not to produce duplicates
+	if st.distinct > 0 || st.active() {
+		// Proven not to produce duplicates, or active and past its check
+		// above: a variant of a listing it lets through (pathOf).
+		return Decision{}, false
 	}
 	if st.watched >= 1 {
 		// One variant at a time until the rule is judged: a family of
@@ -418,6 +460,9 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		// An active rule's probe, or one of its first variants, came
 		// before its target: nothing to revert or judge it by.
 		st.blind++
+	case st.active() && st.byRelisting() && st.opens(r, v.URL):
+		// A listing whose variant leads somewhere: the rule holds the
+		// listings that relisted, not this one (pathOf).
 	default:
 		st.distinct++
 	}
@@ -474,6 +519,23 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) bool {
 		return false
 	}
 	target, _ := r.Apply(v.URL)
+	next := 0
+	for _, u := range v.Fresh {
+		t, ok := r.Apply(u)
+		if !ok {
+			return false // a URL nobody linked before: it leads somewhere
+		}
+		if t == target {
+			next++
+		}
+	}
+	if next == 1 && !v.NoTarget {
+		// One variant of its own target that no page linked before, the
+		// target's own page included: the next page of a chain (?pg=3 on
+		// ?pg=2, both onto the listing's first), which leads somewhere.
+		// Another order of a page links the other orders, all at once.
+		return false
+	}
 	n := 0
 	for _, u := range v.Relinks {
 		if u == target {
@@ -500,14 +562,46 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) bool {
 // (?order=x&page=2, ?order=y) differ by the other rewrites' parameters, and
 // whether those drop is not known when the first relisting is counted.
 func (st *ruleStats) relistedOf(r Rewrite, u string) bool {
-	target, _ := r.Apply(u)
-	target, _, _ = strings.Cut(target, "?")
-	k := KeyOf(target)
-	if st.relisted == 0 {
-		st.relisted = k
-		return true
+	k := targetPath(r, u)
+	if slices.Contains(st.relisted, k) {
+		return false
 	}
-	return st.relisted != k
+	if len(st.relisted) < maxRelistedPaths {
+		st.relisted = append(st.relisted, k)
+	}
+	return true
+}
+
+// opens adds the path of variant u's target to the rule's open listings,
+// and reports whether it could (it is not relisted, and there is room).
+func (st *ruleStats) opens(r Rewrite, u string) bool {
+	k := targetPath(r, u)
+	if slices.Contains(st.relisted, k) || len(st.open) >= maxRelistedPaths {
+		return false
+	}
+	if !slices.Contains(st.open, k) {
+		st.open = append(st.open, k)
+	}
+	return true
+}
+
+// maxRelistedPaths bounds the listing paths a rewrite remembers as
+// relisted, and those it remembers as open. Past it, the variants of a
+// listing not among them are probed one at a time and count as the
+// relistings they are; a listing that opens past it reverts the rule.
+const maxRelistedPaths = 32
+
+// targetPath is the key of the path (no query) of the URL that rewrite r
+// maps variant u onto.
+func targetPath(r Rewrite, u string) Key {
+	target, _ := r.Apply(u)
+	return pathKey(target)
+}
+
+// pathKey is the key of u without its query.
+func pathKey(u string) Key {
+	u, _, _ = strings.Cut(u, "?")
+	return KeyOf(u)
 }
 
 // liveRule returns the first rewrite not yet proved distinct that applies
@@ -541,6 +635,7 @@ type RuleUsage struct {
 	Distinct  int    `json:"distinct"`
 	Blind     int    `json:"before_target"` // variants fetched before their targets (ruleStats.blind)
 	Relisted  int    `json:"relisted"`      // of Duplicate, variants counted for what they link (relisting)
+	Open      int    `json:"open"`          // listings whose variants it lets through, active by relistings (ruleStats.open)
 	Held      int    `json:"held"`          // URLs it held or probed since it became active
 	Parked    int    `json:"parked"`
 }
@@ -549,7 +644,7 @@ type RuleUsage struct {
 func (h *Host[T]) Rules() []RuleUsage {
 	out := make([]RuleUsage, 0, len(h.rules))
 	for r, st := range h.rules {
-		out = append(out, RuleUsage{Rule: r.String(), Active: st.active(), Duplicate: st.dup, Distinct: st.distinct, Blind: st.blind, Relisted: st.relistings, Held: st.matches,
+		out = append(out, RuleUsage{Rule: r.String(), Active: st.active(), Duplicate: st.dup, Distinct: st.distinct, Blind: st.blind, Relisted: st.relistings, Open: len(st.open), Held: st.matches,
 			Parked: len(h.parked[parkKey{parkRewrite, r.key()}])})
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -88,9 +88,9 @@ func BenchmarkDeriveRewrite(b *testing.B) {
 // TestRewriteRelisting: a variant by a parameter whose text differs from its
 // target's but that links only what the host's fetched pages linked before
 // (a listing in another order) counts for its rewrite as a duplicate, once
-// for its first target and again for a target of another path: the orders
-// of a listing's pages are held after two, and those of its first page
-// wait for one of another page. Variants of one page alone (the pages of a
+// for each path of its targets: the orders of a listing's pages are held
+// after one probe a page (a rule made by relistings holds the listings it
+// saw), and those of its first page wait for one of another page. Variants of one page alone (the pages of a
 // listing by a parameter), and variants that link articles no page linked
 // yet (a sitemap's entries only), are judged by their text and their rule
 // reverted, the former after maxSeries.
@@ -136,14 +136,7 @@ func TestRewriteRelisting(t *testing.T) {
 				}
 			}
 			if tc.restart {
-				b, ok := h.Snapshot()
-				if !ok {
-					t.Fatal("no snapshot")
-				}
-				h = NewHost[string]()
-				if err := h.Restore(b); err != nil {
-					t.Fatal(err)
-				}
+				h = restarted(t, h)
 			}
 			// A variant's links: eight articles of the listing (another
 			// order's), its target, and the other variants.
@@ -178,16 +171,21 @@ func TestRewriteRelisting(t *testing.T) {
 			for _, r := range h.Rules() {
 				if r.Active {
 					active = append(active, r.Rule)
-					if r.Relisted != 2 {
-						t.Errorf("active rule %+v: want its two duplicates counted as relisted", r)
+					if r.Relisted != r.Duplicate || r.Relisted < 2 {
+						t.Errorf("active rule %+v: want its duplicates, two or more, all counted as relisted", r)
 					}
 				}
 			}
 			if got := len(active) > 0; got != tc.wantActive {
 				t.Fatalf("rules %+v after %d variants fetched; want one active: %v", h.Rules(), len(probes), tc.wantActive)
 			}
-			if tc.wantActive && len(probes) > 2+maxSeries || tc.wantActive && len(probes) == len(tc.variants) {
-				t.Errorf("%d of %d variants fetched (%v), want the two that taught the rule and at most %d onto the first one's path", len(probes), len(tc.variants), probes, maxSeries)
+			paths := map[string]bool{}
+			for _, u := range tc.variants {
+				p, _, _ := strings.Cut(u, "?")
+				paths[p] = true
+			}
+			if tc.wantActive && len(probes) > len(paths)+maxSeries || tc.wantActive && len(probes) == len(tc.variants) {
+				t.Errorf("%d of %d variants fetched (%v), want one a listing page and at most %d more onto the first one's path", len(probes), len(tc.variants), probes, maxSeries)
 			}
 			if !tc.wantActive && len(probes) != len(tc.variants) {
 				t.Errorf("%d of %d variants fetched (%v), want all: the rule was judged distinct", len(probes), len(tc.variants), probes)
@@ -202,4 +200,163 @@ func paramOf(u string) string {
 	ps := strings.Split(q, "&")
 	k, _, _ := strings.Cut(ps[len(ps)-1], "=")
 	return k
+}
+
+// TestRelistingHoldsItsListings: two categories' second pages whose articles
+// the host's pages had linked (a section index lists them all) relist, and
+// make "drop parameter pg" active; the second page of a third category
+// lists articles nothing linked, and is its probe, not held: it comes back
+// distinct, and opens its category (its third page is admitted) while the
+// first two stay held. A rule made by copies still holds the host's every
+// variant.
+func TestRelistingHoldsItsListings(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	for _, copies := range []bool{false, true} {
+		h := NewHost[string]()
+		article := func(cat string, page, j int) string { return fmt.Sprintf("http://a/post/%s-%d-%d.html", cat, page, j) }
+		for _, cat := range []string{"x", "y", "z"} {
+			list := "http://a/cat/" + cat + "/"
+			if _, d := offer(h, cfg, list, "http://a/", 0, 0); !d.Admit {
+				t.Fatalf("%s held: %+v", list, d)
+			}
+			h.Observe(cfg, Verdict{URL: list, Hash: int64(KeyOf(list)), Grounded: true})
+			for j := range 8 {
+				offer(h, cfg, article(cat, 1, j), list, 0, 0)
+			}
+		}
+		// The section index links the articles of x's and y's second
+		// pages; nothing links z's.
+		if _, d := offer(h, cfg, "http://a/all/", "http://a/", 0, 0); !d.Admit {
+			t.Fatal("the section index held")
+		}
+		for _, cat := range []string{"x", "y"} {
+			for j := range 8 {
+				offer(h, cfg, article(cat, 2, j), "http://a/all/", 0, 0)
+			}
+		}
+		verdict := func(u, cat string, fresh bool) Verdict {
+			links := []string{"http://a/cat/" + cat + "/", "http://a/cat/" + cat + "/?pg=3"}
+			for j := range 8 {
+				links = append(links, article(cat, 2, j))
+			}
+			v := Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: !copies, Duplicate: copies, Relinks: links}
+			if fresh {
+				v.Duplicate, v.Unlike = false, true
+			}
+			return v
+		}
+		for _, cat := range []string{"x", "y"} {
+			u := "http://a/cat/" + cat + "/?pg=2"
+			if _, d := offer(h, cfg, u, "http://a/cat/"+cat+"/", 0, 0); !d.Admit {
+				t.Fatalf("copies=%v: %s, the rule's probe, held: %+v", copies, u, d)
+			}
+			h.Observe(cfg, verdict(u, cat, false))
+		}
+		if r, ok := ruleOf(h, "drop parameter pg"); !ok || !r.Active {
+			t.Fatalf("copies=%v: rules %+v after two second pages came back %s, want drop parameter pg active", copies, h.Rules(), map[bool]string{false: "relisting", true: "copies"}[copies])
+		}
+		third := "http://a/cat/z/?pg=2"
+		_, d := offer(h, cfg, third, "http://a/cat/z/", 0, 0)
+		if copies {
+			if d.Admit || d.Reason != ReasonRewrite {
+				t.Fatalf("%s admitted under a rule made by copies: %+v", third, d)
+			}
+			continue
+		}
+		if !d.Admit {
+			t.Fatalf("%s, the second page of a listing the rule never saw, held: %+v", third, d)
+		}
+		if _, d := offer(h, cfg, "http://a/cat/x/?pg=3", "http://a/cat/x/?pg=2", 0, 0); d.Admit {
+			t.Fatalf("the third page of a relisted listing admitted before the probe's verdict: %+v", d)
+		}
+		// z's second page lists articles nothing linked: no relisting,
+		// and distinct in its text.
+		v := verdict(third, "z", true)
+		v.Relinks = v.Relinks[:2]
+		for j := range 8 {
+			v.Fresh = append(v.Fresh, article("z", 2, j))
+		}
+		h.Observe(cfg, v)
+		h.Release(cfg, func(string, Candidate, Decision) {})
+		if r, ok := ruleOf(h, "drop parameter pg"); !ok || !r.Active || r.Open != 1 || r.Distinct != 0 {
+			t.Fatalf("rules %+v after a second page that leads to new articles came back distinct, want drop parameter pg active with one listing open", h.Rules())
+		}
+		// What the rule holds and lets through goes on after a restart.
+		h = restarted(t, h)
+		if r, ok := ruleOf(h, "drop parameter pg"); !ok || !r.Active || r.Open != 1 || r.Relisted != 2 {
+			t.Fatalf("rules %+v after a restart, want drop parameter pg active, two listings relisted and one open", h.Rules())
+		}
+		if _, d := offer(h, cfg, "http://a/cat/z/?pg=3", third, 0, 0); !d.Admit && d.Reason == ReasonRewrite {
+			t.Errorf("the third page of the open listing held by the rule: %+v", d)
+		}
+		// Another listing's second page is the rule's probe now; the open
+		// listing's variants do not wait for its verdict.
+		if _, d := offer(h, cfg, "http://a/cat/w/?pg=2", "http://a/cat/w/", 0, 0); !d.Admit {
+			t.Fatalf("the second page of a fourth listing, the rule's probe, held: %+v", d)
+		}
+		if _, d := offer(h, cfg, "http://a/cat/z/?pg=4", "http://a/cat/z/", 0, 0); !d.Admit && d.Reason == ReasonRewrite {
+			t.Errorf("a page of the open listing found on its first page held by the rule while another listing is probed: %+v", d)
+		}
+		if _, d := offer(h, cfg, "http://a/cat/y/?pg=3", "http://a/cat/y/?pg=2", 0, 0); d.Admit {
+			t.Errorf("the third page of a relisted listing admitted: %+v", d)
+		}
+	}
+}
+
+// TestRelistingLeadsNowhere: a second page that links URLs the crawl did not
+// know (queue.Verdict.Fresh), or the next page of its own listing (one new
+// variant of its target: a chain), leads somewhere, whatever else it links:
+// it is no relisting, and its text judges its rewrite. Known links alone,
+// all linked before, make it one, and so do several new variants of its
+// target at once (another order linking the other orders).
+func TestRelistingLeadsNowhere(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	for _, tc := range []struct {
+		name     string
+		fresh    []string
+		relisted bool
+	}{
+		{"known links only", nil, true},
+		{"an article nobody linked", []string{"http://a/post/new.html"}, false},
+		{"its listing's next page", []string{"http://a/cat/x/?pg=3"}, false},
+		{"the other orders of its page", []string{"http://a/cat/x/?pg=3", "http://a/cat/x/?pg=4"}, true},
+		{"another listing's variant", []string{"http://a/cat/w/?pg=2"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewHost[string]()
+			var known []string
+			for _, cat := range []string{"x", "y"} {
+				list := "http://a/cat/" + cat + "/"
+				offer(h, cfg, list, "http://a/", 0, 0)
+				h.Observe(cfg, Verdict{URL: list, Hash: int64(KeyOf(list)), Grounded: true})
+				for j := range 6 {
+					a := fmt.Sprintf("http://a/post/%s-%d.html", cat, j)
+					offer(h, cfg, a, list, 0, 0)
+					known = append(known, a)
+				}
+			}
+			u := "http://a/cat/x/?pg=2"
+			if _, d := offer(h, cfg, u, "http://a/cat/x/", 0, 0); !d.Admit {
+				t.Fatalf("%s, the rule's first probe, held: %+v", u, d)
+			}
+			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: true, Relinks: append([]string{"http://a/cat/x/"}, known...), Fresh: tc.fresh})
+			r, ok := ruleOf(h, "drop parameter pg")
+			if !ok {
+				t.Fatalf("no rule: %+v", h.Rules())
+			}
+			if got := r.Relisted == 1 && r.Distinct == 0; got != tc.relisted {
+				t.Errorf("rule %+v: relisted %v, want %v", r, got, tc.relisted)
+			}
+		})
+	}
+}
+
+// ruleOf returns the host's rewrite that String names.
+func ruleOf(h *Host[string], name string) (RuleUsage, bool) {
+	for _, r := range h.Rules() {
+		if r.Rule == name {
+			return r, true
+		}
+	}
+	return RuleUsage{}, false
 }

@@ -112,9 +112,12 @@ type savedRule struct {
 	Distinct int     `json:"di,omitempty"`
 	Blind    int     `json:"bl,omitempty"`
 	Matches  int     `json:"m,omitempty"`
-	Relisted Key     `json:"rt,omitempty"`
+	Relisted Key     `json:"rt,omitempty"` // the first relisted path, as saved before RelistedPaths
 	Relists  int     `json:"rs,omitempty"`
-	Series   int     `json:"se,omitempty"`
+	// RelistedPaths are the relisted paths after the first.
+	RelistedPaths []Key `json:"rp,omitempty"`
+	OpenPaths     []Key `json:"op,omitempty"` // ruleStats.open
+	Series        int   `json:"se,omitempty"`
 }
 
 type savedHost struct {
@@ -186,7 +189,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 	}
 	for _, r := range h.ruleOrder {
 		st := h.rules[r]
-		s.Rules = append(s.Rules, savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relisted: st.relisted, Relists: st.relistings, Series: st.series})
+		s.Rules = append(s.Rules, st.saved(r))
 	}
 	if sl := h.slots[""]; sl == nil || !sl.folded {
 		s.Kept = sl == nil || !sl.open
@@ -271,7 +274,7 @@ func (h *Host[T]) Restore(b []byte) error {
 	}
 	for _, r := range s.Rules {
 		if h.rules[r.Rule] == nil {
-			h.addRule(r.Rule, &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relisted: r.Relisted, relistings: max(r.Relists, 0), series: min(max(r.Series, 0), maxSeries)})
+			h.addRule(r.Rule, r.stats())
 		}
 	}
 	if len(s.Folded) > 0 && h.slots == nil {
@@ -350,4 +353,24 @@ func pointers(ext bool, src1, src2 Key) int {
 		n++
 	}
 	return n
+}
+
+// saved is the rule's state as the host's saved state holds it.
+func (st *ruleStats) saved(r Rewrite) savedRule {
+	out := savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relists: st.relistings, Series: st.series, OpenPaths: st.open}
+	if len(st.relisted) > 0 {
+		out.Relisted, out.RelistedPaths = st.relisted[0], st.relisted[1:]
+	}
+	return out
+}
+
+// stats is a saved rule's state; a state saved before the paths after the
+// first were kept knows the first alone, and probes the others again.
+func (r savedRule) stats() *ruleStats {
+	st := &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relistings: max(r.Relists, 0), series: min(max(r.Series, 0), maxSeries)}
+	if r.Relisted != 0 {
+		st.relisted = append([]Key{r.Relisted}, r.RelistedPaths[:min(len(r.RelistedPaths), maxRelistedPaths-1)]...)
+	}
+	st.open = r.OpenPaths[:min(len(r.OpenPaths), maxRelistedPaths):min(len(r.OpenPaths), maxRelistedPaths)]
+	return st
 }

@@ -152,6 +152,11 @@ type Verdict struct {
 	// URL space's known URLs are found again tells a site's pages, which
 	// link each other, from a generated space (pkg/pattern).
 	Relinks []string `json:"relinks,omitempty"`
+	// Fresh are the page's links on its host to URLs the store did not
+	// know, in the same form and bound as Relinks: a listing's next page
+	// leads somewhere new, another order of a page crawled does not
+	// (pkg/pattern, relisting). Absent from senders that predate it.
+	Fresh []string `json:"fresh,omitempty"`
 }
 
 // MaxRelinks bounds Verdict.Relinks.
@@ -171,8 +176,15 @@ func RelinkPath(u string) string {
 }
 
 // RelinkURLs returns a verdict's Relinks as URLs on its page's scheme and host.
-func (v Verdict) RelinkURLs() []string {
-	if len(v.Relinks) == 0 {
+func (v Verdict) RelinkURLs() []string { return v.onHost(v.Relinks) }
+
+// FreshURLs returns a verdict's Fresh as URLs on its page's scheme and host.
+func (v Verdict) FreshURLs() []string { return v.onHost(v.Fresh) }
+
+// onHost returns paths (RelinkPath's) as URLs on the scheme and host of
+// v's page; what is not a path on it is left out.
+func (v Verdict) onHost(paths []string) []string {
+	if len(paths) == 0 {
 		return nil
 	}
 	base := v.URL
@@ -181,8 +193,8 @@ func (v Verdict) RelinkURLs() []string {
 			base = base[:i+3+j]
 		}
 	}
-	out := make([]string, 0, len(v.Relinks))
-	for _, p := range v.Relinks {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
 		if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "?") || strings.HasPrefix(p, "//") {
 			continue // not a path on the page's host: a record from elsewhere
 		}

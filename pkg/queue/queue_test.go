@@ -304,7 +304,7 @@ func TestParseBroker(t *testing.T) {
 	}
 }
 
-// TestRelinks: a verdict carries its known links as paths, and gives them
+// TestRelinks: a verdict carries its known (and new) links as paths, and gives them
 // back as URLs on the page's own scheme and host (port and all); anything
 // that is not a path is dropped, not joined to the host.
 func TestRelinks(t *testing.T) {
@@ -322,6 +322,19 @@ func TestRelinks(t *testing.T) {
 	want := []string{"https://a.example:8443/x/y?q=1", "https://a.example:8443?q=1"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("RelinkURLs = %q, want %q", got, want)
+	}
+	// The new links go the same way, and survive the record.
+	v = Verdict{URL: "https://a.example:8443/p/1.html", Fresh: []string{"/p/2.html", "evil.example/z"}}
+	b, err := EncodeURL(URL{URL: v.URL, Kind: KindVerdict, Verdict: &v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeURL(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Verdict.FreshURLs(); len(got) != 1 || got[0] != "https://a.example:8443/p/2.html" {
+		t.Errorf("FreshURLs after a round trip = %q, want [https://a.example:8443/p/2.html]", got)
 	}
 }
 
