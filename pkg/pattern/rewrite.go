@@ -226,14 +226,18 @@ type ruleStats struct {
 	// relisted holds the keys of the paths of the relisting variants'
 	// targets (relistedOf), the first first, at most maxRelistedPaths;
 	// relistings are the variants counted in dup for relisting.
-	relisted   []Key
+	relisted []Key
+	// targets holds the keys of the relisting variants' full targets,
+	// query and all, at most maxRelistedPaths: a variant onto one of them
+	// is more of a series (relistedOf).
+	targets    []Key
 	relistings int
 	// open holds the keys of the target paths of variants that came back
 	// distinct while the rule was active by relistings alone
 	// (byRelisting): listings whose variants lead somewhere, which the
 	// rule no longer holds. At most maxRelistedPaths.
 	open   []Key
-	series int // relistings onto the first one's path since, passed over (maxSeries)
+	series int // relistings onto a target that relisted before, passed over (maxSeries)
 }
 
 // maxBlind is how many variants fetched before their targets a rewrite
@@ -441,10 +445,17 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 	if st == nil {
 		return
 	}
-	relisted := !(v.Duplicate && !v.Unlike) && h.relisted(r, v)
+	var relisted, pending bool
+	if !(v.Duplicate && !v.Unlike) {
+		relisted, pending = h.relisted(r, v)
+	}
 	switch {
 	case v.Duplicate && !v.Unlike:
 		st.dup++
+	case pending:
+		// The next page of a chain, or the other order of a page whose
+		// parameter takes two values besides none: which one, the
+		// variant it links tells when it comes back (relisted).
 	case relisted && st.relistedOf(r, v.URL):
 		// Distinct in its text, but a listing in another order or
 		// layout: nothing on it but what the host's pages linked before
@@ -513,28 +524,33 @@ func (h *Host[T]) linkedOnPage(u, parent string) {
 }
 
 // relisted reports whether a variant's verdict shows a relisting of what
-// the host's pages linked already (above).
-func (h *Host[T]) relisted(r Rewrite, v Verdict) bool {
+// the host's pages linked already (above), or whether it cannot tell yet
+// (pending): the page links one variant of its own target that no page
+// linked before (its target's own page included), and else nothing new.
+// That is the next page of a chain (?pg=3 on ?pg=2, both onto the
+// listing's first), which leads somewhere, or the other order of a page
+// whose parameter takes two values besides none (?sort=b on ?sort=a),
+// which does not; another order of a page with more values links the
+// others, all at once. The variant it links, fetched, says which: the
+// other order links nothing new, the next page links its own next page or
+// articles nobody linked. Judged as leading somewhere until 2026-12-05,
+// the first order of a listing's page reverted its rewrite where orders
+// took two values, and every order of every page was fetched (32 requests
+// into listings of four pages on the generated webs).
+func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 	if r.Param == "" || h.onPages == nil || h.onPagesN > maxOnPages {
-		return false
+		return false, false
 	}
 	target, _ := r.Apply(v.URL)
 	next := 0
 	for _, u := range v.Fresh {
 		t, ok := r.Apply(u)
 		if !ok {
-			return false // a URL nobody linked before: it leads somewhere
+			return false, false // a URL nobody linked before: it leads somewhere
 		}
 		if t == target {
 			next++
 		}
-	}
-	if next == 1 && !v.NoTarget {
-		// One variant of its own target that no page linked before, the
-		// target's own page included: the next page of a chain (?pg=3 on
-		// ?pg=2, both onto the listing's first), which leads somewhere.
-		// Another order of a page links the other orders, all at once.
-		return false
 	}
 	n := 0
 	for _, u := range v.Relinks {
@@ -545,28 +561,43 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) bool {
 			continue
 		}
 		if !h.onPages.TestString(u) {
-			return false
+			return false, false
 		}
 		n++
 	}
-	return n >= minRelisted
+	if n < minRelisted {
+		return false, false
+	}
+	if next == 1 && !v.NoTarget {
+		return false, true
+	}
+	return true, false
 }
 
 // relistedOf reports whether a variant u that relisted counts as a
-// duplicate for its rewrite r: the first does, and one more whose target
-// has another path. Variants of one page alone (?page=2, ?page=3 of a
-// listing) are a series of pages, not a view of each: maxSeries more onto
-// the first one's path are passed over, and the next counts as distinct, as
-// its text says (judgeRewrite). Targets are told apart
-// by their path alone: those of ?page=2 of a listing's sort order
-// (?order=x&page=2, ?order=y) differ by the other rewrites' parameters, and
-// whether those drop is not known when the first relisting is counted.
+// duplicate for its rewrite r: one does whose target (query and all) no
+// variant that relisted before had. Variants of one page alone (?page=2,
+// ?page=3 of a listing, or its first page's orders) are a series, not a
+// view of each of its pages: maxSeries more onto a target that relisted
+// are passed over, and the next counts as distinct, as its text says
+// (judgeRewrite). A view of a listing paginated by a parameter is a
+// variant of each of its pages (?sort=a, ?page=2&sort=a, ...): told apart
+// by their paths alone, as they were before 2026-12-05, those were a
+// series, and the view's rewrite was judged distinct after its fourth
+// (44 requests into one listing of four pages of a generated web, 42-64
+// into the sort orders of an independent one). The next page of a view
+// (?sort=a&page=2, onto ?sort=a for "drop page") is no relisting: its
+// next page is new to the crawl (relisted).
 func (st *ruleStats) relistedOf(r Rewrite, u string) bool {
-	k := targetPath(r, u)
-	if slices.Contains(st.relisted, k) {
+	target, _ := r.Apply(u)
+	t, k := KeyOf(target), pathKey(target)
+	if slices.Contains(st.targets, t) || len(st.targets) >= maxRelistedPaths && slices.Contains(st.relisted, k) {
 		return false
 	}
-	if len(st.relisted) < maxRelistedPaths {
+	if len(st.targets) < maxRelistedPaths {
+		st.targets = append(st.targets, t)
+	}
+	if len(st.relisted) < maxRelistedPaths && !slices.Contains(st.relisted, k) {
 		st.relisted = append(st.relisted, k)
 	}
 	return true

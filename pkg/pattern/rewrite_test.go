@@ -304,50 +304,110 @@ func TestRelistingHoldsItsListings(t *testing.T) {
 }
 
 // TestRelistingLeadsNowhere: a second page that links URLs the crawl did not
-// know (queue.Verdict.Fresh), or the next page of its own listing (one new
-// variant of its target: a chain), leads somewhere, whatever else it links:
-// it is no relisting, and its text judges its rewrite. Known links alone,
-// all linked before, make it one, and so do several new variants of its
-// target at once (another order linking the other orders).
+// know (queue.Verdict.Fresh) leads somewhere, whatever else it links: it is
+// no relisting, and its text judges its rewrite. Known links alone, all
+// linked before, make it one, and so do several new variants of its target
+// at once (another order linking the other orders). One new variant of its
+// target says neither (the next page of a chain, or the one other order of
+// a page): the verdict is left pending, counted neither way.
 func TestRelistingLeadsNowhere(t *testing.T) {
 	cfg := Config{Probe: 2}.WithDefaults()
 	for _, tc := range []struct {
-		name     string
-		fresh    []string
-		relisted bool
+		name    string
+		fresh   []string
+		want    string // relisted, distinct or pending
+		restart bool
 	}{
-		{"known links only", nil, true},
-		{"an article nobody linked", []string{"http://a/post/new.html"}, false},
-		{"its listing's next page", []string{"http://a/cat/x/?pg=3"}, false},
-		{"the other orders of its page", []string{"http://a/cat/x/?pg=3", "http://a/cat/x/?pg=4"}, true},
-		{"another listing's variant", []string{"http://a/cat/w/?pg=2"}, true},
+		{"known links only", nil, "relisted", false},
+		{"an article nobody linked", []string{"http://a/post/new.html"}, "distinct", false},
+		{"its listing's next page", []string{"http://a/cat/x/?pg=3"}, "pending", false},
+		{"its listing's next page and an article", []string{"http://a/cat/x/?pg=3", "http://a/post/new.html"}, "distinct", false},
+		{"the other orders of its page", []string{"http://a/cat/x/?pg=3", "http://a/cat/x/?pg=4"}, "relisted", false},
+		{"another listing's variant", []string{"http://a/cat/w/?pg=2"}, "relisted", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := NewHost[string]()
-			var known []string
-			for _, cat := range []string{"x", "y"} {
-				list := "http://a/cat/" + cat + "/"
-				offer(h, cfg, list, "http://a/", 0, 0)
-				h.Observe(cfg, Verdict{URL: list, Hash: int64(KeyOf(list)), Grounded: true})
-				for j := range 6 {
-					a := fmt.Sprintf("http://a/post/%s-%d.html", cat, j)
-					offer(h, cfg, a, list, 0, 0)
-					known = append(known, a)
-				}
-			}
+			h, known := twoListings(t, cfg)
 			u := "http://a/cat/x/?pg=2"
 			if _, d := offer(h, cfg, u, "http://a/cat/x/", 0, 0); !d.Admit {
 				t.Fatalf("%s, the rule's first probe, held: %+v", u, d)
+			}
+			if tc.restart {
+				h = restarted(t, h)
 			}
 			h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: true, Relinks: append([]string{"http://a/cat/x/"}, known...), Fresh: tc.fresh})
 			r, ok := ruleOf(h, "drop parameter pg")
 			if !ok {
 				t.Fatalf("no rule: %+v", h.Rules())
 			}
-			if got := r.Relisted == 1 && r.Distinct == 0; got != tc.relisted {
-				t.Errorf("rule %+v: relisted %v, want %v", r, got, tc.relisted)
+			got := map[bool]string{true: "relisted", false: "distinct"}[r.Relisted == 1]
+			if r.Relisted == 0 && r.Distinct == 0 {
+				got = "pending"
+			}
+			if got != tc.want || r.Relisted+r.Distinct > 1 {
+				t.Errorf("rule %+v: %s, want %s", r, got, tc.want)
 			}
 		})
+	}
+}
+
+// twoListings is a host whose listings /cat/x/ and /cat/y/ were fetched
+// and whose six articles each are known (returned).
+func twoListings(t *testing.T, cfg Config) (*Host[string], []string) {
+	t.Helper()
+	h := NewHost[string]()
+	var known []string
+	for _, cat := range []string{"x", "y"} {
+		list := "http://a/cat/" + cat + "/"
+		if _, d := offer(h, cfg, list, "http://a/", 0, 0); !d.Admit {
+			t.Fatalf("%s held: %+v", list, d)
+		}
+		h.Observe(cfg, Verdict{URL: list, Hash: int64(KeyOf(list)), Grounded: true})
+		for j := range 6 {
+			a := fmt.Sprintf("http://a/post/%s-%d.html", cat, j)
+			offer(h, cfg, a, list, 0, 0)
+			known = append(known, a)
+		}
+	}
+	return h, known
+}
+
+// TestOrdersOfTwoValues: a listing's order parameter takes two values besides
+// none, so each order's page links one other order, new to the crawl, as a
+// listing's page links its next. The first order of each listing is left
+// pending; the second, which links nothing new, relists, and two listings
+// that relisted make the rule active: it holds the next order of either. The
+// next page of a chain (pending too) that comes back with articles nobody
+// linked judges the rule distinct.
+func TestOrdersOfTwoValues(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h, known := twoListings(t, cfg)
+	fetch := func(u, parent string, fresh ...string) {
+		t.Helper()
+		list, _, _ := strings.Cut(u, "?")
+		fetchVariant(t, h, cfg, u, parent, append([]string{list}, known...), fresh)
+	}
+	for i, cat := range []string{"x", "y"} {
+		list := "http://a/cat/" + cat + "/"
+		fetch(list+"?sort=a", list, list+"?sort=b")
+		if r, _ := ruleOf(h, "drop parameter sort"); r.Relisted != i || r.Distinct != 0 {
+			t.Fatalf("rule %+v after %s?sort=a, want it pending", r, list)
+		}
+		fetch(list+"?sort=b", list+"?sort=a")
+	}
+	r, ok := ruleOf(h, "drop parameter sort")
+	if !ok || !r.Active || r.Relisted != 2 || r.Distinct != 0 {
+		t.Fatalf("rules %+v after both orders of two listings, want drop parameter sort active by two relistings", h.Rules())
+	}
+	if _, d := offer(h, cfg, "http://a/cat/x/?sort=c", "http://a/cat/x/", 0, 0); d.Admit {
+		t.Errorf("a third order of a listing that relisted admitted: %+v", d)
+	}
+
+	// A chain: ?pg=2 links ?pg=3 alone (pending); ?pg=3 lists new articles.
+	h, known = twoListings(t, cfg)
+	fetch("http://a/cat/x/?pg=2", "http://a/cat/x/", "http://a/cat/x/?pg=3")
+	fetch("http://a/cat/x/?pg=3", "http://a/cat/x/?pg=2", "http://a/post/x-new.html", "http://a/cat/x/?pg=4")
+	if r, ok := ruleOf(h, "drop parameter pg"); !ok || r.Active || r.Distinct != 1 || r.Relisted != 0 {
+		t.Fatalf("rules %+v after a chain whose third page led to a new article, want drop parameter pg judged distinct once", h.Rules())
 	}
 }
 
@@ -359,4 +419,56 @@ func ruleOf(h *Host[string], name string) (RuleUsage, bool) {
 		}
 	}
 	return RuleUsage{}, false
+}
+
+// TestViewOfParameterPages: a listing paginated by one parameter (?pg=2,
+// ?pg=3, whose pages lead to new articles) with an order parameter on every
+// page. The orders of its first and second pages are variants of two
+// targets on one path: two relistings, and the order's rewrite is active,
+// after a restart too; the orders of one page alone stay a series.
+func TestViewOfParameterPages(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h, known := twoListings(t, cfg)
+	fetch := func(u, parent string, fresh ...string) {
+		t.Helper()
+		fetchVariant(t, h, cfg, u, parent, append([]string{"http://a/cat/x/"}, known...), fresh)
+	}
+	const list = "http://a/cat/x/"
+	fetch(list+"?pg=2", list, "http://a/post/x-p2.html", list+"?pg=3")
+	known = append(known, "http://a/post/x-p2.html")
+	offer(h, cfg, "http://a/post/x-p2.html", list+"?pg=2", 0, 0)
+	if r, ok := ruleOf(h, "drop parameter pg"); !ok || r.Distinct != 1 {
+		t.Fatalf("rules %+v after a second page with a new article, want drop parameter pg distinct", h.Rules())
+	}
+	fetch(list+"?sort=a", list, list+"?sort=b", list+"?sort=c")
+	if r, _ := ruleOf(h, "drop parameter sort"); r.Relisted != 1 || r.Active {
+		t.Fatalf("rules %+v after the first order of the first page, want one relisting", h.Rules())
+	}
+	fetch(list+"?pg=2&sort=a", list+"?sort=a", list+"?pg=2&sort=b", list+"?pg=2&sort=c")
+	h = restarted(t, h)
+	if r, _ := ruleOf(h, "drop parameter sort"); r.Relisted != 2 || !r.Active {
+		t.Fatalf("rules %+v after the first order of two pages, want drop parameter sort active by two relistings", h.Rules())
+	}
+	if _, d := offer(h, cfg, list+"?pg=2&sort=b", list+"?pg=2&sort=a", 0, 0); d.Admit {
+		t.Errorf("another order of the second page admitted: %+v", d)
+	}
+	// Orders of one page alone are a series, across a restart too: the
+	// rule they teach is not active on them.
+	h, known = twoListings(t, cfg)
+	fetch(list+"?sort=a", list, list+"?sort=b", list+"?sort=c")
+	h = restarted(t, h)
+	fetch(list+"?sort=b", list+"?sort=a") // ?sort=c is known: ?sort=a linked it
+	if r, _ := ruleOf(h, "drop parameter sort"); r.Relisted != 1 || r.Active {
+		t.Fatalf("rules %+v after two orders of one page, want one relisting and the rule not active", h.Rules())
+	}
+}
+
+// fetchVariant offers variant u found on parent, fails if it is held, and
+// observes it distinct in its text, linking relinks (known) and fresh (new).
+func fetchVariant(t *testing.T, h *Host[string], cfg Config, u, parent string, relinks, fresh []string) {
+	t.Helper()
+	if _, d := offer(h, cfg, u, parent, 0, 0); !d.Admit {
+		t.Fatalf("%s held: %+v (rules %+v)", u, d, h.Rules())
+	}
+	h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: true, Relinks: relinks, Fresh: fresh})
 }
