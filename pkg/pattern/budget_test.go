@@ -817,7 +817,8 @@ func TestYieldOfDeadEnds(t *testing.T) {
 
 // TestSinglyLinkedFamily: a family each page of the host links one URL of,
 // a different one on every page, is probed: its first URLs are fetched,
-// the rest wait for their verdicts. A widget's pages (a search or calendar
+// the rest wait for their verdicts, and so with a few a page
+// (widgetLinks: a search box's suggestions). A widget's pages (a search or calendar
 // that makes up more of itself) stay held while they lead nowhere else;
 // one that enough pages link is admitted, and all are once its pages lead
 // to other pages of the site. Pages that link nothing new (the source
@@ -832,7 +833,7 @@ func TestSinglyLinkedFamily(t *testing.T) {
 		leaf                // distinct, links nothing
 		leads               // leads to a page of another family
 	)
-	run := func(k kind, listed int) (admitted, held int, h *Host[string]) {
+	run := func(k kind, listed, perPage int) (admitted, held int, h *Host[string]) {
 		h = NewHost[string]()
 		// A sitemap lists a few URLs of it: admitted, and no sign that the
 		// host's pages link it the way a site links a section.
@@ -861,11 +862,13 @@ func TestSinglyLinkedFamily(t *testing.T) {
 				h.Observe(cfg, Verdict{URL: l, Hash: int64(KeyOf(l)), Grounded: lc.Grounded, ParentSpace: lc.ParentSpace})
 			}
 		}
-		for i := range 30 {
+		for i := range 30 * perPage {
 			u := "http://a/w/" + word(i)
-			doc := fmt.Sprintf("http://a/doc/%d.html", i)
-			offer(h, cfg, doc, "", 0, 0) // a page of the site, seeded
-			h.Observe(cfg, Verdict{URL: doc, Hash: int64(KeyOf(doc)), Grounded: true})
+			doc := fmt.Sprintf("http://a/doc/%d.html", i/perPage)
+			if i%perPage == 0 {
+				offer(h, cfg, doc, "", 0, 0) // a page of the site, seeded
+				h.Observe(cfg, Verdict{URL: doc, Hash: int64(KeyOf(doc)), Grounded: true})
+			}
 			c, d := offer(h, cfg, u, doc, 0, 0)
 			if !c.Grounded {
 				t.Fatalf("%s: %+v, want grounded", u, c)
@@ -888,13 +891,22 @@ func TestSinglyLinkedFamily(t *testing.T) {
 		}
 		return admitted, held, h
 	}
-	for _, listed := range []int{0, 5} {
-		if admitted, held, _ := run(makesUp, listed); admitted != cfg.Probe || held != 30-cfg.Probe {
-			t.Errorf("a family linked once a page whose pages make up more of it, %d URLs of it in a sitemap: %d admitted, %d held; want the %d probes",
-				listed, admitted, held, cfg.Probe)
+	for _, perPage := range []int{1, widgetLinks} {
+		for _, listed := range []int{0, 5} {
+			// The first page's links come before a second page shows
+			// how the family is linked: admitted, with the probes.
+			if admitted, held, _ := run(makesUp, listed, perPage); admitted > perPage+cfg.Probe || held != 30*perPage-admitted {
+				t.Errorf("a family linked %d a page whose pages make up more of it, %d URLs of it in a sitemap: %d admitted, %d held; want the first page's and the %d probes at most",
+					perPage, listed, admitted, held, cfg.Probe)
+			}
 		}
 	}
-	_, _, h := run(makesUp, 0)
+	// Linked more often a page than a widget links (an index), it is a
+	// section's: its pages are fetched, as its budget allows.
+	if admitted, _, _ := run(makesUp, 0, widgetLinks+1); admitted <= cfg.Probe {
+		t.Errorf("a family linked %d a page: %d admitted, want more than its %d probes", widgetLinks+1, admitted, cfg.Probe)
+	}
+	_, _, h := run(makesUp, 0, 1)
 	// Linked from three more pages: corroborated, admitted.
 	u := "http://a/w/" + word(29)
 	for i := range cfg.Referrers {
@@ -906,7 +918,7 @@ func TestSinglyLinkedFamily(t *testing.T) {
 		t.Errorf("a held URL %d pages link: released %v, want it alone", cfg.Referrers+1, got)
 	}
 	for _, k := range []kind{leaf, copies, leads} {
-		if admitted, held, _ := run(k, 5); admitted != 30 || held != 0 {
+		if admitted, held, _ := run(k, 5, 1); admitted != 30 || held != 0 {
 			t.Errorf("a family linked once a page whose pages link nothing new (kind %d): %d admitted, %d held; want 30 and 0", k, admitted, held)
 		}
 	}
@@ -2592,5 +2604,57 @@ func TestAllowancePartsFund(t *testing.T) {
 	}
 	if got := Fund(200).String(); got != "fund(200)" {
 		t.Errorf("an unknown fund reads %q", got)
+	}
+}
+
+// TestWidgetPaysOnAChain: every page of a chain of documents (each page
+// links the next, found nowhere else) links four searches, and the home
+// page links the search box too; each search links another. The searches
+// found down the chain are paid for by their own family, which the home
+// page grounded and whose pages make up more of it, not by the chain: the
+// chain goes as far as it goes without them, and the searches stay
+// bounded.
+func TestWidgetPaysOnAChain(t *testing.T) {
+	const docs = 60
+	crawl := func(searchBox bool) (n, searches int) {
+		links := func(u string) []string {
+			switch {
+			case u == "http://a/":
+				return []string{"http://a/doc/1.html", "http://a/search/home/", "http://a/about.html"}
+			case strings.HasPrefix(u, "http://a/doc/"):
+				var n int
+				fmt.Sscanf(strings.TrimPrefix(u, "http://a/doc/"), "%d.html", &n)
+				out := []string{"http://a/"}
+				if n < docs {
+					out = append(out, fmt.Sprintf("http://a/doc/%d.html", n+1))
+				}
+				for j := range 4 {
+					if searchBox {
+						out = append(out, fmt.Sprintf("http://a/search/%s-%d/", word(n), j))
+					}
+				}
+				return out
+			case strings.HasPrefix(u, "http://a/search/"):
+				return []string{"http://a/", "http://a/search/" + strings.Trim(strings.TrimPrefix(u, "http://a/search/"), "/") + "-more/"}
+			}
+			return nil
+		}
+		for _, u := range crawlSite(DefaultConfig(), links, func(string) bool { return false }, 10_000) {
+			switch {
+			case strings.HasPrefix(u, "http://a/doc/"):
+				n++
+			case strings.HasPrefix(u, "http://a/search/"):
+				searches++
+			}
+		}
+		return n, searches
+	}
+	alone, _ := crawl(false)
+	n, searches := crawl(true)
+	if n < alone {
+		t.Errorf("%d of the chain's %d pages fetched beside its searches (and %d searches), %d without them", n, docs, searches, alone)
+	}
+	if searches > n {
+		t.Errorf("%d searches fetched, want at most one for each page of the chain (%d)", searches, n)
 	}
 }

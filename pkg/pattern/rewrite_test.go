@@ -472,3 +472,50 @@ func fetchVariant(t *testing.T, h *Host[string], cfg Config, u, parent string, r
 	}
 	h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: true, Relinks: relinks, Fresh: fresh})
 }
+
+// TestRewriteFromKnownURL: a session parameter of one value rides on every
+// link of a page once the page's URL has it, so no page links a variant
+// from its target, and no two links differ in its value. A variant whose
+// URL without the parameter is one the host's pages linked teaches "drop
+// parameter sid": it is the rule's probe, and the next variant waits for
+// its verdict; two copies make the rule hold the rest.
+func TestRewriteFromKnownURL(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	for _, p := range []string{"a", "b", "c", "d"} {
+		offer(h, cfg, "http://h/p/"+p+".html", "http://h/", 0, 0)
+	}
+	const sid = "?sid=f00d"
+	probe := "http://h/p/a.html" + sid
+	if _, d := offer(h, cfg, probe, "http://h/"+sid, 0, 0); !d.Admit {
+		t.Fatalf("%s held: %+v", probe, d)
+	}
+	if _, ok := ruleOf(h, "drop parameter sid"); !ok {
+		t.Fatalf("rules %+v, want drop parameter sid", h.Rules())
+	}
+	if _, d := offer(h, cfg, "http://h/p/b.html"+sid, probe, 0, 0); d.Admit || d.Reason != ReasonRewrite {
+		t.Fatalf("the second variant while the first is out: %+v, want held by the rewrite", d)
+	}
+	h.Observe(cfg, Verdict{URL: probe, Hash: int64(KeyOf(probe)), Judged: true, Duplicate: true})
+	var released []string
+	h.Release(cfg, func(u string, _ Candidate, _ Decision) { released = append(released, u) })
+	next := "http://h/p/c.html" + sid
+	if _, d := offer(h, cfg, next, probe, 0, 0); d.Admit {
+		h.Observe(cfg, Verdict{URL: next, Hash: int64(KeyOf(next)), Judged: true, Duplicate: true})
+	} else if len(released) == 1 {
+		h.Observe(cfg, Verdict{URL: released[0], Hash: int64(KeyOf(released[0])), Judged: true, Duplicate: true})
+	}
+	if r, _ := ruleOf(h, "drop parameter sid"); !r.Active {
+		t.Fatalf("rules %+v after two copies, want drop parameter sid active", h.Rules())
+	}
+	if _, d := offer(h, cfg, "http://h/p/d.html"+sid, probe, 0, 0); d.Admit {
+		t.Errorf("a variant admitted under the active rule: %+v", d)
+	}
+	// A parameter whose URL without it nobody linked teaches nothing.
+	if _, d := offer(h, cfg, "http://h/q/e.html?page=2", "http://h/p/d.html", 0, 0); !d.Admit {
+		t.Errorf("a URL whose page without the parameter is unknown held: %+v", d)
+	}
+	if _, ok := ruleOf(h, "drop parameter page"); ok {
+		t.Errorf("rules %+v, want none for page", h.Rules())
+	}
+}
