@@ -545,6 +545,16 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 		return false, false
 	}
 	target, _ := r.Apply(v.URL)
+	if !h.onPages.TestString(target) {
+		// A view relists a page the site links (a listing's first or
+		// second page). A parameter that names the page (a forum's
+		// ?t=2053) maps onto a URL nobody linked (/viewtopic.php?start=12),
+		// and its pages, whose links are the forum's known navigation,
+		// are no relisting of it: counted as two, they made "drop
+		// parameter t" active on an independent web's forum, and 128 of
+		// its 154 topics were held.
+		return false, false
+	}
 	next := 0
 	for _, u := range v.Fresh {
 		t, ok := r.Apply(u)

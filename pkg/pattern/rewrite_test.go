@@ -519,3 +519,27 @@ func TestRewriteFromKnownURL(t *testing.T) {
 		t.Errorf("rules %+v, want none for page", h.Rules())
 	}
 }
+
+// TestNoRelistingOntoAnUnknownPage: a forum's topics (?t=N) and their second
+// pages (?start=12&t=N) link nothing but what the forum's pages linked
+// before, and are variants of pages nobody linked (/viewtopic.php,
+// /viewtopic.php?start=12) by "drop parameter t": no relistings, and the
+// rule does not hold the topics.
+func TestNoRelistingOntoAnUnknownPage(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h, known := twoListings(t, cfg)
+	const topic = "http://a/viewtopic.php"
+	fetch := func(u string, fresh ...string) {
+		t.Helper()
+		fetchVariant(t, h, cfg, u, "http://a/cat/x/", append([]string{"http://a/cat/x/"}, known...), fresh)
+	}
+	fetch(topic+"?t=1", topic+"?start=12&t=1")
+	fetch(topic + "?start=12&t=1")
+	fetch(topic+"?t=2", topic+"?start=12&t=2")
+	if r, ok := ruleOf(h, "drop parameter t"); ok && (r.Active || r.Relisted > 0) {
+		t.Fatalf("rules %+v after two topics, want drop parameter t neither active nor relisted", h.Rules())
+	}
+	if _, d := offer(h, cfg, topic+"?t=3", "http://a/cat/x/", 0, 0); !d.Admit && d.Reason == ReasonRewrite {
+		t.Errorf("a third topic held by the rewrite: %+v", d)
+	}
+}
