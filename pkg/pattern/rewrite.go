@@ -226,18 +226,14 @@ type ruleStats struct {
 	// relisted holds the keys of the paths of the relisting variants'
 	// targets (relistedOf), the first first, at most maxRelistedPaths;
 	// relistings are the variants counted in dup for relisting.
-	relisted []Key
-	// targets holds the keys of the relisting variants' full targets,
-	// query and all, at most maxRelistedPaths: a variant onto one of them
-	// is more of a series (relistedOf).
-	targets    []Key
+	relisted   []Key
 	relistings int
 	// open holds the keys of the target paths of variants that came back
 	// distinct while the rule was active by relistings alone
 	// (byRelisting): listings whose variants lead somewhere, which the
 	// rule no longer holds. At most maxRelistedPaths.
 	open   []Key
-	series int // relistings onto a target that relisted before, passed over (maxSeries)
+	series int // relistings onto the first one's path since, passed over (maxSeries)
 }
 
 // maxBlind is how many variants fetched before their targets a rewrite
@@ -588,29 +584,25 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 }
 
 // relistedOf reports whether a variant u that relisted counts as a
-// duplicate for its rewrite r: one does whose target (query and all) no
-// variant that relisted before had. Variants of one page alone (?page=2,
-// ?page=3 of a listing, or its first page's orders) are a series, not a
-// view of each of its pages: maxSeries more onto a target that relisted
-// are passed over, and the next counts as distinct, as its text says
-// (judgeRewrite). A view of a listing paginated by a parameter is a
-// variant of each of its pages (?sort=a, ?page=2&sort=a, ...): told apart
-// by their paths alone, as they were before 2026-12-05, those were a
-// series, and the view's rewrite was judged distinct after its fourth
-// (44 requests into one listing of four pages of a generated web, 42-64
-// into the sort orders of an independent one). The next page of a view
-// (?sort=a&page=2, onto ?sort=a for "drop page") is no relisting: its
-// next page is new to the crawl (relisted).
+// duplicate for its rewrite r: the first does, and one more whose target
+// has another path. Variants of one page alone (?page=2, ?page=3 of a
+// listing) are a series of pages, not a view of each: maxSeries more onto
+// the first one's path are passed over, and the next counts as distinct, as
+// its text says (judgeRewrite). Targets are told apart
+// by their path alone: those of ?page=2 of a listing's sort order
+// (?order=x&page=2, ?order=y) differ by the other rewrites' parameters, and
+// whether those drop is not known when the first relisting is counted.
+// Told apart by their full URL (tried 2026-12-05), the views of a listing
+// numbered by a parameter were held after two, but so were a forum's
+// topics' second pages (?start=12&t=1 and ?start=12&t=2, onto ?t=1 and
+// ?t=2), whose replies link only the profiles the forum's pages linked
+// before: 45 real pages of an independent web's forum held.
 func (st *ruleStats) relistedOf(r Rewrite, u string) bool {
-	target, _ := r.Apply(u)
-	t, k := KeyOf(target), pathKey(target)
-	if slices.Contains(st.targets, t) || len(st.targets) >= maxRelistedPaths && slices.Contains(st.relisted, k) {
+	k := targetPath(r, u)
+	if slices.Contains(st.relisted, k) {
 		return false
 	}
-	if len(st.targets) < maxRelistedPaths {
-		st.targets = append(st.targets, t)
-	}
-	if len(st.relisted) < maxRelistedPaths && !slices.Contains(st.relisted, k) {
+	if len(st.relisted) < maxRelistedPaths {
 		st.relisted = append(st.relisted, k)
 	}
 	return true

@@ -421,48 +421,6 @@ func ruleOf(h *Host[string], name string) (RuleUsage, bool) {
 	return RuleUsage{}, false
 }
 
-// TestViewOfParameterPages: a listing paginated by one parameter (?pg=2,
-// ?pg=3, whose pages lead to new articles) with an order parameter on every
-// page. The orders of its first and second pages are variants of two
-// targets on one path: two relistings, and the order's rewrite is active,
-// after a restart too; the orders of one page alone stay a series.
-func TestViewOfParameterPages(t *testing.T) {
-	cfg := Config{Probe: 2}.WithDefaults()
-	h, known := twoListings(t, cfg)
-	fetch := func(u, parent string, fresh ...string) {
-		t.Helper()
-		fetchVariant(t, h, cfg, u, parent, append([]string{"http://a/cat/x/"}, known...), fresh)
-	}
-	const list = "http://a/cat/x/"
-	fetch(list+"?pg=2", list, "http://a/post/x-p2.html", list+"?pg=3")
-	known = append(known, "http://a/post/x-p2.html")
-	offer(h, cfg, "http://a/post/x-p2.html", list+"?pg=2", 0, 0)
-	if r, ok := ruleOf(h, "drop parameter pg"); !ok || r.Distinct != 1 {
-		t.Fatalf("rules %+v after a second page with a new article, want drop parameter pg distinct", h.Rules())
-	}
-	fetch(list+"?sort=a", list, list+"?sort=b", list+"?sort=c")
-	if r, _ := ruleOf(h, "drop parameter sort"); r.Relisted != 1 || r.Active {
-		t.Fatalf("rules %+v after the first order of the first page, want one relisting", h.Rules())
-	}
-	fetch(list+"?pg=2&sort=a", list+"?sort=a", list+"?pg=2&sort=b", list+"?pg=2&sort=c")
-	h = restarted(t, h)
-	if r, _ := ruleOf(h, "drop parameter sort"); r.Relisted != 2 || !r.Active {
-		t.Fatalf("rules %+v after the first order of two pages, want drop parameter sort active by two relistings", h.Rules())
-	}
-	if _, d := offer(h, cfg, list+"?pg=2&sort=b", list+"?pg=2&sort=a", 0, 0); d.Admit {
-		t.Errorf("another order of the second page admitted: %+v", d)
-	}
-	// Orders of one page alone are a series, across a restart too: the
-	// rule they teach is not active on them.
-	h, known = twoListings(t, cfg)
-	fetch(list+"?sort=a", list, list+"?sort=b", list+"?sort=c")
-	h = restarted(t, h)
-	fetch(list+"?sort=b", list+"?sort=a") // ?sort=c is known: ?sort=a linked it
-	if r, _ := ruleOf(h, "drop parameter sort"); r.Relisted != 1 || r.Active {
-		t.Fatalf("rules %+v after two orders of one page, want one relisting and the rule not active", h.Rules())
-	}
-}
-
 // fetchVariant offers variant u found on parent, fails if it is held, and
 // observes it distinct in its text, linking relinks (known) and fresh (new).
 func fetchVariant(t *testing.T, h *Host[string], cfg Config, u, parent string, relinks, fresh []string) {

@@ -117,7 +117,6 @@ type savedRule struct {
 	// RelistedPaths are the relisted paths after the first.
 	RelistedPaths []Key `json:"rp,omitempty"`
 	OpenPaths     []Key `json:"op,omitempty"` // ruleStats.open
-	Targets       []Key `json:"rg,omitempty"` // ruleStats.targets
 	Series        int   `json:"se,omitempty"`
 }
 
@@ -358,7 +357,7 @@ func pointers(ext bool, src1, src2 Key) int {
 
 // saved is the rule's state as the host's saved state holds it.
 func (st *ruleStats) saved(r Rewrite) savedRule {
-	out := savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relists: st.relistings, Series: st.series, OpenPaths: st.open, Targets: st.targets}
+	out := savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relists: st.relistings, Series: st.series, OpenPaths: st.open}
 	if len(st.relisted) > 0 {
 		out.Relisted, out.RelistedPaths = st.relisted[0], st.relisted[1:]
 	}
@@ -373,6 +372,5 @@ func (r savedRule) stats() *ruleStats {
 		st.relisted = append([]Key{r.Relisted}, r.RelistedPaths[:min(len(r.RelistedPaths), maxRelistedPaths-1)]...)
 	}
 	st.open = r.OpenPaths[:min(len(r.OpenPaths), maxRelistedPaths):min(len(r.OpenPaths), maxRelistedPaths)]
-	st.targets = r.Targets[:min(len(r.Targets), maxRelistedPaths):min(len(r.Targets), maxRelistedPaths)]
 	return st
 }
