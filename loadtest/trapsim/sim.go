@@ -114,6 +114,7 @@ type pending struct {
 	// unlike: no duplicate of its rewrite target (pattern.Verdict.Unlike);
 	// noTarget: the target has no copy yet (pattern.Verdict.NoTarget)
 	unlike, noTarget bool
+	dupOf            string // with noTarget, the page it duplicates (pattern.Verdict.DupOf)
 	links            []string
 	loc              string // a redirect's target
 	real             bool   // the page fetched is one of the site's real pages
@@ -132,6 +133,7 @@ type host struct {
 	stored  []item
 	inStore map[int64]bool
 	fps     []uint64
+	fpURLs  []string // the URL of each of fps
 	// fpOf are its fetched pages' fingerprints, by URL hash: what the
 	// parser reads of a rewrite's target (store.URLHistory).
 	fpOf    map[int64]uint64
@@ -163,7 +165,7 @@ func Run(w Web, opt Options) Result {
 		opt.Levels = admit.DefaultLevels
 	}
 	cfg := opt.Patterns.WithDefaults()
-	s := &sim{w: w, opt: opt, cfg: cfg, hosts: map[string]*host{}, touched: map[*host]bool{}, exact: map[uint64]bool{}, everHeld: map[int64]bool{}, outside: map[string]bool{},
+	s := &sim{w: w, opt: opt, cfg: cfg, hosts: map[string]*host{}, touched: map[*host]bool{}, exact: map[uint64]string{}, everHeld: map[int64]bool{}, outside: map[string]bool{},
 		norm: urlnorm.New(urlnorm.DefaultPolicy()), rules: admit.New(admit.Config{Scope: admit.ScopeHost}),
 		res: Result{Funded: [2]map[pattern.Fund]int{{}, {}}, ByClass: map[trapweb.Class]int{}, PerInstance: map[string]int{}, EarlyInstance: map[string]int{}, EarlySelf: map[string]int{}, DelaySelf: map[string]int{},
 			MissedReason: map[string]string{}, RealPerHost: map[string]int{}, VariantPerHost: map[string]int{}}}
@@ -285,7 +287,7 @@ type sim struct {
 	opt      Options
 	cfg      pattern.Config
 	hosts    map[string]*host
-	exact    map[uint64]bool
+	exact    map[uint64]string // content digest: the first URL with it
 	norm     *urlnorm.Normalizer
 	rules    *admit.Rules
 	pending  []pending
@@ -541,22 +543,23 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 	case p.Status >= 300 && p.Status < 400 && p.Location != "":
 		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, loc: p.Location, real: p.Class == trapweb.Real})
 	case p.Status == 200:
-		dup := false
+		dup, dupOf := false, ""
 		sum := fnv.New64a()
 		sum.Write([]byte(p.Text))
-		if x := sum.Sum64(); s.exact[x] {
-			dup = true
+		if x := sum.Sum64(); s.exact[x] != "" {
+			dup, dupOf = true, s.exact[x]
 		} else {
-			s.exact[x] = true
+			s.exact[x] = it.url
 		}
 		fp := simhash.Fingerprint(p.Text)
-		for _, o := range h.fps {
-			if simhash.Distance(o, fp) <= simhash.MaxDistance {
-				dup = true
+		for i, o := range h.fps {
+			if !dup && simhash.Distance(o, fp) <= simhash.MaxDistance {
+				dup, dupOf = true, h.fpURLs[i]
 				break
 			}
 		}
 		h.fps = append(h.fps, fp)
+		h.fpURLs = append(h.fpURLs, it.url)
 		if h.fpOf == nil {
 			h.fpOf = map[int64]uint64{}
 		}
@@ -564,7 +567,11 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 		// As the parser: compared with the target's stored copy, if any.
 		tfp, ok := h.fpOf[it.target]
 		unlike := it.target != 0 && ok && simhash.Distance(tfp, fp) > simhash.MaxDistance
-		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, unlike: unlike, noTarget: it.target != 0 && !ok, links: p.Links, real: p.Class == trapweb.Real})
+		noTarget := it.target != 0 && !ok
+		if !noTarget {
+			dupOf = "" // as the parser: named only with noTarget
+		}
+		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, dupOf: dupOf, unlike: unlike, noTarget: noTarget, links: p.Links, real: p.Class == trapweb.Real})
 	}
 	return p
 }
@@ -654,7 +661,7 @@ func (s *sim) deliver() {
 		}
 		relinks := s.relinks(h, p.links, true)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
-			Unlike: p.unlike, NoTarget: p.noTarget, Judged: p.it.target != 0, Relinks: relinks, Fresh: s.relinks(h, p.links, false)})
+			Unlike: p.unlike, NoTarget: p.noTarget, DupOf: p.dupOf, Judged: p.it.target != 0, Relinks: relinks, Fresh: s.relinks(h, p.links, false)})
 		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
 		}

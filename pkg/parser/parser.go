@@ -64,6 +64,8 @@ type Store interface {
 	RecordExclusions(ctx context.Context, ex []store.Exclusion) error
 	// Seen reports for each URL hash whether the URL is in the store.
 	Seen(ctx context.Context, hashes []int64) ([]bool, error)
+	// Capture returns one capture by ID; store.ErrNotFound when unknown.
+	Capture(ctx context.Context, id int64) (store.Capture, error)
 }
 
 // Archive receives the WARC records.
@@ -323,6 +325,9 @@ type pending struct {
 	// target (queue.Page.RewriteOf); noTarget: the target has no stored
 	// copy to compare it with.
 	unlike, noTarget bool
+	// dupOf is the URL of the page a noTarget page duplicates
+	// (queue.Verdict.DupOf).
+	dupOf string
 }
 
 // process handles one poll of records end to end. The work per page that
@@ -459,6 +464,11 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 		if targetAt != nil && targetAt[i] > 0 {
 			pd.unlike, pd.noTarget = unlike(pd, hists[targetAt[i]])
+			if pd.noTarget && pd.duplicate() {
+				if pd.dupOf, err = p.dupOf(ctx, pd, batch); err != nil {
+					return err
+				}
+			}
 		}
 		pd.capture.Index = p.indexEntry(pd)
 		batch = append(batch, pd)
@@ -527,6 +537,30 @@ func unlike(pd *pending, target store.URLHistory) (unlike, noTarget bool) {
 	return !pd.sameAs(target) && !pd.nearTo(target), false
 }
 
+// dupOf returns the URL of the page pd duplicates. Asked only of a
+// rewrite's variant whose target has no copy yet, which is rare: a look-up
+// by capture ID for a near duplicate in the store.
+func (p *Parser) dupOf(ctx context.Context, pd *pending, batch []*pending) (string, error) {
+	switch {
+	case pd.revisitOfBatch >= 0:
+		return batch[pd.revisitOfBatch].page.URL, nil
+	case pd.nearOfBatch >= 0:
+		return batch[pd.nearOfBatch].page.URL, nil
+	case pd.owner != nil:
+		return pd.owner.URL, nil
+	case pd.capture.NearDupOf != 0:
+		c, err := p.store.Capture(ctx, pd.capture.NearDupOf)
+		if errors.Is(err, store.ErrNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("look up the page a variant duplicates: %w", err)
+		}
+		return c.URL, nil
+	}
+	return "", nil
+}
+
 // revisit reports whether the page is a second visit of its URL: its
 // likeness to its own earlier copy says nothing of its URL pattern.
 func (pd *pending) revisit() bool {
@@ -542,7 +576,7 @@ func (pd *pending) verdict() *queue.Verdict {
 	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 300 || pd.revisit() {
 		return nil
 	}
-	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, NoTarget: pd.noTarget, Judged: pg.RewriteOf != 0, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
+	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, NoTarget: pd.noTarget, DupOf: pd.dupOf, Judged: pg.RewriteOf != 0, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
 }
 
 // analysis is what the parallel stage learns about one page.

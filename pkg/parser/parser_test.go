@@ -476,7 +476,8 @@ func TestVerdictAgainstRewriteTarget(t *testing.T) {
 
 	const x, y, fresh = "http://a.example/x.html", "http://a.example/y.html", "http://a.example/z.html"
 	const useX, useY, useZ, printX = "http://a.example/use/x.html", "http://a.example/use/y.html", "http://a.example/use/z.html", "http://a.example/x-print.html"
-	admit(t, e, x, y, fresh, useX, useY, useZ, printX)
+	const useW, targetW = "http://a.example/use/w.html", "http://a.example/w.html"
+	admit(t, e, x, y, fresh, useX, useY, useZ, printX, useW)
 	textX := lorem(400, 21)
 	html := func(text string) string { return `<html><body><p>` + text + `</p></body></html>` }
 	produce(t, e, page("f1", x, html(textX), 200), page("f2", y, html(lorem(400, 22)), 200))
@@ -485,7 +486,8 @@ func TestVerdictAgainstRewriteTarget(t *testing.T) {
 	of := func(target string) func(*queue.Page) {
 		return func(p *queue.Page) { p.RewriteOf = store.HashURL(target) }
 	}
-	noUsage := html(lorem(60, 23))
+	noUsageText := lorem(60, 23)
+	noUsage := html(noUsageText)
 	verdicts := map[string]queue.Verdict{}
 	wait := func(n int) {
 		e.ConsumeUntil(t, queue.TopicURLs, 20*time.Second, func(recs []*kgo.Record) bool {
@@ -504,13 +506,15 @@ func TestVerdictAgainstRewriteTarget(t *testing.T) {
 	produce(t, e,
 		page("f4", useY, noUsage, 200, of(y)),
 		page("f5", useZ, noUsage, 200, of(fresh)),
-		page("f6", printX, html(strings.Replace(textX, " ", " printable ", 1)), 200, of(x)))
-	wait(6)
+		page("f6", printX, html(strings.Replace(textX, " ", " printable ", 1)), 200, of(x)),
+		page("f7", useW, html(noUsageText+" more"), 200, of(targetW)))
+	wait(7)
 	want := map[string][3]bool{ // duplicate, unlike, no target
 		useX:   {false, true, false}, // the first of its content, and not its target's
 		useY:   {true, true, false},  // a copy of use/x.html, not of y.html
 		useZ:   {true, false, true},  // z.html has no copy: judged on the page alone
 		printX: {true, false, false},
+		useW:   {true, false, true}, // a near copy of use/x.html
 	}
 	for u, w := range want {
 		v, ok := verdicts[u]
@@ -520,6 +524,14 @@ func TestVerdictAgainstRewriteTarget(t *testing.T) {
 		}
 		if v.Duplicate != w[0] || v.Unlike != w[1] || v.NoTarget != w[2] {
 			t.Errorf("verdict of %s: duplicate %v, unlike %v, no target %v; want %v", u, v.Duplicate, v.Unlike, v.NoTarget, w)
+		}
+	}
+	// With no target to compare with, the verdict names the page the
+	// variant copies, exactly or nearly: its rewrite is judged by whether
+	// that page is another variant of its own target (pattern.Verdict.DupOf).
+	for u, want := range map[string]string{useX: "", useY: "", printX: "", useZ: useX, useW: useX} {
+		if got := verdicts[u].DupOf; got != want {
+			t.Errorf("verdict of %s names %q as the page it copies, want %q", u, got, want)
 		}
 	}
 }

@@ -289,6 +289,10 @@ type Verdict struct {
 	// to compare the page with: the variant was fetched before the page
 	// its rewrite maps it onto.
 	NoTarget bool
+	// DupOf: with NoTarget, the URL of the earlier page this one
+	// duplicates ("" if unknown). A copy that another rewrite explains
+	// says nothing of the rewrite it was fetched to judge.
+	DupOf string
 	// Judged: admitted with a Decision.Target, which the page was compared
 	// with (Duplicate and Unlike judge the rewrite).
 	Judged bool

@@ -379,6 +379,24 @@ func TestRewriteVariantBeforeTarget(t *testing.T) {
 	if _, d := offer(h, cfg, "http://a/story/99?ref=x", "http://a/story/99", 0, 0); !d.Admit || d.Target != "" {
 		t.Errorf("a variant after the rule was judged distinct: %+v, want it admitted as any URL", d)
 	}
+
+	// A variant fetched before its target that copies what another
+	// rewrite maps it onto (here its listing, one segment up, as a topic's
+	// second page copies its first) says nothing of the rule; one that
+	// copies another page does.
+	h, next = NewHost[string](), 0
+	for range maxBlind {
+		judge(h, &next, Verdict{NoTarget: true})
+	}
+	judge(h, &next, Verdict{Duplicate: true})
+	judge(h, &next, Verdict{Duplicate: true, NoTarget: true, DupOf: "http://a/story?ref=x"})
+	if r := rule(h); r.Active || r.Duplicate != 1 || r.Distinct != 0 {
+		t.Fatalf("after a copy of what another rewrite maps the variant onto: %+v, want it not counted", r)
+	}
+	judge(h, &next, Verdict{Duplicate: true, NoTarget: true, DupOf: "http://a/story/77?ref=z"})
+	if r := rule(h); !r.Active || r.Duplicate != 2 {
+		t.Errorf("after a copy of another page: %+v, want the rule active", r)
+	}
 }
 
 // TestRewriteJudged: while a suspected rewrite waits for its probe's

@@ -430,6 +430,27 @@ func (h *Host[T]) unwatch(hash int64) {
 	}
 }
 
+// copiesByOther reports whether a variant fetched before its target is a
+// copy that another rewrite than r explains: the page it copies is what
+// that rewrite maps it onto (?start=12&t=N, a topic's second page, copies
+// ?t=N: "drop parameter start", not "drop parameter t"). A copy of a page
+// no other rewrite leads to (another variant of its own target, or of
+// another page) counts for r as a copy of its target would.
+func (h *Host[T]) copiesByOther(r Rewrite, v Verdict) bool {
+	if v.DupOf == "" {
+		return false
+	}
+	if o, ok := deriveRewrite(v.URL, v.DupOf); ok && o != r {
+		return true
+	}
+	for _, o := range h.ruleOrder {
+		if t, ok := o.Apply(v.URL); ok && o != r && t == v.DupOf {
+			return true
+		}
+	}
+	return false
+}
+
 // judgeRewrite counts a watched URL's verdict for its rewrite, or that of
 // a variant judged against its target that nothing watches (Verdict.
 // Judged) for the first live rewrite that applies to it.
@@ -449,6 +470,13 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		relisted, pending = h.relisted(r, v)
 	}
 	switch {
+	case v.Duplicate && v.NoTarget && h.copiesByOther(r, v):
+		// Its target never fetched, a copy of what another rewrite maps
+		// it onto. A forum's topic's second page copies its first
+		// (?start=12&t=N of ?t=N): counted for "drop parameter t",
+		// whose target /viewtopic.php?start=12 nobody linked, two of
+		// them made it active on an independent web, and 130 of 154
+		// topics were held.
 	case v.Duplicate && !v.Unlike:
 		st.dup++
 	case pending:

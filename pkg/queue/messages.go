@@ -144,6 +144,9 @@ type Verdict struct {
 	// NoTarget: the page had a Page.RewriteOf with no stored copy yet to
 	// compare it with (pattern.Verdict.NoTarget).
 	NoTarget bool `json:"no_target,omitempty"`
+	// DupOf: with NoTarget, the URL of the earlier page the page
+	// duplicates, if it is one (pattern.Verdict.DupOf).
+	DupOf string `json:"dup_of,omitempty"`
 	// Judged: the page had a Page.RewriteOf, which it was compared with
 	// (pattern.Verdict.Judged).
 	Judged bool `json:"judged,omitempty"`
