@@ -401,6 +401,12 @@ func TestOrdersOfTwoValues(t *testing.T) {
 	if _, d := offer(h, cfg, "http://a/cat/x/?sort=c", "http://a/cat/x/", 0, 0); d.Admit {
 		t.Errorf("a third order of a listing that relisted admitted: %+v", d)
 	}
+	// What the site's sitemap lists, a rule made by relistings alone does
+	// not hold.
+	listed := "http://a/cat/y/?sort=d"
+	if d := h.Admit(cfg, int64(KeyOf(listed)), h.Describe(cfg, Found{URL: listed, Parent: "http://a/sitemap.xml", Listed: true})); !d.Admit && d.Reason == ReasonRewrite {
+		t.Errorf("an order listed in the sitemap held by the rewrite: %+v", d)
+	}
 
 	// A chain: ?pg=2 links ?pg=3 alone (pending); ?pg=3 lists new articles.
 	h, known = twoListings(t, cfg)
@@ -499,5 +505,43 @@ func TestNoRelistingOntoAnUnknownPage(t *testing.T) {
 	}
 	if _, d := offer(h, cfg, topic+"?t=3", "http://a/cat/x/", 0, 0); !d.Admit && d.Reason == ReasonRewrite {
 		t.Errorf("a third topic held by the rewrite: %+v", d)
+	}
+}
+
+// TestMirrorBySegment: a copy of a site under an inserted path segment (a
+// language's /el/) whose pages are translations, distinct in their text,
+// each linking only more of the copy, makes its rewrite active after two
+// pages of two targets, and the rule holds the rest of the copy. A page
+// under the same kind of segment that links the site's navigation as it
+// is, or pages of its own, is no mirror.
+func TestMirrorBySegment(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h, known := twoListings(t, cfg)
+	under := func(seg string, urls []string) []string {
+		var out []string
+		for _, u := range urls {
+			out = append(out, strings.Replace(u, "http://a/", "http://a/"+seg+"/", 1))
+		}
+		return out
+	}
+	for i, cat := range []string{"x", "y"} {
+		list := "http://a/cat/" + cat + "/"
+		fetchVariant(t, h, cfg, "http://a/el"+strings.TrimPrefix(list, "http://a"), list, nil, under("el", known[6*i:6*i+6]))
+	}
+	r, ok := ruleOf(h, "drop path segment el")
+	if !ok || !r.Active || r.Relisted != 2 {
+		t.Fatalf("rules %+v after two translated listings, want drop path segment el active by relisting", h.Rules())
+	}
+	if _, d := offer(h, cfg, "http://a/el/post/x-3.html", "http://a/el/cat/x/", 0, 0); d.Admit || d.Reason != ReasonRewrite {
+		t.Errorf("a page of the copy: %+v, want it held by the rewrite", d)
+	}
+
+	// A section named like a segment: the site's navigation as it is, or
+	// new pages of its own.
+	h, known = twoListings(t, cfg)
+	fetchVariant(t, h, cfg, "http://a/api/cat/x/", "http://a/cat/x/", known, nil)
+	fetchVariant(t, h, cfg, "http://a/api/cat/y/", "http://a/cat/y/", known[:4], under("api", []string{"http://a/intro.html", "http://a/setup.html"}))
+	if r, ok := ruleOf(h, "drop path segment api"); ok && (r.Active || r.Relisted > 0) {
+		t.Errorf("rules %+v, want drop path segment api neither active nor relisted", h.Rules())
 	}
 }
