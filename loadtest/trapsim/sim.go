@@ -114,6 +114,7 @@ type pending struct {
 	// unlike: no duplicate of its rewrite target (pattern.Verdict.Unlike);
 	// noTarget: the target has no copy yet (pattern.Verdict.NoTarget)
 	unlike, noTarget bool
+	close            bool   // unlike, but close to its target (pattern.Verdict.Close)
 	dupOf            string // with noTarget, the page it duplicates (pattern.Verdict.DupOf)
 	links            []string
 	loc              string // a redirect's target
@@ -567,11 +568,12 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 		// As the parser: compared with the target's stored copy, if any.
 		tfp, ok := h.fpOf[it.target]
 		unlike := it.target != 0 && ok && simhash.Distance(tfp, fp) > simhash.MaxDistance
+		close := unlike && simhash.Distance(tfp, fp) <= simhash.CloseDistance
 		noTarget := it.target != 0 && !ok
 		if !noTarget {
 			dupOf = "" // as the parser: named only with noTarget
 		}
-		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, dupOf: dupOf, unlike: unlike, noTarget: noTarget, links: p.Links, real: p.Class == trapweb.Real})
+		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, dupOf: dupOf, unlike: unlike, close: close, noTarget: noTarget, links: p.Links, real: p.Class == trapweb.Real})
 	}
 	return p
 }
@@ -661,7 +663,7 @@ func (s *sim) deliver() {
 		}
 		relinks := s.relinks(h, p.links, true)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
-			Unlike: p.unlike, NoTarget: p.noTarget, DupOf: p.dupOf, Judged: p.it.target != 0, Relinks: relinks, Fresh: s.relinks(h, p.links, false)})
+			Unlike: p.unlike, Close: p.close, NoTarget: p.noTarget, DupOf: p.dupOf, Judged: p.it.target != 0, Relinks: relinks, Fresh: s.relinks(h, p.links, false)})
 		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
 		}

@@ -230,6 +230,7 @@ type Evidence struct {
 	ParentSpace uint64
 	Duplicate   bool
 	Unlike      bool   // no duplicate of the rewrite target it was judged against (pattern.Verdict.Unlike)
+	Close       bool   // Unlike, but close to its target (pattern.Verdict.Close)
 	NoTarget    bool   // the rewrite target had no copy to judge it against (pattern.Verdict.NoTarget)
 	DupOf       string // with NoTarget, the page it duplicates (pattern.Verdict.DupOf)
 	Judged      bool   // compared with its rewrite target (pattern.Verdict.Judged)
@@ -246,7 +247,7 @@ type Evidence struct {
 func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	hp := h.patterns()
 	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
-		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, NoTarget: e.NoTarget, DupOf: e.DupOf, Judged: e.Judged, Relinks: e.Relinks, Fresh: e.Fresh})
+		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, Close: e.Close, NoTarget: e.NoTarget, DupOf: e.DupOf, Judged: e.Judged, Relinks: e.Relinks, Fresh: e.Fresh})
 	return hp.Parked() > 0
 }
 

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"math/bits"
 	"net/http"
 	"testing"
 	"time"
@@ -71,6 +72,32 @@ func TestSitemapDated(t *testing.T) {
 	for _, c := range cases {
 		if got := dated(c.pg, c.h); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestUnlikeItsTarget: a rewrite's variant is judged against its target's
+// stored copy: a near duplicate of it, distinct but close to it (a few
+// words changed, which proves its rewrite neither right nor wrong), or
+// plainly distinct; with no copy, NoTarget.
+func TestUnlikeItsTarget(t *testing.T) {
+	const fp = 0x0123_4567_89ab_cdef
+	flip := func(n int) uint64 { return fp ^ (1<<n - 1) } // n low bits changed
+	for _, tc := range []struct {
+		target                 store.URLHistory
+		page                   uint64
+		unlike, noTarget, near bool
+	}{
+		{store.URLHistory{SimHash: fp}, flip(2), false, false, false},
+		{store.URLHistory{SimHash: fp}, flip(6), true, false, true},
+		{store.URLHistory{SimHash: fp}, flip(20), true, false, false},
+		{store.URLHistory{}, flip(20), false, true, false},
+	} {
+		pd := &pending{capture: store.Capture{SimHash: tc.page}}
+		unlike, noTarget, close := unlike(pd, tc.target)
+		if unlike != tc.unlike || noTarget != tc.noTarget || close != tc.near {
+			t.Errorf("page %d bits from its target %+v: unlike %v, no target %v, close %v; want %v, %v, %v",
+				bits.OnesCount64(tc.page^fp), tc.target, unlike, noTarget, close, tc.unlike, tc.noTarget, tc.near)
 		}
 	}
 }

@@ -323,8 +323,9 @@ type pending struct {
 	revisitOfBatch, nearOfBatch int
 	// unlike: the page is no duplicate of the stored copy of its rewrite
 	// target (queue.Page.RewriteOf); noTarget: the target has no stored
-	// copy to compare it with.
-	unlike, noTarget bool
+	// copy to compare it with; close: unlike, but within
+	// simhash.CloseDistance of it.
+	unlike, noTarget, close bool
 	// dupOf is the URL of the page a noTarget page duplicates
 	// (queue.Verdict.DupOf).
 	dupOf string
@@ -463,7 +464,7 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 			return err
 		}
 		if targetAt != nil && targetAt[i] > 0 {
-			pd.unlike, pd.noTarget = unlike(pd, hists[targetAt[i]])
+			pd.unlike, pd.noTarget, pd.close = unlike(pd, hists[targetAt[i]])
 			if pd.noTarget && pd.duplicate() {
 				if pd.dupOf, err = p.dupOf(ctx, pd, batch); err != nil {
 					return err
@@ -529,12 +530,16 @@ func (pd *pending) duplicate() bool {
 // of the URL a rewrite being judged maps it onto: a page that copies another
 // variant, not its target, says nothing for the rewrite. When the target
 // has no copy to compare with (the variant was fetched first), noTarget
-// says so: the page is then judged on whether it duplicates any page.
-func unlike(pd *pending, target store.URLHistory) (unlike, noTarget bool) {
+// says so: the page is then judged on whether it duplicates any page. A
+// page unlike its target but within simhash.CloseDistance of it (close)
+// is too near to prove the rewrite wrong.
+func unlike(pd *pending, target store.URLHistory) (unlike, noTarget, close bool) {
 	if len(target.ContentSHA256) == 0 && target.SimHash == 0 {
-		return false, true
+		return false, true, false
 	}
-	return !pd.sameAs(target) && !pd.nearTo(target), false
+	unlike = !pd.sameAs(target) && !pd.nearTo(target)
+	close = unlike && pd.capture.SimHash != 0 && target.SimHash != 0 && simhash.Distance(pd.capture.SimHash, target.SimHash) <= simhash.CloseDistance
+	return unlike, false, close
 }
 
 // dupOf returns the URL of the page pd duplicates. Asked only of a
@@ -576,7 +581,7 @@ func (pd *pending) verdict() *queue.Verdict {
 	if pg.Kind != queue.KindPage || pg.Status < 200 || pg.Status >= 300 || pd.revisit() {
 		return nil
 	}
-	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, NoTarget: pd.noTarget, DupOf: pd.dupOf, Judged: pg.RewriteOf != 0, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
+	return &queue.Verdict{URL: pg.URL, Duplicate: pd.duplicate(), Unlike: pd.unlike, Close: pd.close, NoTarget: pd.noTarget, DupOf: pd.dupOf, Judged: pg.RewriteOf != 0, Hops: pg.Hops, Origin: pg.Origin, ParentSpace: pg.ParentSpace, DupHops: pg.DupHops}
 }
 
 // analysis is what the parallel stage learns about one page.

@@ -527,11 +527,13 @@ func TestVerdictAgainstRewriteTarget(t *testing.T) {
 		}
 	}
 	// With no target to compare with, the verdict names the page the
-	// variant copies, exactly or nearly: its rewrite is judged by whether
-	// that page is another variant of its own target (pattern.Verdict.DupOf).
-	for u, want := range map[string]string{useX: "", useY: "", printX: "", useZ: useX, useW: useX} {
-		if got := verdicts[u].DupOf; got != want {
-			t.Errorf("verdict of %s names %q as the page it copies, want %q", u, got, want)
+	// variant copies, exactly or nearly (any of the copies of the "no
+	// usage" page before it: which one the batches decide): its rewrite is
+	// judged by whether another rewrite explains the copy
+	// (pattern.Verdict.DupOf).
+	for u, want := range map[string][]string{useX: {""}, useY: {""}, printX: {""}, useZ: {useX, useY}, useW: {useX, useY, useZ}} {
+		if got := verdicts[u].DupOf; !slices.Contains(want, got) {
+			t.Errorf("verdict of %s names %q as the page it copies, want one of %q", u, got, want)
 		}
 	}
 }

@@ -285,6 +285,9 @@ type Verdict struct {
 	// was compared with, and it is no duplicate of it (a duplicate of
 	// another page perhaps). Its rewrite counts it as distinct.
 	Unlike bool
+	// Close: Unlike, but within simhash.CloseDistance of its target: a few
+	// words changed, too near to prove wrong a rewrite that copies proved.
+	Close bool
 	// NoTarget: admitted with a Decision.Target that had no stored copy
 	// to compare the page with: the variant was fetched before the page
 	// its rewrite maps it onto.

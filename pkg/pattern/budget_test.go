@@ -397,6 +397,37 @@ func TestRewriteVariantBeforeTarget(t *testing.T) {
 	if r := rule(h); !r.Active || r.Duplicate != 2 {
 		t.Errorf("after a copy of another page: %+v, want the rule active", r)
 	}
+
+	// An active rule's probe that is its target with a few words changed
+	// (Close) reverts nothing; one plainly distinct does.
+	probeOf := func(from int) Candidate {
+		t.Helper()
+		for i := from; i < from+2*rewriteProbeEvery; i++ {
+			if c, d := offer(h, cfg, fmt.Sprintf("http://a/more/%d?ref=y", i), "http://a/", 0, 0); d.Admit {
+				return c
+			}
+		}
+		t.Fatal("no probe of the active rule")
+		return Candidate{}
+	}
+	probe = probeOf(0)
+	h.Observe(cfg, Verdict{URL: probe.URL, Hash: int64(KeyOf(probe.URL)), Judged: true, Unlike: true, Close: true})
+	if r := rule(h); !r.Active {
+		t.Fatalf("a probe close to its target reverted the rule: %+v", r)
+	}
+	probe = probeOf(2 * rewriteProbeEvery)
+	h.Observe(cfg, Verdict{URL: probe.URL, Hash: int64(KeyOf(probe.URL)), Judged: true, Unlike: true})
+	if r := rule(h); r.Active || r.Distinct != 1 {
+		t.Errorf("after a probe distinct from its target: %+v, want the rule reverted", r)
+	}
+
+	// A rule no copy proved yet is judged distinct by a close variant (a
+	// listing's next page is close to its first).
+	h, next = NewHost[string](), 0
+	judge(h, &next, Verdict{Judged: true, Unlike: true, Close: true})
+	if r := rule(h); r.Active || r.Distinct != 1 {
+		t.Errorf("after a close variant of a rule being judged: %+v, want it judged distinct", r)
+	}
 }
 
 // TestRewriteJudged: while a suspected rewrite waits for its probe's

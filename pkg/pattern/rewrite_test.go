@@ -536,6 +536,19 @@ func TestMirrorBySegment(t *testing.T) {
 		t.Errorf("a page of the copy: %+v, want it held by the rewrite", d)
 	}
 
+	// Once the host linked more URLs than its filter holds, a probe's
+	// links cannot be judged, and its text reverts no rule its links are
+	// making.
+	h, known = twoListings(t, cfg)
+	fetchVariant(t, h, cfg, "http://a/el/cat/x/", "http://a/cat/x/", nil, under("el", known[:6]))
+	for i := 0; h.onPagesN <= maxOnPages; i++ {
+		h.linkedOnPage(fmt.Sprintf("http://a/more/%d.html", i), "http://a/")
+	}
+	fetchVariant(t, h, cfg, "http://a/el/cat/y/", "http://a/cat/y/", nil, under("el", known[6:]))
+	if r, _ := ruleOf(h, "drop path segment el"); r.Distinct != 0 || r.Relisted != 1 {
+		t.Errorf("rules %+v after a probe past the filter's bound, want drop path segment el neither reverted nor judged", h.Rules())
+	}
+
 	// A section named like a segment: the site's navigation as it is, or
 	// new pages of its own.
 	h, known = twoListings(t, cfg)
@@ -543,5 +556,31 @@ func TestMirrorBySegment(t *testing.T) {
 	fetchVariant(t, h, cfg, "http://a/api/cat/y/", "http://a/cat/y/", known[:4], under("api", []string{"http://a/intro.html", "http://a/setup.html"}))
 	if r, ok := ruleOf(h, "drop path segment api"); ok && (r.Active || r.Relisted > 0) {
 		t.Errorf("rules %+v, want drop path segment api neither active nor relisted", h.Rules())
+	}
+}
+
+// TestCopyExplainedByAnotherRewrite: a variant fetched before its target
+// that copies a page says nothing of its rewrite when another rewrite maps
+// it onto that page (a topic's second page copies its first), or maps both
+// onto one page (its third copies its second); a copy of another variant
+// of its own target (a session id's) or of an unrelated page does.
+func TestCopyExplainedByAnotherRewrite(t *testing.T) {
+	h := NewHost[string]()
+	h.addRule(Rewrite{Param: "start"}, &ruleStats{})
+	dropT, dropSID := Rewrite{Param: "t"}, Rewrite{Param: "sid"}
+	const topic = "http://a/viewtopic.php"
+	for _, tc := range []struct {
+		r        Rewrite
+		url, of  string
+		explains bool
+	}{
+		{dropT, topic + "?start=12&t=1", topic + "?t=1", true},
+		{dropT, topic + "?start=24&t=1", topic + "?start=12&t=1", true},
+		{dropT, topic + "?start=12&t=1", "http://a/print/1", false},
+		{dropSID, "http://a/p/1?sid=b", "http://a/p/1?sid=a", false},
+	} {
+		if got := h.copiesByOther(tc.r, Verdict{URL: tc.url, DupOf: tc.of, Duplicate: true, NoTarget: true}); got != tc.explains {
+			t.Errorf("%s copying %s, judged for %s: explained by another rewrite %v, want %v", tc.url, tc.of, tc.r, got, tc.explains)
+		}
 	}
 }

@@ -141,6 +141,9 @@ type Verdict struct {
 	// Unlike: the page had a Page.RewriteOf whose stored copy it is no
 	// duplicate of (pattern.Verdict.Unlike).
 	Unlike bool `json:"unlike,omitempty"`
+	// Close: Unlike, but within simhash.CloseDistance of the target's
+	// copy (pattern.Verdict.Close).
+	Close bool `json:"close,omitempty"`
 	// NoTarget: the page had a Page.RewriteOf with no stored copy yet to
 	// compare it with (pattern.Verdict.NoTarget).
 	NoTarget bool `json:"no_target,omitempty"`

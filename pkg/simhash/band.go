@@ -5,6 +5,14 @@ package simhash
 // for it.
 const MaxDistance = 3
 
+// CloseDistance is the largest distance at which a page that is no near
+// duplicate of another is still too close to it to count as distinct from
+// it: two unrelated texts differ in 32 bits give or take 4, and a page
+// 4 to 8 bits from another is that page with a few words changed (a
+// listing's counter, a session's greeting). A learned rewrite is not
+// reverted by such a page (pkg/pattern).
+const CloseDistance = 8
+
 // Bands is the number of 16-bit bands a fingerprint is cut into. Two
 // fingerprints within MaxDistance differ in at most MaxDistance bands, so at
 // least one of the Bands = MaxDistance+1 bands is equal in both (pigeonhole):
