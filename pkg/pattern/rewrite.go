@@ -451,6 +451,12 @@ func (h *Host[T]) copiesByOther(r Rewrite, v Verdict) bool {
 	if v.DupOf == "" {
 		return false
 	}
+	if r.Param != "" && sameParam(v.URL, v.DupOf, r.Param) {
+		// The copy differs from its page elsewhere than in r's
+		// parameter (?start=24&t=N copies ?start=12&t=N): whatever
+		// makes it a copy, r does not, even before a rule for it exists.
+		return true
+	}
 	if o, ok := deriveRewrite(v.URL, v.DupOf); ok && o != r {
 		return true
 	}
@@ -468,6 +474,29 @@ func (h *Host[T]) copiesByOther(r Rewrite, v Verdict) bool {
 		}
 	}
 	return false
+}
+
+// sameParam reports whether u and v have one path and carry param with one
+// value.
+func sameParam(u, v, param string) bool {
+	ub, uq, _ := strings.Cut(u, "?")
+	vb, vq, _ := strings.Cut(v, "?")
+	if ub != vb {
+		return false
+	}
+	a, ok := paramValue(uq, param)
+	b, ok2 := paramValue(vq, param)
+	return ok && ok2 && a == b
+}
+
+// paramValue returns param's value in query q, and whether q has it.
+func paramValue(q, param string) (string, bool) {
+	for p := range strings.SplitSeq(q, "&") {
+		if k, val, _ := strings.Cut(p, "="); k == param {
+			return val, true
+		}
+	}
+	return "", false
 }
 
 // judgeRewrite counts a watched URL's verdict for its rewrite, or that of

@@ -583,4 +583,22 @@ func TestCopyExplainedByAnotherRewrite(t *testing.T) {
 			t.Errorf("%s copying %s, judged for %s: explained by another rewrite %v, want %v", tc.url, tc.of, tc.r, got, tc.explains)
 		}
 	}
+
+	// Before any rule for the parameter that differs: a copy between two
+	// URLs that carry r's parameter at one value says nothing of r, one
+	// between its values does.
+	h = NewHost[string]()
+	for _, tc := range []struct {
+		url, of  string
+		explains bool
+	}{
+		{topic + "?start=24&t=1", topic + "?start=12&t=1", true},
+		{topic + "?start=24&t=1", topic + "?start=24&t=2", false},
+		{topic + "?t=1", topic + "?start=12&t=1", true},
+		{"http://a/other.php?start=24&t=1", topic + "?start=12&t=1", false},
+	} {
+		if got := h.copiesByOther(dropT, Verdict{URL: tc.url, DupOf: tc.of, Duplicate: true, NoTarget: true}); got != tc.explains {
+			t.Errorf("no rules: %s copying %s, judged for %s: explained elsewhere %v, want %v", tc.url, tc.of, dropT, got, tc.explains)
+		}
+	}
 }
