@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bits-and-blooms/bloom/v3"
-
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
@@ -47,10 +45,11 @@ const (
 	FundRefound           // its URLs found again on other pages (-pattern-refound)
 	FundEstimate          // its estimated size held while its finds doubled (-pattern-estimate)
 	FundDwindle           // its pages make up fewer new URLs than are fetched (-pattern-dwindle)
+	FundRewrite           // the probe of a rewrite whose last probe a budget holds (Host.stalled)
 	fundCount
 )
 
-var fundNames = [fundCount]string{"none", "grounded", "corroborated", "first", "evidence", "vouched", "share", "yield", "refound", "estimate", "dwindle"}
+var fundNames = [fundCount]string{"none", "grounded", "corroborated", "first", "evidence", "vouched", "share", "yield", "refound", "estimate", "dwindle", "rewrite"}
 
 func (f Fund) String() string {
 	if f < fundCount {
@@ -245,6 +244,14 @@ type Candidate struct {
 	// the parking bound, a restart or a handover): not a new URL its
 	// family's pages found.
 	Held bool
+}
+
+// pays is the family whose allowance pays for c: its Payer, or its origin.
+func (c Candidate) pays() Key {
+	if c.Payer != 0 {
+		return c.Payer
+	}
+	return c.Origin
 }
 
 // Decision is the outcome of Host.Admit.
@@ -613,6 +620,7 @@ type Host[T any] struct {
 	inPark      map[int64]*referrers
 	grown       map[parkKey]bool // budgets that earned admissions since the last Release
 	held        int              // URLs held back so far (parked or not)
+	reprobes    int              // rewrite probes admitted past their budgets (stalled)
 	overflow    int              // held URLs past MaxParked, only in the store
 	spills      int              // the same, ever (Spills)
 	// spilled: some held URLs may be in the store alone (past MaxParked,
@@ -635,9 +643,8 @@ type Host[T any] struct {
 	// they wait, they are corroborated as a held URL is (queuedURL).
 	queued map[Key]*queuedURL
 	// onPages holds the URLs of the host that its fetched pages linked
-	// (relisted), up to maxOnPages of them; saved with the host.
-	onPages  *bloom.BloomFilter
-	onPagesN int
+	// (relisted); saved with the host.
+	onPages linkSet
 	// version counts changes; saved is the version Snapshot last returned.
 	version, saved uint64
 }
@@ -1145,6 +1152,10 @@ func (h *Host[T]) Admit(cfg Config, hash int64, c Candidate) Decision {
 	if d, ok := h.rewrite(cfg, hash, c); ok {
 		// A variant of a page (print, reply-to, AMP) is a copy of it, held
 		// for good once its rewrite is learned: no new page of its family.
+		// Or a stalled rewrite's probe, admitted past its budgets.
+		if d.Admit && !c.Listed && c.Parent != "" {
+			h.linkedOnPage(c.URL, c.Parent)
+		}
 		return d
 	}
 	if !c.Held && h.inPark[hash] == nil {
@@ -1233,10 +1244,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 			return Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, sk}}
 		}
 	}
-	pays := c.Origin
-	if c.Payer != 0 {
-		pays = c.Payer
-	}
+	pays := c.pays()
 	origin := h.spaces[pays]
 	if origin == nil {
 		origin, pays = fam, fk
@@ -1408,10 +1416,7 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 	if sp != nil && sp.genAdmitted > 0 {
 		sp.genAdmitted--
 	}
-	pays := c.Origin
-	if c.Payer != 0 {
-		pays = c.Payer
-	}
+	pays := c.pays()
 	o := h.spaces[pays]
 	if o == nil {
 		o = h.existing(Family(c.Space))

@@ -656,8 +656,9 @@ func crawlSite(cfg Config, links func(string) []string, dup func(string) bool, l
 }
 
 type queued struct {
-	u string
-	c Candidate
+	u      string
+	c      Candidate
+	judged bool // admitted with a Decision.Target
 }
 
 // crawlHost is crawlSite, with the host's admission state at the end.
@@ -678,7 +679,7 @@ func crawlHost(cfg Config, links func(string) []string, dup func(string) bool, l
 				relinks = append(relinks, l)
 			}
 		}
-		h.Observe(cfg, Verdict{URL: q.u, Hash: int64(KeyOf(q.u)), Grounded: q.c.Grounded, Origin: q.c.Origin, ParentSpace: q.c.ParentSpace, Duplicate: dup(q.u), Relinks: relinks})
+		h.Observe(cfg, Verdict{URL: q.u, Hash: int64(KeyOf(q.u)), Grounded: q.c.Grounded, Origin: q.c.Origin, ParentSpace: q.c.ParentSpace, Duplicate: dup(q.u), Judged: q.judged, Relinks: relinks})
 		for _, l := range links(q.u) {
 			if known[l] {
 				continue
@@ -686,15 +687,16 @@ func crawlHost(cfg Config, links func(string) []string, dup func(string) bool, l
 			c := h.Describe(cfg, Found{URL: l, Parent: q.u, ParentHops: q.c.Hops, ParentOrigin: q.c.Origin, ParentDuplicate: dup(q.u)})
 			d := h.Admit(cfg, int64(KeyOf(l)), c)
 			if !d.Admit {
-				h.Park(cfg, d, int64(KeyOf(l)), c, queued{l, c})
+				h.Park(cfg, d, int64(KeyOf(l)), c, queued{u: l, c: c})
 				continue
 			}
 			h.Unpark(int64(KeyOf(l)))
 			known[l] = true
-			queue = append(queue, queued{l, c})
+			queue = append(queue, queued{l, c, d.Target != ""})
 		}
-		h.Release(cfg, func(q queued, _ Candidate, _ Decision) {
+		h.Release(cfg, func(q queued, _ Candidate, d Decision) {
 			known[q.u] = true
+			q.judged = d.Target != ""
 			queue = append(queue, q)
 		})
 	}

@@ -180,7 +180,7 @@ func (w *indexWeb) crawl(cfg Config) map[string]bool {
 			c := h.Describe(cfg, Found{URL: l, Parent: q.u, ParentHops: q.c.Hops, ParentOrigin: q.c.Origin, ParentDuplicate: dup})
 			d := h.Admit(cfg, int64(KeyOf(l)), c)
 			if !d.Admit {
-				h.Park(cfg, d, int64(KeyOf(l)), c, queued{l, c})
+				h.Park(cfg, d, int64(KeyOf(l)), c, queued{u: l, c: c})
 				continue
 			}
 			h.Unpark(int64(KeyOf(l)))

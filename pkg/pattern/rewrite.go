@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bits-and-blooms/bloom/v3"
-
 	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
@@ -215,7 +213,8 @@ func splitQuery(q string) []string {
 
 // ruleStats is what a rewrite's variants came back as.
 type ruleStats struct {
-	watched       int // matches fetched whose verdict is not in
+	watched       int   // matches fetched whose verdict is not in
+	probe         int64 // the hash of the last one watched (stalled)
 	dup, distinct int
 	// blind: distinct variants fetched before their targets, which had
 	// no copy to compare them with (Verdict.NoTarget). A variant is
@@ -309,10 +308,13 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 				// through every variant that no page of its target linked:
 				// at each restart of a rolling one, the held variants read
 				// back from the store went to their family's budget.
-				if _, ok := r.Apply(c.URL); ok {
+				if t, ok := r.Apply(c.URL); ok {
 					if st.watched == 0 {
 						h.watchURL(hash, r, st)
 						return Decision{}, false
+					}
+					if h.stalled(r, st, c) {
+						return h.reprobe(hash, r, st, t), true
 					}
 					return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
 				}
@@ -377,6 +379,10 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 		return Decision{}, false
 	}
 	if st.watched >= 1 {
+		if h.stalled(r, st, c) {
+			t, _ := r.Apply(c.URL)
+			return h.reprobe(hash, r, st, t), true
+		}
 		// One variant at a time until the rule is judged: a family of
 		// variants is as large as the site, and its first two verdicts
 		// decide it.
@@ -384,6 +390,36 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 	}
 	h.watchURL(hash, r, st)
 	return Decision{}, false
+}
+
+// stalled reports whether the probe of a rewrite being judged waits on a
+// budget that held it, and its next variant c, found outside its family
+// (grounded), goes past its budgets as its probe: its budgets would admit
+// it but for the probing of a family each page links a few URLs of
+// (space.singly). What the rule holds waits for that verdict, and the
+// budget may wait for what the rule holds: on an independent web, a
+// forum's topics were all held for good by "drop parameter t", whose
+// probe, a topic, its family's probing held until more topics came back.
+// A variant its family made up waits: sent past their budgets whenever
+// the rule held four or more, such probes took a fifth of the requests
+// to traps of the simulation's generated webs (loadtest/trapsim), and a
+// catch-all whose pages are named like each other's was crawled past its
+// budget a probe at a time. A host sends maxReprobes, and one more per
+// real page it has.
+func (h *Host[T]) stalled(r Rewrite, st *ruleStats, c Candidate) bool {
+	return c.Grounded && h.watch[st.probe] == r && h.inPark[st.probe] != nil && h.reprobes < maxReprobes+h.real
+}
+
+const maxReprobes = 16
+
+// reprobe admits the variant u (hash) of a stalled rewrite as its probe,
+// past its budgets, with target t: the held probe is an ordinary held URL
+// now, decided again by its budget.
+func (h *Host[T]) reprobe(hash int64, r Rewrite, st *ruleStats, t string) Decision {
+	h.unwatch(st.probe)
+	h.watchURL(hash, r, st)
+	h.reprobes++
+	return Decision{Admit: true, Funds: FundRewrite, Last: true, Target: t}
 }
 
 // dropDeadRule forgets one rewrite that a variant proved distinct and that
@@ -427,6 +463,7 @@ func (h *Host[T]) watchURL(hash int64, r Rewrite, st *ruleStats) {
 	if _, ok := h.watch[hash]; !ok {
 		h.watch[hash] = r
 		st.watched++
+		st.probe = hash
 	}
 }
 
@@ -555,7 +592,7 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		// An active rule's probe, or one of its first variants, came
 		// before its target: nothing to revert or judge it by.
 		st.blind++
-	case r.Segment != "" && st.relistings > 0 && st.dup == st.relistings && h.onPagesN > maxOnPages:
+	case r.Segment != "" && st.relistings > 0 && st.dup == st.relistings && h.onPages.full():
 		// A mirror's probe once the host linked too many URLs to judge
 		// its links by: its text, a translation's, would revert a rule
 		// its links made, or are making (a shop's six languages, each
@@ -589,10 +626,11 @@ const (
 	// passes over, waiting for one of another path; the next counts as
 	// distinct.
 	maxSeries = 3
-	// maxOnPages: URLs a host records as linked from its pages. Past it,
-	// a bloom filter of onPagesBits answers yes too often to judge by (the
-	// false positives a test of minRelisted links survives: under 2e-5
-	// at the bound) and variants are judged by their text alone.
+	// maxOnPages: URLs a host records in the first filter of what its
+	// pages linked (linkLevels). Past it, a bloom filter of onPagesBits
+	// answers yes too often to judge by (the false positives a test of
+	// minRelisted links survives: under 2e-5 at the bound); past the last
+	// filter's bound, variants are judged by their text alone.
 	maxOnPages    = 700
 	onPagesBits   = 4096
 	onPagesHashes = 3
@@ -602,15 +640,10 @@ const (
 // fetched page whose relink it is when parent is "". A sitemap's entry, a
 // seed and a link from another host are no page of the host linking it.
 func (h *Host[T]) linkedOnPage(u, parent string) {
-	if h.onPagesN > maxOnPages || parent != "" && urlnorm.Authority(u) != urlnorm.Authority(parent) {
+	if parent != "" && urlnorm.Authority(u) != urlnorm.Authority(parent) {
 		return
 	}
-	if h.onPages == nil {
-		h.onPages = bloom.New(onPagesBits, onPagesHashes)
-	}
-	if !h.onPages.TestOrAddString(u) {
-		h.onPagesN++
-	}
+	h.onPages.add(u)
 }
 
 // relisted reports whether a variant's verdict shows a relisting of what
@@ -628,7 +661,7 @@ func (h *Host[T]) linkedOnPage(u, parent string) {
 // took two values, and every order of every page was fetched (32 requests
 // into listings of four pages on the generated webs).
 func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
-	if h.onPages == nil || h.onPagesN > maxOnPages {
+	if h.onPages.empty() || h.onPages.full() {
 		return false, false
 	}
 	if r.Segment != "" {
@@ -638,7 +671,7 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 		return false, false
 	}
 	target, _ := r.Apply(v.URL)
-	if !h.onPages.TestString(target) {
+	if !h.onPages.has(target) {
 		// A view relists a page the site links (a listing's first or
 		// second page). A parameter that names the page (a forum's
 		// ?t=2053) maps onto a URL nobody linked (/viewtopic.php?start=12),
@@ -666,7 +699,7 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 		if _, ok := r.Apply(u); ok {
 			continue
 		}
-		if !h.onPages.TestString(u) {
+		if !h.onPages.has(u) {
 			return false, false
 		}
 		n++
@@ -681,9 +714,10 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 }
 
 // mirrored reports whether a variant by an inserted path segment (a
-// language's /el/) is a page of a copy of the site under that segment: all
-// its links on its host are URLs the host's pages linked, once the segment
-// is dropped from those that carry it, and most of them carry it. A
+// language's /el/) is a page of a copy of the site under that segment: its
+// links on its host are URLs the host's pages linked, once the segment is
+// dropped from those that carry it (all but one in maxUnknown), and most
+// of them carry it. A
 // translated copy of a shop is distinct in its text from every page, and
 // links only more of itself: a mirror of the site's pages, and of every
 // trap they hold. Judged by their text, the language copies of an
@@ -693,10 +727,10 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 // segment, and its own new pages.
 func (h *Host[T]) mirrored(r Rewrite, v Verdict) bool {
 	target, _ := r.Apply(v.URL)
-	if !h.onPages.TestString(target) {
+	if !h.onPages.has(target) {
 		return false
 	}
-	n, carried := 0, 0
+	n, unknown, carried := 0, 0, 0
 	for _, links := range [...][]string{v.Fresh, v.Relinks} {
 		for _, u := range links {
 			m, ok := r.Apply(u)
@@ -706,17 +740,28 @@ func (h *Host[T]) mirrored(r Rewrite, v Verdict) bool {
 			if u == v.URL || m == target {
 				continue
 			}
-			if !h.onPages.TestString(m) {
-				return false // a page of its own: it leads somewhere
+			if h.onPages.has(m) {
+				n++
+			} else {
+				unknown++
 			}
-			n++
 			if ok {
 				carried++
 			}
 		}
 	}
-	return n >= minRelisted && 2*carried > n
+	// A copy of pages the host has not linked yet (a manual's page that
+	// links two others at random, its budget spent before they were
+	// found) is a mirror all the same; a section leads mostly somewhere
+	// new. Judged by every link, a documentation site's language copy,
+	// whose first probe linked one page not yet found, took 1,079
+	// requests of one crawl of an independent web.
+	return n >= minRelisted && maxUnknown*unknown <= n+unknown && 2*carried > n+unknown
 }
+
+// maxUnknown: a mirror's page links at most one URL in maxUnknown that the
+// host's pages did not link, once the segment is dropped.
+const maxUnknown = 4
 
 // relistedOf reports whether a variant u that relisted counts as a
 // duplicate for its rewrite r: the first does, and one more whose target
@@ -912,7 +957,7 @@ func (h *Host[T]) sibling(u string) (Rewrite, bool) {
 // the page it maps onto.
 func (h *Host[T]) knownWithout(u string) (Rewrite, bool) {
 	_, query, ok := strings.Cut(u, "?")
-	if !ok || query == "" || h.onPages == nil || h.onPagesN > maxOnPages {
+	if !ok || query == "" || h.onPages.empty() || h.onPages.full() {
 		return Rewrite{}, false
 	}
 	for _, p := range splitQuery(query) {
@@ -921,7 +966,7 @@ func (h *Host[T]) knownWithout(u string) (Rewrite, bool) {
 		if !ok {
 			continue
 		}
-		if h.onPages.TestString(target) {
+		if h.onPages.has(target) {
 			return Rewrite{Param: name}, true
 		}
 	}

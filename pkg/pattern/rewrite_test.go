@@ -526,7 +526,12 @@ func TestMirrorBySegment(t *testing.T) {
 	}
 	for i, cat := range []string{"x", "y"} {
 		list := "http://a/cat/" + cat + "/"
-		fetchVariant(t, h, cfg, "http://a/el"+strings.TrimPrefix(list, "http://a"), list, nil, under("el", known[6*i:6*i+6]))
+		// The second links a page of the site not found yet.
+		links := under("el", append(known[6*i:6*i+6:6*i+6], fmt.Sprintf("http://a/post/new-%d.html", i)))
+		if i == 0 {
+			links = links[:6]
+		}
+		fetchVariant(t, h, cfg, "http://a/el"+strings.TrimPrefix(list, "http://a"), list, nil, links)
 	}
 	r, ok := ruleOf(h, "drop path segment el")
 	if !ok || !r.Active || r.Relisted != 2 {
@@ -541,7 +546,7 @@ func TestMirrorBySegment(t *testing.T) {
 	// making.
 	h, known = twoListings(t, cfg)
 	fetchVariant(t, h, cfg, "http://a/el/cat/x/", "http://a/cat/x/", nil, under("el", known[:6]))
-	for i := 0; h.onPagesN <= maxOnPages; i++ {
+	for i := 0; !h.onPages.full(); i++ {
 		h.linkedOnPage(fmt.Sprintf("http://a/more/%d.html", i), "http://a/")
 	}
 	fetchVariant(t, h, cfg, "http://a/el/cat/y/", "http://a/cat/y/", nil, under("el", known[6:]))
@@ -600,5 +605,67 @@ func TestCopyExplainedByAnotherRewrite(t *testing.T) {
 		if got := h.copiesByOther(dropT, Verdict{URL: tc.url, DupOf: tc.of, Duplicate: true, NoTarget: true}); got != tc.explains {
 			t.Errorf("no rules: %s copying %s, judged for %s: explained elsewhere %v, want %v", tc.url, tc.of, dropT, got, tc.explains)
 		}
+	}
+}
+
+// TestStalledRewriteProbe: a rewrite being judged whose probe a budget
+// holds sends its next variant found outside its family past the budgets,
+// as its probe: a forum's topics were held by "drop parameter t" for good
+// while its probe, one topic, waited on its family's probing. A variant
+// the family made up waits, and a host sends a bounded number of them.
+func TestStalledRewriteProbe(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	r := Rewrite{Param: "t"}
+	st := h.addRule(r, &ruleStats{})
+	topic := func(i int) string { return fmt.Sprintf("http://a/viewtopic.php?t=%d", i) }
+	hash := func(u string) int64 { return int64(KeyOf(u)) }
+	listed := func(u string) Candidate {
+		return h.Describe(cfg, Found{URL: u, Parent: "http://a/"})
+	}
+	made := func(u string) Candidate {
+		return h.Describe(cfg, Found{URL: u, Parent: topic(99), ParentHops: 1})
+	}
+	if c := listed(topic(0)); !c.Grounded {
+		t.Fatalf("a topic a forum lists: %+v, want it grounded", c)
+	} else if c := made(topic(0)); c.Grounded {
+		t.Fatalf("a topic a topic links: %+v, want it generated", c)
+	}
+	h.watchURL(hash(topic(0)), r, st)
+	if d := h.Admit(cfg, hash(topic(1)), listed(topic(1))); d.Admit || d.Reason != ReasonRewrite {
+		t.Fatalf("a topic while the probe is out: %+v, want it held by the rule", d)
+	}
+	held := Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, KeyOf("viewtopic")}}
+	h.Park(cfg, held, hash(topic(0)), listed(topic(0)), topic(0))
+
+	if d := h.Admit(cfg, hash(topic(2)), made(topic(2))); d.Admit || d.Reason != ReasonRewrite {
+		t.Errorf("a topic a topic made up, the probe held by a budget: %+v, want it held by the rule", d)
+	}
+	d := h.Admit(cfg, hash(topic(3)), listed(topic(3)))
+	if !d.Admit || d.Funds != FundRewrite || d.Target != "http://a/viewtopic.php" {
+		t.Fatalf("a topic a forum lists, the probe held by a budget: %+v, want it admitted as the rule's probe", d)
+	}
+	if h.watch[hash(topic(3))] != r || h.watch[hash(topic(0))] == r || st.watched != 1 {
+		t.Errorf("watched %v (%d for the rule), want the new probe alone", h.watch, st.watched)
+	}
+	if d := h.Admit(cfg, hash(topic(4)), listed(topic(4))); d.Admit {
+		t.Errorf("a topic while the new probe is out: %+v, want it held", d)
+	}
+
+	// Made up, however much the rule holds.
+	h.Park(cfg, held, hash(topic(3)), listed(topic(3)), topic(3))
+	for i := 10; i < 20; i++ {
+		c := made(topic(i))
+		if d := h.Admit(cfg, hash(topic(i)), c); d.Admit {
+			t.Fatalf("a topic a topic made up, %d held: %+v, want it held", i-10, d)
+		} else {
+			h.Park(cfg, d, hash(topic(i)), c, topic(i))
+		}
+	}
+
+	// At the host's bound, the rule waits for its held probe.
+	h.reprobes = maxReprobes + h.real
+	if d := h.Admit(cfg, hash(topic(5)), listed(topic(5))); d.Admit || d.Reason != ReasonRewrite {
+		t.Errorf("a topic past the host's reprobes: %+v, want it held by the rule", d)
 	}
 }

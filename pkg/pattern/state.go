@@ -1,14 +1,11 @@
 package pattern
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/bits-and-blooms/bloom/v3"
 )
 
 // stateVersion is the first byte of a marshalled Host.
@@ -211,11 +208,8 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 			}
 		}
 	}
-	if h.onPages != nil {
-		s.OnPages, s.OnPagesN = make([]byte, 0, onPagesBits/8), h.onPagesN
-		for _, w := range h.onPages.BitSet().Words() {
-			s.OnPages = binary.LittleEndian.AppendUint64(s.OnPages, w)
-		}
+	if !h.onPages.empty() {
+		s.OnPages, s.OnPagesN = h.onPages.bytes(), h.onPages.n
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -263,15 +257,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		h.interlinked += sp.interlinked
 		h.spaces[KeyOf(e.Name)] = sp
 	}
-	if len(s.OnPages) == onPagesBits/8 {
-		// Another size is a state from a build with another filter: left
-		// out, variants are judged by their text until pages link again.
-		words := make([]uint64, onPagesBits/64)
-		for i := range words {
-			words[i] = binary.LittleEndian.Uint64(s.OnPages[8*i:])
-		}
-		h.onPages, h.onPagesN = bloom.FromWithM(words, onPagesBits, onPagesHashes), min(max(s.OnPagesN, 0), maxOnPages+1)
-	}
+	h.onPages.restore(s.OnPages, s.OnPagesN)
 	for _, r := range s.Rules {
 		if h.rules[r.Rule] == nil {
 			h.addRule(r.Rule, r.stats())
