@@ -663,9 +663,22 @@ func TestStalledRewriteProbe(t *testing.T) {
 		}
 	}
 
+	// Held before and read back (a restart): it waits where it was.
+	back := listed(topic(30))
+	back.Held = true
+	if d := h.Admit(cfg, hash(topic(30)), back); d.Admit {
+		t.Errorf("a topic held before and decided again: %+v, want it held", d)
+	}
+
 	// At the host's bound, the rule waits for its held probe.
 	h.reprobes = maxReprobes + h.real
 	if d := h.Admit(cfg, hash(topic(5)), listed(topic(5))); d.Admit || d.Reason != ReasonRewrite {
 		t.Errorf("a topic past the host's reprobes: %+v, want it held by the rule", d)
+	}
+	// The bound is the host's crawl's, not a process's.
+	b, _ := h.Snapshot()
+	r2 := NewHost[string]()
+	if err := r2.Restore(b); err != nil || r2.reprobes != h.reprobes {
+		t.Errorf("reprobes %d saved, %d restored (%v)", h.reprobes, r2.reprobes, err)
 	}
 }

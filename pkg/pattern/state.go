@@ -118,12 +118,15 @@ type savedRule struct {
 }
 
 type savedHost struct {
-	Real   int          `json:"real,omitempty"`
-	Held   int          `json:"held,omitempty"`
-	Spaces []savedSpace `json:"spaces,omitempty"`
-	Rules  []savedRule  `json:"rules,omitempty"`
-	Folded []string     `json:"folded,omitempty"` // path positions generalized, by prefix
-	Stems  []string     `json:"stems,omitempty"`  // stems generalized, as prefix TAB stem
+	Real int `json:"real,omitempty"`
+	Held int `json:"held,omitempty"`
+	// Reprobes: rewrite probes sent past their budgets (Host.reprobes),
+	// bounded over the host's crawl, not each process's.
+	Reprobes int          `json:"reprobes,omitempty"`
+	Spaces   []savedSpace `json:"spaces,omitempty"`
+	Rules    []savedRule  `json:"rules,omitempty"`
+	Folded   []string     `json:"folded,omitempty"` // path positions generalized, by prefix
+	Stems    []string     `json:"stems,omitempty"`  // stems generalized, as prefix TAB stem
 	// The first path segments the site grounded, while they are not
 	// folded (fold.go: a name not among them is made up). A state saved
 	// before they were (no Kept) has none: its names are all taken as the
@@ -155,7 +158,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 	if h.version == h.saved {
 		return nil, false
 	}
-	s := savedHost{Real: h.real, Held: h.held}
+	s := savedHost{Real: h.real, Held: h.held, Reprobes: h.reprobes}
 	// Sized once: a saved space is ~200 bytes, and a busy host is saved
 	// twice a second with hundreds of them.
 	active := 0
@@ -231,7 +234,7 @@ func (h *Host[T]) Restore(b []byte) error {
 	if err := json.Unmarshal(b[1:], &s); err != nil {
 		return fmt.Errorf("admission state: %w", err)
 	}
-	h.real, h.held = s.Real, s.Held
+	h.real, h.held, h.reprobes = s.Real, s.Held, max(s.Reprobes, 0)
 	h.spilled = s.Held > 0
 	for _, e := range s.Spaces {
 		sp := &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
