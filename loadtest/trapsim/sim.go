@@ -662,7 +662,7 @@ func (s *sim) deliver() {
 			continue
 		}
 		relinks := s.relinks(h, p.links, true)
-		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
+		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Hops: p.it.cand.Hops, DupHops: p.it.dups, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
 			Unlike: p.unlike, Close: p.close, NoTarget: p.noTarget, DupOf: p.dupOf, Judged: p.it.target != 0, Relinks: relinks, Fresh: s.relinks(h, p.links, false)})
 		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))

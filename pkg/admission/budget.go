@@ -226,6 +226,8 @@ type Evidence struct {
 	URL         string
 	Hash        int64
 	Grounded    bool // admitted as evidence, not generated
+	Hops        int  // of generation it was admitted with (pattern.Verdict.Hops)
+	DupHops     int  // duplicate pages in a row that led to it
 	Origin      uint64
 	ParentSpace uint64
 	Duplicate   bool
@@ -247,7 +249,7 @@ type Evidence struct {
 func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	hp := h.patterns()
 	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
-		Grounded: e.Grounded, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, Close: e.Close, NoTarget: e.NoTarget, DupOf: e.DupOf, Judged: e.Judged, Relinks: e.Relinks, Fresh: e.Fresh})
+		Grounded: e.Grounded, Hops: e.Hops, DupHops: e.DupHops, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, Close: e.Close, NoTarget: e.NoTarget, DupOf: e.DupOf, Judged: e.Judged, Relinks: e.Relinks, Fresh: e.Fresh})
 	return hp.Parked() > 0
 }
 

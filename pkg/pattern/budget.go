@@ -283,7 +283,11 @@ type Verdict struct {
 	URL      string
 	Hash     int64 // of URL, as Park was given it
 	Grounded bool  // the page was admitted grounded
-	Origin   Key
+	// Hops: of generation the page was admitted with (0: grounded; 1: on
+	// a grounded page of its own family, or a duplicate); DupHops: the
+	// duplicate pages in a row that led to it.
+	Hops, DupHops int
+	Origin        Key
 	// ParentSpace is the space of the same-host page the page was found
 	// on (0: another host, a seed).
 	ParentSpace Key
@@ -1489,8 +1493,14 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 				// the one that led to it (an index's entries): yield while
 				// it ends there, taken back if its links carry the chain
 				// on (Describe): a hub's entries are leaves, a catch-all's
-				// deeper pages make up more of it.
-				if len(h.yielders) < maxPending {
+				// deeper pages make up more of it. Those of an index the
+				// site grounds, or of a copy of one (the next page of a
+				// listing that shows little but its entries): a calendar's
+				// months, each a distinct page made up from others, list
+				// their days, each a leaf too, and a forum's calendar of
+				// distinct days on an independent web earned 428 requests
+				// by them.
+				if len(h.yielders) < maxPending && (v.Hops <= 1 || v.DupHops > 0) {
 					if h.yielders == nil {
 						h.yielders = map[Key]Key{}
 					}

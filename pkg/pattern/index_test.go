@@ -184,7 +184,7 @@ func (w *indexWeb) crawl(cfg Config) map[string]bool {
 				continue
 			}
 			h.Unpark(int64(KeyOf(l)))
-			push(queued{l, c}, d.Last)
+			push(queued{u: l, c: c}, d.Last)
 		}
 		h.Release(cfg, func(q queued, _ Candidate, d Decision) {
 			if d.Corroborated {

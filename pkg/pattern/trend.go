@@ -49,11 +49,18 @@ func (s *space) mark() {
 }
 
 // chao is the estimate of a family's URLs from offered distinct ones, of
-// which refound were found again (+Inf with too few of them to tell).
+// which refound were found again (+Inf with too few of either to tell).
+// Found again counts the family's grounded URLs too, and may pass what it
+// offered: then the estimate is what it offered. With no estimate there, an
+// independent web's forum threads, whose pages link their neighbours' two
+// either side and the forum's other threads, had nothing to tell that their
+// pagination past its last page grew with every page, and what its pages
+// found again paid for 548 requests into it.
 func chao(offered, refound int) float64 {
-	if refound < trendMin || refound > offered {
+	if refound < trendMin || offered < trendMin {
 		return math.Inf(1)
 	}
+	refound = min(refound, offered)
 	f1 := float64(offered - refound)
 	return float64(offered) + f1*f1/(2*float64(refound))
 }

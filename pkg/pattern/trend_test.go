@@ -13,8 +13,9 @@ func TestChao(t *testing.T) {
 	}{
 		{100, 50, 125}, // 100 + 50²/100
 		{566, 96, 566 + 470*470/192.0},
-		{100, trendMin - 1, math.Inf(1)}, // too few found again to tell
-		{10, 20, math.Inf(1)},            // more found again than found: no estimate
+		{100, trendMin - 1, math.Inf(1)},      // too few found again to tell
+		{trendMin - 1, trendMin, math.Inf(1)}, // too few found to tell
+		{20, 30, 20},                          // more found again than found: what it found
 	} {
 		if got := chao(c.offered, c.refound); math.Abs(got-c.want) > 1e-9 && !(math.IsInf(got, 1) && math.IsInf(c.want, 1)) {
 			t.Errorf("chao(%d, %d) = %v, want %v", c.offered, c.refound, got, c.want)
