@@ -639,7 +639,12 @@ type Host[T any] struct {
 	// yielders are generated pages counted as yield of their own family
 	// (by KeyOf their URL): the origin charged. A new URL generated on
 	// one takes the yield back.
-	yielders     map[Key]Key
+	yielders map[Key]Key
+	// renamed: a first path segment was learned as the site's since the
+	// last Release (rootNamed), which looks at the spaces of the URLs held
+	// as made up again; not saved (what was held is decided again at a
+	// restart).
+	renamed      bool
 	corroborated int       // held URLs admitted for their referrers
 	sibs         *siblings // the last URLs with a query (Host.sibling)
 	// queued are the generated URLs admitted and not yet taken, with
@@ -1598,6 +1603,25 @@ func (h *Host[T]) grow(k parkKey) {
 	h.grown[k] = true
 }
 
+// rootNamed re-decides the URLs held in the family of the names a host's
+// pages made up at its root (Family's /{*}/), once a first path segment is
+// learned as the site's: those under it were made up when they were held,
+// and are its section's now. A news site's dated archive, first linked from
+// articles that related links led to (generated pages), was held with a
+// catch-all's made-up names, whose budget never grew, though the site's
+// home page linked the archive later.
+func (h *Host[T]) rootNamed() {
+	for k := range h.parked {
+		if k.kind == parkRewrite {
+			continue
+		}
+		if s := h.spaces[k.key]; s != nil && strings.HasPrefix(s.name, "/{*}") {
+			h.grow(k)
+			h.renamed = true
+		}
+	}
+}
+
 // Park holds back a URL that Admit refused, to be released when the budget
 // that held it grows. It reports false when the URL is parked already or the
 // host's parking is full: the caller has recorded it in the store, from
@@ -1659,6 +1683,8 @@ func (h *Host[T]) Unpark(hash int64) bool {
 // call now admit, in the order they were parked, counted as admitted, with
 // the candidate it was parked with. URLs still held stay parked.
 func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) {
+	renamed := h.renamed
+	h.renamed = false
 	for len(h.grown) > 0 {
 		grown := h.grown
 		h.grown = nil
@@ -1677,6 +1703,19 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 				if r == nil {
 					continue // unparked: admitted another way
 				}
+				moved := false
+				if renamed && strings.HasPrefix(pu.c.Space, "/{*}") {
+					// Its first segment made up when it was held, the
+					// site's since (rootNamed): its section pays, as a
+					// URL of it that a made-up page linked, whatever the
+					// made-up names' budget says.
+					if s := h.space(cfg, pu.c.URL, false); s != pu.c.Space {
+						pu.c.Space, moved = s, true
+						if f := h.existing(Family(s)); f != nil && f.evidence > 0 && !pu.c.Grounded {
+							pu.c.Payer = KeyOf(Family(s))
+						}
+					}
+				}
 				c := pu.c
 				self := false
 				if r.corroborated(cfg.Referrers) {
@@ -1685,7 +1724,7 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 					c.Grounded, c.Origin, c.Hops = true, 0, 0
 					self = r.selfLinked()
 					h.corroborated++
-				} else if spent {
+				} else if spent && !moved {
 					keep = append(keep, pu)
 					continue
 				}

@@ -115,6 +115,9 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 		if sl != nil && !sl.folded && learn && seg != "" && !madeUp {
 			if _, ok := sl.names[seg]; !ok {
 				sl.names[seg] = struct{}{}
+				if prefix == "" {
+					h.rootNamed()
+				}
 				limit := foldValues
 				if prefix == "" {
 					limit = foldSections

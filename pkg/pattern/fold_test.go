@@ -3,6 +3,7 @@ package pattern
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -205,5 +206,42 @@ func TestMadeUpNamesAfterRestoreWithNoSection(t *testing.T) {
 	c := next.Describe(cfg, Found{URL: "http://a/" + word(7) + "/s", Parent: u, ParentHops: 1, ParentOrigin: KeyOf("/{*}/")})
 	if c.Space != before {
 		t.Errorf("a new name made up after a restart: space %s, want %s", c.Space, before)
+	}
+}
+
+// TestHeldUnderMadeUpRootReleasedWhenNamed: a URL whose first path segment
+// was first met down a generated chain is held with the names the host's
+// pages made up (/{*}/), whose budget is spent; once the site links that
+// segment from a page of its own (grounding the name), the URL is its
+// section's and is decided by its section's budget. Held with the made-up
+// names, an independent web's dated archive kept 17 of its 43 pages held
+// after its name was grounded.
+func TestHeldUnderMadeUpRootReleasedWhenNamed(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	offer(h, cfg, "http://a/", "", 0, 0)
+	// A catch-all's chain of made-up names spends their family's budget.
+	parent, hops, origin := "http://a/", 0, Key(0)
+	for i := range 40 {
+		u := "http://a/" + word(i) + "-" + word(i+1) + ".html"
+		c, d := offer(h, cfg, u, parent, hops, origin)
+		if d.Admit {
+			parent, hops, origin = u, c.Hops, c.Origin
+		}
+	}
+	archive := "http://a/archive/2025/09/03/"
+	c, d := offer(h, cfg, archive, parent, hops, origin)
+	if d.Admit || !strings.HasPrefix(c.Space, "/{*}/") {
+		t.Fatalf("%s found down the chain: space %s, admitted %v; want held under /{*}/", archive, c.Space, d.Admit)
+	}
+	var released []string
+	h.Release(cfg, func(u string, _ Candidate, _ Decision) { released = append(released, u) })
+	// The site's home page links its archive.
+	if _, d := offer(h, cfg, "http://a/archive/", "http://a/", 0, 0); !d.Admit {
+		t.Fatal("the archive's index, linked from the home page, was held")
+	}
+	h.Release(cfg, func(u string, _ Candidate, _ Decision) { released = append(released, u) })
+	if !slices.Contains(released, archive) {
+		t.Errorf("%s still held once its section was grounded (released %v)", archive, released)
 	}
 }
