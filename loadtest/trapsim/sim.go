@@ -695,6 +695,9 @@ func (s *sim) deliver() {
 			if d.Corroborated {
 				it.cand.Grounded, it.cand.Hops, it.cand.Origin = true, 0, 0
 			}
+			if s.opt.Trace != nil {
+				s.opt.Trace(it.url, it.cand, d)
+			}
 			s.admitted(h, it, d, s.opt.Levels-2)
 		})
 		if h.ph.Overflowed(s.cfg) {

@@ -418,6 +418,15 @@ func (h *Host[T]) payOwed(f *space) {
 	h.version++
 }
 
+// groundsFor reports whether the site grounds a family apart from origin:
+// from outside the host, from two of its families, or from one that is not
+// origin. A family only origin's grounded pages pointed to is what origin
+// makes up for each of its pages (a hub's leaves): its pages found down
+// origin's chains are origin's own making.
+func (s *space) groundsFor(origin Key) bool {
+	return s.established() || s.real > 0 && s.src1 != origin
+}
+
 // reach is how many distinct pages outside its family a space's pages (or,
 // with fam, its family's pages) led to or link: what it led to first, or
 // what it links beyond the most any one of its pages does, whichever is
@@ -996,6 +1005,14 @@ func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) allowanceParts {
 	// other, would otherwise stop at a multiple of the few pages that
 	// its index and the other hosts link.
 	linked := others + float64(h.interlinked-f.interlinked)
+	if f.yield > 0 {
+		// Less the real pages of the families only f's pages point to:
+		// a hub's leaves, grounded where the site links a hub, would
+		// otherwise raise what its endless chain of hubs may earn with
+		// every hub, as a generated web's spaces of hubs linked from
+		// many real pages did (32,680 requests into one).
+		linked -= float64(h.offspringReal(f))
+	}
 	w := cfg.EvidenceWeight
 	evidence, vouched := f.evidence, min(f.selfEvidence, f.evidence)
 	if deep {
@@ -1050,6 +1067,20 @@ func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) allowanceParts {
 		a.refound = capped - base
 	}
 	return a
+}
+
+// offspringReal is how many real pages, and pages found from each other
+// (recount), the families that only f's pages pointed to have (none from
+// outside the host, no second family).
+func (h *Host[T]) offspringReal(f *space) int {
+	k := KeyOf(f.name)
+	n := 0
+	for _, g := range h.spaces {
+		if g.src1 == k && !g.established() {
+			n += g.real + g.interlinked
+		}
+	}
+	return n
 }
 
 // copiesOften reports whether a family's pages came back duplicates at
@@ -1149,7 +1180,13 @@ func (h *Host[T]) Requeued(cfg Config, hash int64, u, parent string) {
 		h.queued = map[Key]*queuedURL{}
 	}
 	q := &queuedURL{fam: KeyOf(Family(h.space(cfg, u, false))), hash: hash}
-	q.refs.add(Candidate{URL: u, Parent: parent})
+	// A page of its own family that linked it is no page outside it:
+	// counted as one, a hub's leaves that link each other were each
+	// corroborated as the site's after a restart, and every restart gave
+	// an endless space evidence (a generated web's, 99,911 requests with a
+	// restart every 35 ticks, 713 without).
+	made := parent != "" && KeyOf(Family(h.space(cfg, parent, false))) == q.fam
+	q.refs.add(Candidate{URL: u, Parent: parent, Made: made})
 	h.queued[k] = q
 }
 
@@ -1310,12 +1347,14 @@ func (h *Host[T]) Take(cfg Config, hash int64, u string) Decision {
 	}
 	p, ok := h.pending[hash]
 	if !ok || p.taken {
+		h.gone(u)
 		return Decision{Admit: true} // a retry or a requeue is no second probe
 	}
 	sp := h.spaces[p.space]
 	if sp == nil {
 		// Forgotten as idle: nothing to wait for.
 		delete(h.pending, hash)
+		h.gone(u)
 		return Decision{Admit: true}
 	}
 	o := h.spaces[p.origin]
@@ -1361,11 +1400,25 @@ func (h *Host[T]) taken(sp *space, p pendingURL, hash int64, u string) {
 func (h *Host[T]) Let(hash int64, u string) {
 	p, ok := h.pending[hash]
 	if !ok || p.taken {
+		h.gone(u)
 		return
 	}
 	if sp := h.spaces[p.space]; sp != nil {
 		h.version++
 		h.taken(sp, p, hash, u)
+	}
+}
+
+// gone forgets a generated URL that goes at its turn as waiting in the
+// queue: pages that link it from now on link a page fetched, which they
+// corroborate no more than they would a grounded one. Tracked again after
+// a restart (Requeued) and never pending, a hub's leaves were corroborated
+// by their neighbours after they were fetched, each refunding its charge
+// and earning its family evidence: a generated web's endless space of
+// hubs, 713 requests without restarts, took 99,911 with one every 35 ticks.
+func (h *Host[T]) gone(u string) {
+	if len(h.queued) > 0 {
+		delete(h.queued, KeyOf(u))
 	}
 }
 
@@ -1513,11 +1566,14 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 					o.yield++
 					h.grow(parkKey{parkFamily, v.Origin})
 				}
-			case fam.established() || fam.real > 0:
+			case fam.groundsFor(v.Origin) || fam.real > 0 && v.DupHops > 0:
 				// A page of a family the site grounds elsewhere: a real
 				// listing leads to articles the site links or lists
 				// otherwise too; a trap's pages lead to families it made
-				// up, which nothing else points to.
+				// up, which nothing else points to. A family that only
+				// the origin's pages point to counts when the page that
+				// led to it was a copy: the next page of a listing that
+				// shows little but its entries.
 				o.yield++
 				h.grow(parkKey{parkFamily, v.Origin})
 			case len(fam.owed) < maxOwed || fam.owed[v.Origin] > 0:

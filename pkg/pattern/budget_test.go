@@ -673,6 +673,7 @@ func crawlHost(cfg Config, links func(string) []string, dup func(string) bool, l
 		q := queue[0]
 		queue = queue[1:]
 		fetched = append(fetched, q.u)
+		h.gone(q.u) // at its turn it waits in the queue no more (Take)
 		// The links to URLs known already, as the parser reports them.
 		var relinks []string
 		for _, l := range links(q.u) {
@@ -1955,20 +1956,26 @@ func TestYieldWhateverTheOrder(t *testing.T) {
 	allowance := func(generatedFirst bool) (int, int) {
 		h := NewHost[string]()
 		type page struct {
-			u string
-			c Candidate
+			u    string
+			c    Candidate
+			dups int // duplicate pages in a row that led to it
+			dup  bool
 		}
 		judge := func(p page, dup bool) {
-			h.Observe(cfg, Verdict{URL: p.u, Hash: int64(KeyOf(p.u)), Grounded: p.c.Grounded, Origin: p.c.Origin, ParentSpace: p.c.ParentSpace, Duplicate: dup})
+			h.Observe(cfg, Verdict{URL: p.u, Hash: int64(KeyOf(p.u)), Grounded: p.c.Grounded, Hops: p.c.Hops, DupHops: p.dups, Origin: p.c.Origin, ParentSpace: p.c.ParentSpace, Duplicate: dup})
 		}
 		find := func(u string, parent page) page {
-			c := h.Describe(cfg, Found{URL: u, Parent: parent.u, ParentHops: parent.c.Hops, ParentOrigin: parent.c.Origin})
+			c := h.Describe(cfg, Found{URL: u, Parent: parent.u, ParentHops: parent.c.Hops, ParentOrigin: parent.c.Origin, ParentDuplicate: parent.dup})
 			if d := h.Admit(cfg, int64(KeyOf(u)), c); !d.Admit {
 				t.Fatalf("%s held (%s)", u, d.Reason)
 			}
-			return page{u, c}
+			p := page{u: u, c: c}
+			if parent.dup {
+				p.dups = parent.dups + 1
+			}
+			return p
 		}
-		root := page{"http://a/", h.Describe(cfg, Found{URL: "http://a/", Listed: true})}
+		root := page{u: "http://a/", c: h.Describe(cfg, Found{URL: "http://a/", Listed: true})}
 		judge(root, false)
 		for i := range 20 {
 			judge(find(fmt.Sprintf("http://a/doc/%s.html", word(i)), root), false)
@@ -1984,6 +1991,7 @@ func TestYieldWhateverTheOrder(t *testing.T) {
 			t.Fatal("the second index page, found only on the first, is grounded")
 		}
 		judge(idx2, true)
+		idx2.dup = true
 		for j := range entries {
 			second = append(second, find(fmt.Sprintf("http://a/entry/2-%d.html", j), idx2))
 		}
@@ -2270,11 +2278,24 @@ func TestCalendarWithDays(t *testing.T) {
 		}
 		return []string{month(n), month(n + 1), "http://a/"}
 	}
-	got := crawlSite(cfg, links, func(string) bool { return false }, 5000)
-	cal, docs := 0, 0
-	for _, u := range got {
-		if _, _, ok := parse(u); ok {
-			cal++
+	cal := crawlTrap(t, cfg, links, func(u string) bool { _, _, ok := parse(u); return ok }, real)
+	// The days of its grounded month and what they yield, its budget, the
+	// host's share and what its pages vouch for came to 111; the days of
+	// the made-up months counted as yield too, to 188.
+	if cal > 140 {
+		t.Errorf("a calendar whose months list their days: %d of its pages fetched, want at most 140", cal)
+	}
+}
+
+// crawlTrap crawls a site of real pages under http://a/doc/ (a 5,000 page
+// cap, no duplicates), checks that all of them were fetched, and returns
+// how many pages of the trap were.
+func crawlTrap(t *testing.T, cfg Config, links func(string) []string, trap func(string) bool, real int) int {
+	t.Helper()
+	n, docs := 0, 0
+	for _, u := range crawlSite(cfg, links, func(string) bool { return false }, 5000) {
+		if trap(u) {
+			n++
 		} else if strings.HasPrefix(u, "http://a/doc/") {
 			docs++
 		}
@@ -2282,12 +2303,7 @@ func TestCalendarWithDays(t *testing.T) {
 	if docs != real {
 		t.Errorf("%d of %d real pages fetched", docs, real)
 	}
-	// The days of its grounded month and what they yield, its budget, the
-	// host's share and what its pages vouch for came to 111; the days of
-	// the made-up months counted as yield too, to 188.
-	if cal > 140 {
-		t.Errorf("a calendar whose months list their days: %d of its pages fetched, want at most 140", cal)
-	}
+	return n
 }
 
 // activePrintRule teaches h the rewrite "drop parameter print" with two
@@ -2774,5 +2790,83 @@ func TestWidgetPaysOnAChain(t *testing.T) {
 	}
 	if searches > n {
 		t.Errorf("%d searches fetched, want at most one for each page of the chain (%d)", searches, n)
+	}
+}
+
+// TestHubsWithLeaves: a space of distinct pages made up from each other,
+// each of the site's pages linking one, where each page (a hub) lists
+// leaves of a second shape of its own: pages that link only their hub,
+// their neighbours and the site's pages. The leaves of the hubs the site
+// links are grounded, distinct pages, yet nothing but the hubs points to
+// their family: those of the made-up hubs are the hubs' own making, no
+// yield that buys more hubs.
+func TestHubsWithLeaves(t *testing.T) {
+	cfg := DefaultConfig()
+	const real, leaves = 40, 12
+	hubs := map[string]int{}
+	hub := func(n int) string {
+		u := fmt.Sprintf("http://a/topic.php?t=%08x", uint32(n)*2654435761)
+		hubs[u] = n
+		return u
+	}
+	leaf := func(n, k int) string {
+		return fmt.Sprintf("http://a/topic.php/%s/%s.htm", strings.TrimPrefix(hub(n), "http://a/topic.php?t="), word(k))
+	}
+	links := func(u string) []string {
+		if u == "http://a/" || strings.HasPrefix(u, "http://a/doc/") {
+			out := []string{"http://a/", hub(len(u) * int(u[len(u)-7]))}
+			for i := range real {
+				out = append(out, fmt.Sprintf("http://a/doc/%s.html", word(i)))
+			}
+			return out
+		}
+		hu, l, isLeaf := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(u, "http://a/topic.php?t="), "http://a/topic.php/"), "/")
+		n, ok := hubs["http://a/topic.php?t="+hu]
+		if !ok {
+			return []string{"http://a/"}
+		}
+		if !isLeaf {
+			out := []string{"http://a/", hub(1000 + 3*n), hub(1001 + 3*n), hub(1002 + 3*n)}
+			for k := range leaves {
+				out = append(out, leaf(n, k))
+			}
+			return out
+		}
+		k := 0
+		for word(k)+".htm" != l {
+			k++
+		}
+		return []string{hub(n), leaf(n, (k+1)%leaves), leaf(n, (k+leaves-1)%leaves), "http://a/", "http://a/doc/ax.html"}
+	}
+	trap := crawlTrap(t, cfg, links, func(u string) bool { return strings.HasPrefix(u, "http://a/topic.php") }, real)
+	// The hubs the site links and their leaves, 13 pages each, and what
+	// the chain earns by the leaves of the made-up hubs, bounded by the
+	// site's other pages: 645. With the leaves of the linked hubs counted
+	// among the site's pages, every hub raised the bound: 4,959 of 5,000.
+	if trap > 800 {
+		t.Errorf("hubs with leaves: %d of their pages fetched, want at most 800", trap)
+	}
+}
+
+// TestQueuedURLGoneIsNotCorroborated: a generated URL tracked again after a
+// restart (Requeued) goes at its turn with no probe pending; pages that link
+// it after that link a page fetched, and earn its family nothing.
+func TestQueuedURLGoneIsNotCorroborated(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	const u = "http://a/hub/7/leaf-c.htm"
+	h.Requeued(cfg, int64(KeyOf(u)), u, "http://a/hub/7/")
+	if d := h.Take(cfg, int64(KeyOf(u)), u); !d.Admit {
+		t.Fatalf("Take %+v, want it to go", d)
+	}
+	for _, p := range []string{"http://a/hub/7/leaf-b.htm", "http://a/hub/7/leaf-d.htm", "http://a/hub/8/"} {
+		h.Observe(cfg, Verdict{URL: p, Hash: int64(KeyOf(p)), Hops: 2, Relinks: []string{u}})
+	}
+	f := h.existing(Family(h.space(cfg, u, false)))
+	if f == nil {
+		t.Fatal("no family for the URL")
+	}
+	if f.evidence != 0 || h.Corroborated() != 0 {
+		t.Errorf("a URL fetched already was corroborated by pages linking it: evidence %d, corroborated %d", f.evidence, h.Corroborated())
 	}
 }
