@@ -67,6 +67,28 @@
 //     the space is linked from one real page or from many (a random share),
 //     with one entry URL or one per linking page; a few of its URLs may be
 //     listed in the host's sitemap. Trap pages also link a few real pages.
+//   - Leaves: one space in four whose pages are not identical also has
+//     each page (a hub) link 3-30 leaves after its own links, URLs of a
+//     second shape made from the hub's URL: its path (trailing "/" moved
+//     past the value) with a separator, maybe a word, and a value, maybe
+//     an extension; or its URL with one more query parameter (always so in
+//     a prefix or catch-all space, whose own URLs take any segment). A
+//     space whose URLs share a first path segment keeps its leaves under
+//     it (a path of that one segment gets "/" and the value, not a
+//     separator); one whose first segment holds a value may have them
+//     beside its pages ("/a-1" and "/a-1.x.htm"). The values are the same
+//     3-30 for every hub, in counting order, so each hub has its own leaves
+//     and there is no end of them. A leaf links its hub, its previous and
+//     next leaf (the first and the last wrap around) and the space's real
+//     pages: nothing new. It is a page of the space's Instance, with the
+//     space's content mode: its own text (distinct), its own title over
+//     the shared body (mixed), or a near copy of the text every hub shows
+//     (near: a near space's links within itself then carry no words, so
+//     hubs and leaves are within the 2 bits of one another above). A
+//     calendar whose months are made up from each other and each list
+//     their days is such a space. Whether a space has leaves, and their
+//     shape, are drawn from the space's own seed, not the host's: a space
+//     without leaves is what it was before spaces had them.
 //
 // Every space is infinite or combinatorially huge (more than 10,000 URLs):
 // the first link of a page goes to the next value, the next combination or a

@@ -75,7 +75,8 @@ type trapSpace struct {
 	entryVaries bool    // each linking page links its own entry URL
 	sitemap     []string
 	nav         []int32
-	nearWords   int // near: words changed per page, at most
+	nearWords   int      // near: words changed per page, at most
+	leaves      *leafSet // each page's leaves (leaves.go), or nil
 
 	title      string
 	paras      [][]string
@@ -200,6 +201,9 @@ func (w *Web) newTrap(h *host, n int, rng *rand.Rand, names *nameDraw) *trapSpac
 			t.sitemap = append(t.sitemap, t.build(st, rng).target())
 		}
 	}
+	// Last and from a generator of the space's own: the draws above are
+	// those of webs drawn before spaces had leaves.
+	t.leaves = w.drawLeaves(t, names.used)
 	return t
 }
 
@@ -656,6 +660,9 @@ func (t *trapSpace) describe() Instance {
 	if len(t.ignored) > 0 {
 		links = append(links, "ignored="+strconv.Itoa(len(t.ignored)))
 	}
+	if t.leaves != nil {
+		links = append(links, "leaves="+strconv.Itoa(t.leaves.n))
+	}
 	var kind strings.Builder
 	kind.WriteString(trapKindNames[t.kind])
 	kind.WriteByte(' ')
@@ -684,6 +691,9 @@ func (t *trapSpace) describe() Instance {
 	}
 	if t.token != nil {
 		kind.WriteString(" token:" + t.token.name + "={" + t.token.a.String() + "}")
+	}
+	if t.leaves != nil {
+		kind.WriteString(t.leaves.describe())
 	}
 	return Instance{
 		ID:    t.id,
@@ -737,11 +747,19 @@ func (w *Web) renderTrap(t *trapSpace, st tstate, self loc) Page {
 		switch t.mode {
 		case mNear:
 			text = t.anchors[i]
+			if t.leaves != nil {
+				text = t.leaves.symSelf
+			}
 		default:
 			g := newTextGen(w.v, rngFor(t.seed^0x616e63, t.contentKey(n)))
 			text = g.title(2 + g.rng.IntN(3))
 		}
 		self1 = append(self1, ltarget{to, text})
+	}
+	if t.leaves != nil {
+		// After the self links: a page's first link into the space is
+		// still its next value.
+		self1 = append(self1, w.hubLeaves(t, self, ckey)...)
 	}
 	switch t.mode {
 	case mNear:

@@ -519,6 +519,9 @@ func TestDrawsEverything(t *testing.T) {
 				if len(tr.ignored) > 0 {
 					seen["ignored-params"] = true
 				}
+				if tr.leaves != nil {
+					seen["leaves"] = true
+				}
 				if tr.fanout > 10 {
 					seen["self-many"] = true
 				} else if tr.fanout <= 3 {
@@ -543,7 +546,7 @@ func TestDrawsEverything(t *testing.T) {
 		}
 	}
 	want := []string{"real-listing", "sitemap-host", "entry-one", "entry-many", "entry-varies", "sitemap-listed",
-		"token", "ignored-params", "self-many", "self-few", "path-slots", "query-slots",
+		"token", "ignored-params", "leaves", "self-many", "self-few", "path-slots", "query-slots",
 		"variant-near:true", "variant-near:false", "variant-half:true", "variant-half:false"}
 	for _, m := range modeNames {
 		want = append(want, "mode:"+m)

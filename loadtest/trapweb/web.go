@@ -221,10 +221,11 @@ type hit struct {
 	h    *host
 	cls  Class
 	what hitKind
-	n    int // real page index, sitemap part, big article or listing number
+	n    int // real page index, sitemap part, big article, listing number or leaf index
 	t    *trapSpace
 	st   tstate
 	vs   viewState
+	hub  loc // hLeaf: the URL of the leaf's hub; n is the leaf's index
 }
 
 type hitKind uint8
@@ -241,6 +242,7 @@ const (
 	hBigHub
 	hBigList
 	hBigArticle
+	hLeaf
 )
 
 // Classify returns the Class and Instance that Get would give, without
@@ -293,7 +295,22 @@ func (w *Web) classify(l loc) hit {
 	}
 	for _, t := range h.traps {
 		if st, ok := t.match(l); ok {
+			// A leaf its space's grammar takes as well is a leaf.
+			if t.leaves != nil {
+				if hub, hst, k, ok := t.matchLeaf(l); ok {
+					return hit{h: h, cls: Trap, what: hLeaf, t: t, st: hst, hub: hub, n: k}
+				}
+			}
 			return hit{h: h, cls: Trap, what: hTrap, t: t, st: st}
+		}
+	}
+	// Leaves after every space's own URLs: a space with leaves takes no
+	// URL from another.
+	for _, t := range h.traps {
+		if t.leaves != nil {
+			if hub, hst, k, ok := t.matchLeaf(l); ok {
+				return hit{h: h, cls: Trap, what: hLeaf, t: t, st: hst, hub: hub, n: k}
+			}
 		}
 	}
 	if h.variant != nil {
@@ -322,6 +339,8 @@ func (w *Web) Get(rawURL string) Page {
 		p = w.renderReal(x.h, x.n, l)
 	case hTrap:
 		p = w.renderTrap(x.t, x.st, l)
+	case hLeaf:
+		p = w.renderLeaf(x.t, x.st, x.hub, x.n, l)
 	case hVariant:
 		p = w.renderVariant(x.h, x.n, l)
 	case hView:
