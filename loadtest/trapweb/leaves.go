@@ -246,32 +246,8 @@ func (w *Web) renderLeaf(t *trapSpace, st tstate, hub loc, k int, self loc) Page
 		up.text = g.title(2 + g.rng.IntN(3))
 	}
 	links = append(links, up, prev, next)
-	s := &spec{}
-	switch t.mode {
-	case mNear:
-		// The hubs' text: their links within the space carry no words.
-		s.title, s.h1 = t.title, t.title
-		s.paras = cloneParas(t.paras)
-		s.links = writeLinks(self, links, lrng)
-		t.nearOnce.Do(func() { t.near = s.nearBase() })
-		nearEdit(t.near, s.paras, 1+crng.IntN(t.nearWords), crng, w.v.text)
-	case mDistinct:
-		g := newTextGen(w.v, crng)
-		s.title = g.title(3 + crng.IntN(4))
-		s.h1 = s.title
-		s.paras = g.paragraphs(20 + crng.IntN(40))
-		for range 5 + crng.IntN(11) {
-			s.items = append(s.items, strings.Join(g.sentence(nil), " "))
-		}
-		s.links = writeLinks(self, links, lrng)
-	case mMixed:
-		g := newTextGen(w.v, crng)
-		s.title = t.title + " " + g.title(2+crng.IntN(3))
-		s.h1 = s.title
-		s.paras, s.joined = t.paras, t.joined()
-		s.links = writeLinks(self, links, lrng)
-	}
-	return finish(s, self)
+	// The hubs' text: their links within the space carry no words.
+	return w.trapText(t, self, links, crng, lrng)
 }
 
 // describe writes the leaves' shape for logs.

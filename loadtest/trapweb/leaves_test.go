@@ -171,23 +171,30 @@ func checkSame(t *testing.T, w, again *Web, u string, p Page) {
 // distinct pages far apart unless they show the same text.
 func checkModePages(t *testing.T, in Instance, pages []Page) {
 	t.Helper()
+	eachPair(pages, func(i, j, d int) {
+		switch in.Mode {
+		case "near":
+			if d > 2*nearMaxDist {
+				t.Fatalf("%s (%s): %s and %s at distance %d", in.ID, in.Kind, pages[i].URL, pages[j].URL, d)
+			}
+		case "distinct":
+			if d <= 10 && pages[i].Text != pages[j].Text {
+				t.Fatalf("%s (%s): %s and %s at distance %d", in.ID, in.Kind, pages[i].URL, pages[j].URL, d)
+			}
+		}
+	})
+}
+
+// eachPair calls fn for each two pages i > j, with the SimHash distance of
+// their texts.
+func eachPair(pages []Page, fn func(i, j, d int)) {
 	fps := make([]uint64, len(pages))
 	for i, p := range pages {
 		fps[i] = simhash.Fingerprint(p.Text)
 	}
 	for i := range pages {
 		for j := range i {
-			d := simhash.Distance(fps[i], fps[j])
-			switch in.Mode {
-			case "near":
-				if d > 2*nearMaxDist {
-					t.Fatalf("%s (%s): %s and %s at distance %d", in.ID, in.Kind, pages[i].URL, pages[j].URL, d)
-				}
-			case "distinct":
-				if d <= 10 && pages[i].Text != pages[j].Text {
-					t.Fatalf("%s (%s): %s and %s at distance %d", in.ID, in.Kind, pages[i].URL, pages[j].URL, d)
-				}
-			}
+			fn(i, j, simhash.Distance(fps[i], fps[j]))
 		}
 	}
 }

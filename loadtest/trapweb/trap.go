@@ -710,13 +710,12 @@ func (t *trapSpace) describe() Instance {
 func (w *Web) renderTrap(t *trapSpace, st tstate, self loc) Page {
 	ckey := t.contentKey(st)
 	h := t.h
-	s := &spec{}
 	var nav []ltarget
 	for _, j := range t.nav {
 		nav = append(nav, ltarget{h.at(self, h.pages[j].path), w.titleOf(h, int(j))})
 	}
 	if t.mode == mIdentical {
-		s.title, s.h1, s.paras, s.joined = t.title, t.title, t.paras, t.joined()
+		s := &spec{title: t.title, h1: t.title, paras: t.paras, joined: t.joined()}
 		for _, n := range nav {
 			s.links = append(s.links, link{href: n.to.target(), text: n.text})
 		}
@@ -761,11 +760,18 @@ func (w *Web) renderTrap(t *trapSpace, st tstate, self loc) Page {
 		// still its next value.
 		self1 = append(self1, w.hubLeaves(t, self, ckey)...)
 	}
+	return w.trapText(t, self, append(nav, self1...), crng, lrng)
+}
+
+// trapText is the page at self of space t, hub or leaf, that links links,
+// its text by the space's content mode.
+func (w *Web) trapText(t *trapSpace, self loc, links []ltarget, crng, lrng *rand.Rand) Page {
+	s := &spec{}
 	switch t.mode {
 	case mNear:
 		s.title, s.h1 = t.title, t.title
 		s.paras = cloneParas(t.paras)
-		s.links = writeLinks(self, append(nav, self1...), lrng)
+		s.links = writeLinks(self, links, lrng)
 		// Every page of the space has the same text before the edit:
 		// its hashes and votes are worked out once.
 		t.nearOnce.Do(func() { t.near = s.nearBase() })
@@ -778,13 +784,13 @@ func (w *Web) renderTrap(t *trapSpace, st tstate, self loc) Page {
 		for range 5 + crng.IntN(11) {
 			s.items = append(s.items, strings.Join(g.sentence(nil), " "))
 		}
-		s.links = writeLinks(self, append(nav, self1...), lrng)
+		s.links = writeLinks(self, links, lrng)
 	case mMixed:
 		g := newTextGen(w.v, crng)
 		s.title = t.title + " " + g.title(2+crng.IntN(3))
 		s.h1 = s.title
 		s.paras, s.joined = t.paras, t.joined()
-		s.links = writeLinks(self, append(nav, self1...), lrng)
+		s.links = writeLinks(self, links, lrng)
 	}
 	return finish(s, self)
 }

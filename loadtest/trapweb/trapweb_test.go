@@ -336,31 +336,24 @@ func TestContentModes(t *testing.T) {
 				}
 			}
 			count(in.Mode)
-			fps := make([]uint64, len(pages))
-			for i, p := range pages {
-				fps[i] = simhash.Fingerprint(p.Text)
-			}
-			for i := range pages {
-				for j := range i {
-					d := simhash.Distance(fps[i], fps[j])
-					switch in.Mode {
-					case "identical":
-						if !bytes.Equal(pages[i].Body, pages[j].Body) {
-							t.Fatalf("%s (%s): %s and %s differ", in.ID, in.Mode, urls[i], urls[j])
-						}
-					case "near":
-						if d > simhash.MaxDistance {
-							t.Fatalf("%s (%s): %s and %s at distance %d", in.ID, in.Kind, urls[i], urls[j], d)
-						}
-					case "distinct":
-						// The same text is the same page under
-						// another URL (parameters the server ignores).
-						if d <= 10 && pages[i].Text != pages[j].Text {
-							t.Fatalf("%s (%s): %s and %s at distance %d", in.ID, in.Kind, urls[i], urls[j], d)
-						}
+			eachPair(pages, func(i, j, d int) {
+				switch in.Mode {
+				case "identical":
+					if !bytes.Equal(pages[i].Body, pages[j].Body) {
+						t.Fatalf("%s (%s): %s and %s differ", in.ID, in.Mode, urls[i], urls[j])
+					}
+				case "near":
+					if d > simhash.MaxDistance {
+						t.Fatalf("%s (%s): %s and %s at distance %d", in.ID, in.Kind, urls[i], urls[j], d)
+					}
+				case "distinct":
+					// The same text is the same page under
+					// another URL (parameters the server ignores).
+					if d <= 10 && pages[i].Text != pages[j].Text {
+						t.Fatalf("%s (%s): %s and %s at distance %d", in.ID, in.Kind, urls[i], urls[j], d)
 					}
 				}
-			}
+			})
 		}
 	})
 	for _, m := range []string{"identical", "near", "distinct", "mixed", "variant-identical", "variant-near"} {
