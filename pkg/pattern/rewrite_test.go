@@ -682,3 +682,137 @@ func TestStalledRewriteProbe(t *testing.T) {
 		t.Errorf("reprobes %d saved, %d restored (%v)", h.reprobes, r2.reprobes, err)
 	}
 }
+
+// TestRevertedRuleRereadsTheStore: a rewrite that held variants past the
+// parking bound, full of URLs another budget holds, has them in the store
+// alone. When a variant proves distinct and the rule reverts, Reread tells
+// the caller to read them back, though parking has no room; Overflowed
+// would wait for room that a trap's held URLs never give back. A rule
+// whose held variants all fit in parking, and one that stays active,
+// leave the store alone. After a restart, which rules spilled is not
+// known: the first revert rereads.
+func TestRevertedRuleRereadsTheStore(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fill    int  // URLs another budget holds in parking first
+		revert  bool // a variant comes back distinct
+		restore bool // the host is saved and restored before the verdict
+		want    bool
+	}{
+		{"spilled and reverted", 4, true, false, true},
+		{"spilled, still active", 4, false, false, false},
+		{"parked and reverted", 0, true, false, false},
+		{"parked, restored and reverted", 0, true, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.MaxParked = 4
+			h := NewHost[string]()
+			for _, p := range []string{"a", "b", "c", "d", "e", "f"} {
+				offer(h, cfg, "http://h/p/"+p+".html", "http://h/", 0, 0)
+			}
+			const sid = "?sid=f00d"
+			// Made active by two copies, as TestRewriteFromKnownURL's.
+			h.addRule(Rewrite{Param: "sid"}, &ruleStats{dup: 2})
+			for i := range tc.fill {
+				k := parkKey{parkFamily, KeyOf("/trap/{*}")}
+				u := fmt.Sprintf("http://h/trap/%d", i)
+				h.Park(cfg, Decision{Reason: ReasonPatternBudget, key: k}, int64(KeyOf(u)), Candidate{URL: u, Space: "/trap/{*}"}, u)
+			}
+			for _, p := range []string{"c", "d", "e"} {
+				u := "http://h/p/" + p + ".html" + sid
+				if _, d := offer(h, cfg, u, "http://h/"+sid, 0, 0); d.Admit || d.Reason != ReasonRewrite {
+					t.Fatalf("%s under the active rule: %+v, want held by it", u, d)
+				}
+			}
+			if tc.restore {
+				b, _ := h.Snapshot()
+				h = NewHost[string]()
+				if err := h.Restore(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if h.Reread() {
+				t.Fatal("Reread before any verdict")
+			}
+			probe := "http://h/p/f.html" + sid
+			h.watchURL(int64(KeyOf(probe)), Rewrite{Param: "sid"}, h.rules[Rewrite{Param: "sid"}])
+			h.Observe(cfg, Verdict{URL: probe, Hash: int64(KeyOf(probe)), Judged: true, Duplicate: !tc.revert, Unlike: tc.revert})
+			if r, _ := ruleOf(h, "drop parameter sid"); r.Active == tc.revert {
+				t.Fatalf("rules %+v, want drop parameter sid active %v", h.Rules(), !tc.revert)
+			}
+			if got := h.Reread(); got != tc.want {
+				t.Errorf("Reread = %v, want %v", got, tc.want)
+			}
+			if h.Reread() {
+				t.Error("Reread twice for one revert")
+			}
+		})
+	}
+}
+
+// TestForgottenRuleStaysDead: a rewrite that a variant proved distinct,
+// forgotten to make room in a full table, is not learned again, before or
+// after a restart, when that variant led somewhere new (it linked a URL
+// nobody linked that the rule does not map): learned again, it held its
+// variants until another probe proved it distinct once more. One proved
+// distinct by its text alone, its variant linking only more variants, is
+// learned again and holds its next variants while one is probed.
+func TestForgottenRuleStaysDead(t *testing.T) {
+	cfg := DefaultConfig()
+	const sid = "?sid=f00d"
+	for _, tc := range []struct {
+		name    string
+		fresh   string // what the probe linked that no page had
+		restart bool
+		dead    bool
+	}{
+		{"led on", "http://h/p/new.html", false, true},
+		{"led on, restarted", "http://h/p/new.html", true, true},
+		{"variants alone", "http://h/p/new.html" + sid, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewHost[string]()
+			for _, p := range []string{"a", "b", "c", "d"} {
+				offer(h, cfg, "http://h/p/"+p+".html", "http://h/", 0, 0)
+			}
+			probe := "http://h/p/a.html" + sid
+			if _, d := offer(h, cfg, probe, "http://h/"+sid, 0, 0); !d.Admit {
+				t.Fatalf("%s held: %+v", probe, d)
+			}
+			h.Observe(cfg, Verdict{URL: probe, Hash: int64(KeyOf(probe)), Judged: true, Unlike: true, Fresh: []string{tc.fresh}})
+			if r, ok := ruleOf(h, "drop parameter sid"); !ok || r.Distinct != 1 {
+				t.Fatalf("rules %+v, want drop parameter sid proved distinct", h.Rules())
+			}
+			for i := 1; i < maxRules; i++ {
+				h.addRule(Rewrite{Tail: fmt.Sprintf("t%d/", i)}, &ruleStats{distinct: 1})
+			}
+			if !h.dropDeadRule() {
+				t.Fatal("a full table of dead rules dropped none")
+			}
+			if _, ok := ruleOf(h, "drop parameter sid"); ok {
+				t.Fatalf("rules %+v, want drop parameter sid, the oldest dead, forgotten", h.Rules())
+			}
+			if tc.restart {
+				b, _ := h.Snapshot()
+				h = NewHost[string]()
+				if err := h.Restore(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held := 0
+			for _, p := range []string{"b", "c", "d"} {
+				if _, d := offer(h, cfg, "http://h/p/"+p+".html"+sid, "http://h/"+sid, 0, 0); d.Reason == ReasonRewrite {
+					held++
+				}
+			}
+			_, learned := ruleOf(h, "drop parameter sid")
+			if tc.dead && (held > 0 || learned) {
+				t.Errorf("%d variants held, rule learned again %v: want none held by a rule proved distinct", held, learned)
+			}
+			if !tc.dead && (held == 0 || !learned) {
+				t.Errorf("%d variants held, rule learned again %v: want it learned again and holding the variants after its probe", held, learned)
+			}
+		})
+	}
+}

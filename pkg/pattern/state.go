@@ -115,6 +115,7 @@ type savedRule struct {
 	RelistedPaths []Key `json:"rp,omitempty"`
 	OpenPaths     []Key `json:"op,omitempty"` // ruleStats.open
 	Series        int   `json:"se,omitempty"`
+	Led           bool  `json:"led,omitempty"` // ruleStats.led
 }
 
 type savedHost struct {
@@ -125,6 +126,7 @@ type savedHost struct {
 	Reprobes int          `json:"reprobes,omitempty"`
 	Spaces   []savedSpace `json:"spaces,omitempty"`
 	Rules    []savedRule  `json:"rules,omitempty"`
+	Dead     []Key        `json:"dead,omitempty"`   // Host.dead
 	Folded   []string     `json:"folded,omitempty"` // path positions generalized, by prefix
 	Stems    []string     `json:"stems,omitempty"`  // stems generalized, as prefix TAB stem
 	// The first path segments the site grounded, while they are not
@@ -191,6 +193,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		st := h.rules[r]
 		s.Rules = append(s.Rules, st.saved(r))
 	}
+	s.Dead = h.dead
 	if sl := h.slots[""]; sl == nil || !sl.folded {
 		s.Kept = sl == nil || !sl.open
 	}
@@ -236,6 +239,7 @@ func (h *Host[T]) Restore(b []byte) error {
 	}
 	h.real, h.held, h.reprobes = s.Real, s.Held, max(s.Reprobes, 0)
 	h.spilled = s.Held > 0
+	h.restoredHeld = h.spilled
 	for _, e := range s.Spaces {
 		sp := &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
@@ -266,6 +270,7 @@ func (h *Host[T]) Restore(b []byte) error {
 			h.addRule(r.Rule, r.stats())
 		}
 	}
+	h.dead = s.Dead[len(s.Dead)-min(len(s.Dead), maxDead):]
 	if len(s.Folded) > 0 && h.slots == nil {
 		h.slots = map[string]*slot{}
 	}
@@ -346,7 +351,7 @@ func pointers(ext bool, src1, src2 Key) int {
 
 // saved is the rule's state as the host's saved state holds it.
 func (st *ruleStats) saved(r Rewrite) savedRule {
-	out := savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relists: st.relistings, Series: st.series, OpenPaths: st.open}
+	out := savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relists: st.relistings, Series: st.series, OpenPaths: st.open, Led: st.led}
 	if len(st.relisted) > 0 {
 		out.Relisted, out.RelistedPaths = st.relisted[0], st.relisted[1:]
 	}
@@ -356,7 +361,7 @@ func (st *ruleStats) saved(r Rewrite) savedRule {
 // stats is a saved rule's state; a state saved before the paths after the
 // first were kept knows the first alone, and probes the others again.
 func (r savedRule) stats() *ruleStats {
-	st := &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relistings: max(r.Relists, 0), series: min(max(r.Series, 0), maxSeries)}
+	st := &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relistings: max(r.Relists, 0), series: min(max(r.Series, 0), maxSeries), led: r.Led}
 	if r.Relisted != 0 {
 		st.relisted = append([]Key{r.Relisted}, r.RelistedPaths[:min(len(r.RelistedPaths), maxRelistedPaths-1)]...)
 	}
