@@ -443,7 +443,7 @@ func (h *Host[T]) reprobe(hash int64, r Rewrite, st *ruleStats, t string) Decisi
 // again, it held its variants for another probe each time. On an
 // independent web, a blog's "drop
 // parameter p", proved distinct by the listing's second page, was
-// forgotten, learned again and reproved six times, and each time held the
+// forgotten and learned again six times in 300 s, and each time held the
 // listing's later pages, which at the end of the crawl it held still.
 func (h *Host[T]) dropDeadRule() bool {
 	for i, r := range h.ruleOrder {
