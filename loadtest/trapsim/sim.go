@@ -700,10 +700,7 @@ func (s *sim) deliver() {
 			}
 			s.admitted(h, it, d, s.opt.Levels-2)
 		})
-		over := h.ph.Overflowed(s.cfg)
-		if h.ph.Reread() {
-			s.rereadHeld(h)
-		} else if over {
+		if h.ph.Overflowed(s.cfg) {
 			s.reload(h)
 		}
 	}
@@ -792,21 +789,6 @@ func (s *sim) readHeld(h *host) {
 	}
 	for _, it := range batch {
 		s.decideHeld(h, it, max(h.heldSeen[it.hash]-1, 0))
-	}
-}
-
-// rereadHeld decides again every URL the store holds for the host, from the
-// first, as the fetcher's heldOf does for a host whose rewrite stopped
-// holding URLs that only the store has (pattern.Host.Reread). Those still
-// held past the parking bound are the store's alone again.
-func (s *sim) rereadHeld(h *host) {
-	h.stored, h.inStore, h.cursor = nil, nil, 0
-	read := map[int64]bool{}
-	for _, k := range slices.Clone(h.heldOrder) {
-		if it, ok := h.heldItems[k]; ok && !read[k] {
-			read[k] = true
-			s.decideHeld(h, it, max(h.heldSeen[k]-1, 0))
-		}
 	}
 }
 

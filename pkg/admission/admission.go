@@ -71,17 +71,6 @@ func (d *Decider) Levels() int { return d.levels }
 // URLs they hold back. The zero Host is a host not seen yet.
 type Host struct {
 	Patterns *pattern.Host[Parked] // nil until the host's first page candidate or verdict
-	reread   bool                  // Reread
-}
-
-// Reread reports, once, that every URL the store holds for the host is to
-// be read back, from the first and whatever room its parking has, and
-// decided again: a rewrite stopped holding URLs that only the store has
-// (pattern.Host.Reread). Budget named the host among those to reload.
-func (h *Host) Reread() bool {
-	r := h.reread
-	h.reread = false
-	return r
 }
 
 func (h *Host) patterns() *pattern.Host[Parked] {

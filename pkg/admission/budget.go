@@ -20,10 +20,7 @@ type Hosts func(host string) *Host
 // earlier that the grown hosts' budgets now admit join the admitted. Seeds
 // and other kinds than pages pass untouched. grown (which may be nil) names
 // the hosts whose evidence grew; every host whose state Budget changed is
-// added to the grown set it returns, for the caller to save. overflowed
-// names the hosts whose held URLs the store alone has are to be read back:
-// those past the parking bound once it has room (pattern.Host.Overflowed),
-// or all of them, for a host whose Reread says so.
+// added to the grown set it returns, for the caller to save.
 func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown map[string]bool, hosts Hosts, now time.Time) (admitted []Candidate, excl []store.Exclusion, overflowed []string, touched map[string]bool) {
 	cfg := d.cfg.Patterns
 	if !cfg.Enabled() {
@@ -95,9 +92,7 @@ func (d *Decider) Budget(fresh []Candidate, excluded []store.Exclusion, grown ma
 			d.funded(dec)
 			admitted = append(admitted, c.Shifted(dec, d.levels))
 		})
-		over := h.Patterns.Overflowed(cfg)
-		h.reread = h.Patterns.Reread() || h.reread
-		if over || h.reread {
+		if h.Patterns.Overflowed(cfg) {
 			overflowed = append(overflowed, host)
 		}
 	}

@@ -1,15 +1,10 @@
 package fetcher
 
 import (
-	"context"
-	"fmt"
-	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/crawlcluster/crawler/pkg/store"
-	"github.com/crawlcluster/crawler/pkg/store/sqlite"
 )
 
 // TestHeldReaderPasses: a host's held URLs are read in passes from the
@@ -48,48 +43,5 @@ func TestHeldReaderPasses(t *testing.T) {
 	}
 	if from := r.next(host, 8); from != (store.HeldFrom{Host: host}) {
 		t.Errorf("a read after the end from %+v, want the first", from)
-	}
-}
-
-// TestAllHeld: a host whose rewrite stopped holding URLs that only the
-// store has is read whole, in reads of the parking bound, every URL once,
-// first held first, whatever the other hosts hold.
-func TestAllHeld(t *testing.T) {
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "crawl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	at := time.Unix(1000, 0)
-	var held []store.Exclusion
-	for i := range 7 {
-		for _, host := range []string{"a.example", "b.example"} {
-			// Two in each instant: the reads go on after a URL, not a time.
-			held = append(held, store.Exclusion{URL: fmt.Sprintf("http://%s/v/%d?sid=1", host, i), Host: host,
-				Reason: "dust_rewrite", At: at.Add(time.Duration(i/2) * time.Second)})
-		}
-	}
-	if err := db.RecordExclusions(ctx, held); err != nil {
-		t.Fatal(err)
-	}
-	f := &Fetcher{store: db}
-	for _, perHost := range []int{1, 2, 7, 8} {
-		all, err := f.allHeld(ctx, "a.example", perHost)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range all {
-			got = append(got, e.URL)
-		}
-		var want []string
-		for i := range 7 {
-			want = append(want, fmt.Sprintf("http://a.example/v/%d?sid=1", i))
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("reads of %d: %v, want %v", perHost, got, want)
-		}
 	}
 }

@@ -258,25 +258,14 @@ func (f *Fetcher) markHeldUnread(rows []store.Host, queued []store.URL) {
 // spilled past the bound may have left some behind it: the host is marked
 // to read on once its parking has room again (admission.Host.MoreHeld), so
 // that nothing held is stranded however many a host holds.
-//
-// A host whose admission says to read back all it holds (admission.Host.
-// Reread) is read whole, from the first, in reads of that bound.
 func (f *Fetcher) heldOf(ctx context.Context, hosts []string) ([]*kgo.Record, error) {
 	perHost := f.cfg.Patterns.MaxParked
-	from := make([]store.HeldFrom, 0, len(hosts))
-	var whole []string
+	from := make([]store.HeldFrom, len(hosts))
 	f.mu.Lock()
-	for _, h := range hosts {
-		hi := f.hosts[h]
-		switch {
-		case hi == nil:
-			from = append(from, store.HeldFrom{Host: h})
-		case hi.adm.Reread():
-			// The pass under way, if any, is read over by this one.
-			hi.held = heldReader{}
-			whole = append(whole, h)
-		default:
-			from = append(from, hi.held.next(h, hi.spills()))
+	for i, h := range hosts {
+		from[i] = store.HeldFrom{Host: h}
+		if hi := f.hosts[h]; hi != nil {
+			from[i] = hi.held.next(h, hi.spills())
 		}
 	}
 	f.mu.Unlock()
@@ -286,63 +275,24 @@ func (f *Fetcher) heldOf(ctx context.Context, hosts []string) ([]*kgo.Record, er
 	}
 	read := make(map[string]int, len(hosts))
 	last := make(map[string]store.Exclusion, len(hosts))
-	recs := heldRecords(nil, held)
+	recs := make([]*kgo.Record, 0, len(held))
 	for _, e := range held {
 		read[e.Host]++
 		last[e.Host] = e
-	}
-	for _, h := range whole {
-		all, err := f.allHeld(ctx, h, perHost)
-		if err != nil {
-			f.mu.Lock()
-			for _, h := range whole {
-				if hi := f.hosts[h]; hi != nil {
-					hi.adm.MoreHeld() // read on once parking has room, at least
-				}
-			}
-			f.mu.Unlock()
-			return nil, err
-		}
-		recs = heldRecords(recs, all)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, fr := range from {
-		if hi := f.hosts[fr.Host]; hi != nil && hi.held.done(read[fr.Host], perHost, last[fr.Host], hi.spills()) {
-			hi.adm.MoreHeld()
-		}
-	}
-	return recs, nil
-}
-
-// allHeld returns every URL the store holds for host, first held first, in
-// reads of perHost.
-func (f *Fetcher) allHeld(ctx context.Context, host string, perHost int) ([]store.Exclusion, error) {
-	var all []store.Exclusion
-	for at := (store.HeldFrom{Host: host}); ; {
-		held, err := f.store.HeldURLs(ctx, []store.HeldFrom{at}, perHost)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, held...)
-		if len(held) < perHost {
-			return all, nil
-		}
-		at = store.HeldAfter(held[len(held)-1])
-	}
-}
-
-// heldRecords appends to recs a crawl.urls record for each held URL, to be
-// decided again.
-func heldRecords(recs []*kgo.Record, held []store.Exclusion) []*kgo.Record {
-	for _, e := range held {
 		v, err := queue.EncodeURL(heldURL(e))
 		if err != nil {
 			continue // recorded from a URL that no longer encodes: it stays excluded
 		}
 		recs = append(recs, &kgo.Record{Topic: queue.TopicURLs, Key: []byte(e.Host), Value: v, Partition: queue.PartitionOf(e.Host)})
 	}
-	return recs
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, h := range hosts {
+		if hi := f.hosts[h]; hi != nil && hi.held.done(read[h], perHost, last[h], hi.spills()) {
+			hi.adm.MoreHeld()
+		}
+	}
+	return recs, nil
 }
 
 // spills is how many URLs the host's budgets held past the parking bound.

@@ -641,15 +641,6 @@ type Host[T any] struct {
 	// or held before a Restore), so a URL admitted may have an exclusion
 	// that Unpark cannot tell of (Spilled).
 	spilled bool
-	// ruleSpills are the rewrites that held URLs past MaxParked: when one
-	// stops holding them, only the store has them (ruleReleased).
-	ruleSpills map[parkKey]bool
-	// restoredHeld: held URLs of the state restored are in the store, by
-	// rules Snapshot did not record as spilling.
-	restoredHeld bool
-	// reread: a rewrite that held URLs only the store has stopped holding
-	// them; the caller reads them back (Reread).
-	reread bool
 	// noEvictBelow: the last eviction scan found nothing idle; the next
 	// waits until the table reaches this size.
 	noEvictBelow int
@@ -1717,12 +1708,6 @@ func (h *Host[T]) Park(cfg Config, d Decision, hash int64, c Candidate, item T) 
 		h.overflow++
 		h.spills++
 		h.spilled = true
-		if d.key.kind == parkRewrite {
-			if h.ruleSpills == nil {
-				h.ruleSpills = map[parkKey]bool{}
-			}
-			h.ruleSpills[d.key] = true
-		}
 		return false
 	}
 	if h.parked == nil {
@@ -1878,34 +1863,6 @@ func (h *Host[T]) Overflowed(cfg Config) bool {
 func (h *Host[T]) MoreHeld() {
 	h.overflow = max(h.overflow, 1)
 	h.spilled = true
-}
-
-// ruleReleased records that rewrite k stopped holding some of what it held
-// (reverted, or one of its listings opened): the URLs it held past the
-// parking bound are only in the store, and Reread tells the caller to read
-// the host's held URLs back. Overflowed reads them only once parking has
-// room, and a host's parking can stay full of a trap's URLs for good: on an
-// independent web, a blog's listing pages held by "drop parameter p", which
-// its eleventh page reverted, were never fetched while 1,024 session URLs
-// filled the parking and 4,000 more were held behind them.
-func (h *Host[T]) ruleReleased(k parkKey) {
-	if h.ruleSpills[k] || h.restoredHeld {
-		delete(h.ruleSpills, k)
-		// Read back, every held URL is decided again, and one a rule
-		// still holds past the bound marks that rule again.
-		h.restoredHeld = false
-		h.reread = true
-	}
-}
-
-// Reread reports, once, that a rewrite stopped holding URLs that only the
-// store has: the caller reads every URL the store holds for the host back,
-// in one pass from the first, whatever room parking has, and decides each
-// again (Candidate.Held). Those still held are not recorded again.
-func (h *Host[T]) Reread() bool {
-	r := h.reread
-	h.reread = false
-	return r
 }
 
 // Spills returns how many URLs were held past the parking bound since the

@@ -597,7 +597,7 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 	if !(v.Duplicate && !v.Unlike) {
 		relisted, pending = h.relisted(r, v)
 	}
-	distinct, open := st.distinct, len(st.open)
+	distinct := st.distinct
 	switch {
 	case v.Duplicate && v.NoTarget && h.copiesByOther(r, v):
 		// Its target never fetched, a copy of what another rewrite maps
@@ -650,9 +650,6 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 	}
 	if st.distinct > distinct && leadsOn(r, v) {
 		st.led = true
-	}
-	if st.distinct > distinct || len(st.open) > open {
-		h.ruleReleased(parkKey{parkRewrite, r.key()})
 	}
 	h.grow(parkKey{parkRewrite, r.key()})
 }

@@ -239,7 +239,6 @@ func (h *Host[T]) Restore(b []byte) error {
 	}
 	h.real, h.held, h.reprobes = s.Real, s.Held, max(s.Reprobes, 0)
 	h.spilled = s.Held > 0
-	h.restoredHeld = h.spilled
 	for _, e := range s.Spaces {
 		sp := &space{name: e.Name, distinct: e.Distinct, dup: e.Dup, genDistinct: e.GenDistinct, genDup: e.GenDup,
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
