@@ -441,10 +441,10 @@ func (h *Host[T]) reprobe(hash int64, r Rewrite, st *ruleStats, t string) Decisi
 // table before the print view each thread links was ever seen. The key of
 // one whose variant led somewhere new (leadsOn) is kept (dead): learned
 // again, it held its variants for another probe each time. On an
-// independent web, a blog's "drop
-// parameter p", proved distinct by the listing's second page, was
-// forgotten and learned again six times in 300 s, and each time held the
-// listing's later pages, which at the end of the crawl it held still.
+// independent web, a blog's "drop parameter p", proved distinct by the
+// listing's second page, was forgotten and learned again six times in
+// 300 s, and each time held the listing's later pages, which at the end of
+// the crawl it held still.
 func (h *Host[T]) dropDeadRule() bool {
 	for i, r := range h.ruleOrder {
 		if st := h.rules[r]; st.distinct > 0 && st.watched == 0 && len(h.parked[parkKey{parkRewrite, r.key()}]) == 0 {
