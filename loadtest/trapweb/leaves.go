@@ -236,6 +236,7 @@ func (w *Web) renderLeaf(t *trapSpace, st tstate, hub loc, k int, self loc) Page
 	for _, j := range t.nav {
 		links = append(links, ltarget{h.at(self, h.pages[j].path), w.titleOf(h, int(j))})
 	}
+	links = append(links, w.sampled(t, self, lf.leafKey(ckey, k))...)
 	prev, _ := w.leafTarget(t, hub, ckey, (k+lf.n-1)%lf.n)
 	next, _ := w.leafTarget(t, hub, ckey, (k+1)%lf.n)
 	up := ltarget{hub, lf.symUp}

@@ -293,9 +293,7 @@ func (w *Web) pageSpec(h *host, i int, self loc, view *viewState) *spec {
 		body = append(body, ltarget{otherAt(o, self, o.pages[j].path), w.titleOf(o, j)})
 	}
 	for _, t := range h.traps {
-		if e, ok := t.entryFrom(i, self); ok {
-			body = append(body, e)
-		}
+		body = t.entryFrom(body, i, self)
 	}
 	if h.variant != nil {
 		body = append(body, h.variant.links(i, self)...)

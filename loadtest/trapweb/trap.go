@@ -73,6 +73,8 @@ type trapSpace struct {
 	entryFrac   float64 // with entryOne -1: share of real pages linking
 	entryMust   int     // a real page that links in any case
 	entryVaries bool    // each linking page links its own entry URL
+	entryN      int     // with entryVaries: entry URLs a linking page links (a widget's suggestions)
+	sample      int     // real pages of the host each page links, drawn per page (a "read next" box)
 	sitemap     []string
 	nav         []int32
 	nearWords   int      // near: words changed per page, at most
@@ -176,6 +178,7 @@ func (w *Web) newTrap(h *host, n int, rng *rand.Rand, names *nameDraw) *trapSpac
 	for range 2 + rng.IntN(4) {
 		t.nav = append(t.nav, int32(rng.IntN(len(h.pages))))
 	}
+	t.drawWidgets()
 	t.nearWords = 1 + rng.IntN(3)
 	g := newTextGen(w.v, rng)
 	t.title = g.title(2 + rng.IntN(4))
@@ -611,6 +614,43 @@ func (t *trapSpace) slotAlphabet(j int) *alphabet {
 	return t.qkeys[j].a
 }
 
+// drawWidgets draws the link structures added on 2026-12-06 from a
+// generator of their own, so that every other draw of a web (and every
+// earlier figure of the simulation) stays what it was: a widget that
+// links several entry URLs of its own on each page that has it (a search
+// box's "popular searches"), and pages of the space that each link a few
+// real pages of the host drawn for that page ("read next"), as an
+// independent web's searches and recommendation chains do. A trap's pages
+// then reach far into the site without leading anywhere new.
+func (t *trapSpace) drawWidgets() {
+	rng := rngFor(t.seed, "widgets")
+	t.entryN = 1
+	if t.entryVaries && rng.IntN(3) == 0 {
+		t.entryN = 2 + rng.IntN(4)
+	}
+	// Only where pages are distinct anyway: links that change from page to
+	// page would take a near-copy past the near-duplicate distance.
+	if t.mode == mDistinct && rng.IntN(2) == 0 {
+		t.sample = 1 + rng.IntN(3)
+	}
+}
+
+// sampled is the real pages page ckey of the space links besides its
+// navigation (sample of them, drawn for the page).
+func (w *Web) sampled(t *trapSpace, self loc, ckey string) []ltarget {
+	if t.sample == 0 {
+		return nil
+	}
+	h := t.h
+	rng := rngFor(t.seed^0x73616d70, ckey)
+	out := make([]ltarget, 0, t.sample)
+	for range t.sample {
+		j := rng.IntN(len(h.pages))
+		out = append(out, ltarget{h.at(self, h.pages[j].path), w.titleOf(h, j)})
+	}
+	return out
+}
+
 // linked reports whether real page i links to the space.
 func (t *trapSpace) linked(i int) bool {
 	if t.entryOne >= 0 || i == t.entryMust {
@@ -619,25 +659,30 @@ func (t *trapSpace) linked(i int) bool {
 	return float64(mix(t.seed^uint64(i)*0x9e3779b97f4a7c15)>>11)/(1<<53) < t.entryFrac
 }
 
-// entryFrom is the link real page i has into the space, if any.
-func (t *trapSpace) entryFrom(i int, self loc) (ltarget, bool) {
+// entryFrom appends to links those real page i has into the space.
+func (t *trapSpace) entryFrom(links []ltarget, i int, self loc) []ltarget {
 	if !t.linked(i) {
-		return ltarget{}, false
+		return links
 	}
-	st := t.entry
 	rng := rngFor(t.seed, t.h.pages[i].path)
-	if t.entryVaries && i != t.entryMust {
-		st = t.randomState(rng, true)
+	if !t.entryVaries || i == t.entryMust {
+		return append(links, t.entryAt(t.entry, rng, self))
 	}
+	for range t.entryN {
+		links = append(links, t.entryAt(t.randomState(rng, true), rng, self))
+	}
+	return links
+}
+
+func (t *trapSpace) entryAt(st tstate, rng *rand.Rand, self loc) ltarget {
 	to := t.build(st, rng)
 	to.auth = self.auth
-	return ltarget{to, t.entryText}, true
+	return ltarget{to, t.entryText}
 }
 
 // entryURL is the URL of the space linked from its entryMust page.
 func (t *trapSpace) entryURL() string {
-	e, _ := t.entryFrom(t.entryMust, loc{host: t.h.name, auth: t.h.auth})
-	return e.to.String()
+	return t.entryFrom(nil, t.entryMust, loc{host: t.h.name, auth: t.h.auth})[0].to.String()
 }
 
 func (t *trapSpace) describe() Instance {
@@ -650,6 +695,12 @@ func (t *trapSpace) describe() Instance {
 	}
 	if t.entryVaries {
 		links = append(links, "entry-varies")
+	}
+	if t.entryN > 1 {
+		links = append(links, "entry-widget="+strconv.Itoa(t.entryN))
+	}
+	if t.sample > 0 {
+		links = append(links, "sample="+strconv.Itoa(t.sample))
 	}
 	if len(t.sitemap) > 0 {
 		links = append(links, "sitemap")
@@ -760,6 +811,7 @@ func (w *Web) renderTrap(t *trapSpace, st tstate, self loc) Page {
 		// still its next value.
 		self1 = append(self1, w.hubLeaves(t, self, ckey)...)
 	}
+	nav = append(nav, w.sampled(t, self, ckey)...)
 	return w.trapText(t, self, append(nav, self1...), crng, lrng)
 }
 

@@ -503,6 +503,12 @@ func TestDrawsEverything(t *testing.T) {
 				if tr.entryVaries {
 					seen["entry-varies"] = true
 				}
+				if tr.entryN > 1 {
+					seen["entry-widget"] = true
+				}
+				if tr.sample > 0 {
+					seen["sample-real"] = true
+				}
 				if len(tr.sitemap) > 0 {
 					seen["sitemap-listed"] = true
 				}
@@ -538,7 +544,7 @@ func TestDrawsEverything(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"real-listing", "sitemap-host", "entry-one", "entry-many", "entry-varies", "sitemap-listed",
+	want := []string{"real-listing", "sitemap-host", "entry-one", "entry-many", "entry-varies", "entry-widget", "sample-real", "sitemap-listed",
 		"token", "ignored-params", "leaves", "self-many", "self-few", "path-slots", "query-slots",
 		"variant-near:true", "variant-near:false", "variant-half:true", "variant-half:false"}
 	for _, m := range modeNames {
@@ -688,4 +694,63 @@ func linkText(body []byte, i int) string {
 	}
 	s = s[strings.IndexByte(s, '>')+1:]
 	return s[:strings.Index(s, "</a>")]
+}
+
+// TestWidgets: a widget's linking pages each link entryN entry URLs of
+// their own, and the pages of a space that samples the site link real
+// pages of its host that are not the same on every page.
+func TestWidgets(t *testing.T) {
+	t.Parallel()
+	var widgets, samplers int
+	for seed := range int64(20) {
+		w := Generate(Config{Seed: seed})
+		for _, h := range w.hosts {
+			for _, tr := range h.traps {
+				if tr.entryN > 1 {
+					widgets++
+					for i := range h.pages {
+						if !tr.linked(i) || i == tr.entryMust {
+							continue
+						}
+						p := w.Get("http://" + h.name + h.pages[i].path)
+						n := 0
+						for _, l := range p.Links {
+							if _, in := w.Classify(l); in == tr.id {
+								n++
+							}
+						}
+						if n < tr.entryN-1 { // two draws may fall on one URL
+							t.Errorf("%s: %s links %d URLs of its widget of %d", tr.id, h.pages[i].path, n, tr.entryN)
+						}
+						break
+					}
+				}
+				if tr.sample == 0 {
+					continue
+				}
+				samplers++
+				reals := map[string]bool{}
+				first := 0
+				st := tr.entry
+				for k := range 4 {
+					u := tr.build(st, nil)
+					for _, l := range w.Get(u.String()).Links {
+						if c, _ := w.Classify(l); c == Real {
+							reals[l] = true
+						}
+					}
+					if k == 0 {
+						first = len(reals)
+					}
+					st = tr.next(st, 0, rngFor(tr.seed, u.String()))
+				}
+				if len(reals) == first {
+					t.Errorf("%s (sample %d): four pages link the same %d real pages", tr.id, tr.sample, first)
+				}
+			}
+		}
+	}
+	if widgets == 0 || samplers == 0 {
+		t.Fatalf("20 seeds drew %d widgets and %d samplers", widgets, samplers)
+	}
 }

@@ -80,6 +80,11 @@ const (
 	DefaultTakeGate       = true
 	DefaultDwindle        = true
 	DefaultSelfHops       = 16
+	DefaultEvidenceFound  = 2
+	// evidenceFloor is how many URLs of a family found from outside it
+	// earn EvidenceWeight each whether or not the site links any of its
+	// URLs again (EvidenceFound).
+	evidenceFloor = 8
 	// YieldGrowth is what a family earns for each distinct page its
 	// generated pages led to outside itself (up to the yield share).
 	YieldGrowth        = 2
@@ -140,11 +145,18 @@ type Config struct {
 	// found one from another go 9-12 hops deep before one is corroborated
 	// (trapsim.WikiWeb); 0 or negative: off.
 	SelfHops int
+	// EvidenceFound bounds what a family's URLs found from outside earn
+	// (EvidenceWeight each) at evidenceFloor plus this many per distinct
+	// URL of it found again on another page of the host: a widget that
+	// puts URLs of its own making on every page of a site (a search
+	// box's "popular searches") grounds hundreds of them, each found
+	// once, and they bought four made-up URLs each. 0 or negative: off.
+	EvidenceFound int
 }
 
 // DefaultConfig returns the budgets the flags default to.
 func DefaultConfig() Config {
-	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate, Estimate: DefaultEstimate, Dwindle: DefaultDwindle, SelfHops: DefaultSelfHops}.WithDefaults()
+	return Config{Budget: DefaultBudget, EvidenceWeight: DefaultEvidenceWeight, Share: DefaultShare, Probe: DefaultProbe, YieldShare: DefaultYieldShare, Referrers: DefaultReferrers, Refound: DefaultRefound, TakeGate: DefaultTakeGate, Estimate: DefaultEstimate, Dwindle: DefaultDwindle, SelfHops: DefaultSelfHops, EvidenceFound: DefaultEvidenceFound}.WithDefaults()
 }
 
 // RegisterFlags registers the budgets under prefix.
@@ -160,6 +172,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&c.Estimate, prefix+"pattern-estimate", DefaultEstimate, "let a family whose estimated number of URLs (from how many of them its pages found once and found again) held while its finds doubled go on past its budgets, twice what it had each time, up to the estimate: a section of a site whose pages each link a few of its pages is a finite set, a made-up space's estimate grows with what it finds (false: the budgets alone)")
 	fs.BoolVar(&c.Dwindle, prefix+"pattern-dwindle", DefaultDwindle, "let a family whose pages made up by its own pages make up at most three new URLs of it for every four fetched (over its crawl, and no more than one a page lately) fetch what it finds, past its budgets: a forum's threads and their later pages, a tree whose leaves link nothing new, run out by themselves; an endless space makes up one or more a page (false: the budgets alone)")
 	fs.IntVar(&c.SelfHops, prefix+"pattern-self-hops", DefaultSelfHops, "a generated URL more than this many pages down a chain of its family's own pages is funded only by what the site gives the family (its URLs found from other sections, hosts or sitemaps, what its pages lead to, the host's share), not by its URLs its own pages corroborated or found again: a space whose pages link some of its values at random vouches for itself, and its chains ran on (0 or negative = off)")
+	fs.IntVar(&c.EvidenceFound, prefix+"pattern-evidence-found", DefaultEvidenceFound, "what a family's URLs found from outside it earn (pattern-evidence each) counts at most 8 of them plus this many per distinct URL of the family found again on another page of its host: a site's sections are linked from many places, a widget that makes up URLs on every page (popular searches, read next) has each found once (0 or negative = off)")
 	fs.IntVar(&c.Probe, prefix+"dup-probe", DefaultProbe, "generated URLs of one space (and matches of one suspected duplicate-producing rewrite) fetched before the verdicts on them are in; a space or rewrite whose probes come back duplicates is held (0 or negative = off)")
 }
 
@@ -1016,6 +1029,14 @@ func (h *Host[T]) allowanceAt(cfg Config, f *space, deep bool) allowanceParts {
 	}
 	w := cfg.EvidenceWeight
 	evidence, vouched := f.evidence, min(f.selfEvidence, f.evidence)
+	if k := cfg.EvidenceFound; k > 0 {
+		// A site links its pages from many places, so the URLs of a
+		// section it points into are found again; a widget that makes up
+		// URLs of its own on every page that shows it (a search box's
+		// suggestions, "read next") has each found once.
+		evidence = min(evidence, evidenceFloor+k*f.refound.count())
+		vouched = min(vouched, evidence)
+	}
 	if deep {
 		evidence -= vouched
 		vouched = 0

@@ -2870,3 +2870,41 @@ func TestQueuedURLGoneIsNotCorroborated(t *testing.T) {
 		t.Errorf("a URL fetched already was corroborated by pages linking it: evidence %d, corroborated %d", f.evidence, h.Corroborated())
 	}
 }
+
+// TestEvidenceFoundAgain: what a family's URLs found from outside earn
+// (-pattern-evidence each) counts at most evidenceFloor of them plus
+// EvidenceFound per URL of the family found again. A widget's four URLs on
+// each of 30 pages, none found again, earn the floor's (less the pages they
+// came from: nothing); once about 40 of them are found again, about 88
+// count; an index
+// whose 30 entries the site links again earns for all of them, as it did.
+func TestEvidenceFoundAgain(t *testing.T) {
+	on := Config{Budget: 2, EvidenceWeight: 4, Probe: 2, EvidenceFound: 2}.WithDefaults()
+	off := on
+	off.EvidenceFound = 0
+	h := NewHost[string]()
+	found := func(s *space, n int) *space {
+		for i := range n {
+			s.refound.add(uint64(KeyOf(word(i))))
+		}
+		return s
+	}
+	again := found(&space{evidence: 120, pages: 30}, 40) // the sketch counts about 40
+	for _, tt := range []struct {
+		name    string
+		s       *space
+		on, off int
+	}{
+		{"a widget's URLs, none found again", &space{evidence: 120, pages: 30}, 0, 2 + 4*(120-28)},
+		{"a widget's URLs, 40 found again", again, 2 + 4*(8+2*again.refound.count()-28), 2 + 4*(120-28)},
+		{"an index's entries, all found again", found(&space{evidence: 30, pages: 1}, 30), 2 + 4*30, 2 + 4*30},
+		{"a few entries, none found again", &space{evidence: 6, pages: 1}, 2 + 4*6, 2 + 4*6},
+	} {
+		if got := h.allowance(on, tt.s); got != tt.on {
+			t.Errorf("%s: allowance %d, want %d", tt.name, got, tt.on)
+		}
+		if got := h.allowance(off, tt.s); got != tt.off {
+			t.Errorf("%s, -pattern-evidence-found 0: allowance %d, want %d", tt.name, got, tt.off)
+		}
+	}
+}
