@@ -129,3 +129,35 @@ func TestTrendSaved(t *testing.T) {
 		t.Errorf("crafted state restored as %d marks, level %d, ext %d", len(bad.marks), bad.level, bad.ext)
 	}
 }
+
+// TestEstimateWithdrawnWhenOutgrown: what a family's estimate was granted
+// while it held stands while it holds, and is withdrawn once the estimate
+// grows half again while its finds double (outgrowing): a burst of its URLs
+// found again (a shop's product pages finding the comparisons their
+// neighbours made up) passed for a size that the next doubling disproved.
+func TestEstimateWithdrawnWhenOutgrown(t *testing.T) {
+	cfg := Config{Budget: 2, Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	family := func(offered, relinks, refound int, mark trendMark) *space {
+		s := &space{offered: offered, relinks: relinks, charged: 600}
+		for i := range refound {
+			s.refound.add(uint64(KeyOf(word(i))))
+		}
+		s.trend.marks = make([]trendMark, 6) // marks 0-5, at 32<<i finds
+		s.trend.marks[5] = mark
+		s.trend.level, s.trend.ext = 6, 1000
+		return s
+	}
+	// 2,100 finds: compared with mark 5, at 1,024.
+	held := family(1000, 1100, 160, trendMark{offered: 900, refound: 150})
+	grown := family(4000, 0, 40, trendMark{offered: 900, refound: 40})
+	if held.outgrowing() || !grown.outgrowing() {
+		t.Fatalf("outgrowing: held %v, grown %v; want false, true", held.outgrowing(), grown.outgrowing())
+	}
+	if got := h.allowance(cfg, held); got != 1000 {
+		t.Errorf("estimate that held: allowance %d, want the grant, 1000", got)
+	}
+	if got := h.allowance(cfg, grown); got >= 600 {
+		t.Errorf("estimate that grew sixfold: allowance %d, want under the 600 charged", got)
+	}
+}
