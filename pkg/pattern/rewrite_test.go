@@ -748,3 +748,94 @@ func TestForgottenRuleStaysDead(t *testing.T) {
 		})
 	}
 }
+
+// TestRewriteOnParole: a rewrite by a parameter whose first probe came back
+// a few words from its target (Close), and led nowhere new, is judged
+// again: its next variants are probed one at a time, the others held
+// meanwhile, and paroleCopies copies of their targets in a row make it
+// active (a timestamp parameter whose first probe met a page that had
+// changed). A second verdict of anything but a copy reverts it for good,
+// and what it held is released; so does a first verdict far from its
+// target.
+func TestRewriteOnParole(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	far := NewHost[string]()
+	c, _ := offer(far, cfg, "http://a/story/1", "http://a/", 0, 0)
+	c, _ = offer(far, cfg, "http://a/story/1?rnd=7", "http://a/", 0, 0)
+	offer(far, cfg, "http://a/story/2", "http://a/", 0, 0)
+	offer(far, cfg, "http://a/story/2?rnd=8", "http://a/", 0, 0)
+	far.Observe(cfg, Verdict{URL: c.URL, Hash: int64(KeyOf(c.URL)), Grounded: c.Grounded, Origin: c.Origin, Judged: true, Unlike: true})
+	released := 0
+	far.Release(cfg, func(string, Candidate, Decision) { released++ })
+	if r := far.Rules(); released != 1 || r[0].Distinct != 1 || r[0].Parked != 0 {
+		t.Errorf("a first probe far from its target: %d released, rule %+v; want the rule distinct, holding nothing", released, r[0])
+	}
+	for _, copies := range []bool{true, false} {
+		h := NewHost[string]()
+		n := 0
+		// Each story and its variant linked from the front page: found
+		// outside their family, no budget holds them.
+		next := func() (Candidate, Decision) {
+			n++
+			offer(h, cfg, fmt.Sprintf("http://a/story/%d", n), "http://a/", 0, 0)
+			return offer(h, cfg, fmt.Sprintf("http://a/story/%d?rnd=%d", n, 1000+n), "http://a/", 0, 0)
+		}
+		judge := func(c Candidate, copy bool) {
+			h.Observe(cfg, Verdict{URL: c.URL, Hash: int64(KeyOf(c.URL)), Grounded: c.Grounded, Origin: c.Origin, Judged: true, Duplicate: copy, Unlike: !copy, Close: !copy})
+		}
+		c, d := next()
+		if !d.Admit || d.Target == "" {
+			t.Fatalf("first variant %+v, want it probed against its target", d)
+		}
+		judge(c, false) // changed since its target was fetched
+		var probe Candidate
+		for range 5 {
+			if c, d := next(); d.Admit {
+				if probe.URL != "" || d.Target == "" {
+					t.Fatalf("on parole: %s admitted as %+v with probe %s out; want one probe at a time", c.URL, d, probe.URL)
+				}
+				probe = c
+			}
+		}
+		if probe.URL == "" || h.Parked() != 4 {
+			t.Fatalf("on parole: probe %q, %d parked; want one probe and 4 held", probe.URL, h.Parked())
+		}
+		if !copies {
+			judge(probe, false)
+			released := 0
+			h.Release(cfg, func(string, Candidate, Decision) { released++ })
+			if r := h.Rules(); r[0].Active || r[0].Distinct != 2 || released == 0 || r[0].Parked != 0 {
+				t.Errorf("a second distinct verdict: rule %+v, %d released; want it distinct, holding nothing", r[0], released)
+			}
+			if c, d := next(); !d.Admit || d.Target != "" {
+				t.Errorf("a variant after the parole ended: %s %+v, want it admitted as any URL", c.URL, d)
+			}
+			continue
+		}
+		for i := range paroleCopies {
+			judge(probe, true)
+			probe = Candidate{}
+			h.Release(cfg, func(u string, c Candidate, _ Decision) {
+				if probe.URL != "" {
+					t.Errorf("copy %d: %s released besides the probe %s", i+1, u, probe.URL)
+				}
+				probe = c
+			})
+			if i < paroleCopies-1 && probe.URL == "" {
+				t.Fatalf("copy %d: no next probe released", i+1)
+			}
+		}
+		if r := h.Rules(); !r[0].Active {
+			t.Errorf("after %d copies on parole: rule %+v, want it active", paroleCopies, r[0])
+		}
+		held := 0
+		for range rewriteProbeEvery - 1 {
+			if _, d := next(); !d.Admit {
+				held++
+			}
+		}
+		if held < rewriteProbeEvery-2 {
+			t.Errorf("active again: %d of %d variants held", held, rewriteProbeEvery-1)
+		}
+	}
+}
