@@ -58,7 +58,7 @@ func (h *host) buildHubs(rng *rand.Rand) link {
 		}
 		return out
 	}
-	text := h.chooseText(h.key+"#hub", specs(pageSpec{}))
+	text := h.chooseText("#hub", specs(pageSpec{}))
 	for i, s := range specs(text) {
 		index := fmt.Sprintf(fam.index, labels[i])
 		h.static[index] = newResource(http.StatusOK, "page", ctHTML, renderPage(s))

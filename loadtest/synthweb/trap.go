@@ -245,7 +245,7 @@ func (h *host) newTrap(class string, used map[string]bool) *trapInstance {
 		}
 		pages = append(pages, t.spec(v)) // t.text is still empty
 	}
-	t.text = h.chooseText(t.id, pages)
+	t.text = h.chooseText("#"+class, pages)
 	return t
 }
 
@@ -262,6 +262,13 @@ func plainTextBytes(cfg Config) int {
 // a sample, which can miss a rare flip: hence textBits, one below
 // maxNearBits. After textAttempts draws it keeps the best one; the tests
 // measure the result.
+//
+// name says which text of the host it is ("#hub", "#" and a trap's class),
+// without the host's address: the host's index picks its texts (pathRNG),
+// the port its listener got must not. Drawn by "127.0.1.4:43747#hub", one
+// hub's index pages were 4-6 bits apart, not near copies, and the
+// simulated admission held its chain at its fifth page: a CI run failed
+// on the port the kernel gave it.
 func (h *host) chooseText(name string, pages []pageSpec) pageSpec {
 	// Pages that differ only in hrefs have the same fingerprint.
 	var variants []pageSpec
