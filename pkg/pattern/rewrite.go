@@ -246,15 +246,14 @@ type ruleStats struct {
 
 // onParole reports whether a rewrite by a parameter, proved distinct by one
 // variant a few words from its target (Verdict.Close) that led nowhere
-// new, is judged again:
-// its next variants are probed one at a time as a new rule's are, and
-// paroleCopies copies of their targets in a row make it active again. A page that changed between the fetches of
-// a variant and of its target (a forum's online count, a shop's stock),
-// or a few words changed that pass for distinct before any copy proved
-// the rule, made "drop parameter rnd" distinct with its first probe on an
-// independent web, and 340 of its variants were fetched, 295 of them
-// copies. A second distinct variant, one that leads somewhere, or one
-// after a parole reverts it for good.
+// new, is judged again: its next variants are probed one at a time as a
+// new rule's are, and paroleCopies copies of their targets in a row make
+// it active again. A page that changed between the fetches of a variant
+// and of its target (a forum's online count, a shop's stock) made "drop
+// parameter rnd" distinct with its first probe on an independent web, and
+// 340 of its variants were fetched, 295 of them copies. A second distinct
+// variant, one that leads somewhere, or one after a parole reverts it for
+// good.
 func (r *ruleStats) onParole(rw Rewrite) bool {
 	return rw.Param != "" && r.distinct == 1 && !r.led && !r.paroled
 }
@@ -638,7 +637,7 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		}
 		st.dup++
 		if st.copies++; st.copies >= paroleCopies {
-			st.distinct, st.dup, st.paroled = 0, max(st.dup, 2), true
+			st.distinct, st.paroled = 0, true // dup >= paroleCopies: active
 		}
 	case v.Duplicate && !v.Unlike:
 		st.dup++
