@@ -11,7 +11,7 @@ import (
 	"github.com/crawlcluster/crawler/pkg/pattern"
 )
 
-var trace = flag.String("trapsim.trace", "", "SEED/HOST[/HOSTSxPAGES]: log every admission decision on that host of the web of that seed (50x40 unless given), e.g. 5/h007")
+var trace = flag.String("trapsim.trace", "", "SEED/HOST[/HOSTSxPAGES]: log every admission decision on that host of the web of that seed (50x40 unless given), e.g. 5/h007; wiki/SEED: of that seed's WikiWeb")
 
 // TestTrace is a tool, not a check: with -trapsim.trace it logs what
 // admission decided for every URL of one host of a generated web, with how
@@ -19,6 +19,10 @@ var trace = flag.String("trapsim.trace", "", "SEED/HOST[/HOSTSxPAGES]: log every
 func TestTrace(t *testing.T) {
 	if *trace == "" {
 		t.Skip("no -trapsim.trace SEED/HOST")
+	}
+	if s, ok := strings.CutPrefix(*trace, "wiki/"); ok {
+		traceWiki(t, s)
+		return
 	}
 	s, host, ok := strings.Cut(*trace, "/")
 	seed, err := strconv.ParseInt(s, 10, 64)
@@ -54,6 +58,35 @@ func TestTrace(t *testing.T) {
 	for id, n := range r.PerInstance {
 		if strings.HasPrefix(id, host+"#") {
 			t.Logf("%s: %d requests", id, n)
+		}
+	}
+}
+
+// traceWiki logs what admission decided for every URL of one WikiWeb, and
+// which reachable pages were not fetched.
+func traceWiki(t *testing.T, s string) {
+	seed, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("-trapsim.trace wiki/%q: want wiki/SEED", s)
+	}
+	w := NewWikiWeb(seed)
+	t.Logf("%s: %d pages, fan %d, %d entries, skewed %v", w.Shape, w.Pages, w.Fan, w.Entries, w.Skewed)
+	r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
+		t.Logf("admit=%v %-20s fund=%v held=%v grounded=%v hops=%d space=%s parent=%s url=%s", d.Admit, d.Reason, d.Funds, c.Held, c.Grounded, c.Hops, c.Space, c.Parent, u)
+	}, Fetched: func(tick int, u string, c pattern.Candidate) {
+		t.Logf("GET tick %d grounded=%v hops=%d %s", tick, c.Grounded, c.Hops, u)
+	}})
+	reach := w.Reachable()
+	n := 0
+	for _, u := range r.Missed {
+		if reach[u] {
+			n++
+		}
+	}
+	t.Logf("%d of %d reachable pages not fetched, %d held, idle %v", n, len(reach), r.HeldReal, r.Idle)
+	for _, us := range r.Top {
+		for _, u := range us {
+			t.Logf("top %+v", u)
 		}
 	}
 }
