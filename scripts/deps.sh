@@ -41,10 +41,12 @@ have promtool || apt+=(prometheus)
 # Vim's help.
 { [ -e /usr/share/doc/cmake-data/html/index.html ] && [ -e /usr/share/doc/sqlite3/index.html ] && [ -e /usr/share/doc/gcc-12-base/libstdc++/index.html ] && [ -e /usr/share/doc/octave/octave.html/index.html ] && [ -e /usr/share/doc/vim/html/index.html ]; } || apt+=(cmake-doc sqlite3-doc libstdc++-12-doc octave-doc vim-doc)
 # And gtk-doc (GLib), gi-docgen (Pango), Django's Sphinx (276 release notes in
-# one folder), texi2html's numbered pages (Maxima): 80 MB together. Javadoc
+# one folder), texi2html's numbered pages (Maxima), Apache's manual in eleven
+# languages (most of its pages links to the English ones), LaTeX2HTML (gnuplot):
+# 115 MB together. Javadoc
 # (libcommons-lang3-java-doc) and erlang-doc are 270 and 210 MB: the
 # simulation and the crawl take them when installed, CI does not.
-{ [ -e /usr/share/gtk-doc/html/gio/index.html ] && [ -e /usr/share/doc/libpango1.0-doc/reference/Pango/index.html ] && [ -e /usr/share/doc/python-django-doc/html/index.html ] && [ -e /usr/share/doc/maxima-doc/html/maxima.html ]; } || apt+=(libglib2.0-doc libpango1.0-doc python-django-doc maxima-doc)
+{ [ -e /usr/share/gtk-doc/html/gio/index.html ] && [ -e /usr/share/doc/libpango1.0-doc/reference/Pango/index.html ] && [ -e /usr/share/doc/python-django-doc/html/index.html ] && [ -e /usr/share/doc/maxima-doc/html/maxima.html ] && [ -e /usr/share/doc/apache2-doc/manual/index.html ] && [ -e /usr/share/doc/gnuplot/htmldocs/index.html ]; } || apt+=(libglib2.0-doc libpango1.0-doc python-django-doc maxima-doc apache2-doc gnuplot-doc)
 # The disk-full test mounts a small tmpfs as the crawler's data folder.
 have mount || apt+=(mount)
 # The console's and the render tier's browser tests drive headless Chromium.

@@ -68,7 +68,7 @@ func TestAdmissionAcrossRestarts(t *testing.T) {
 	for _, site := range docSites {
 		for _, every := range append([]int{20}, moreRestarts[site.name]...) {
 			t.Run(fmt.Sprintf("%s/%d", site.name, every), func(t *testing.T) {
-				crawlDocSite(t, site.root, site.name, site.start, Options{Raise: *raise, RestartEvery: every})
+				crawlDocSite(t, site, Options{Raise: *raise, RestartEvery: every})
 			})
 		}
 	}

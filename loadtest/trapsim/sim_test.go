@@ -196,28 +196,44 @@ func logInstances(t *testing.T, w *trapweb.Web, r Result) {
 // crawler's end-to-end tests crawl with nginx (cmd/crawler,
 // TestCrawlDocSite), the rest other generators (scripts/deps.sh installs
 // them all), each through the simulated admission in seconds.
-var docSites = []struct{ name, root, start string }{
-	{"python3-doc", "/usr/share/doc/python3/html", "/index.html"},
-	{"postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html", "/index.html"},
-	{"git-doc", "/usr/share/doc/git/html", "/git.html"},
-	{"cmake-doc", "/usr/share/doc/cmake-data/html", "/index.html"},     // Sphinx, 1,900 pages
-	{"sqlite3-doc", "/usr/share/doc/sqlite3", "/index.html"},           // its own generator, 760 pages
-	{"octave-doc", "/usr/share/doc/octave/octave.html", "/index.html"}, // Texinfo, a node a page
-	{"vim-doc", "/usr/share/doc/vim/html", "/index.html"},              // Vim's help as HTML
+var docSites = []docSite{
+	{"python3-doc", "/usr/share/doc/python3/html", "/index.html", 0},
+	{"postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html", "/index.html", 0},
+	{"git-doc", "/usr/share/doc/git/html", "/git.html", 0},
+	{"cmake-doc", "/usr/share/doc/cmake-data/html", "/index.html", 0},     // Sphinx, 1,900 pages
+	{"sqlite3-doc", "/usr/share/doc/sqlite3", "/index.html", 0},           // its own generator, 760 pages
+	{"octave-doc", "/usr/share/doc/octave/octave.html", "/index.html", 0}, // Texinfo, a node a page
+	{"vim-doc", "/usr/share/doc/vim/html", "/index.html", 0},              // Vim's help as HTML
 	// Doxygen: 3,800 pages in one flat folder, past the parking bound,
 	// many of them near-duplicates (a header's file page).
-	{"libstdc++-12-doc", "/usr/share/doc/gcc-12-base/libstdc++", "/index.html"},
+	{"libstdc++-12-doc", "/usr/share/doc/gcc-12-base/libstdc++", "/index.html", 0},
 	// Javadoc with -linksource: every class page links its source listing
 	// (src-html/), a page of code that links nothing; inner classes'
 	// listings are copies of their outer class's.
-	{"libcommons-lang3-java-doc", "/usr/share/doc/libcommons-lang3-java/api", "/index.html"},
-	{"openjdk-17-doc", "/usr/share/doc/openjdk-17-jre-headless/api", "/index.html"},      // Javadoc, 10,136 pages in modules
-	{"libglib2.0-doc", "/usr/share/gtk-doc/html", "/gio/index.html"},                     // gtk-doc
-	{"libpango1.0-doc", "/usr/share/doc/libpango1.0-doc/reference", "/Pango/index.html"}, // gi-docgen
-	{"python-django-doc", "/usr/share/doc/python-django-doc/html", "/index.html"},        // Sphinx, 276 release notes in one folder
-	{"maxima-doc", "/usr/share/doc/maxima-doc/html", "/maxima.html"},                     // texi2html, numbered file names
-	{"erlang-doc", "/usr/share/doc/erlang-doc", "/doc/index.html"},                       // lib/APP-VERSION/doc/html/
-	{"libboost1.74-doc", "/usr/share/doc/libboost1.74-doc", "/doc/html/index.html"},      // BoostBook, 3,805 pages
+	{"libcommons-lang3-java-doc", "/usr/share/doc/libcommons-lang3-java/api", "/index.html", 0},
+	{"openjdk-17-doc", "/usr/share/doc/openjdk-17-jre-headless/api", "/index.html", 0},      // Javadoc, 10,136 pages in modules
+	{"libglib2.0-doc", "/usr/share/gtk-doc/html", "/gio/index.html", 0},                     // gtk-doc
+	{"libpango1.0-doc", "/usr/share/doc/libpango1.0-doc/reference", "/Pango/index.html", 0}, // gi-docgen
+	{"python-django-doc", "/usr/share/doc/python-django-doc/html", "/index.html", 0},        // Sphinx, 276 release notes in one folder
+	{"maxima-doc", "/usr/share/doc/maxima-doc/html", "/maxima.html", 0},                     // texi2html, numbered file names
+	{"erlang-doc", "/usr/share/doc/erlang-doc", "/doc/index.html", 0},                       // lib/APP-VERSION/doc/html/
+	{"libboost1.74-doc", "/usr/share/doc/libboost1.74-doc", "/doc/html/index.html", 0},      // BoostBook, 3,805 pages
+	// One manual in eleven languages, each a tree of the same paths
+	// (/en/mod/core.html, /de/mod/core.html), the untranslated pages of
+	// each copies of the English ones (1,857 of its 2,685 files are
+	// links to them): a locale prefix that is real. The FAQ's index is
+	// translated in four languages and copied in six: the space of the
+	// sections' indexes, most of them copies, holds the four.
+	{"apache2-doc", "/usr/share/doc/apache2-doc/manual", "/index.html", 4},
+	{"gnuplot-doc", "/usr/share/doc/gnuplot/htmldocs", "/index.html", 0}, // LaTeX2HTML, numbered node pages
+}
+
+// docSite is a documentation tree: its package, folder, start page, and
+// how many of its distinct pages a crawl may leave unfetched (held among
+// copies of themselves: docSites says why).
+type docSite struct {
+	name, root, start string
+	held              int
 }
 
 // TestAdmissionOnDocSites: every page of a real documentation site reachable
@@ -232,7 +248,7 @@ func TestAdmissionOnDocSites(t *testing.T) {
 	defer func() { funded.log(t) }()
 	for _, site := range docSites {
 		t.Run(site.name, func(t *testing.T) {
-			funded.add(crawlDocSite(t, site.root, site.name, site.start, Options{MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart}))
+			funded.add(crawlDocSite(t, site, Options{MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart}))
 		})
 	}
 }
@@ -241,13 +257,13 @@ func TestAdmissionOnDocSites(t *testing.T) {
 // -trapsim.patterns) and fails the test unless every page reachable by links
 // was fetched, but for near-duplicates of fetched ones, and the crawl went
 // idle by itself. It returns the crawl's result.
-func crawlDocSite(t *testing.T, root, pkg, start string, opt Options) Result {
+func crawlDocSite(t *testing.T, site docSite, opt Options) Result {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(root)
+	root, err := filepath.EvalSymlinks(site.root)
 	if err != nil {
-		t.Skipf("%s not installed (apt-get install %s): %v", root, pkg, err)
+		t.Skipf("%s not installed (apt-get install %s): %v", site.root, site.name, err)
 	}
-	w := NewDirWeb(root, "docs.test", start)
+	w := NewDirWeb(root, "docs.test", site.start)
 	opt.Patterns = patterns(t)
 	r := Run(w, traced(t, opt))
 	t.Logf("%d pages reachable; %d fetched, %d requests, idle %v after %d ticks; %d held at the end",
@@ -256,8 +272,10 @@ func crawlDocSite(t *testing.T, root, pkg, start string, opt Options) Result {
 		t.Logf("%d pages not fetched are near-duplicates of fetched ones, e.g. %s", len(copies), copies[0])
 		r.Missed = slices.DeleteFunc(r.Missed, func(u string) bool { return slices.Contains(copies, u) })
 	}
-	if len(r.Missed) > 0 {
-		t.Errorf("%d of %d pages not fetched (%d held), e.g. %s", len(r.Missed), r.RealTotal, r.HeldReal, sample(r))
+	if len(r.Missed) > site.held {
+		t.Errorf("%d of %d pages not fetched (%d held), e.g. %s; want at most %d", len(r.Missed), r.RealTotal, r.HeldReal, sample(r), site.held)
+	} else if len(r.Missed) > 0 {
+		t.Logf("%d of %d pages not fetched (%d held, at most %d allowed), e.g. %s", len(r.Missed), r.RealTotal, r.HeldReal, site.held, sample(r))
 	}
 	if !r.Idle {
 		t.Error("not idle")

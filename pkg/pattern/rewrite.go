@@ -820,7 +820,7 @@ func (h *Host[T]) mirrored(r Rewrite, v Verdict) bool {
 	if !h.onPages.has(target) {
 		return false
 	}
-	n, unknown, carried := 0, 0, 0
+	n, unknown, carried, carriedUnknown := 0, 0, 0, 0
 	for _, links := range [...][]string{v.Fresh, v.Relinks} {
 		for _, u := range links {
 			m, ok := r.Apply(u)
@@ -830,15 +830,30 @@ func (h *Host[T]) mirrored(r Rewrite, v Verdict) bool {
 			if u == v.URL || m == target {
 				continue
 			}
-			if h.onPages.has(m) {
+			known := h.onPages.has(m)
+			if known {
 				n++
 			} else {
 				unknown++
 			}
 			if ok {
 				carried++
+				if !known {
+					carriedUnknown++
+				}
 			}
 		}
+	}
+	if maxUnknown*carriedUnknown > carried {
+		// What carries the segment is what tells: a mirror's links map
+		// onto pages the host linked, a section's lead to its own new
+		// ones. The site's navigation, which a section's pages link as
+		// a mirror's do, and a section's links to itself in other
+		// languages (/en/ssl/index.html on /da/ssl/index.html: without
+		// the segment, each language's index) made apache2-doc's
+		// /da/ssl/ a mirror of /da/, and "drop path segment ssl" held
+		// the section's pages in every language for good.
+		return false
 	}
 	// A copy of pages the host has not linked yet (a manual's page that
 	// links two others at random, its budget spent before they were

@@ -562,6 +562,19 @@ func TestMirrorBySegment(t *testing.T) {
 	if r, ok := ruleOf(h, "drop path segment api"); ok && (r.Active || r.Relisted > 0) {
 		t.Errorf("rules %+v, want drop path segment api neither active nor relisted", h.Rules())
 	}
+
+	// A section's index that links the site's navigation, its own pages
+	// in other languages (each carrying the section's name, and mapped
+	// without it onto a page the site links) and its new pages (apache2-
+	// doc's /da/ssl/index.html, whose "drop path segment ssl" held the
+	// section's pages in every language for good): what carries the
+	// segment leads somewhere new.
+	h, known = twoListings(t, cfg)
+	fetchVariant(t, h, cfg, "http://a/api/cat/x/", "http://a/cat/x/", known[:4],
+		append(under("api", known[6:11]), under("api", []string{"http://a/intro.html", "http://a/setup.html", "http://a/faq.html"})...))
+	if r, ok := ruleOf(h, "drop path segment api"); ok && (r.Active || r.Relisted > 0) {
+		t.Errorf("rules %+v, want drop path segment api neither active nor relisted", h.Rules())
+	}
 }
 
 // TestCopyExplainedByAnotherRewrite: a variant fetched before its target
