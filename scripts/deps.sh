@@ -42,11 +42,17 @@ have promtool || apt+=(prometheus)
 { [ -e /usr/share/doc/cmake-data/html/index.html ] && [ -e /usr/share/doc/sqlite3/index.html ] && [ -e /usr/share/doc/gcc-12-base/libstdc++/index.html ] && [ -e /usr/share/doc/octave/octave.html/index.html ] && [ -e /usr/share/doc/vim/html/index.html ]; } || apt+=(cmake-doc sqlite3-doc libstdc++-12-doc octave-doc vim-doc)
 # And gtk-doc (GLib), gi-docgen (Pango), Django's Sphinx (276 release notes in
 # one folder), texi2html's numbered pages (Maxima), Apache's manual in eleven
-# languages (most of its pages links to the English ones), LaTeX2HTML (gnuplot):
-# 115 MB together. Javadoc
-# (libcommons-lang3-java-doc) and erlang-doc are 270 and 210 MB: the
-# simulation and the crawl take them when installed, CI does not.
-{ [ -e /usr/share/gtk-doc/html/gio/index.html ] && [ -e /usr/share/doc/libpango1.0-doc/reference/Pango/index.html ] && [ -e /usr/share/doc/python-django-doc/html/index.html ] && [ -e /usr/share/doc/maxima-doc/html/maxima.html ] && [ -e /usr/share/doc/apache2-doc/manual/index.html ] && [ -e /usr/share/doc/gnuplot/htmldocs/index.html ]; } || apt+=(libglib2.0-doc libpango1.0-doc python-django-doc maxima-doc apache2-doc gnuplot-doc)
+# languages (most of its pages links to the English ones), LaTeX2HTML (gnuplot),
+# MkDocs, jQuery UI's demos, BIND's manual, SBCL's Texinfo, Doxygen's manual
+# and examples: 130 MB together. Javadoc (libcommons-lang3-java-doc),
+# erlang-doc, Qt 5's QDoc (qt5-doc-html) and Sphinx's own manual (sphinx-doc)
+# are 270, 210, 336 and 60 MB with what they need: the simulation and the
+# crawl take them when installed, CI does not.
+{ [ -e /usr/share/gtk-doc/html/gio/index.html ] && [ -e /usr/share/doc/libpango1.0-doc/reference/Pango/index.html ] && [ -e /usr/share/doc/python-django-doc/html/index.html ] && [ -e /usr/share/doc/maxima-doc/html/maxima.html ]; } || apt+=(libglib2.0-doc libpango1.0-doc python-django-doc maxima-doc)
+# These without what they recommend (apache2-doc would bring Apache, and
+# start it): docs+=, installed apart.
+docs=()
+{ [ -e /usr/share/doc/apache2-doc/manual/index.html ] && [ -e /usr/share/doc/gnuplot/htmldocs/index.html ] && [ -e /usr/share/doc/doxygen/html/index.html ] && [ -e /usr/share/doc/sbcl/sbcl-internals/index.html ] && [ -e /usr/share/doc/mkdocs/html/index.html ] && [ -e /usr/share/doc/libjs-jquery-ui-docs/examples/index.html ] && [ -e /usr/share/doc/bind9-doc/arm/index.html ]; } || docs+=(apache2-doc gnuplot-doc mkdocs-doc libjs-jquery-ui-docs bind9-doc sbcl-doc doxygen-doc)
 # The disk-full test mounts a small tmpfs as the crawler's data folder.
 have mount || apt+=(mount)
 # The console's and the render tier's browser tests drive headless Chromium.
@@ -63,25 +69,32 @@ replay=
 
 if [ -n "$dry" ]; then
 	[ ${#apt[@]} -eq 0 ] || echo "missing Debian packages: ${apt[*]}"
+	[ ${#docs[@]} -eq 0 ] || echo "missing documentation packages: ${docs[*]}"
 	[ ${#gotools[@]} -eq 0 ] || echo "missing Go tools: ${gotools[*]}"
 	[ -z "$warcio" ] || echo "missing: warcio.js (npm ci --prefix tools/warcio-check)"
 	[ -z "$replay" ] || echo "missing: ReplayWeb.page's engine, wabac.js (npm ci --prefix tools/replay-check)"
-	[ ${#apt[@]} -eq 0 ] && [ ${#gotools[@]} -eq 0 ] && [ -z "$warcio" ] && [ -z "$replay" ] && echo "nothing missing"
+	[ ${#apt[@]} -eq 0 ] && [ ${#docs[@]} -eq 0 ] && [ ${#gotools[@]} -eq 0 ] && [ -z "$warcio" ] && [ -z "$replay" ] && echo "nothing missing"
 	exit 0
 fi
 
-if [ ${#apt[@]} -gt 0 ]; then
+if [ ${#apt[@]} -gt 0 ] || [ ${#docs[@]} -gt 0 ]; then
 	sudo=
 	if [ "$(id -u)" != 0 ]; then
 		if ! command -v sudo >/dev/null; then
-			echo "deps: not root and no sudo; install these Debian packages: ${apt[*]}" >&2
+			echo "deps: not root and no sudo; install these Debian packages: ${apt[*]} ${docs[*]}" >&2
 			exit 1
 		fi
 		sudo=sudo
 	fi
-	echo "== Debian packages: ${apt[*]}"
 	$sudo apt-get update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt[@]}"
+	if [ ${#apt[@]} -gt 0 ]; then
+		echo "== Debian packages: ${apt[*]}"
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt[@]}"
+	fi
+	if [ ${#docs[@]} -gt 0 ]; then
+		echo "== Debian documentation packages: ${docs[*]}"
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${docs[@]}"
+	fi
 fi
 for t in "${gotools[@]}"; do
 	echo "== go install $t"

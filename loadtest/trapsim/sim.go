@@ -419,6 +419,13 @@ func (s *sim) offer(u string, f pattern.Found, depth, dups int, seed bool) {
 		s.admitted(h, it, d, level)
 		return
 	}
+	// A seed passes no budget, but is described as the fetcher's
+	// admission describes it (listed, its name the site's): a start
+	// page at /index.html that links twenty folders of the site's root
+	// was no name of it, and the folders were made up by the names'
+	// family, held past its budget.
+	f.Listed = true
+	it.cand = h.ph.Describe(s.cfg, f)
 	s.enqueue(h, it, level)
 }
 
