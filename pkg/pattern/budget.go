@@ -747,11 +747,13 @@ func Neighbours(u, parent string) bool {
 	return down && d.Suffix == "" || up && p.Suffix == ""
 }
 
-// nextNumber reports whether two URLs are the same but for one number, one
-// apart: the next or previous of a sequence (page 3 and 4 of a listing,
-// this month and the next, this year and the last), whatever it counts.
-// Two numbers further apart are not: records by their number (/item/1234)
-// link the related records they list.
+// nextNumber reports whether two URLs are the same but for one number, a
+// step or two of a sequence apart: the next or previous (page 3 and 4 of a
+// listing, this month and the next, this year and the last), the one after
+// (a pager's window links pages 1-2 either side), or an offset's stride or
+// two (?offset=42 and 63, both multiples of a stride of 21), whatever it
+// counts. Two numbers further apart are not: records by their number
+// (/item/1234) link the related records they list.
 func nextNumber(a, b string) bool {
 	if len(a) != len(b) && (len(a)-len(b) > 1 || len(b)-len(a) > 1) {
 		return false // one digit more at most: 9 and 10, 99 and 100
@@ -778,7 +780,7 @@ func nextNumber(a, b string) bool {
 		if x == y {
 			continue
 		}
-		if seen || !oneApart(x, y) {
+		if seen || !stepApart(x, y) {
 			return false
 		}
 		seen = true
@@ -788,14 +790,36 @@ func nextNumber(a, b string) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// oneApart reports whether two runs of digits are numbers one apart.
-func oneApart(x, y string) bool {
+// stepApart reports whether two runs of digits are numbers one or two steps
+// of a sequence apart: at most 2, or at most twice their greatest common
+// divisor when that is minStride or more (an offset's stride: 42 and 63,
+// 21 and 63). On an independent web a guestbook paged by
+// ?offset= in steps of 21, whose pages link the two either side, had every
+// URL linked from three of its pages, each counted: all were corroborated,
+// evidence, and 4,320 of them were fetched in 15 minutes.
+func stepApart(x, y string) bool {
 	if len(x) > 18 || len(y) > 18 {
 		return false
 	}
 	m, _ := strconv.ParseInt(x, 10, 64)
 	n, _ := strconv.ParseInt(y, 10, 64)
-	return m-n == 1 || n-m == 1
+	d := max(m-n, n-m)
+	if d <= 2 {
+		return d > 0
+	}
+	g := gcd(m, n)
+	return g >= minStride && d <= 2*g
+}
+
+// minStride is the least step of a sequence of numbers nextNumber takes
+// for an offset's: records two apart by a stride below it are records.
+const minStride = 5
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // otherValue reports whether two queries are each one parameter, of the
