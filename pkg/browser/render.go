@@ -103,9 +103,10 @@ type tab struct {
 	limit    time.Time    // start + MaxPageTimeout: no budget goes past it
 	deadline atomic.Int64 // UnixNano; moves on with each request's budget
 
-	mu       sync.Mutex // guards done against wg.Add after Wait, netTypes and what the render reports
+	mu       sync.Mutex // guards done against wg.Add after Wait, netTypes, memo and what the render reports
 	done     bool
 	netTypes map[network.RequestID]*netType
+	memo     map[string]*memoed // the GET sub-resources asked, by URL (paused)
 	wg       sync.WaitGroup
 	subs     []Subresource
 	asked    []time.Time // when each of subs was asked
@@ -564,6 +565,21 @@ func (tb *tab) paused(ev *fetch.EventRequestPaused) {
 		tb.fail(ctx, ev.RequestID, network.ErrorReasonBlockedByClient)
 		return
 	}
+	var m *memoed
+	if ev.Request.Method == http.MethodGet && len(ev.Request.PostDataEntries) == 0 {
+		var first bool
+		if m, first = tb.memoOf(ev.Request.URL); !first {
+			// Asked before in this render (a script included twice, an
+			// image in two places): the browser gets the same answer, and
+			// the Loader, the crawl's polite fetch, is asked once.
+			// Chromium 156 asks again where older ones took it from their
+			// memory cache.
+			tb.replay(ctx, ev.RequestID, m)
+			return
+		}
+		defer close(m.done)
+		m.err = errRefused // until answered
+	}
 	if tb.requests.Add(1) > int64(tb.cfg.MaxRequests) {
 		tb.requests.Add(-1)
 		tb.blocked.Add(1)
@@ -593,12 +609,58 @@ func (tb *tab) paused(ev *fetch.EventRequestPaused) {
 	i := tb.ask(req)
 	resp, err := tb.load(ctx, req)
 	tb.answer(i, resp, err)
+	if m != nil {
+		m.resp, m.err = resp, err
+	}
 	if err != nil {
 		tb.cfg.Log.Debug("sub-resource refused", "page", tb.doc.URL, "url", req.URL, "type", req.Type, "reason", err)
 		tb.fail(ctx, ev.RequestID, network.ErrorReasonAccessDenied)
 		return
 	}
 	tb.fulfill(ctx, ev.RequestID, resp.Status, resp.Header, resp.Body)
+}
+
+// memoed is the answer to a GET sub-resource of a render; done is closed
+// once resp and err are set.
+type memoed struct {
+	done chan struct{}
+	resp Response
+	err  error
+}
+
+// errRefused answers a repeated request whose first was refused before the
+// Loader was asked (past Config.MaxRequests).
+var errRefused = errors.New("refused")
+
+// memoOf returns the entry of a GET sub-resource's URL, and whether this
+// request made it.
+func (tb *tab) memoOf(u string) (*memoed, bool) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if m := tb.memo[u]; m != nil {
+		return m, false
+	}
+	if tb.memo == nil {
+		tb.memo = map[string]*memoed{}
+	}
+	m := &memoed{done: make(chan struct{})}
+	tb.memo[u] = m
+	return m, true
+}
+
+// replay answers a request with the answer the render's first request for
+// its URL got, once it has one.
+func (tb *tab) replay(ctx context.Context, id fetch.RequestID, m *memoed) {
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		return // the render is over: nothing is answered any more
+	}
+	if m.err != nil {
+		tb.fail(ctx, id, network.ErrorReasonAccessDenied)
+		return
+	}
+	tb.fulfill(ctx, id, m.resp.Status, m.resp.Header, m.resp.Body)
 }
 
 // netType is the type the Network domain gives a request; known is closed
