@@ -237,10 +237,10 @@ var docSites = []docSite{
 	{"bind9-doc", "/usr/share/doc/bind9-doc/arm", "/index.html", 0},                            // Sphinx, one chapter a page
 	{"sbcl-doc", "/usr/share/doc/sbcl", "/sbcl-internals/index.html", 0},                       // Texinfo
 	// Doxygen's manual, and under examples/ each of its examples as a
-	// Doxygen site of its own, linked one a page from the manual: the
-	// examples' family (a URL a page, whose pages lead nowhere else) holds
-	// its later pages (docs/traps.md, "Known limits").
-	{"doxygen-doc", "/usr/share/doc/doxygen/html", "/index.html", 32},
+	// Doxygen site of its own, linked from five pages of the manual (8, 2,
+	// 1, 13 and 2 of them): a family held as a widget's after the first
+	// three, until a page links it as an index does (fromIndex).
+	{"doxygen-doc", "/usr/share/doc/doxygen/html", "/index.html", 0},
 }
 
 // docSite is a documentation tree: its package, folder, start page, and

@@ -356,6 +356,12 @@ type space struct {
 	// that linked several of its URLs in a row counts once), and the last.
 	pages    int
 	lastPage Key
+	// As a family: the page whose links to it the widget test (singly)
+	// holds now and how many, and the pages that linked more of it than
+	// an index's least (indexLinks): their links are admitted.
+	heldPage  Key
+	heldLinks int
+	index     []Key
 	// As a family: found from outside the host (another host, a seed, a
 	// sitemap, the operator), and the first two other families of the host
 	// whose grounded pages linked it (Describe).
@@ -559,6 +565,51 @@ func (s *space) copying() bool {
 func (s *space) singly(n int) bool {
 	return s.pages >= n && s.evidence-s.outside <= widgetLinks*s.pages
 }
+
+// fromIndex reports whether c, held by the widget test (singly) but for
+// this, was found on a page that links more than indexLinks URLs of its
+// family: an index of it, not a widget's few suggestions, whatever the
+// pages that linked the family before it showed. Doxygen's manual links its
+// examples, each a small site of leaves, from five pages: the three that
+// linked 8, 2 and 1 came first, and the 13 that the fourth linked were
+// held for good (32 of the manual's 96 pages never fetched). When a page
+// passes the bound, its links held before are released.
+func (h *Host[T]) fromIndex(fam *space, fk Key, hash int64, c Candidate) bool {
+	if fam.indexed(c) {
+		return true
+	}
+	p := KeyOf(c.Parent)
+	if h.inPark[hash] != nil || c.Held {
+		return false // counted when it was held first
+	}
+	if p != fam.heldPage {
+		fam.heldPage, fam.heldLinks = p, 0
+	}
+	if fam.heldLinks++; fam.heldLinks <= indexLinks {
+		return false
+	}
+	if len(fam.index) >= maxIndexPages {
+		fam.index = slices.Delete(fam.index, 0, 1)
+	}
+	fam.index = append(fam.index, p)
+	h.grow(parkKey{parkFamily, fk})
+	return true
+}
+
+// indexed reports whether c was found on a page that links the family
+// (s) as an index does.
+func (s *space) indexed(c Candidate) bool {
+	return s != nil && len(s.index) > 0 && slices.Contains(s.index, KeyOf(c.Parent))
+}
+
+const (
+	// indexLinks: URLs of a family a page links at most for the page to
+	// be a widget's: twice widgetLinks, a widget's average.
+	indexLinks = 2 * widgetLinks
+	// maxIndexPages bounds the index pages a family keeps; the earliest
+	// go first.
+	maxIndexPages = 8
+)
 
 // widgetLinks is how many URLs of a family a page links at most, on average
 // over the pages that link it, for the family to count as a widget's: a
@@ -1295,7 +1346,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 	sp, sk := h.entry(cfg, c.Space)
 	fam, fk := h.entry(cfg, Family(c.Space))
 	if c.Grounded && cfg.Probe > 0 && fam.singly(cfg.Probe) && sameHost(c) && !c.Listed && !h.inPark[hash].corroborated(cfg.Referrers) &&
-		(fam.famDistinct+fam.famDup < cfg.Probe || fam.barren(cfg.Probe) && fam.made >= cfg.Probe) {
+		(fam.famDistinct+fam.famDup < cfg.Probe || fam.barren(cfg.Probe) && fam.made >= cfg.Probe) && !h.fromIndex(fam, fk, hash, c) {
 		// A family the host links one URL a page of: the first pages are
 		// probes; the rest wait for their verdicts, and stay held while
 		// its pages lead nowhere else and make up more of it (a search or
@@ -1806,6 +1857,7 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 			// bytes a crawl allocated.
 			keep := list[:0]
 			spent := false
+			fam := h.spaces[k.key]
 			for i := 0; i < len(list); i++ {
 				pu := list[i]
 				r := h.inPark[pu.hash]
@@ -1833,7 +1885,11 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 					c.Grounded, c.Origin, c.Hops = true, 0, 0
 					self = r.selfLinked()
 					h.corroborated++
-				} else if spent && !moved {
+				} else if spent && !moved && !(c.Grounded && fam.indexed(c)) {
+					// But for the links of a page found to be an index
+					// of the family (fromIndex): held by the widget test,
+					// they would wait behind the generated URLs that the
+					// budget holds.
 					keep = append(keep, pu)
 					continue
 				}

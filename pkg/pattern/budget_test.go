@@ -981,6 +981,76 @@ func TestSinglyLinkedFamily(t *testing.T) {
 	}
 }
 
+// TestIndexAfterWidgetLinks: a family the host's first pages linked a few
+// URLs of each, and whose pages lead nowhere else, is held as a widget's
+// (TestSinglyLinkedFamily); a page that then links more of it than a
+// widget would (indexLinks) is an index of it, and all its links are
+// admitted, those held before it showed so too. Doxygen's manual links its
+// examples, each a small site of leaves, from five pages: the three that
+// linked 8, 2 and 1 came first, and the 13 of the fourth were held for good
+// (32 of the manual's 96 pages never fetched). A page that links as many
+// as a widget might stays a widget's, and so do the widget's other links.
+func TestIndexAfterWidgetLinks(t *testing.T) {
+	cfg := DefaultConfig()
+	for _, first := range [][]int{{3, 2, 1}, slices.Repeat([]int{1}, 30)} {
+		for _, links := range []int{indexLinks, indexLinks + 1, 2 * indexLinks} {
+			h := NewHost[string]()
+			n := 0
+			var made []string
+			admitted := map[string]bool{}
+			link := func(doc string, k int) (got int) {
+				offer(h, cfg, doc, "", 0, 0)
+				h.Observe(cfg, Verdict{URL: doc, Hash: int64(KeyOf(doc)), Grounded: true})
+				fetched := func(u string) {
+					admitted[u] = true
+					h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Grounded: true})
+					// Each example page makes up one more of the family.
+					m := "http://a/x/" + word(10000+len(made))
+					made = append(made, m)
+					offer(h, cfg, m, u, 0, 0)
+				}
+				var mine []string
+				for range k {
+					u := "http://a/x/" + word(n)
+					n++
+					mine = append(mine, u)
+					if _, d := offer(h, cfg, u, doc, 0, 0); d.Admit {
+						fetched(u)
+					}
+				}
+				h.Release(cfg, func(u string, _ Candidate, _ Decision) {
+					if !slices.Contains(made, u) {
+						fetched(u)
+					}
+				})
+				for _, u := range mine {
+					if admitted[u] {
+						got++
+					}
+				}
+				return got
+			}
+			before := 0
+			for i, k := range first {
+				before += link(fmt.Sprintf("http://a/doc/%d.html", i), k)
+			}
+			held := n - before
+			got := link("http://a/doc/index.html", links)
+			want := links
+			if links <= indexLinks {
+				want = 0
+			}
+			if got != want {
+				t.Errorf("first pages linking %v of a family: a page linking %d of it: %d admitted, want %d", first, links, got, want)
+			}
+			if again := len(admitted) - len(made) - before - got; held == 0 || again > 0 {
+				t.Errorf("first pages linking %v of a family: %d of their links held, %d of them admitted after a page linked %d; want some held and none admitted",
+					first, held, again, links)
+			}
+		}
+	}
+}
+
 // TestSnapshotRestore: a host restored from its snapshot decides as the
 // original does: the family's charges, evidence and verdicts, the learned
 // rewrites and the folded path positions come back.

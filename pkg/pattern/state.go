@@ -31,6 +31,7 @@ type savedSpace struct {
 	FamDistinct int    `json:"fdi,omitempty"`
 	FamLead     int    `json:"fl,omitempty"`
 	Pages       int    `json:"pg,omitempty"` // evidence came from so many pages of the host
+	Index       []Key  `json:"ix,omitempty"` // pages that linked it as an index does (space.index)
 	Outside     int    `json:"o,omitempty"`  // evidence from other hosts, sitemaps, seeds
 	Relinks     int    `json:"rl,omitempty"` // its known URLs found again on other pages
 	Offered     *int   `json:"of,omitempty"` // its generated URLs first offered; nil in a state saved before it was kept
@@ -179,7 +180,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, SelfEv: e.selfEvidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved(), Branch: e.branch.saved(), Growing: e.branch.growing})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Index: e.index, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved(), Branch: e.branch.saved(), Growing: e.branch.growing})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool {
 		a, b := spaceActivity(s.Spaces[i]), spaceActivity(s.Spaces[j])
@@ -246,7 +247,7 @@ func (h *Host[T]) Restore(b []byte) error {
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
 			genTaken:    e.GenDistinct + e.GenDup,
 			lead:        e.Lead, evidence: e.Evidence, selfEvidence: min(max(e.SelfEv, 0), e.Evidence), real: e.Real, charged: e.Charged, yield: e.Yield,
-			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
+			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), index: e.Index[:min(len(e.Index), maxIndexPages)], outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
 		sp.beyond = sp.linked.count() - sp.most
 		sp.owed = owedOf(e.Owed)
 		sp.trend = trendOf(e.Trend)
