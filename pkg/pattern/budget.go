@@ -1858,6 +1858,14 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 			keep := list[:0]
 			spent := false
 			fam := h.spaces[k.key]
+			// A rewrite that relistings alone made active holds the
+			// variants of the listings that relisted, and probes each
+			// other listing with one of its variants (pathOf): one
+			// refused says nothing of the next. Skipped, the variants of
+			// an independent web's forum threads held while the rule was
+			// judged were never decided again once it held one thread's:
+			// 27 of 132 pages never fetched.
+			byPath := k.kind == parkRewrite && h.relistingRule(k.key)
 			for i := 0; i < len(list); i++ {
 				pu := list[i]
 				r := h.inPark[pu.hash]
@@ -1916,7 +1924,7 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 					// The same budget is spent: the rest stay, but for
 					// those corroborated. One refused for its depth
 					// alone says nothing of those nearer (allowanceAt).
-					spent = !cfg.deep(c.Hops)
+					spent = !cfg.deep(c.Hops) && !byPath
 					keep = append(keep, pu)
 					continue
 				}

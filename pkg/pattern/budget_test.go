@@ -1178,6 +1178,28 @@ func TestSettleFreesProbes(t *testing.T) {
 // families, another host or a listing pointed to is not. An index's first
 // generation (Sphinx's genindex letters, all linked from genindex.html)
 // stays grounded, and a restored host keeps the distinction.
+// TestSectionsDeepAreNoOffshoots: a family the host's pages point to with
+// more than offshootLinks URLs is a section of the site, not an offshoot,
+// however many families lie between it and the seed: a forum's threads,
+// linked from its boards, which its board index links, are found from
+// outside their family (grounded); the made-up section of a page that makes
+// up one on every page still is an offshoot (TestOffshoots).
+func TestSectionsDeepAreNoOffshoots(t *testing.T) {
+	cfg := DefaultConfig()
+	for _, boards := range []int{offshootLinks, offshootLinks + 1, 6} {
+		h := NewHost[string]()
+		offer(h, cfg, "http://a/", "", 0, 0)
+		offer(h, cfg, "http://a/forums/", "http://a/", 0, 0)
+		for i := range boards {
+			offer(h, cfg, fmt.Sprintf("http://a/forum/%s/", word(i)), "http://a/forums/", 0, 0)
+		}
+		c := h.Describe(cfg, Found{URL: "http://a/t/12/a-thread", Parent: "http://a/forum/a/"})
+		if want := boards > offshootLinks; c.Grounded != want {
+			t.Errorf("%d boards linked from the board index: a thread a board links grounded %v, want %v (%+v)", boards, c.Grounded, want, c)
+		}
+	}
+}
+
 func TestOffshoots(t *testing.T) {
 	cfg := DefaultConfig()
 	h := NewHost[string]()

@@ -179,15 +179,25 @@ func (h *Host[T]) groundedName(cfg Config, f Found) bool {
 // the second generation of new families grown from one family's pages. A
 // site's first generation is its sections and pages an index links (Sphinx's
 // index letters, hanging off genindex.html); a space that makes up a new
-// first path segment on every page grows a generation with every page.
+// first path segment on every page grows a generation with every page, one
+// URL of each new family a page (offshootLinks). A family the site points to
+// with more is a section of it, however deep: a forum's home page links its
+// board index (/forums/), which links its boards (/forum/NAME/), which link
+// its threads (/t/N/SLUG); with the boards an offshoot, the threads of an
+// independent web's forum were generated, held by budgets, and 71 of its
+// 132 pages never fetched.
 func (h *Host[T]) offshoot(k Key) bool {
 	f := h.spaces[k]
-	if f == nil || f.established() || f.src1 == 0 {
+	if f == nil || f.established() || f.src1 == 0 || f.evidence > offshootLinks {
 		return false
 	}
 	p := h.spaces[f.src1]
 	return p != nil && !p.established()
 }
+
+// offshootLinks is how many URLs of a family the host's pages may have
+// pointed to (its evidence) for it to be an offshoot.
+const offshootLinks = 2
 
 // offshootRoot returns the family an offshoot's generations are charged to:
 // up its chain of first pointers, the last that is an offshoot (the first

@@ -295,6 +295,18 @@ func (r *ruleStats) pathOf(rw Rewrite, u string) (held, open bool) {
 	return slices.Contains(r.relisted, k), slices.Contains(r.open, k)
 }
 
+// relistingRule reports whether the rewrite of key k holds what it holds by
+// the paths of the listings that relisted (pathOf).
+func (h *Host[T]) relistingRule(k Key) bool {
+	for _, r := range h.ruleOrder {
+		if r.key() == k {
+			st := h.rules[r]
+			return st != nil && st.active() && st.byRelisting() && r.Segment == ""
+		}
+	}
+	return false
+}
+
 // maxRules bounds the rewrites tracked per host.
 const maxRules = 64
 

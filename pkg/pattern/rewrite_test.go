@@ -2,6 +2,7 @@ package pattern
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -300,6 +301,67 @@ func TestRelistingHoldsItsListings(t *testing.T) {
 		if _, d := offer(h, cfg, "http://a/cat/y/?pg=3", "http://a/cat/y/?pg=2", 0, 0); d.Admit {
 			t.Errorf("the third page of a relisted listing admitted: %+v", d)
 		}
+	}
+}
+
+// TestRelistedRuleProbesHeldListings: the variants of other listings held
+// while a rewrite was judged are decided again once relistings made it
+// active, and one of them is its probe, even when a variant of a listing
+// that relisted, which the rule holds, was held before them. Skipped after
+// that one as a spent budget's are, they stayed held: an independent web's
+// forum threads' later pages, never fetched.
+func TestRelistedRuleProbesHeldListings(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h := NewHost[string]()
+	article := func(cat string, page, j int) string { return fmt.Sprintf("http://a/post/%s-%d-%d.html", cat, page, j) }
+	for _, cat := range []string{"x", "y", "z"} {
+		list := "http://a/cat/" + cat + "/"
+		offer(h, cfg, list, "http://a/", 0, 0)
+		h.Observe(cfg, Verdict{URL: list, Hash: int64(KeyOf(list)), Grounded: true})
+		for j := range 8 {
+			offer(h, cfg, article(cat, 1, j), list, 0, 0)
+		}
+	}
+	// The section index links the articles of x's and y's second pages.
+	offer(h, cfg, "http://a/all/", "http://a/", 0, 0)
+	for _, cat := range []string{"x", "y"} {
+		for j := range 8 {
+			offer(h, cfg, article(cat, 2, j), "http://a/all/", 0, 0)
+		}
+	}
+	relisting := func(cat string) Verdict {
+		u := "http://a/cat/" + cat + "/?pg=2"
+		links := []string{"http://a/cat/" + cat + "/"}
+		for j := range 8 {
+			links = append(links, article(cat, 2, j))
+		}
+		return Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: true, Relinks: links}
+	}
+	var released []string
+	release := func() {
+		released = nil
+		h.Release(cfg, func(u string, _ Candidate, _ Decision) { released = append(released, u) })
+	}
+	if _, d := offer(h, cfg, "http://a/cat/x/?pg=2", "http://a/cat/x/", 0, 0); !d.Admit {
+		t.Fatalf("the rule's first probe held: %+v", d)
+	}
+	for _, u := range []string{"http://a/cat/y/?pg=2", "http://a/cat/x/?pg=3", "http://a/cat/z/?pg=2"} {
+		if _, d := offer(h, cfg, u, strings.Split(u, "?")[0], 0, 0); d.Admit {
+			t.Fatalf("%s admitted while the rule's probe is out: %+v", u, d)
+		}
+	}
+	h.Observe(cfg, relisting("x"))
+	release()
+	if !slices.Equal(released, []string{"http://a/cat/y/?pg=2"}) {
+		t.Fatalf("after the first relisting: released %v, want y's second page, the next probe", released)
+	}
+	h.Observe(cfg, relisting("y"))
+	release()
+	if r, ok := ruleOf(h, "drop parameter pg"); !ok || !r.Active {
+		t.Fatalf("rules %+v after two relistings, want drop parameter pg active", h.Rules())
+	}
+	if !slices.Equal(released, []string{"http://a/cat/z/?pg=2"}) {
+		t.Errorf("after the rule turned active: released %v, want z's second page, its probe (x's third page stays held)", released)
 	}
 }
 
