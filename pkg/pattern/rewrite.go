@@ -307,6 +307,32 @@ func (h *Host[T]) relistingRule(k Key) bool {
 	return false
 }
 
+// numbered reports whether u's value of the rewrite's parameter is a number
+// (?page=3): a page of a listing or a document paged through, which is no
+// relisting whatever it links. A forum thread's later pages link the
+// thread's own pager and nothing new, and their text is what they hold:
+// relistings by "drop parameter page", they held the later pages of the
+// threads of an independent web's forums (32 of 132 pages of one). A view
+// of a listing by its order or layout (?sort=date) relists; numbered pages
+// that copy their first are copies.
+func numbered(r Rewrite, u string) bool {
+	_, q, _ := strings.Cut(u, "?")
+	v, ok := paramValue(q, r.Param)
+	if !ok || v == "" || len(v) > maxPageDigits {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxPageDigits: digits of the longest page number; a longer number is an
+// identifier (?t=204817 names a topic).
+const maxPageDigits = 5
+
 // maxRules bounds the rewrites tracked per host.
 const maxRules = 64
 
@@ -769,7 +795,7 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 	if r.Segment != "" {
 		return h.mirrored(r, v), false
 	}
-	if r.Param == "" {
+	if r.Param == "" || numbered(r, v.URL) {
 		return false, false
 	}
 	target, _ := r.Apply(v.URL)

@@ -236,7 +236,7 @@ func TestRelistingHoldsItsListings(t *testing.T) {
 			}
 		}
 		verdict := func(u, cat string, fresh bool) Verdict {
-			links := []string{"http://a/cat/" + cat + "/", "http://a/cat/" + cat + "/?pg=3"}
+			links := []string{"http://a/cat/" + cat + "/", "http://a/cat/" + cat + "/?pg=c"}
 			for j := range 8 {
 				links = append(links, article(cat, 2, j))
 			}
@@ -247,7 +247,7 @@ func TestRelistingHoldsItsListings(t *testing.T) {
 			return v
 		}
 		for _, cat := range []string{"x", "y"} {
-			u := "http://a/cat/" + cat + "/?pg=2"
+			u := "http://a/cat/" + cat + "/?pg=b"
 			if _, d := offer(h, cfg, u, "http://a/cat/"+cat+"/", 0, 0); !d.Admit {
 				t.Fatalf("copies=%v: %s, the rule's probe, held: %+v", copies, u, d)
 			}
@@ -256,7 +256,7 @@ func TestRelistingHoldsItsListings(t *testing.T) {
 		if r, ok := ruleOf(h, "drop parameter pg"); !ok || !r.Active {
 			t.Fatalf("copies=%v: rules %+v after two second pages came back %s, want drop parameter pg active", copies, h.Rules(), map[bool]string{false: "relisting", true: "copies"}[copies])
 		}
-		third := "http://a/cat/z/?pg=2"
+		third := "http://a/cat/z/?pg=b"
 		_, d := offer(h, cfg, third, "http://a/cat/z/", 0, 0)
 		if copies {
 			if d.Admit || d.Reason != ReasonRewrite {
@@ -267,7 +267,7 @@ func TestRelistingHoldsItsListings(t *testing.T) {
 		if !d.Admit {
 			t.Fatalf("%s, the second page of a listing the rule never saw, held: %+v", third, d)
 		}
-		if _, d := offer(h, cfg, "http://a/cat/x/?pg=3", "http://a/cat/x/?pg=2", 0, 0); d.Admit {
+		if _, d := offer(h, cfg, "http://a/cat/x/?pg=c", "http://a/cat/x/?pg=b", 0, 0); d.Admit {
 			t.Fatalf("the third page of a relisted listing admitted before the probe's verdict: %+v", d)
 		}
 		// z's second page lists articles nothing linked: no relisting,
@@ -287,18 +287,18 @@ func TestRelistingHoldsItsListings(t *testing.T) {
 		if r, ok := ruleOf(h, "drop parameter pg"); !ok || !r.Active || r.Open != 1 || r.Relisted != 2 {
 			t.Fatalf("rules %+v after a restart, want drop parameter pg active, two listings relisted and one open", h.Rules())
 		}
-		if _, d := offer(h, cfg, "http://a/cat/z/?pg=3", third, 0, 0); !d.Admit && d.Reason == ReasonRewrite {
+		if _, d := offer(h, cfg, "http://a/cat/z/?pg=c", third, 0, 0); !d.Admit && d.Reason == ReasonRewrite {
 			t.Errorf("the third page of the open listing held by the rule: %+v", d)
 		}
 		// Another listing's second page is the rule's probe now; the open
 		// listing's variants do not wait for its verdict.
-		if _, d := offer(h, cfg, "http://a/cat/w/?pg=2", "http://a/cat/w/", 0, 0); !d.Admit {
+		if _, d := offer(h, cfg, "http://a/cat/w/?pg=b", "http://a/cat/w/", 0, 0); !d.Admit {
 			t.Fatalf("the second page of a fourth listing, the rule's probe, held: %+v", d)
 		}
-		if _, d := offer(h, cfg, "http://a/cat/z/?pg=4", "http://a/cat/z/", 0, 0); !d.Admit && d.Reason == ReasonRewrite {
+		if _, d := offer(h, cfg, "http://a/cat/z/?pg=d", "http://a/cat/z/", 0, 0); !d.Admit && d.Reason == ReasonRewrite {
 			t.Errorf("a page of the open listing found on its first page held by the rule while another listing is probed: %+v", d)
 		}
-		if _, d := offer(h, cfg, "http://a/cat/y/?pg=3", "http://a/cat/y/?pg=2", 0, 0); d.Admit {
+		if _, d := offer(h, cfg, "http://a/cat/y/?pg=c", "http://a/cat/y/?pg=b", 0, 0); d.Admit {
 			t.Errorf("the third page of a relisted listing admitted: %+v", d)
 		}
 	}
@@ -330,7 +330,7 @@ func TestRelistedRuleProbesHeldListings(t *testing.T) {
 		}
 	}
 	relisting := func(cat string) Verdict {
-		u := "http://a/cat/" + cat + "/?pg=2"
+		u := "http://a/cat/" + cat + "/?pg=b"
 		links := []string{"http://a/cat/" + cat + "/"}
 		for j := range 8 {
 			links = append(links, article(cat, 2, j))
@@ -342,17 +342,17 @@ func TestRelistedRuleProbesHeldListings(t *testing.T) {
 		released = nil
 		h.Release(cfg, func(u string, _ Candidate, _ Decision) { released = append(released, u) })
 	}
-	if _, d := offer(h, cfg, "http://a/cat/x/?pg=2", "http://a/cat/x/", 0, 0); !d.Admit {
+	if _, d := offer(h, cfg, "http://a/cat/x/?pg=b", "http://a/cat/x/", 0, 0); !d.Admit {
 		t.Fatalf("the rule's first probe held: %+v", d)
 	}
-	for _, u := range []string{"http://a/cat/y/?pg=2", "http://a/cat/x/?pg=3", "http://a/cat/z/?pg=2"} {
+	for _, u := range []string{"http://a/cat/y/?pg=b", "http://a/cat/x/?pg=c", "http://a/cat/z/?pg=b"} {
 		if _, d := offer(h, cfg, u, strings.Split(u, "?")[0], 0, 0); d.Admit {
 			t.Fatalf("%s admitted while the rule's probe is out: %+v", u, d)
 		}
 	}
 	h.Observe(cfg, relisting("x"))
 	release()
-	if !slices.Equal(released, []string{"http://a/cat/y/?pg=2"}) {
+	if !slices.Equal(released, []string{"http://a/cat/y/?pg=b"}) {
 		t.Fatalf("after the first relisting: released %v, want y's second page, the next probe", released)
 	}
 	h.Observe(cfg, relisting("y"))
@@ -360,7 +360,7 @@ func TestRelistedRuleProbesHeldListings(t *testing.T) {
 	if r, ok := ruleOf(h, "drop parameter pg"); !ok || !r.Active {
 		t.Fatalf("rules %+v after two relistings, want drop parameter pg active", h.Rules())
 	}
-	if !slices.Equal(released, []string{"http://a/cat/z/?pg=2"}) {
+	if !slices.Equal(released, []string{"http://a/cat/z/?pg=b"}) {
 		t.Errorf("after the rule turned active: released %v, want z's second page, its probe (x's third page stays held)", released)
 	}
 }
@@ -382,14 +382,14 @@ func TestRelistingLeadsNowhere(t *testing.T) {
 	}{
 		{"known links only", nil, "relisted", false},
 		{"an article nobody linked", []string{"http://a/post/new.html"}, "distinct", false},
-		{"its listing's next page", []string{"http://a/cat/x/?pg=3"}, "pending", false},
-		{"its listing's next page and an article", []string{"http://a/cat/x/?pg=3", "http://a/post/new.html"}, "distinct", false},
-		{"the other orders of its page", []string{"http://a/cat/x/?pg=3", "http://a/cat/x/?pg=4"}, "relisted", false},
-		{"another listing's variant", []string{"http://a/cat/w/?pg=2"}, "relisted", true},
+		{"its listing's next page", []string{"http://a/cat/x/?pg=c"}, "pending", false},
+		{"its listing's next page and an article", []string{"http://a/cat/x/?pg=c", "http://a/post/new.html"}, "distinct", false},
+		{"the other orders of its page", []string{"http://a/cat/x/?pg=c", "http://a/cat/x/?pg=d"}, "relisted", false},
+		{"another listing's variant", []string{"http://a/cat/w/?pg=b"}, "relisted", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, known := twoListings(t, cfg)
-			u := "http://a/cat/x/?pg=2"
+			u := "http://a/cat/x/?pg=b"
 			if _, d := offer(h, cfg, u, "http://a/cat/x/", 0, 0); !d.Admit {
 				t.Fatalf("%s, the rule's first probe, held: %+v", u, d)
 			}
@@ -409,6 +409,34 @@ func TestRelistingLeadsNowhere(t *testing.T) {
 				t.Errorf("rule %+v: %s, want %s", r, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNumberedPagesNoRelistings: a listing's or a document's page by number
+// (?pg=2) that links nothing new, distinct in its text, is no relisting: its
+// rewrite is judged distinct, as any variant whose text differs from its
+// target's. A forum thread's later pages link only what its first page
+// linked. The relisting tests here name their pages by letters (?pg=b),
+// as a view names its order.
+func TestNumberedPagesNoRelistings(t *testing.T) {
+	cfg := Config{Probe: 2}.WithDefaults()
+	h, known := twoListings(t, cfg)
+	u := "http://a/cat/x/?pg=2"
+	if _, d := offer(h, cfg, u, "http://a/cat/x/", 0, 0); !d.Admit {
+		t.Fatalf("%s, the rule's first probe, held: %+v", u, d)
+	}
+	h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: true, Relinks: append([]string{"http://a/cat/x/"}, known...)})
+	r, ok := ruleOf(h, "drop parameter pg")
+	if !ok || r.Relisted != 0 || r.Distinct != 1 {
+		t.Fatalf("rule %+v after a numbered page that links nothing new, want it distinct", r)
+	}
+	for _, n := range []int{3, 4, 5} {
+		if _, d := offer(h, cfg, fmt.Sprintf("http://a/cat/x/?pg=%d", n), "http://a/cat/x/", 0, 0); !d.Admit && d.Reason == ReasonRewrite {
+			t.Errorf("page %d held by the rule: %+v", n, d)
+		}
+	}
+	if !numbered(Rewrite{Param: "pg"}, "http://a/cat/x/?a=1&pg=12") || numbered(Rewrite{Param: "pg"}, "http://a/cat/x/?pg=b") || numbered(Rewrite{Param: "t"}, "http://a/topic?t=204817") {
+		t.Error("numbered: a page number is one, a letter or an identifier is none")
 	}
 }
 
@@ -470,10 +498,10 @@ func TestOrdersOfTwoValues(t *testing.T) {
 		t.Errorf("an order listed in the sitemap held by the rewrite: %+v", d)
 	}
 
-	// A chain: ?pg=2 links ?pg=3 alone (pending); ?pg=3 lists new articles.
+	// A chain: ?pg=b links ?pg=c alone (pending); ?pg=c lists new articles.
 	h, known = twoListings(t, cfg)
-	fetch("http://a/cat/x/?pg=2", "http://a/cat/x/", "http://a/cat/x/?pg=3")
-	fetch("http://a/cat/x/?pg=3", "http://a/cat/x/?pg=2", "http://a/post/x-new.html", "http://a/cat/x/?pg=4")
+	fetch("http://a/cat/x/?pg=b", "http://a/cat/x/", "http://a/cat/x/?pg=c")
+	fetch("http://a/cat/x/?pg=c", "http://a/cat/x/?pg=b", "http://a/post/x-new.html", "http://a/cat/x/?pg=d")
 	if r, ok := ruleOf(h, "drop parameter pg"); !ok || r.Active || r.Distinct != 1 || r.Relisted != 0 {
 		t.Fatalf("rules %+v after a chain whose third page led to a new article, want drop parameter pg judged distinct once", h.Rules())
 	}
