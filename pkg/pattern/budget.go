@@ -1863,8 +1863,8 @@ func (h *Host[T]) Release(cfg Config, fn func(item T, c Candidate, d Decision)) 
 			// other listing with one of its variants (pathOf): one
 			// refused says nothing of the next. Skipped, the variants of
 			// an independent web's forum threads held while the rule was
-			// judged were never decided again once it held one thread's:
-			// 27 of 132 pages never fetched.
+			// judged were never decided again once it held one thread's
+			// (82 of the forum's 132 pages fetched; 103 since).
 			byPath := k.kind == parkRewrite && h.relistingRule(k.key)
 			for i := 0; i < len(list); i++ {
 				pu := list[i]

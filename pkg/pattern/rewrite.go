@@ -312,7 +312,8 @@ func (h *Host[T]) relistingRule(k Key) bool {
 // relisting whatever it links. A forum thread's later pages link the
 // thread's own pager and nothing new, and their text is what they hold:
 // relistings by "drop parameter page", they held the later pages of the
-// threads of an independent web's forums (32 of 132 pages of one). A view
+// threads of an independent web's forums (103 of one's 132 pages fetched;
+// 119 since, the rest its boards' sorted views). A view
 // of a listing by its order or layout (?sort=date) relists; numbered pages
 // that copy their first are copies.
 func numbered(r Rewrite, u string) bool {
