@@ -83,6 +83,10 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 		// A page of an offshoot links a new family: generated, charged
 		// to the family the offshoots grew from.
 		c.Grounded, c.Origin, c.Hops = false, h.offshootRoot(KeyOf(pfam)), 1
+	case h.widget(cfg, KeyOf(pfam)):
+		// A page of a widget's family links another family: generated,
+		// charged to the widget.
+		c.Grounded, c.Origin, c.Hops = false, KeyOf(pfam), 1
 	default:
 		if e := h.familyOf(cfg, fam); e.pointedFrom(KeyOf(pfam)) {
 			h.version++
@@ -193,6 +197,13 @@ func (h *Host[T]) offshoot(k Key) bool {
 	}
 	p := h.spaces[f.src1]
 	return p != nil && !p.established()
+}
+
+// widget reports whether family k is a widget's: the host's pages link one
+// URL of it each, or a few (singly), and its pages made up more of it.
+func (h *Host[T]) widget(cfg Config, k Key) bool {
+	f := h.spaces[k]
+	return f != nil && cfg.Probe > 0 && f.singly(cfg.Probe) && f.made >= cfg.Probe
 }
 
 // offshootLinks is how many URLs of a family the host's pages may have
