@@ -357,8 +357,8 @@ func TestTakeGateOnGeneratedWebs(t *testing.T) {
 	// The requests to traps are compared over twenty webs: one instance
 	// can turn a few around. On the first six, a facet that every page of
 	// its site links, whose hubs each list 29 leaves of its own family,
-	// took 808 requests with the gate and 191 without (2026-12-07, seed
-	// 1): 5,712 against 5,395 over the six, 16,966 against 18,019 over
+	// took 808 requests with the gate and 193 without (2026-12-07, seed
+	// 1): 5,693 against 5,359 over the six, 17,099 against 17,807 over
 	// the twenty. Fewer webs (the short path, the race detector) check
 	// the held pages alone.
 	n, traps := 20, true

@@ -83,9 +83,14 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 		// A page of an offshoot links a new family: generated, charged
 		// to the family the offshoots grew from.
 		c.Grounded, c.Origin, c.Hops = false, h.offshootRoot(KeyOf(pfam)), 1
-	case h.widget(cfg, KeyOf(pfam)):
-		// A page of a widget's family links another family: generated,
-		// charged to the widget.
+	case h.widget(cfg, KeyOf(pfam)) && !h.familyOf(cfg, fam).groundsFor(KeyOf(pfam)):
+		// A page of a widget's family links a family nothing else the
+		// site has points to (each search result's own pages): the
+		// widget's making, charged to it. A family the site points to
+		// from elsewhere too stays grounded: a section that the site's
+		// navigation links one URL a page of is a "widget" as well, and
+		// charged to it, a trap that every page links took that
+		// section's allowance (35 -> 106 requests on one instance).
 		c.Grounded, c.Origin, c.Hops = false, KeyOf(pfam), 1
 	default:
 		if e := h.familyOf(cfg, fam); e.pointedFrom(KeyOf(pfam)) {
@@ -200,7 +205,8 @@ func (h *Host[T]) offshoot(k Key) bool {
 }
 
 // widget reports whether family k is a widget's: the host's pages link one
-// URL of it each, or a few (singly), and its pages made up more of it.
+// URL of it each, or a few (singly), and its pages made up more of it. A
+// section that the navigation links is one too; Describe asks more.
 func (h *Host[T]) widget(cfg Config, k Key) bool {
 	f := h.spaces[k]
 	return f != nil && cfg.Probe > 0 && f.singly(cfg.Probe) && f.made >= cfg.Probe
