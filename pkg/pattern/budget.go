@@ -390,6 +390,7 @@ type space struct {
 	// branch counts the new URLs of it that its made-up pages made up, per
 	// page fetched (branching).
 	branch branching
+	tree   tree // its spaces' making, by space: whether the family ends
 	// refound sketches which of its URLs were found again (refound.count):
 	// every distinct one earns the family one more URL (allowance).
 	refound sketch
@@ -1336,6 +1337,7 @@ func (h *Host[T]) madeUp(c Candidate, late bool) {
 	}
 	if f := h.spaces[KeyOf(Family(c.Space))]; f != nil {
 		f.branch.made++
+		f.tree.madeUp(treeShape(c.Parent), treeShape(c.URL))
 		if late {
 			f.branch.winMade++
 		}
@@ -1408,7 +1410,7 @@ func (h *Host[T]) admit(cfg Config, hash int64, c Candidate) Decision {
 		switch {
 		case origin.charged < a.total():
 			funds = a.fund(origin.charged)
-		case cfg.Dwindle && origin.branch.dwindling():
+		case cfg.Dwindle && (origin.branch.dwindling() || origin.tree.ends()):
 			funds = FundDwindle
 		case !cfg.Estimate || origin.copiesOften() || !origin.converge() || origin.charged >= h.allowanceAt(cfg, origin, deep).total():
 			return Decision{Reason: ReasonPatternBudget, key: parkKey{parkFamily, pays}}
@@ -1618,6 +1620,13 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.grow(parkKey{parkFamily, fk})
 	if !v.Grounded && fam.branch.judged(v.Duplicate, pending && k.made) {
 		h.grow(parkKey{parkFamily, fk})
+	}
+	if !v.Grounded && !v.Duplicate {
+		ended := fam.tree.ends()
+		fam.tree.page(treeShape(v.URL))
+		if !ended && fam.tree.ends() {
+			h.grow(parkKey{parkFamily, fk})
+		}
 	}
 	if v.Duplicate {
 		fam.famDup++

@@ -54,6 +54,16 @@ type savedSpace struct {
 	// copies taken out; and whether its window grew.
 	Branch  *[6]int `json:"br,omitempty"`
 	Growing bool    `json:"bg,omitempty"`
+	// Its tree: the shapes of its pages, each with its pages fetched and
+	// the new URLs of each shape made up on them (tree).
+	Tree     []savedTreeSpace `json:"tt,omitempty"`
+	TreeFull bool             `json:"tf,omitempty"`
+}
+
+type savedTreeSpace struct {
+	Key   Key   `json:"k"`
+	Pages int   `json:"p"`
+	Made  []int `json:"m,omitempty"`
 }
 
 type savedTrend struct {
@@ -180,7 +190,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, SelfEv: e.selfEvidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Index: e.index, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved(), Branch: e.branch.saved(), Growing: e.branch.growing})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Index: e.index, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved(), Branch: e.branch.saved(), Growing: e.branch.growing, Tree: e.tree.saved(), TreeFull: e.tree.full})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool {
 		a, b := spaceActivity(s.Spaces[i]), spaceActivity(s.Spaces[j])
@@ -252,6 +262,7 @@ func (h *Host[T]) Restore(b []byte) error {
 		sp.owed = owedOf(e.Owed)
 		sp.trend = trendOf(e.Trend)
 		sp.branch = branchingOf(e.Branch, e.Growing)
+		sp.tree = treeOf(e.Tree, e.TreeFull)
 		sp.recent = finds{new: min(max(e.RecentNew, 0), warmingWindow), known: min(max(e.RecentKnown, 0), warmingWindow)}
 		if e.Offered != nil {
 			sp.offered = max(*e.Offered, 0)
