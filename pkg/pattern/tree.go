@@ -78,10 +78,9 @@ func (t *tree) ends() bool {
 	if t.full || n == 0 {
 		return false
 	}
-	mean := make([][]float64, n)
+	var mean [maxTreeSpaces][maxTreeSpaces]float64
 	any := false
 	for i, s := range t.spaces {
-		mean[i] = make([]float64, n)
 		for j, m := range s.made {
 			if m == 0 {
 				continue
@@ -96,11 +95,10 @@ func (t *tree) ends() bool {
 	if !any {
 		return false // nothing made up yet: nothing known
 	}
-	v := make([]float64, n)
-	for i := range v {
+	var v, w [maxTreeSpaces]float64
+	for i := range n {
 		v[i] = 1
 	}
-	w := make([]float64, n)
 	for range 16 {
 		for i := range n {
 			w[i] = 0
@@ -110,7 +108,7 @@ func (t *tree) ends() bool {
 		}
 		v, w = w, v
 	}
-	for _, x := range v {
+	for _, x := range v[:n] {
 		if x >= 0.01 {
 			return false
 		}
