@@ -390,7 +390,7 @@ type space struct {
 	// branch counts the new URLs of it that its made-up pages made up, per
 	// page fetched (branching).
 	branch branching
-	tree   tree // its spaces' making, by space: whether the family ends
+	tree   tree // what its pages made up, by shape: whether the family ends
 	// refound sketches which of its URLs were found again (refound.count):
 	// every distinct one earns the family one more URL (allowance).
 	refound sketch

@@ -6,11 +6,13 @@ import (
 	"strings"
 )
 
-// tree follows, for the spaces of one family, how many new URLs of each
-// space the pages of each space made up: a multi-type branching process.
-// The family ends, however its pages are fetched, when no space's pages
-// make up new URLs of their own space or of a space that leads back to
-// theirs (the mean matrix's powers go to nothing): an archive's index lists
+// tree follows, for the shapes of one family's pages (treeShape), how many
+// new URLs of each shape the pages of each shape made up: a multi-type
+// branching process. The family ends, however its pages are fetched, when
+// no shape's pages make up new URLs of their own shape or of a shape that
+// leads back to theirs (the mean matrix's powers go to nothing). Its
+// "spaces" below are these shapes, not the spaces of Host.space, which
+// fold as the family grows. An archive's index lists
 // its years, each year lists its exhibitions, and an exhibition lists none.
 // Fetched breadth first, such a family's inner pages come first, each
 // making up one or two, and over the whole crawl (branching) it shows no
