@@ -43,7 +43,7 @@ func TestTrace(t *testing.T) {
 			return
 		}
 		cl, in := w.Classify(u)
-		t.Logf("%v %-8s admit=%v %-20s fund=%v held=%v grounded=%v hops=%d space=%s parent=%s url=%s", cl, in, d.Admit, d.Reason, d.Funds, c.Held, c.Grounded, c.Hops, c.Space, c.Parent, u)
+		t.Logf("%v %-8s admit=%v %-20s fund=%v rule=%q held=%v grounded=%v hops=%d space=%s parent=%s url=%s", cl, in, d.Admit, d.Reason, d.Funds, d.Rule, c.Held, c.Grounded, c.Hops, c.Space, c.Parent, u)
 	}, Fetched: func(tick int, u string, c pattern.Candidate) {
 		if !strings.Contains(u, "://"+name+"/") {
 			return

@@ -19,7 +19,7 @@ import (
 // and releases what it held.
 type Rewrite struct {
 	Param   string // drop this query parameter, whatever its value
-	Segment string // or drop this literal path segment
+	Segment string // or drop this literal path segment, or run of them ("a/b")
 	Suffix  string // or drop this from the end of the file name, before its extension
 	Tail    string // or drop this from the end of the path
 }
@@ -32,6 +32,8 @@ func (r Rewrite) String() string {
 		return "drop name suffix " + r.Suffix
 	case r.Tail != "":
 		return "drop path tail " + r.Tail
+	case strings.Contains(r.Segment, "/"):
+		return "drop path segments " + r.Segment
 	}
 	return "drop path segment " + r.Segment
 }
@@ -102,17 +104,36 @@ func (r Rewrite) Apply(u string) (string, bool) {
 		return out, true
 	}
 	segs := strings.Split(rest[slash+1:], "/")
-	for i, s := range segs {
-		if s == r.Segment {
-			segs = append(segs[:i:i], segs[i+1:]...)
-			out := scheme + "://" + rest[:slash] + "/" + strings.Join(segs, "/")
-			if hasQuery {
-				out += "?" + query
-			}
-			return out, true
+	run := strings.Count(r.Segment, "/") + 1
+	dropped := false
+	for i := 0; i+run <= len(segs); i++ {
+		if segs[i] != r.Segment && (run == 1 || strings.Join(segs[i:i+run], "/") != r.Segment) {
+			continue
 		}
+		dropped = true
+		if run == 1 {
+			segs = append(segs[:i:i], segs[i+1:]...)
+			break
+		}
+		// A run (insertedRun) is a mirror's prefix, and a mirror nests:
+		// every copy of it goes, so that what a nested page maps onto
+		// is the site's page, which the crawl knows, not the mirror's
+		// page of the level above, which it may not have found yet.
+		if i+run == len(segs) {
+			segs = append(segs[:i:i], "") // the mirror's root: the host's
+			break
+		}
+		segs = append(segs[:i:i], segs[i+run:]...)
+		i--
 	}
-	return u, false
+	if !dropped {
+		return u, false
+	}
+	out := scheme + "://" + rest[:slash] + "/" + strings.Join(segs, "/")
+	if hasQuery {
+		out += "?" + query
+	}
+	return out, true
 }
 
 // deriveRewrite returns the rewrite that turns u into parent, when u differs
@@ -167,7 +188,53 @@ func deriveRewrite(u, parent string) (Rewrite, bool) {
 	if extra, ok := insertedSegment(ub, pb); ok {
 		return Rewrite{Segment: extra}, true
 	}
+	if run, ok := insertedRun(ub, pb); ok {
+		return Rewrite{Segment: run}, true
+	}
 	return Rewrite{}, false
+}
+
+// maxRun: the most path segments an inserted run has (insertedRun).
+const maxRun = 4
+
+// insertedRun returns the run of 2 to maxRun non-empty segments that u has
+// in addition to parent (both absolute URLs without a query), inserted
+// before the last of parent's segments or earlier: a mirror, proxy or cache
+// view of the site under itself, whose pages offer themselves through the
+// mirror again (/view/http/example.org/view/http/example.org/a.html on
+// /view/http/example.org/a.html). Each mirror page is another page of the
+// site whose words may differ from it in a few places (a counter, a
+// banner), so the rule is judged by where its links lead (mirrored). On an
+// independent web such a mirror took 1,542 requests of one host, each a
+// copy of one of its 1,390 pages.
+func insertedRun(u, parent string) (string, bool) {
+	_, u, uok := strings.Cut(u, "://")
+	_, p, pok := strings.Cut(parent, "://")
+	k := strings.Count(u, "/") - strings.Count(p, "/")
+	if !uok || !pok || k < 2 || k > maxRun {
+		return "", false
+	}
+	if uh, _, _ := strings.Cut(u, "/"); !strings.HasPrefix(p, uh+"/") {
+		return "", false // another host, or a parent with no path
+	}
+	for {
+		pseg, prest, more := strings.Cut(p, "/")
+		useg, urest, _ := strings.Cut(u, "/")
+		if useg != pseg || !more {
+			break
+		}
+		u, p = urest, prest
+	}
+	// u is the run, a slash and the rest of parent, which is not empty: a
+	// page two levels under the one linking it is no mirror of it.
+	if p == "" || !strings.HasSuffix(u, "/"+p) {
+		return "", false
+	}
+	run := u[:len(u)-len(p)-1]
+	if strings.Count(run, "/") != k-1 || strings.Contains(run, "//") || strings.HasPrefix(run, "/") || strings.HasSuffix(run, "/") {
+		return "", false
+	}
+	return run, true
 }
 
 // insertedSegment returns the one non-empty segment u has in addition to
@@ -242,6 +309,10 @@ type ruleStats struct {
 	// what proved it distinct was no comparison with its target.
 	copies  int
 	paroled bool
+	// mirror: a variant by a parameter relisted as a mirror's page does
+	// (paramMirror): the rule holds all it applies to, as a mirror's by
+	// a segment does, not listing by listing.
+	mirror bool
 }
 
 // onParole reports whether a rewrite by a parameter, proved distinct by one
@@ -286,7 +357,7 @@ func (r *ruleStats) byRelisting() bool { return r.relistings > 0 && r.dup == r.r
 // active, and it held the later pages of every other category of the host,
 // with the articles only they linked (25 real pages of 4,539 never found).
 func (r *ruleStats) pathOf(rw Rewrite, u string) (held, open bool) {
-	if !r.byRelisting() || rw.Segment != "" {
+	if !r.byRelisting() || rw.Segment != "" || r.mirror {
 		// A mirror's pages (mirrored) are each of another target: made
 		// active by two, the rule holds the mirror.
 		return true, false
@@ -654,9 +725,10 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 	if st == nil {
 		return
 	}
-	var relisted, pending bool
+	var relisted, pending, mirror bool
 	if !(v.Duplicate && !v.Unlike) {
 		relisted, pending = h.relisted(r, v)
+		mirror = relisted && r.Segment != "" || !relisted && !pending && h.paramMirror(r, v)
 	}
 	distinct := st.distinct
 	switch {
@@ -684,6 +756,13 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		// The next page of a chain, or the other order of a page whose
 		// parameter takes two values besides none: which one, the
 		// variant it links tells when it comes back (relisted).
+	case mirror:
+		// A mirror's page (mirrored): a mirror nests, and its pages
+		// of one target (/view/http/h/a.html, /view/http/h/view/http/h/a.html)
+		// are copies, not a listing's series of pages.
+		st.dup++
+		st.relistings++
+		st.mirror = true
 	case relisted && st.relistedOf(r, v.URL):
 		// Distinct in its text, but a listing in another order or
 		// layout: nothing on it but what the host's pages linked before
@@ -856,9 +935,12 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 // segment, and its own new pages.
 func (h *Host[T]) mirrored(r Rewrite, v Verdict) bool {
 	target, _ := r.Apply(v.URL)
-	if !h.onPages.has(target) {
-		return false
-	}
+	return h.onPages.has(target) && h.mirrorLinks(r, v, target)
+}
+
+// mirrorLinks is mirrored's judgement of a variant's links, target the URL
+// the rule maps it onto.
+func (h *Host[T]) mirrorLinks(r Rewrite, v Verdict, target string) bool {
 	n, unknown, carried, carriedUnknown := 0, 0, 0, 0
 	for _, links := range [...][]string{v.Fresh, v.Relinks} {
 		for _, u := range links {
@@ -900,7 +982,40 @@ func (h *Host[T]) mirrored(r Rewrite, v Verdict) bool {
 	// new. Judged by every link, a documentation site's language copy,
 	// whose first probe linked one page not yet found, took 1,079
 	// requests of one crawl of an independent web.
+	if strings.Contains(r.Segment, "/") {
+		// A mirror under a run of segments (insertedRun) keeps the
+		// site's navigation as it is and carries the page's own links
+		// (a proxy's view of one package: four links of the site's
+		// box, three of the page's through the mirror): what it
+		// carries all maps onto what the host's pages linked. No
+		// section is named by a run before the site's paths.
+		return n >= minRelisted && maxUnknown*unknown <= n+unknown && carried >= minRun && carriedUnknown == 0
+	}
 	return n >= minRelisted && maxUnknown*unknown <= n+unknown && 2*carried > n+unknown
+}
+
+// minRun: links a page under a run of segments carries, all known once the
+// run is dropped, to be a mirror's (mirrorLinks).
+const minRun = 2
+
+// paramMirror reports whether a variant by a parameter is a page of a copy
+// of the site under that parameter, as mirrored tells one under a segment:
+// a print or text-only view whose links stay in the view, a session or
+// referrer tag that rides on every link. Its words may differ from its
+// target's in a few places (a date, a counter, a banner) and its links all
+// carry the parameter, so neither its text nor a listing's relisting
+// (relisted: links the host's pages linked, without the parameter) tells
+// what it is. Its value may be a number (?print=1): a listing's next page
+// (?page=3) is no copy all the same, as most of what it links (its
+// articles) carries no parameter. A view of a view (?print=1&zoom=2, larger
+// type) maps onto a page the site never had (?zoom=2): where its links
+// lead tells all the same.
+func (h *Host[T]) paramMirror(r Rewrite, v Verdict) bool {
+	if r.Param == "" || h.onPages.empty() || h.onPages.full() {
+		return false
+	}
+	target, _ := r.Apply(v.URL)
+	return (v.NoTarget || h.onPages.has(target)) && h.mirrorLinks(r, v, target)
 }
 
 // maxUnknown: a mirror's page links at most one URL in maxUnknown that the

@@ -57,6 +57,48 @@ func TestInsertedSegment(t *testing.T) {
 	}
 }
 
+func TestInsertedRun(t *testing.T) {
+	for _, tc := range []struct {
+		u, parent, want string
+		ok              bool
+	}{
+		{"http://h/view/http/h/p/a.html", "http://h/p/a.html", "view/http/h", true},
+		{"http://h/p/x/y/a.html", "http://h/p/a.html", "x/y", true},
+		{"http://h/a/b/", "http://h/", "", false},           // a page two levels under its parent
+		{"http://h/a/b/c", "http://h/c", "a/b", true},       // the parent's last segment after the run
+		{"http://h/a/b/c/d/e/f", "http://h/f", "", false},   // a run longer than maxRun
+		{"http://h/amp/story", "http://h/story", "", false}, // one segment: insertedSegment's
+		{"http://h/a//b/c", "http://h/c", "", false},        // an empty segment
+		{"http://g/x/y/p/a.html", "http://h/p/a.html", "", false},
+		{"http://h/x/y/p/b.html", "http://h/p/a.html", "", false},
+	} {
+		got, ok := insertedRun(tc.u, tc.parent)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("insertedRun(%q, %q) = %q, %v; want %q, %v", tc.u, tc.parent, got, ok, tc.want, tc.ok)
+		}
+		if !ok {
+			continue
+		}
+		if back, applied := (Rewrite{Segment: got}).Apply(tc.u); !applied || back != tc.parent {
+			t.Errorf("drop path segments %s of %q = %q, %v; want %q", got, tc.u, back, applied, tc.parent)
+		}
+	}
+	// A run drops only where it starts and ends at a segment.
+	for u, want := range map[string]string{
+		"http://h/xview/http/h/a":    "",
+		"http://h/view/http/hh/a":    "",
+		"http://h/q/view/http/h/a?b": "http://h/q/a?b",
+		"http://h/view/http/h":       "http://h/",
+		// A nested mirror's page maps onto the site's.
+		"http://h/view/http/h/view/http/h/p/a.html": "http://h/p/a.html",
+	} {
+		got, ok := (Rewrite{Segment: "view/http/h"}).Apply(u)
+		if (want == "") == ok || ok && got != want {
+			t.Errorf("drop path segments view/http/h of %q = %q, %v; want %q", u, got, ok, want)
+		}
+	}
+}
+
 func FuzzInsertedSegment(f *testing.F) {
 	f.Add("http://h/amp/story", "http://h/story")
 	f.Add("http://h/a/print/b/", "http://h/a/b/")

@@ -10,39 +10,12 @@ import (
 // grow, and returns the URLs fetched. Every page is distinct.
 func crawlTree(t *testing.T, cfg Config, links func(u string) []string, limit int) map[string]bool {
 	t.Helper()
-	h := NewHost[string]()
-	type item struct {
-		u string
-		c Candidate
+	fetched, _ := crawlLinked(t, cfg, links, func(string) (bool, bool) { return false, false }, limit)
+	out := make(map[string]bool, len(fetched))
+	for _, u := range fetched {
+		out[u] = true
 	}
-	home := "http://a/"
-	fetched := map[string]bool{}
-	known := map[string]bool{home: true}
-	queue := []item{{home, h.Describe(cfg, Found{URL: home})}}
-	h.Admit(cfg, int64(KeyOf(home)), queue[0].c)
-	for len(queue) > 0 && len(fetched) < limit {
-		it := queue[0]
-		queue = queue[1:]
-		fetched[it.u] = true
-		h.Observe(cfg, Verdict{URL: it.u, Hash: int64(KeyOf(it.u)), Grounded: it.c.Grounded, Hops: it.c.Hops, Origin: it.c.Origin, ParentSpace: it.c.ParentSpace})
-		for _, l := range links(it.u) {
-			if known[l] {
-				h.linkedOnPage(l, it.u)
-				continue
-			}
-			known[l] = true
-			c := h.Describe(cfg, Found{URL: l, Parent: it.u, ParentHops: it.c.Hops, ParentOrigin: it.c.Origin})
-			if d := h.Admit(cfg, int64(KeyOf(l)), c); d.Admit {
-				queue = append(queue, item{l, c})
-			} else {
-				h.Park(cfg, d, int64(KeyOf(l)), c, l)
-			}
-		}
-		h.Release(cfg, func(u string, c Candidate, d Decision) {
-			queue = append(queue, item{u, c})
-		})
-	}
-	return fetched
+	return out
 }
 
 // TestArchiveEnds: a section that only its own index lists, whose index
