@@ -122,7 +122,7 @@ func traced(t *testing.T, opt Options) Options {
 	}
 	opt.Trace = func(u string, c pattern.Candidate, d pattern.Decision) {
 		if strings.Contains(u, *traceMatch) {
-			t.Logf("admit=%v %-20s%s grounded=%v hops=%d held=%v origin=%x space=%s %s parent=%s", d.Admit, d.Reason, ruleOf(d), c.Grounded, c.Hops, c.Held, uint64(c.Origin), c.Space, u, c.Parent)
+			t.Logf("admit=%v %-20s%s fund=%v grounded=%v hops=%d held=%v origin=%x space=%s %s parent=%s", d.Admit, d.Reason, ruleOf(d), d.Funds, c.Grounded, c.Hops, c.Held, uint64(c.Origin), c.Space, u, c.Parent)
 		}
 	}
 	opt.Fetched = func(tick int, u string, c pattern.Candidate) {
