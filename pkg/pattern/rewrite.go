@@ -208,6 +208,9 @@ const maxRun = 4
 // independent web such a mirror took 1,542 requests of one host, each a
 // copy of one of its 1,390 pages.
 func insertedRun(u, parent string) (string, bool) {
+	if len(u) < len(parent)+len("a/b/") {
+		return "", false // most links: no room for a run
+	}
 	_, u, uok := strings.Cut(u, "://")
 	_, p, pok := strings.Cut(parent, "://")
 	k := strings.Count(u, "/") - strings.Count(p, "/")
