@@ -208,13 +208,13 @@ const maxRun = 4
 // independent web such a mirror took 1,542 requests of one host, each a
 // copy of one of its 1,390 pages.
 func insertedRun(u, parent string) (string, bool) {
-	if len(u) < len(parent)+len("a/b/") {
-		return "", false // most links: no room for a run
-	}
 	_, u, uok := strings.Cut(u, "://")
 	_, p, pok := strings.Cut(parent, "://")
+	if !uok || !pok || len(u) < len(p)+len("a/b/") {
+		return "", false // most links: no room for a run
+	}
 	k := strings.Count(u, "/") - strings.Count(p, "/")
-	if !uok || !pok || k < 2 || k > maxRun {
+	if k < 2 || k > maxRun {
 		return "", false
 	}
 	if uh, _, _ := strings.Cut(u, "/"); !strings.HasPrefix(p, uh+"/") {

@@ -104,11 +104,58 @@ func FuzzInsertedSegment(f *testing.F) {
 	f.Add("http://h/a/print/b/", "http://h/a/b/")
 	f.Add("http://h/a//b", "http://h/a/b")
 	f.Add("http://h2/h/a", "http://h/a")
+	fuzzAgainst(f, "insertedSegment", insertedSegment, splitInsertedSegment, nil)
+}
+
+// fuzzAgainst holds fn to its reference ref on the fuzzer's pairs of a URL
+// and a parent, and what fn found to then, if not nil.
+func fuzzAgainst(f *testing.F, name string, fn, ref func(u, parent string) (string, bool), then func(t *testing.T, u, got string)) {
 	f.Fuzz(func(t *testing.T, u, parent string) {
-		got, ok := insertedSegment(u, parent)
-		want, wok := splitInsertedSegment(u, parent)
+		got, ok := fn(u, parent)
+		want, wok := ref(u, parent)
 		if got != want || ok != wok {
-			t.Fatalf("insertedSegment(%q, %q) = %q, %v; the reference says %q, %v", u, parent, got, ok, want, wok)
+			t.Fatalf("%s(%q, %q) = %q, %v; the reference says %q, %v", name, u, parent, got, ok, want, wok)
+		}
+		if ok && then != nil {
+			then(t, u, got)
+		}
+	})
+}
+
+// splitInsertedRun is insertedRun by segments: the reference its fuzz
+// target holds it to. The run goes after the longest common start that
+// leaves parent its last segment.
+func splitInsertedRun(u, parent string) (string, bool) {
+	_, ur, uok := strings.Cut(u, "://")
+	_, pr, pok := strings.Cut(parent, "://")
+	if !uok || !pok {
+		return "", false
+	}
+	us, ps := strings.Split(ur, "/"), strings.Split(pr, "/")
+	k := len(us) - len(ps)
+	if k < 2 || k > maxRun || len(ps) < 2 || us[0] != ps[0] {
+		return "", false
+	}
+	i := 0
+	for i < len(ps)-1 && us[i] == ps[i] {
+		i++
+	}
+	if strings.Join(ps[i:], "/") == "" || !slices.Equal(us[i+k:], ps[i:]) || slices.Contains(us[i:i+k], "") {
+		return "", false
+	}
+	return strings.Join(us[i:i+k], "/"), true
+}
+
+func FuzzInsertedRun(f *testing.F) {
+	f.Add("http://h/view/http/h/p/a.html", "http://h/p/a.html")
+	f.Add("http://h/view/http/h/view/http/h/p/a.html", "http://h/view/http/h/p/a.html")
+	f.Add("http://h/a/b/", "http://h/")
+	f.Add("http://h/a//b/c", "http://h/c")
+	f.Add("http://g/x/y/p/a.html", "http://h/p/a.html")
+	fuzzAgainst(f, "insertedRun", insertedRun, splitInsertedRun, func(t *testing.T, u, run string) {
+		// deriveRewrite asks it of URLs without their query.
+		if _, applied := (Rewrite{Segment: run}).Apply(u); !applied && !strings.Contains(u, "?") {
+			t.Fatalf("drop path segments %s does not apply to %q", run, u)
 		}
 	})
 }
