@@ -312,9 +312,9 @@ type ruleStats struct {
 	// what proved it distinct was no comparison with its target.
 	copies  int
 	paroled bool
-	// mirror: a variant by a parameter relisted as a mirror's page does
-	// (paramMirror): the rule holds all it applies to, as a mirror's by
-	// a segment does, not listing by listing.
+	// mirror: a variant came back a mirror's page (mirrored for a
+	// segment or a run, paramMirror for a parameter): the rule holds all
+	// it applies to, not listing by listing (pathOf).
 	mirror bool
 }
 
