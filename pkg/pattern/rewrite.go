@@ -107,7 +107,7 @@ func (r Rewrite) Apply(u string) (string, bool) {
 	run := strings.Count(r.Segment, "/") + 1
 	dropped := false
 	for i := 0; i+run <= len(segs); i++ {
-		if segs[i] != r.Segment && (run == 1 || strings.Join(segs[i:i+run], "/") != r.Segment) {
+		if segs[i] != r.Segment && (run == 1 || !runAt(segs[i:i+run], r.Segment)) {
 			continue
 		}
 		dropped = true
@@ -134,6 +134,26 @@ func (r Rewrite) Apply(u string) (string, bool) {
 		out += "?" + query
 	}
 	return out, true
+}
+
+// runAt reports whether segs, joined by slashes, are run, without joining
+// them: Apply asks it at every segment of every URL of a host with a run's
+// rule.
+func runAt(segs []string, run string) bool {
+	for i, s := range segs {
+		if i > 0 {
+			if run == "" || run[0] != '/' {
+				return false
+			}
+			run = run[1:]
+		}
+		rest, ok := strings.CutPrefix(run, s)
+		if !ok {
+			return false
+		}
+		run = rest
+	}
+	return run == ""
 }
 
 // deriveRewrite returns the rewrite that turns u into parent, when u differs

@@ -83,6 +83,21 @@ func TestInsertedRun(t *testing.T) {
 			t.Errorf("drop path segments %s of %q = %q, %v; want %q", got, tc.u, back, applied, tc.parent)
 		}
 	}
+	for _, tc := range []struct {
+		segs []string
+		run  string
+		want bool
+	}{
+		{[]string{"view", "http", "h"}, "view/http/h", true},
+		{[]string{"view", "http", "hh"}, "view/http/h", false},
+		{[]string{"view", "http"}, "view/http/h", false},
+		{[]string{"view/http", "h"}, "view/http/h", true}, // what Join would say
+		{[]string{"vie", "w"}, "view", false},
+	} {
+		if got := runAt(tc.segs, tc.run); got != tc.want || got != (strings.Join(tc.segs, "/") == tc.run) {
+			t.Errorf("runAt(%q, %q) = %v, want %v", tc.segs, tc.run, got, tc.want)
+		}
+	}
 	// A run drops only where it starts and ends at a segment.
 	for u, want := range map[string]string{
 		"http://h/xview/http/h/a":    "",
