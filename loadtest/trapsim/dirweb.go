@@ -123,6 +123,42 @@ func (d *DirWeb) read(p string) trapweb.Page {
 
 // allLinks returns every http(s) link of a page, resolved, without
 // fragments, and its visible text.
+// canonicalLink returns the absolute URL of a page's first <link
+// rel="canonical">, resolved against it, or "".
+func canonicalLink(body []byte, base *url.URL) string {
+	z := html.NewTokenizer(bytes.NewReader(body))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return ""
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, more := z.TagName()
+			if atom.Lookup(name) == atom.Body {
+				return ""
+			}
+			if atom.Lookup(name) != atom.Link {
+				continue
+			}
+			var rel, href string
+			for more {
+				var k, v []byte
+				k, v, more = z.TagAttr()
+				switch string(k) {
+				case "rel":
+					rel = strings.ToLower(string(v))
+				case "href":
+					href = string(v)
+				}
+			}
+			if rel == "canonical" && href != "" {
+				if u, err := base.Parse(href); err == nil {
+					return u.String()
+				}
+			}
+		}
+	}
+}
+
 func allLinks(body []byte, base *url.URL) ([]string, string) {
 	return walkLinks(body, base, func(u *url.URL) bool { return u.Scheme == "http" || u.Scheme == "https" })
 }

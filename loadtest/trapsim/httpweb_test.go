@@ -72,6 +72,7 @@ func (hw *httpWeb) Get(raw string) trapweb.Page {
 	if resp.StatusCode == 200 && strings.Contains(resp.Header.Get("Content-Type"), "html") {
 		base, _ := url.Parse(raw)
 		p.Links, p.Text = allLinks(body, base)
+		p.Canonical = canonicalLink(body, base)
 	}
 	return p
 }

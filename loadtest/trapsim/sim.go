@@ -117,6 +117,7 @@ type pending struct {
 	close            bool   // unlike, but close to its target (pattern.Verdict.Close)
 	dupOf            string // with noTarget, the page it duplicates (pattern.Verdict.DupOf)
 	links            []string
+	canonical        string // the URL of its host the page names canonical (pattern.Verdict.Canonical)
 	loc              string // a redirect's target
 	real             bool   // the page fetched is one of the site's real pages
 }
@@ -580,7 +581,7 @@ func (s *sim) fetch(h *host, it item) trapweb.Page {
 		if !noTarget {
 			dupOf = "" // as the parser: named only with noTarget
 		}
-		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, dupOf: dupOf, unlike: unlike, close: close, noTarget: noTarget, links: p.Links, real: p.Class == trapweb.Real})
+		s.pending = append(s.pending, pending{due: s.tick + s.opt.VerdictDelay, host: h, it: it, dup: dup, dupOf: dupOf, unlike: unlike, close: close, noTarget: noTarget, links: p.Links, canonical: s.canonical(it.url, p.Canonical), real: p.Class == trapweb.Real})
 	}
 	return p
 }
@@ -627,6 +628,19 @@ func (s *sim) robots(h *host) {
 // relinks returns the links of a page to URLs of its host the crawl knew
 // already (known) or did not (!known), as the parser attaches them to the
 // page's verdict.
+// canonical is what the parser says of a page's canonical URL: normalized,
+// when it is another URL of the page's host.
+func (s *sim) canonical(u, canon string) string {
+	if canon == "" {
+		return ""
+	}
+	n, err := s.norm.Normalize(canon)
+	if err != nil || n == u || urlnorm.Authority(n) != urlnorm.Authority(u) {
+		return ""
+	}
+	return n
+}
+
 func (s *sim) relinks(h *host, links []string, known bool) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -670,7 +684,7 @@ func (s *sim) deliver() {
 		}
 		relinks := s.relinks(h, p.links, true)
 		h.ph.Observe(s.cfg, pattern.Verdict{URL: p.it.url, Hash: p.it.hash, Grounded: p.it.cand.Hops == 0, Hops: p.it.cand.Hops, DupHops: p.it.dups, Origin: p.it.cand.Origin, ParentSpace: p.it.cand.ParentSpace, Duplicate: p.dup,
-			Unlike: p.unlike, Close: p.close, NoTarget: p.noTarget, DupOf: p.dupOf, Judged: p.it.target != 0, Relinks: relinks, Fresh: s.relinks(h, p.links, false)})
+			Unlike: p.unlike, Close: p.close, NoTarget: p.noTarget, DupOf: p.dupOf, Judged: p.it.target != 0, Relinks: relinks, Fresh: s.relinks(h, p.links, false), Canonical: p.canonical})
 		if s.opt.Raise {
 			h.raise(h.ph.Raised(s.cfg, p.it.url, relinks))
 		}

@@ -107,6 +107,7 @@ type Page struct {
 	Title       string
 	Text        string   // the visible text of the page (what a crawler would fingerprint with SimHash)
 	Links       []string // absolute URLs of the <a href> links in Body, in order (resolved, normalized; fragments dropped)
+	Canonical   string   // the absolute URL of Body's <link rel="canonical">, if any
 	Class       Class
 	Instance    string // for Trap and Variant: an id of the trap instance / variant family, e.g. "h003#t1"; "" for Real
 }

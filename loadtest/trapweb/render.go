@@ -21,6 +21,8 @@ type spec struct {
 	joined []string
 	items  []string // <li> text items without links (search result snippets)
 	links  []link
+	// canonical is the absolute URL the page names canonical ("" for none).
+	canonical string
 }
 
 const (
@@ -61,7 +63,11 @@ func (s *spec) render() []byte {
 	b.Grow(n)
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>")
 	b.WriteString(escape(s.title))
-	b.WriteString("</title>\n</head>\n<body>\n<h1>")
+	b.WriteString("</title>\n")
+	if s.canonical != "" {
+		b.WriteString("<link rel=\"canonical\" href=\"" + escape(s.canonical) + "\">\n")
+	}
+	b.WriteString("</head>\n<body>\n<h1>")
 	b.WriteString(escape(s.h1))
 	b.WriteString("</h1>\n")
 	for _, p := range s.paraStrings() {

@@ -381,8 +381,13 @@ func checkVariants(t *testing.T, w *Web, in Instance) {
 			if v.Status != 200 || v.Class != Variant {
 				t.Fatalf("%s: %s: %d %v", in.ID, l, v.Status, v.Class)
 			}
-			// A real page links only variants of itself.
-			if in.Mode == "identical" && !bytes.Equal(v.Body, real.Body) {
+			// A real page links only variants of itself, which name it
+			// canonical in the families drawn to.
+			if want := strings.Contains(in.Links, "canonical"); want != (v.Canonical == u) {
+				t.Fatalf("%s: variant %s of %s names %q canonical (family's %q)", in.ID, l, u, v.Canonical, in.Links)
+			}
+			body := bytes.Replace(v.Body, []byte(`<link rel="canonical" href="`+u+"\">\n"), nil, 1)
+			if in.Mode == "identical" && !bytes.Equal(body, real.Body) {
 				t.Fatalf("%s: variant %s of %s: bodies differ", in.ID, l, u)
 			}
 			if d := simhash.Distance(simhash.Fingerprint(v.Text), simhash.Fingerprint(real.Text)); d > simhash.MaxDistance {

@@ -10,7 +10,9 @@ import (
 
 // Variant families: on a variant host, every article (or a random half of
 // them) links to a variant of itself made by one drawn rule; the variant
-// shows the article's body byte-identical or with 1-3 words changed.
+// shows the article's body byte-identical or with 1-3 words changed, and
+// in half the families (drawn by the family's seed) names the article its
+// canonical URL, as print and AMP views do.
 type variantRule uint8
 
 const (
@@ -34,6 +36,7 @@ type variantFamily struct {
 	slash     bool   // vSuffix: "/name/" rather than "/name"
 	half      bool
 	near      bool
+	canonical bool // its pages name their article canonical (<link rel="canonical">)
 	nearWords int
 	seed      uint64
 	label     string
@@ -53,6 +56,8 @@ func (w *Web) newVariant(h *host, rng *rand.Rand, names *nameDraw) *variantFamil
 		seed:      rng.Uint64(),
 	}
 	v.value = []string{"1", "true", "yes", "on", names.word()}[rng.IntN(5)]
+	// From the seed, not rng: the draws of everything after stay as they were.
+	v.canonical = mix(v.seed^0xca70)&1 == 0
 	v.label = capitalize(v.name)
 	if !slices.ContainsFunc(h.articles, func(i int32) bool { return v.covers(int(i)) }) {
 		v.half = false // a family nothing links would not be one
@@ -189,6 +194,9 @@ func (v *variantFamily) describe() Instance {
 	if v.half {
 		cover = "half"
 	}
+	if v.canonical {
+		cover += " canonical"
+	}
 	entry := ""
 	for i := range v.h.pages {
 		if v.covers(i) {
@@ -219,6 +227,9 @@ func (w *Web) renderVariant(h *host, i int, self loc) Page {
 	if v.near {
 		rng := rngFor(v.seed, self.target())
 		nearEdit(s.nearBase(), s.paras, 1+rng.IntN(v.nearWords), rng, w.v.text)
+	}
+	if v.canonical {
+		s.canonical = "http://" + h.auth + h.pages[i].path
 	}
 	return finish(s, self)
 }

@@ -363,7 +363,7 @@ func notFound(u string) Page {
 
 // finish renders s for the page at self, resolving its hrefs.
 func finish(s *spec, self loc) Page {
-	p := Page{Status: 200, ContentType: htmlType, Body: s.render(), Title: s.title, Text: s.text()}
+	p := Page{Status: 200, ContentType: htmlType, Body: s.render(), Title: s.title, Text: s.text(), Canonical: s.canonical}
 	p.Links = make([]string, 0, len(s.links))
 	for _, l := range s.links {
 		if t, ok := resolve(self, l.href); ok {

@@ -242,6 +242,9 @@ type Evidence struct {
 	// Fresh are its links to URLs of its host the crawl did not know
 	// (queue.Verdict.FreshURLs).
 	Fresh []string
+	// Canonical is the URL of its host the page names canonical
+	// (pattern.Verdict.Canonical).
+	Canonical string
 }
 
 // Observe feeds a verdict to the host's URL-space budgets and reports
@@ -249,7 +252,7 @@ type Evidence struct {
 func (d *Decider) Observe(h *Host, e Evidence) (release bool) {
 	hp := h.patterns()
 	hp.Observe(d.cfg.Patterns, pattern.Verdict{URL: e.URL, Hash: e.Hash,
-		Grounded: e.Grounded, Hops: e.Hops, DupHops: e.DupHops, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, Close: e.Close, NoTarget: e.NoTarget, DupOf: e.DupOf, Judged: e.Judged, Relinks: e.Relinks, Fresh: e.Fresh})
+		Grounded: e.Grounded, Hops: e.Hops, DupHops: e.DupHops, Origin: pattern.Key(e.Origin), ParentSpace: pattern.Key(e.ParentSpace), Duplicate: e.Duplicate, Unlike: e.Unlike, Close: e.Close, NoTarget: e.NoTarget, DupOf: e.DupOf, Judged: e.Judged, Relinks: e.Relinks, Fresh: e.Fresh, Canonical: e.Canonical})
 	return hp.Parked() > 0
 }
 

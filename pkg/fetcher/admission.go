@@ -454,7 +454,7 @@ func (f *Fetcher) observeVerdicts(recs []*kgo.Record, decoded []decodedURL) (gro
 		f.dirty[host] = true // its admission state is saved with it
 		f.gateVerdict(host, hi)
 		ev := admission.Evidence{URL: v.URL, Hash: store.HashURL(v.URL),
-			Grounded: v.Hops == 0, Hops: v.Hops, DupHops: v.DupHops, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate, Unlike: v.Unlike, Close: v.Close, NoTarget: v.NoTarget, DupOf: v.DupOf, Judged: v.Judged, Relinks: v.RelinkURLs(), Fresh: v.FreshURLs()}
+			Grounded: v.Hops == 0, Hops: v.Hops, DupHops: v.DupHops, Origin: v.Origin, ParentSpace: v.ParentSpace, Duplicate: v.Duplicate, Unlike: v.Unlike, Close: v.Close, NoTarget: v.NoTarget, DupOf: v.DupOf, Judged: v.Judged, Relinks: v.RelinkURLs(), Fresh: v.FreshURLs(), Canonical: v.Canonical}
 		release := f.adm.Observe(&hi.adm, ev)
 		if f.cfg.RaiseRelinked {
 			// Known URLs the page links from another section of the site

@@ -28,6 +28,17 @@ type pageOut struct {
 	// docReason is why a document (a PDF, docx or odt) was not read, or read in part:
 	// a parse.Reason*, recorded on its capture.
 	docReason string
+	// canonical is the URL the page names canonical, normalized.
+	canonical string
+}
+
+// canonicalOf returns the URL the page at u names canonical when that is
+// another URL of u's host: its verdict carries it (queue.Verdict.Canonical).
+func (o *pageOut) canonicalOf(u string) string {
+	if o.canonical == "" || o.canonical == u || urlnorm.Authority(o.canonical) != urlnorm.Authority(u) {
+		return ""
+	}
+	return o.canonical
 }
 
 // add reports whether the URL became a candidate.

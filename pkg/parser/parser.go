@@ -473,7 +473,11 @@ func (p *Parser) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 		pd.capture.Index = p.indexEntry(pd)
 		batch = append(batch, pd)
-		out.merge(&a.out, pd.verdict())
+		v := pd.verdict()
+		if v != nil {
+			v.Canonical = a.out.canonicalOf(v.URL)
+		}
+		out.merge(&a.out, v)
 	}
 	if err := p.archiveBatch(batch); err != nil {
 		return err
@@ -690,8 +694,8 @@ func (p *Parser) analyze(pg queue.Page, out *pageOut) *parse.Document {
 	out.cands = slices.Grow(out.cands, n)
 	if !doc.NoFollow {
 		out.follow(doc, pg)
-		if doc.Canonical != "" {
-			out.add(doc.Canonical, pg, pg.Depth, 0, queue.KindPage, false)
+		if doc.Canonical != "" && out.add(doc.Canonical, pg, pg.Depth, 0, queue.KindPage, false) {
+			out.canonical = out.cands[len(out.cands)-1].URL
 		}
 		if doc.RefreshURL != "" {
 			out.add(doc.RefreshURL, pg, pg.Depth, pg.Redirects+1, queue.KindPage, false)

@@ -387,7 +387,8 @@ func TestKnownLinksStayHome(t *testing.T) {
 // hop more than the page, links of a distinct page none, and every page's
 // content verdict reaches its host's owner once: on a link found on it when
 // one is left, else in a record of its own, with how many of its links to
-// its host were new, and which of them the store knew already.
+// its host were new, which of them the store knew already, and the other
+// URL of its host it names canonical, if any.
 func TestDuplicateAncestry(t *testing.T) {
 	e := testenv.New(t)
 	runParser(t, e, Config{RobotsAgent: "testbot"})
@@ -403,7 +404,7 @@ func TestDuplicateAncestry(t *testing.T) {
 		page("f2", "http://a.example/near.html", `<html><body><p>`+near+`</p><a href="/b1.html">b</a></body></html>`, 200, func(p *queue.Page) {
 			p.DupHops, p.Hops, p.Origin = 1, 7, 8
 		}),
-		page("f3", "http://a.example/lone.html", `<html><body><p>`+lorem(300, 12)+`</p><a href="/known.html">k</a></body></html>`, 200),
+		page("f3", "http://a.example/lone.html", `<html><head><link rel="canonical" href="known.html"></head><body><p>`+lorem(300, 12)+`</p><a href="/known.html">k</a></body></html>`, 200),
 	)
 	// Four records are due, however the pages fell into batches; once they
 	// are in, Consume waits 3 s for a fifth that must not come.
@@ -454,8 +455,9 @@ func TestDuplicateAncestry(t *testing.T) {
 		"http://a.example/":          {URL: "http://a.example/", Fresh: []string{"/a1.html"}},
 		"http://a.example/near.html": {URL: "http://a.example/near.html", Duplicate: true, Hops: 7, Origin: 8, DupHops: 1, Fresh: []string{"/b1.html"}},
 		// Its one link was known: the verdict says so, for the budgets
-		// of the URL's space (a site's pages link each other).
-		"http://a.example/lone.html": {URL: "http://a.example/lone.html", Relinks: []string{"/known.html"}},
+		// of the URL's space (a site's pages link each other). It names
+		// another URL of its host canonical.
+		"http://a.example/lone.html": {URL: "http://a.example/lone.html", Relinks: []string{"/known.html"}, Canonical: "http://a.example/known.html"},
 	}
 	for u, w := range want {
 		if v, ok := verdicts[u]; !ok || !reflect.DeepEqual(v, w) {

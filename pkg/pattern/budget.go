@@ -329,6 +329,10 @@ type Verdict struct {
 	// Fresh are the page's links on its host to URLs the crawl did not
 	// know (normalized, bounded by the parser).
 	Fresh []string
+	// Canonical is the URL the page names its canonical one (<link
+	// rel="canonical">, RFC 6596), normalized, when that is another URL
+	// of its host: the site says the page is a copy of it.
+	Canonical string
 }
 
 // space is what one space (pattern with its query keys) or one family
@@ -1451,7 +1455,13 @@ func (h *Host[T]) Take(cfg Config, hash int64, u string) Decision {
 	if !cfg.TakeGate || cfg.Probe <= 0 {
 		return Decision{Admit: true}
 	}
+	rd, ruled := h.ruled(hash, u)
 	p, ok := h.pending[hash]
+	if !ok && ruled {
+		h.version++
+		h.gone(u)
+		return rd
+	}
 	if !ok || p.taken {
 		h.gone(u)
 		return Decision{Admit: true} // a retry or a requeue is no second probe
@@ -1466,6 +1476,8 @@ func (h *Host[T]) Take(cfg Config, hash int64, u string) Decision {
 	o := h.spaces[p.origin]
 	var d Decision
 	switch fam := h.spaces[p.fam]; {
+	case ruled:
+		d = rd
 	case fam != nil && fam.copying():
 		d = Decision{Reason: ReasonDuplicateSpace, key: parkKey{parkSpace, p.fam}}
 	case sp.duplicating() && !sp.reprobe(h.spaces[p.fam], sp.genInFlight()):

@@ -488,6 +488,10 @@ func TestRewriteApply(t *testing.T) {
 		{"http://a/p/story_amp/", "http://a/p/story/", "drop name suffix _amp", "http://a/other_amp/", "http://a/other/"},
 		{"http://a/p/story.amp", "http://a/p/story", "drop path tail .amp", "http://a/q/other-news.amp?x=1", "http://a/q/other-news?x=1"},
 		{"http://a/p/story-print", "http://a/p/story", "drop path tail -print", "http://a/q/2024-print", "http://a/q/2024"},
+		// Several parameters dropped together, from a URL that has them
+		// all (a campaign's tags, an AMP view and its token).
+		{"http://a/x?id=3&utm_medium=rss&utm_source=feed", "http://a/x?id=3", "drop parameters utm_medium, utm_source", "http://a/y?utm_medium=m&utm_source=s&z=1", "http://a/y?z=1"},
+		{"http://a/x?amp=1&amp_js_v=0a9f", "http://a/x", "drop parameters amp, amp_js_v", "http://a/e?amp=1&amp_js_v=77&amp_js_v=78", "http://a/e"},
 	} {
 		r, ok := deriveRewrite(tc.u, tc.parent)
 		if !ok || r.String() != tc.rule {
@@ -497,6 +501,11 @@ func TestRewriteApply(t *testing.T) {
 		if got, ok := r.Apply(tc.other); !ok || got != tc.want {
 			t.Errorf("%s on %s = %s %v, want %s", r, tc.other, got, ok, tc.want)
 		}
+	}
+	// Several parameters apply only where all of them are.
+	utm := Rewrite{Param: "utm_medium&utm_source"}
+	if got, ok := utm.Apply("http://a/y?utm_source=s&z=1"); ok {
+		t.Errorf("%s on a URL with one of its parameters = %s, want no match", utm, got)
 	}
 	// A tail learnt as a whole segment is no part of one.
 	for _, tc := range [][3]string{
@@ -515,6 +524,9 @@ func TestRewriteApply(t *testing.T) {
 		{"http://a/a/b/c", "http://a/a"},
 		{"http://a/p/story2", "http://a/p/story"},
 		{"http://a/p/a.html.gz", "http://a/p/a.html"},
+		{"http://a/x?a=1&a=2", "http://a/x?a=1"},         // dropping a would drop the page's own
+		{"http://a/x?b=1&c=2&d=3&e=4&f=5", "http://a/x"}, // more than maxParams
+		{"http://a/x?b=1&c=2", "http://a/x?c=3"},
 	} {
 		if r, ok := deriveRewrite(pair[0], pair[1]); ok {
 			t.Errorf("deriveRewrite(%s, %s) = %v, want none", pair[0], pair[1], r)

@@ -14,6 +14,14 @@ import (
 // It returns the fetched URLs in order, and the host.
 func crawlLinked(t *testing.T, cfg Config, links func(u string) []string, judge func(u string) (unlike, noTarget bool), limit int) ([]string, *Host[string]) {
 	t.Helper()
+	return crawlCanonical(t, cfg, links, judge, nil, limit)
+}
+
+// crawlCanonical is crawlLinked with the URL each page names canonical
+// (canon, nil for none), which the page's verdict carries as the parser's
+// does: when it is another URL of the host.
+func crawlCanonical(t *testing.T, cfg Config, links func(u string) []string, judge func(u string) (unlike, noTarget bool), canon func(u string) string, limit int) ([]string, *Host[string]) {
+	t.Helper()
 	h := NewHost[string]()
 	type item struct {
 		u string
@@ -27,6 +35,16 @@ func crawlLinked(t *testing.T, cfg Config, links func(u string) []string, judge 
 	for len(queue) > 0 && len(fetched) < limit {
 		it := queue[0]
 		queue = queue[1:]
+		// At its turn, as the fetcher asks (Take): held, it is decided
+		// again as a held URL.
+		hash := int64(KeyOf(it.u))
+		if d := h.Take(cfg, hash, it.u); !d.Admit && d.Reason != "" {
+			it.c.Held = true
+			if d := h.Admit(cfg, hash, it.c); !d.Admit {
+				h.Park(cfg, d, hash, it.c, it.u)
+				continue
+			}
+		}
 		fetched = append(fetched, it.u)
 		var relinks, fresh []string
 		for _, l := range links(it.u) {
@@ -37,8 +55,14 @@ func crawlLinked(t *testing.T, cfg Config, links func(u string) []string, judge 
 			}
 		}
 		unlike, noTarget := judge(it.u)
+		var c string
+		if canon != nil {
+			if c = canon(it.u); c == it.u {
+				c = ""
+			}
+		}
 		h.Observe(cfg, Verdict{URL: it.u, Hash: int64(KeyOf(it.u)), Grounded: it.c.Grounded, Hops: it.c.Hops, Origin: it.c.Origin, ParentSpace: it.c.ParentSpace,
-			Judged: unlike || noTarget, Unlike: unlike, NoTarget: noTarget, Relinks: relinks, Fresh: fresh})
+			Judged: unlike || noTarget, Unlike: unlike, NoTarget: noTarget, Relinks: relinks, Fresh: fresh, Canonical: c})
 		for _, l := range links(it.u) {
 			if known[l] {
 				h.linkedOnPage(l, it.u)

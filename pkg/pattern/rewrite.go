@@ -18,7 +18,10 @@ import (
 // rewriteProbeEvery is fetched all the same; a distinct one reverts the rule
 // and releases what it held.
 type Rewrite struct {
-	Param   string // drop this query parameter, whatever its value
+	// Param: drop this query parameter, whatever its value; or these,
+	// joined by "&" in name order, from a URL that has each of them
+	// (utm_source&utm_medium, amp&amp_js_v).
+	Param   string
 	Segment string // or drop this literal path segment, or run of them ("a/b")
 	Suffix  string // or drop this from the end of the file name, before its extension
 	Tail    string // or drop this from the end of the path
@@ -26,6 +29,8 @@ type Rewrite struct {
 
 func (r Rewrite) String() string {
 	switch {
+	case strings.Contains(r.Param, "&"):
+		return "drop parameters " + strings.ReplaceAll(r.Param, "&", ", ")
 	case r.Param != "":
 		return "drop parameter " + r.Param
 	case r.Suffix != "":
@@ -50,15 +55,24 @@ func (r Rewrite) Apply(u string) (string, bool) {
 			return u, false
 		}
 		var kept []string
-		found := false
+		found, names := 0, 1
+		multi := strings.IndexByte(r.Param, '&') >= 0
+		if multi {
+			names += strings.Count(r.Param, "&")
+		}
+		last := ""
 		for p := range strings.SplitSeq(query, "&") {
-			if k, _, _ := strings.Cut(p, "="); k == r.Param {
-				found = true
+			k, _, _ := strings.Cut(p, "=")
+			if k == r.Param || multi && hasName(r.Param, k) {
+				if k != last { // the normalizer sorts by name: repeats are together
+					found++
+					last = k
+				}
 				continue
 			}
 			kept = append(kept, p)
 		}
-		if !found {
+		if found < names {
 			return u, false
 		}
 		if len(kept) == 0 {
@@ -136,6 +150,16 @@ func (r Rewrite) Apply(u string) (string, bool) {
 	return out, true
 }
 
+// hasName reports whether name is one of the names joined by "&" in names.
+func hasName(names, name string) bool {
+	for n := range strings.SplitSeq(names, "&") {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
 // runAt reports whether segs, joined by slashes, are run, without joining
 // them: Apply asks it at every segment of every URL of a host with a run's
 // rule.
@@ -157,33 +181,37 @@ func runAt(segs []string, run string) bool {
 }
 
 // deriveRewrite returns the rewrite that turns u into parent, when u differs
-// from it by exactly one added query parameter or one added path segment.
+// from it by added query parameters (up to maxParams names) or one added
+// part of its path.
 func deriveRewrite(u, parent string) (Rewrite, bool) {
 	ub, uq, _ := strings.Cut(u, "?")
 	pb, pq, _ := strings.Cut(parent, "?")
 	if ub == pb {
 		up, pp := splitQuery(uq), splitQuery(pq)
-		if len(up) != len(pp)+1 {
+		if n := len(up) - len(pp); n < 1 || n > maxParams {
 			return Rewrite{}, false
 		}
-		// Both are sorted by name (the normalizer sorts parameters): one
-		// extra name, the rest equal.
-		var extra string
+		// Both are sorted by name (the normalizer sorts parameters): the
+		// extra names, none of them parent's, the rest equal.
+		var extra []string
 		j := 0
 		for _, p := range up {
 			if j < len(pp) && p == pp[j] {
 				j++
 				continue
 			}
-			if extra != "" {
+			k, _, _ := strings.Cut(p, "=")
+			if k == "" || strings.Contains(pq, k) && hasParam(pp, k) {
 				return Rewrite{}, false
 			}
-			extra, _, _ = strings.Cut(p, "=")
+			if len(extra) == 0 || extra[len(extra)-1] != k {
+				extra = append(extra, k)
+			}
 		}
-		if extra == "" || j != len(pp) {
+		if len(extra) == 0 || j != len(pp) {
 			return Rewrite{}, false
 		}
-		return Rewrite{Param: extra}, true
+		return Rewrite{Param: strings.Join(extra, "&")}, true
 	}
 	if uq != pq {
 		return Rewrite{}, false
@@ -212,6 +240,20 @@ func deriveRewrite(u, parent string) (Rewrite, bool) {
 		return Rewrite{Segment: run}, true
 	}
 	return Rewrite{}, false
+}
+
+// maxParams: the most query parameters a rewrite drops together, as links
+// that carry a campaign's tags do (utm_source, utm_medium, utm_campaign).
+const maxParams = 4
+
+// hasParam reports whether a split query has a parameter named name.
+func hasParam(ps []string, name string) bool {
+	for _, p := range ps {
+		if k, _, _ := strings.Cut(p, "="); k == name {
+			return true
+		}
+	}
+	return false
 }
 
 // maxRun: the most path segments an inserted run has (insertedRun).
@@ -554,6 +596,35 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 	return Decision{}, false
 }
 
+// ruled returns the decision that holds queued URL u at its turn (Take)
+// when a rewrite that copies of their targets made active applies to it: a
+// rule learned after u was queued holds the rest of its variants as it
+// holds those found after it. A sitemap, or a page, that lists the AMP
+// view of every page has them all queued before the first comes back a
+// copy. Its probe goes; a rule active by relistings alone waits for
+// admission, which knows what the site lists.
+func (h *Host[T]) ruled(hash int64, u string) (Decision, bool) {
+	if len(h.ruleOrder) == 0 {
+		return Decision{}, false
+	}
+	if _, ok := h.watch[hash]; ok {
+		return Decision{}, false
+	}
+	for _, r := range h.ruleOrder {
+		st := h.rules[r]
+		if !st.active() || st.dup == st.relistings {
+			continue
+		}
+		if _, ok := r.Apply(u); !ok {
+			continue
+		}
+		if held, _ := st.pathOf(r, u); held {
+			return Decision{Reason: ReasonRewrite, Rule: r.String(), key: parkKey{parkRewrite, r.key()}}, true
+		}
+	}
+	return Decision{}, false
+}
+
 // stalled reports whether the probe of a rewrite being judged waits on a
 // budget that held it, and its next variant c, found outside its family
 // (grounded), goes past its budgets as its probe: its budgets would admit
@@ -615,6 +686,40 @@ func (h *Host[T]) dropDeadRule() bool {
 		}
 	}
 	return false
+}
+
+// namesTarget reports whether variant v of rewrite r names the URL r maps
+// it onto as its canonical one.
+func namesTarget(r Rewrite, v Verdict) bool {
+	if v.Canonical == "" {
+		return false
+	}
+	t, ok := r.Apply(v.URL)
+	return ok && t == v.Canonical
+}
+
+// fromCanonical learns the rewrite that turns a page's URL into the URL it
+// names canonical, when they differ by one part as a variant and its page
+// do (deriveRewrite), as a rewrite with that page its first copy: the
+// next variant it applies to is its probe, and a second copy makes it
+// active. Search engines take rel="canonical" as the site's word on its
+// duplicate URLs; a variant that no page of the site links from its
+// target (listed in a sitemap, linked from an index of variants) teaches
+// the rewrite that links alone would not. A rewrite proven distinct
+// before (dead) is not learned again, nor one the page itself proves
+// wrong by leading on (leadsOn).
+func (h *Host[T]) fromCanonical(v Verdict) {
+	if v.Canonical == "" || v.Canonical == v.URL || urlnorm.Authority(v.Canonical) != urlnorm.Authority(v.URL) {
+		return
+	}
+	r, ok := deriveRewrite(v.URL, v.Canonical)
+	if !ok || h.rules[r] != nil || slices.Contains(h.dead, r.key()) || leadsOn(r, v) {
+		return
+	}
+	if len(h.rules) >= maxRules && !h.dropDeadRule() {
+		return
+	}
+	h.addRule(r, &ruleStats{dup: 1})
 }
 
 // leadsOn reports whether variant v of rewrite r linked a URL nobody
@@ -742,6 +847,7 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 	if ok {
 		h.unwatch(v.Hash)
 	} else if r, ok = h.liveRule(v); !ok {
+		h.fromCanonical(v)
 		return
 	}
 	st := h.rules[r]
@@ -775,6 +881,18 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		}
 	case v.Duplicate && !v.Unlike:
 		st.dup++
+	case namesTarget(r, v):
+		// The page names the URL the rule maps it onto as its canonical
+		// one: the site says it is a copy, whatever a few words changed
+		// in it (a print view's date, an AMP page's markup). Unless it
+		// leads somewhere new the rule does not map back: a listing's
+		// next page that names its first page canonical, as some sites
+		// do, leads on to entries of its own; so does an AMP page
+		// fetched before the pages it links. Such a verdict counts
+		// neither way, and the next variant is the rule's probe.
+		if !leadsOn(r, v) {
+			st.dup++
+		}
 	case pending:
 		// The next page of a chain, or the other order of a page whose
 		// parameter takes two values besides none: which one, the

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
 )
 
 // splitInsertedSegment is insertedSegment as it was written before it
@@ -171,6 +173,36 @@ func FuzzInsertedRun(f *testing.F) {
 		// deriveRewrite asks it of URLs without their query.
 		if _, applied := (Rewrite{Segment: run}).Apply(u); !applied && !strings.Contains(u, "?") {
 			t.Fatalf("drop path segments %s does not apply to %q", run, u)
+		}
+	})
+}
+
+// FuzzDeriveRewrite: a rewrite learned from a variant and its page applies
+// to the variant, and one by parameters maps it onto the page.
+func FuzzDeriveRewrite(f *testing.F) {
+	f.Add("http://h/x?id=3&print=1", "http://h/x?id=3")
+	f.Add("http://h/x?amp=1&amp_js_v=a&z=2", "http://h/x?z=2")
+	f.Add("http://h/x?a=1&a=2", "http://h/x?a=1")
+	f.Add("http://h/amp/story", "http://h/story")
+	f.Add("http://h/p/3-print.html", "http://h/p/3.html")
+	f.Fuzz(func(t *testing.T, u, parent string) {
+		// Pages of one host, as admission compares them: a URL with no
+		// path ("http://x") is no normalized one.
+		_, ur, uok := strings.Cut(u, "://")
+		_, pr, pok := strings.Cut(parent, "://")
+		if !uok || !pok || !strings.Contains(ur, "/") || !strings.Contains(pr, "/") || urlnorm.Authority(u) != urlnorm.Authority(parent) {
+			return
+		}
+		r, ok := deriveRewrite(u, parent)
+		if !ok {
+			return
+		}
+		got, applied := r.Apply(u)
+		if !applied {
+			t.Fatalf("%s, learned from %q and %q, does not apply to %q", r, u, parent, u)
+		}
+		if r.Param != "" && got != strings.TrimSuffix(parent, "?") { // a normalized URL has no empty query
+			t.Fatalf("%s maps %q onto %q, want %q", r, u, got, parent)
 		}
 	})
 }

@@ -163,6 +163,11 @@ type Verdict struct {
 	// leads somewhere new, another order of a page crawled does not
 	// (pkg/pattern, relisting). Absent from senders that predate it.
 	Fresh []string `json:"fresh,omitempty"`
+	// Canonical is the URL the page names its canonical one (<link
+	// rel="canonical">), normalized, when that is another URL of its
+	// host (pattern.Verdict.Canonical). Absent from senders that predate
+	// it.
+	Canonical string `json:"canonical,omitempty"`
 }
 
 // MaxRelinks bounds Verdict.Relinks.
