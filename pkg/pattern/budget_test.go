@@ -502,6 +502,33 @@ func TestRewriteApply(t *testing.T) {
 			t.Errorf("%s on %s = %s %v, want %s", r, tc.other, got, ok, tc.want)
 		}
 	}
+	// A path's part and parameters together, learned from a canonical URL.
+	for _, tc := range []struct{ u, canon, rule, other, want string }{
+		{"http://a/lite/p/x?amp_tf=q1", "http://a/p/x", "drop path segment lite and parameter amp_tf", "http://a/lite/q/y?amp_tf=r2&z=1", "http://a/q/y?z=1"},
+		{"http://a/p/x.html/amp?amp=1&v=2&z=1", "http://a/p/x.html?z=1", "drop path tail /amp and parameters amp, v", "http://a/q/amp?amp=1&v=9", "http://a/q"},
+	} {
+		r, ok := deriveCompound(tc.u, tc.canon)
+		if !ok || r.String() != tc.rule {
+			t.Errorf("deriveCompound(%s, %s) = %v %v, want %s", tc.u, tc.canon, r, ok, tc.rule)
+			continue
+		}
+		if got, ok := r.Apply(tc.other); !ok || got != tc.want {
+			t.Errorf("%s on %s = %s %v, want %s", r, tc.other, got, ok, tc.want)
+		}
+		base, _, _ := strings.Cut(tc.other, "?")
+		if got, ok := r.Apply(base); ok {
+			t.Errorf("%s on %s, without its parameters = %s, want no match", r, base, got)
+		}
+	}
+	for _, pair := range [][2]string{
+		{"http://a/lite/p/x", "http://a/p/x"},           // the path alone: deriveRewrite's
+		{"http://a/p/x?amp_tf=q1", "http://a/p/x"},      // the parameter alone
+		{"http://a/lite/p/y?amp_tf=q1", "http://a/p/x"}, // another page
+	} {
+		if r, ok := deriveCompound(pair[0], pair[1]); ok {
+			t.Errorf("deriveCompound(%s, %s) = %v, want none", pair[0], pair[1], r)
+		}
+	}
 	// Several parameters apply only where all of them are.
 	utm := Rewrite{Param: "utm_medium&utm_source"}
 	if got, ok := utm.Apply("http://a/y?utm_source=s&z=1"); ok {

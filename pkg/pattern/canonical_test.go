@@ -13,7 +13,8 @@ import (
 // variants of the pages made by one drawn rule (a parameter, a few
 // parameters with a fresh token, a path prefix or a path tail), each
 // named with words of the seed. A variant's text is no near duplicate of
-// its page's (a print view's date, an AMP page's markup) and it names its
+// its page's (a print view's date, an AMP page's markup; or a path prefix
+// and a token together) and it names its
 // page canonical. What is drawn besides: whether the variants are linked
 // from their pages or only from a page that lists them all (so no link
 // teaches their rule), whether a variant's links are variants too (a
@@ -43,7 +44,7 @@ func newCanonSite(seed uint64) *canonSite {
 		}
 		return string(b)
 	}
-	s := &canonSite{links: map[string][]string{}, list: 3 + rng.IntN(8), kind: rng.IntN(4),
+	s := &canonSite{links: map[string][]string{}, list: 3 + rng.IntN(8), kind: rng.IntN(5),
 		fromHub: rng.IntN(2) == 0, carry: rng.IntN(2) == 0, badCanon: rng.IntN(2) == 0}
 	for range 3 {
 		s.names = append(s.names, word())
@@ -84,18 +85,27 @@ func (s *canonSite) variant(p, from string) string {
 		return p + "?" + s.names[0] + "=" + tok + "&" + s.names[1] + "=x&" + s.names[2] + "=y"
 	case 2:
 		return canonHome + s.names[0] + "/" + strings.TrimPrefix(p, canonHome)
+	case 3:
+		return p + "/" + s.names[0]
 	}
-	return p + "/" + s.names[0]
+	tok := fmt.Sprintf("%x", KeyOf(from+" "+p)>>40)
+	return canonHome + s.names[0] + "/" + strings.TrimPrefix(p, canonHome) + "?" + s.names[1] + "=" + tok
 }
 
 // pageOf returns the page variant u is a variant of ("" if u is none).
 func (s *canonSite) pageOf(u string) string {
 	for _, p := range s.pages {
-		switch {
-		case s.kind == 2 && u == s.variant(p, ""):
-			return p
-		case s.kind != 2 && u != p && strings.HasPrefix(u, p) && (u[len(p)] == '?' || u[len(p)] == '/'):
-			return p
+		switch s.kind {
+		case 2, 4:
+			// Under the prefix, with or without the token's query.
+			v := s.variant(p, "")
+			if base, _, _ := strings.Cut(v, "?"); u == v || s.kind == 4 && strings.HasPrefix(u, base+"?") {
+				return p
+			}
+		default:
+			if u != p && strings.HasPrefix(u, p) && (u[len(p)] == '?' || u[len(p)] == '/') {
+				return p
+			}
 		}
 	}
 	return ""

@@ -17,6 +17,11 @@ import (
 // onto a URL the crawl has (or will have) anyway. One match in
 // rewriteProbeEvery is fetched all the same; a distinct one reverts the rule
 // and releases what it held.
+//
+// A rewrite has one of them, but for one learned from a page's canonical
+// URL (fromCanonical), which may drop parameters and a part of the path
+// together (an AMP view under /lite/ with a token: "drop path segment lite
+// and parameter amp_tf"); it applies where both do.
 type Rewrite struct {
 	// Param: drop this query parameter, whatever its value; or these,
 	// joined by "&" in name order, from a URL that has each of them
@@ -28,6 +33,10 @@ type Rewrite struct {
 }
 
 func (r Rewrite) String() string {
+	if r.compound() {
+		path := Rewrite{Segment: r.Segment, Suffix: r.Suffix, Tail: r.Tail}.String()
+		return path + " and " + strings.TrimPrefix(Rewrite{Param: r.Param}.String(), "drop ")
+	}
 	switch {
 	case strings.Contains(r.Param, "&"):
 		return "drop parameters " + strings.ReplaceAll(r.Param, "&", ", ")
@@ -47,8 +56,23 @@ func (r Rewrite) key() Key {
 	return KeyOf(r.Param + "\x00" + r.Segment + "\x00" + r.Suffix + "\x00" + r.Tail)
 }
 
+// compound reports whether r drops parameters and a part of the path.
+func (r Rewrite) compound() bool {
+	return r.Param != "" && (r.Segment != "" || r.Suffix != "" || r.Tail != "")
+}
+
 // Apply returns u with the rewrite applied, and whether it applied.
 func (r Rewrite) Apply(u string) (string, bool) {
+	if r.compound() {
+		v, ok := Rewrite{Param: r.Param}.Apply(u)
+		if !ok {
+			return u, false
+		}
+		if v, ok = (Rewrite{Segment: r.Segment, Suffix: r.Suffix, Tail: r.Tail}).Apply(v); !ok {
+			return u, false
+		}
+		return v, true
+	}
 	base, query, hasQuery := strings.Cut(u, "?")
 	if r.Param != "" {
 		if !hasQuery {
@@ -240,6 +264,33 @@ func deriveRewrite(u, parent string) (Rewrite, bool) {
 		return Rewrite{Segment: run}, true
 	}
 	return Rewrite{}, false
+}
+
+// deriveCompound returns the rewrite that turns u into parent when u has
+// parameters parent has not (deriveRewrite's) and one part more in its path
+// (deriveRewrite's too), both at once.
+func deriveCompound(u, parent string) (Rewrite, bool) {
+	ub, uq, _ := strings.Cut(u, "?")
+	pb, pq, _ := strings.Cut(parent, "?")
+	if ub == pb || uq == pq {
+		return Rewrite{}, false // one of the two alone: deriveRewrite's
+	}
+	withQuery := func(base, q string) string {
+		if q == "" {
+			return base
+		}
+		return base + "?" + q
+	}
+	params, ok := deriveRewrite(withQuery(ub, uq), withQuery(ub, pq))
+	if !ok || params.Param == "" {
+		return Rewrite{}, false
+	}
+	path, ok := deriveRewrite(withQuery(ub, pq), withQuery(pb, pq))
+	if !ok || path.Param != "" {
+		return Rewrite{}, false
+	}
+	path.Param = params.Param
+	return path, true
 }
 
 // maxParams: the most query parameters a rewrite drops together, as links
@@ -713,6 +764,9 @@ func (h *Host[T]) fromCanonical(v Verdict) {
 		return
 	}
 	r, ok := deriveRewrite(v.URL, v.Canonical)
+	if !ok {
+		r, ok = deriveCompound(v.URL, v.Canonical)
+	}
 	if !ok || h.rules[r] != nil || slices.Contains(h.dead, r.key()) || leadsOn(r, v) {
 		return
 	}
