@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/crawlcluster/crawler/loadtest/trapweb"
+	"github.com/crawlcluster/crawler/pkg/parse"
 )
 
 // Web is what a simulated crawl reads: a generated web or a folder of
@@ -123,40 +124,14 @@ func (d *DirWeb) read(p string) trapweb.Page {
 
 // allLinks returns every http(s) link of a page, resolved, without
 // fragments, and its visible text.
-// canonicalLink returns the absolute URL of a page's first <link
-// rel="canonical">, resolved against it, or "".
+// canonicalLink returns the URL a page names canonical, as the crawler's
+// parser reads it (parse.Document.Canonical), or "".
 func canonicalLink(body []byte, base *url.URL) string {
-	z := html.NewTokenizer(bytes.NewReader(body))
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return ""
-		case html.StartTagToken, html.SelfClosingTagToken:
-			name, more := z.TagName()
-			if atom.Lookup(name) == atom.Body {
-				return ""
-			}
-			if atom.Lookup(name) != atom.Link {
-				continue
-			}
-			var rel, href string
-			for more {
-				var k, v []byte
-				k, v, more = z.TagAttr()
-				switch string(k) {
-				case "rel":
-					rel = strings.ToLower(string(v))
-				case "href":
-					href = string(v)
-				}
-			}
-			if rel == "canonical" && href != "" {
-				if u, err := base.Parse(href); err == nil {
-					return u.String()
-				}
-			}
-		}
+	doc, err := parse.Parse(body, "text/html", base.String(), nil, parse.Options{})
+	if err != nil {
+		return ""
 	}
+	return doc.Canonical
 }
 
 func allLinks(body []byte, base *url.URL) ([]string, string) {

@@ -479,45 +479,45 @@ func TestRewriteProbedWhereverFound(t *testing.T) {
 }
 
 func TestRewriteApply(t *testing.T) {
-	for _, tc := range []struct{ u, parent, rule, other, want string }{
-		{"http://a/x?id=3&print=1", "http://a/x?id=3", "drop parameter print", "http://a/y?a=1&print=2&z=3", "http://a/y?a=1&z=3"},
-		{"http://a/amp/p/3.html", "http://a/p/3.html", "drop path segment amp", "http://a/amp/q/9", "http://a/q/9"},
-		{"http://a/p/3.html/amp", "http://a/p/3.html", "drop path tail /amp", "http://a/r/amp?x=1", "http://a/r?x=1"},
-		{"http://a/p/story/print/", "http://a/p/story/", "drop path tail print/", "http://a/r/print/?x=1", "http://a/r/?x=1"},
-		{"http://a/p/3-print.html", "http://a/p/3.html", "drop name suffix -print", "http://a/q/a-b-print.htm?x=1", "http://a/q/a-b.htm?x=1"},
-		{"http://a/p/story_amp/", "http://a/p/story/", "drop name suffix _amp", "http://a/other_amp/", "http://a/other/"},
-		{"http://a/p/story.amp", "http://a/p/story", "drop path tail .amp", "http://a/q/other-news.amp?x=1", "http://a/q/other-news?x=1"},
-		{"http://a/p/story-print", "http://a/p/story", "drop path tail -print", "http://a/q/2024-print", "http://a/q/2024"},
+	for _, tc := range []struct {
+		u, parent, rule, other, want string
+		// compound: a path's part and parameters together, learned from
+		// a canonical URL (deriveCompound), which applies to other only
+		// with its parameters.
+		compound bool
+	}{
+		{"http://a/x?id=3&print=1", "http://a/x?id=3", "drop parameter print", "http://a/y?a=1&print=2&z=3", "http://a/y?a=1&z=3", false},
+		{"http://a/amp/p/3.html", "http://a/p/3.html", "drop path segment amp", "http://a/amp/q/9", "http://a/q/9", false},
+		{"http://a/p/3.html/amp", "http://a/p/3.html", "drop path tail /amp", "http://a/r/amp?x=1", "http://a/r?x=1", false},
+		{"http://a/p/story/print/", "http://a/p/story/", "drop path tail print/", "http://a/r/print/?x=1", "http://a/r/?x=1", false},
+		{"http://a/p/3-print.html", "http://a/p/3.html", "drop name suffix -print", "http://a/q/a-b-print.htm?x=1", "http://a/q/a-b.htm?x=1", false},
+		{"http://a/p/story_amp/", "http://a/p/story/", "drop name suffix _amp", "http://a/other_amp/", "http://a/other/", false},
+		{"http://a/p/story.amp", "http://a/p/story", "drop path tail .amp", "http://a/q/other-news.amp?x=1", "http://a/q/other-news?x=1", false},
+		{"http://a/p/story-print", "http://a/p/story", "drop path tail -print", "http://a/q/2024-print", "http://a/q/2024", false},
 		// Several parameters dropped together, from a URL that has them
 		// all (a campaign's tags, an AMP view and its token).
-		{"http://a/x?id=3&utm_medium=rss&utm_source=feed", "http://a/x?id=3", "drop parameters utm_medium, utm_source", "http://a/y?utm_medium=m&utm_source=s&z=1", "http://a/y?z=1"},
-		{"http://a/x?amp=1&amp_js_v=0a9f", "http://a/x", "drop parameters amp, amp_js_v", "http://a/e?amp=1&amp_js_v=77&amp_js_v=78", "http://a/e"},
+		{"http://a/x?id=3&utm_medium=rss&utm_source=feed", "http://a/x?id=3", "drop parameters utm_medium, utm_source", "http://a/y?utm_medium=m&utm_source=s&z=1", "http://a/y?z=1", false},
+		{"http://a/x?amp=1&amp_js_v=0a9f", "http://a/x", "drop parameters amp, amp_js_v", "http://a/e?amp=1&amp_js_v=77&amp_js_v=78", "http://a/e", false},
+		{"http://a/lite/p/x?amp_tf=q1", "http://a/p/x", "drop path segment lite and parameter amp_tf", "http://a/lite/q/y?amp_tf=r2&z=1", "http://a/q/y?z=1", true},
+		{"http://a/p/x.html/amp?amp=1&v=2&z=1", "http://a/p/x.html?z=1", "drop path tail /amp and parameters amp, v", "http://a/q/amp?amp=1&v=9", "http://a/q", true},
 	} {
-		r, ok := deriveRewrite(tc.u, tc.parent)
+		derive, name := deriveRewrite, "deriveRewrite"
+		if tc.compound {
+			derive, name = deriveCompound, "deriveCompound"
+		}
+		r, ok := derive(tc.u, tc.parent)
 		if !ok || r.String() != tc.rule {
-			t.Errorf("deriveRewrite(%s, %s) = %v %v, want %s", tc.u, tc.parent, r, ok, tc.rule)
+			t.Errorf("%s(%s, %s) = %v %v, want %s", name, tc.u, tc.parent, r, ok, tc.rule)
 			continue
 		}
 		if got, ok := r.Apply(tc.other); !ok || got != tc.want {
 			t.Errorf("%s on %s = %s %v, want %s", r, tc.other, got, ok, tc.want)
 		}
-	}
-	// A path's part and parameters together, learned from a canonical URL.
-	for _, tc := range []struct{ u, canon, rule, other, want string }{
-		{"http://a/lite/p/x?amp_tf=q1", "http://a/p/x", "drop path segment lite and parameter amp_tf", "http://a/lite/q/y?amp_tf=r2&z=1", "http://a/q/y?z=1"},
-		{"http://a/p/x.html/amp?amp=1&v=2&z=1", "http://a/p/x.html?z=1", "drop path tail /amp and parameters amp, v", "http://a/q/amp?amp=1&v=9", "http://a/q"},
-	} {
-		r, ok := deriveCompound(tc.u, tc.canon)
-		if !ok || r.String() != tc.rule {
-			t.Errorf("deriveCompound(%s, %s) = %v %v, want %s", tc.u, tc.canon, r, ok, tc.rule)
-			continue
-		}
-		if got, ok := r.Apply(tc.other); !ok || got != tc.want {
-			t.Errorf("%s on %s = %s %v, want %s", r, tc.other, got, ok, tc.want)
-		}
-		base, _, _ := strings.Cut(tc.other, "?")
-		if got, ok := r.Apply(base); ok {
-			t.Errorf("%s on %s, without its parameters = %s, want no match", r, base, got)
+		if tc.compound {
+			base, _, _ := strings.Cut(tc.other, "?")
+			if got, ok := r.Apply(base); ok {
+				t.Errorf("%s on %s, without its parameters = %s, want no match", r, base, got)
+			}
 		}
 	}
 	for _, pair := range [][2]string{

@@ -225,7 +225,7 @@ func deriveRewrite(u, parent string) (Rewrite, bool) {
 				continue
 			}
 			k, _, _ := strings.Cut(p, "=")
-			if k == "" || strings.Contains(pq, k) && hasParam(pp, k) {
+			if _, parents := paramValue(pq, k); k == "" || parents {
 				return Rewrite{}, false
 			}
 			if len(extra) == 0 || extra[len(extra)-1] != k {
@@ -296,16 +296,6 @@ func deriveCompound(u, parent string) (Rewrite, bool) {
 // maxParams: the most query parameters a rewrite drops together, as links
 // that carry a campaign's tags do (utm_source, utm_medium, utm_campaign).
 const maxParams = 4
-
-// hasParam reports whether a split query has a parameter named name.
-func hasParam(ps []string, name string) bool {
-	for _, p := range ps {
-		if k, _, _ := strings.Cut(p, "="); k == name {
-			return true
-		}
-	}
-	return false
-}
 
 // maxRun: the most path segments an inserted run has (insertedRun).
 const maxRun = 4
