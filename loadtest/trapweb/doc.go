@@ -108,7 +108,8 @@
 //
 // A share Config.ListViews of real listings can also be had in other
 // orders and layouts: 1-2 query parameters with drawn names and 2-4 drawn
-// values each, the first value the listing's own (never written in a
+// values each (words, or for a third of the parameters numbers: the sizes
+// a page is shown in), the first value the listing's own (never written in a
 // link). Every page of the listing and of each view links its own page
 // number (or the first page, drawn per listing) in each other value of each
 // parameter, and a view paginates within itself. An order lists the

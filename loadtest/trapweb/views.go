@@ -53,6 +53,12 @@ func (w *Web) newViews(h *host, rng *rand.Rand, names *nameDraw) *listViews {
 		for range 2 + rng.IntN(3) {
 			p.values = append(p.values, names.word())
 		}
+		// A third of the parameters take numbers (sizes: ?n=10, 25, 50),
+		// drawn apart from the web's stream so that the rest of the web
+		// stays as it was drawn before.
+		if h := mix(v.seed ^ uint64(k+1)); h%3 == 0 {
+			p.values = sizes(h, len(p.values))
+		}
 		// At least one parameter orders, so that a view's pages differ.
 		if k == 0 || rng.IntN(2) == 0 {
 			p.orders = make([][]int32, len(p.values))
@@ -68,6 +74,19 @@ func (w *Web) newViews(h *host, rng *rand.Rand, names *nameDraw) *listViews {
 		v.params = append(v.params, p)
 	}
 	return v
+}
+
+// sizes draws n distinct numbers of 1-3 digits, in increasing order, from
+// h: the page sizes a listing is offered in.
+func sizes(h uint64, n int) []string {
+	out := make([]string, 0, n)
+	last := 0
+	for range n {
+		h = mix(h)
+		last += 1 + int(h%uint64(60))
+		out = append(out, strconv.Itoa(last))
+	}
+	return out
 }
 
 // path is the URL (path and sorted query) of a view's page.

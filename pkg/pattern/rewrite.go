@@ -484,28 +484,98 @@ func (h *Host[T]) relistingRule(k Key) bool {
 	return false
 }
 
-// numbered reports whether u's value of the rewrite's parameter is a number
-// (?page=3): a page of a listing or a document paged through, which is no
-// relisting whatever it links. A forum thread's later pages link the
-// thread's own pager and nothing new, and their text is what they hold:
-// relistings by "drop parameter page", they held the later pages of the
-// threads of an independent web's forums (103 of one's 132 pages fetched;
-// 119 since, the rest its boards' sorted views). A view
+// numbered reports whether a variant's value of the rewrite's parameter is
+// a number (?page=3) that numbers pages: a page of a listing or a document
+// paged through, which is no relisting whatever it links. A forum thread's
+// later pages link the thread's own pager and nothing new, and their text
+// is what they hold: relistings by "drop parameter page", they held the
+// later pages of the threads of an independent web's forums (103 of one's
+// 132 pages fetched; 119 since, the rest its boards' sorted views). A view
 // of a listing by its order or layout (?sort=date) relists; numbered pages
 // that copy their first are copies.
-func numbered(r Rewrite, u string) bool {
+//
+// A number is not always a page's: a listing shown 10, 25 or 50 to a page
+// (?n=25) links its other sizes, as a view links its other orders. The
+// values of the parameter the page links onto the same target tell them
+// apart (pagerValues): a pager's are one stride apart, its nearest
+// neighbour of the page's own value included (?page=2 beside 1 and 3, an
+// offset ?start=40 beside 20 and 60, first and last pages as many strides
+// off), sizes are not. Read as page numbers, the sizes of an independent
+// web's endless archive were judged by their text and fetched as pages,
+// three requests for each of its views.
+func numbered(r Rewrite, v Verdict) bool {
+	n, ok := pageNumber(r, v.URL)
+	if !ok {
+		return false
+	}
+	target, ok := r.Apply(v.URL)
+	if !ok {
+		return true
+	}
+	var others []int
+	for _, links := range [...][]string{v.Fresh, v.Relinks} {
+		for _, u := range links {
+			m, ok := pageNumber(r, u)
+			if !ok || m == n || len(others) == maxPagerValues {
+				continue
+			}
+			if t, ok := r.Apply(u); ok && t == target {
+				others = append(others, m)
+			}
+		}
+	}
+	return pagerValues(n, others)
+}
+
+// pageNumber is u's value of the rewrite's parameter when that is a
+// number of at most maxPageDigits digits.
+func pageNumber(r Rewrite, u string) (int, bool) {
 	_, q, _ := strings.Cut(u, "?")
 	v, ok := paramValue(q, r.Param)
 	if !ok || v == "" || len(v) > maxPageDigits {
-		return false
+		return 0, false
 	}
+	n := 0
 	for _, c := range v {
 		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// pagerValues reports whether a page's number n and the other numbers its
+// links give the same parameter could be a pager's: every one of them a
+// whole number of strides from n, the stride being the distance to n's
+// nearest. A page that links one other value (or none) could be.
+func pagerValues(n int, others []int) bool {
+	if len(others) < 2 {
+		return true
+	}
+	stride := 0
+	for _, m := range others {
+		if d := abs(m - n); stride == 0 || d < stride {
+			stride = d
+		}
+	}
+	for _, m := range others {
+		if abs(m-n)%stride != 0 {
 			return false
 		}
 	}
 	return true
 }
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// maxPagerValues bounds the values numbered looks at.
+const maxPagerValues = 64
 
 // maxPageDigits: digits of the longest page number; a longer number is an
 // identifier (?t=204817 names a topic).
@@ -1060,7 +1130,7 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 	if r.Segment != "" {
 		return h.mirrored(r, v), false
 	}
-	if r.Param == "" || numbered(r, v.URL) {
+	if r.Param == "" || numbered(r, v) {
 		return false, false
 	}
 	target, _ := r.Apply(v.URL)

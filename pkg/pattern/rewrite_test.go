@@ -571,8 +571,43 @@ func TestNumberedPagesNoRelistings(t *testing.T) {
 			t.Errorf("page %d held by the rule: %+v", n, d)
 		}
 	}
-	if !numbered(Rewrite{Param: "pg"}, "http://a/cat/x/?a=1&pg=12") || numbered(Rewrite{Param: "pg"}, "http://a/cat/x/?pg=b") || numbered(Rewrite{Param: "t"}, "http://a/topic?t=204817") {
-		t.Error("numbered: a page number is one, a letter or an identifier is none")
+}
+
+// TestNumbered: a number names a page when the values of its parameter
+// that the page links onto the same target are a pager's, one stride
+// apart; the sizes a listing is shown in (?n=10, 25, 50) are not, and their
+// views relist the listing as its orders do.
+func TestNumbered(t *testing.T) {
+	for _, tc := range []struct {
+		name, url string
+		links     []string
+		want      bool
+	}{
+		{"a page number", "http://a/cat/x/?a=1&pg=12", nil, true},
+		{"a letter", "http://a/cat/x/?pg=b", nil, false},
+		{"an identifier", "http://a/topic?t=204817", nil, false},
+		{"a pager", "http://a/cat/x/?pg=3", []string{"http://a/cat/x/?pg=2", "http://a/cat/x/?pg=4", "http://a/cat/x/?pg=17"}, true},
+		{"an offset", "http://a/cat/x/?pg=40", []string{"http://a/cat/x/?pg=0", "http://a/cat/x/?pg=20", "http://a/cat/x/?pg=60", "http://a/cat/x/?pg=980"}, true},
+		{"the last page", "http://a/cat/x/?pg=9", []string{"http://a/cat/x/?pg=8"}, true},
+		{"a size among sizes", "http://a/cat/x/?pg=25", []string{"http://a/cat/x/?pg=10", "http://a/cat/x/?pg=50"}, false},
+		{"the largest size", "http://a/cat/x/?pg=50", []string{"http://a/cat/x/?pg=10", "http://a/cat/x/?pg=25", "http://a/cat/x/?pg=100"}, false},
+		{"sizes of another listing", "http://a/cat/x/?pg=25", []string{"http://a/cat/y/?pg=10", "http://a/cat/y/?pg=50"}, true},
+	} {
+		v := Verdict{URL: tc.url, Fresh: tc.links}
+		if got := numbered(Rewrite{Param: "pg"}, v); got != tc.want {
+			t.Errorf("%s: numbered(%s, links %v) = %v, want %v", tc.name, tc.url, tc.links, got, tc.want)
+		}
+	}
+
+	cfg := Config{Probe: 2}.WithDefaults()
+	h, known := twoListings(t, cfg)
+	u := "http://a/cat/x/?pg=25"
+	if _, d := offer(h, cfg, u, "http://a/cat/x/", 0, 0); !d.Admit {
+		t.Fatalf("%s, the rule's first probe, held: %+v", u, d)
+	}
+	h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: true, Relinks: append([]string{"http://a/cat/x/"}, known...), Fresh: []string{"http://a/cat/x/?pg=10", "http://a/cat/x/?pg=50"}})
+	if r, ok := ruleOf(h, "drop parameter pg"); !ok || r.Relisted != 1 || r.Distinct != 0 {
+		t.Fatalf("rule %+v (found %v) after a size of a listing that links its other sizes and the listing's links, want it relisted", r, ok)
 	}
 }
 
