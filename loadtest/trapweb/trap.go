@@ -3,6 +3,7 @@ package trapweb
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +68,10 @@ type trapSpace struct {
 	seg       *alphabet // kRepeat: segment values; kCatchAll: segments written
 	ignored   []qslot   // parameters the server ignores
 	token     *qslot    // a session-like token added to every link of the space
+	// ret names a parameter the server ignores whose value is the
+	// address of the page that links the URL (a login or share link's
+	// return address): the space's own pages nest theirs ("" = none).
+	ret string
 
 	fanout      int     // self links per page
 	entryOne    int     // the real page linking to the space, or -1
@@ -97,11 +102,12 @@ type tstate struct {
 	vals  []string // kGrammar: path slots then query keys; kFacet: per facet, "" when absent; kRepeat: segments
 	ign   []string // per ignored parameter, "" when absent
 	token string
+	ret   string // the return address, escaped, "" when absent
 	path  string // kCatchAll: the path
 }
 
 func (st tstate) clone() tstate {
-	return tstate{vals: slices.Clone(st.vals), ign: slices.Clone(st.ign), token: st.token, path: st.path}
+	return tstate{vals: slices.Clone(st.vals), ign: slices.Clone(st.ign), token: st.token, ret: st.ret, path: st.path}
 }
 
 var pathSeps = []string{"/", "-", "_", "."}
@@ -207,7 +213,25 @@ func (w *Web) newTrap(h *host, n int, rng *rand.Rand, names *nameDraw) *trapSpac
 	// Last and from a generator of the space's own: the draws above are
 	// those of webs drawn before spaces had leaves.
 	t.leaves = w.drawLeaves(t, names.used)
+	t.ret = w.drawReturn(t, names.used)
 	return t
+}
+
+// drawReturn draws, from a generator of the space's own, whether its links
+// carry a return address and under which name: one space in five that is
+// not identical (whose pages must be byte-identical) and has no leaves
+// (which are made from their hub's URL).
+func (w *Web) drawReturn(t *trapSpace, used map[string]bool) string {
+	rng := rngFor(t.seed, "return")
+	if t.mode == mIdentical || t.leaves != nil || rng.IntN(5) != 0 {
+		return ""
+	}
+	for {
+		s := w.v.names[rng.IntN(len(w.v.names))]
+		if !used[s] {
+			return s
+		}
+	}
 }
 
 func (t *trapSpace) drawGrammar(w *Web, rng *rand.Rand, names *nameDraw) {
@@ -373,6 +397,9 @@ func (t *trapSpace) build(st tstate, rng *rand.Rand) loc {
 			q = append(q, kv{qs.name, st.ign[i]})
 		}
 	}
+	if st.ret != "" {
+		q = append(q, kv{t.ret, st.ret})
+	}
 	if t.token != nil {
 		tok := st.token
 		if tok == "" && rng != nil {
@@ -390,7 +417,7 @@ func (t *trapSpace) build(st tstate, rng *rand.Rand) loc {
 func (t *trapSpace) contentKey(st tstate) string {
 	c := st
 	c.ign = make([]string, len(t.ignored))
-	c.token = ""
+	c.token, c.ret = "", ""
 	return t.build(c, nil).target()
 }
 
@@ -508,6 +535,10 @@ func (t *trapSpace) match(l loc) (tstate, bool) {
 		}
 		if t.token != nil && t.token.name == p.k && t.token.a.valid(p.v) {
 			st.token = p.v
+			found = true
+		}
+		if t.ret != "" && t.ret == p.k && strings.HasPrefix(p.v, "%2F") {
+			st.ret = p.v
 			found = true
 		}
 		if !found && t.kind != kCatchAll {
@@ -675,6 +706,7 @@ func (t *trapSpace) entryFrom(links []ltarget, i int, self loc) []ltarget {
 }
 
 func (t *trapSpace) entryAt(st tstate, rng *rand.Rand, self loc) ltarget {
+	st.ret = t.returnTo(self)
 	to := t.build(st, rng)
 	to.auth = self.auth
 	return ltarget{to, t.entryText}
@@ -682,7 +714,8 @@ func (t *trapSpace) entryAt(st tstate, rng *rand.Rand, self loc) ltarget {
 
 // entryURL is the URL of the space linked from its entryMust page.
 func (t *trapSpace) entryURL() string {
-	return t.entryFrom(nil, t.entryMust, loc{host: t.h.name, auth: t.h.auth})[0].to.String()
+	self := t.h.at(loc{auth: t.h.auth}, t.h.pages[t.entryMust].path)
+	return t.entryFrom(nil, t.entryMust, self)[0].to.String()
 }
 
 func (t *trapSpace) describe() Instance {
@@ -707,6 +740,9 @@ func (t *trapSpace) describe() Instance {
 	}
 	if t.token != nil {
 		links = append(links, "token")
+	}
+	if t.ret != "" {
+		links = append(links, "return")
 	}
 	if len(t.ignored) > 0 {
 		links = append(links, "ignored="+strconv.Itoa(len(t.ignored)))
@@ -742,6 +778,9 @@ func (t *trapSpace) describe() Instance {
 	}
 	if t.token != nil {
 		kind.WriteString(" token:" + t.token.name + "={" + t.token.a.String() + "}")
+	}
+	if t.ret != "" {
+		kind.WriteString(" return:" + t.ret + "={address}")
 	}
 	if t.leaves != nil {
 		kind.WriteString(t.leaves.describe())
@@ -780,7 +819,7 @@ func (w *Web) renderTrap(t *trapSpace, st tstate, self loc) Page {
 	// change with the URL.
 	crng := rngFor(t.seed, ckey)
 	lrng := rngFor(t.seed^0x6c696e6b, ckey)
-	if t.token != nil {
+	if t.token != nil || t.ret != "" {
 		lrng = rngFor(t.seed^0x6c696e6b, self.String())
 	}
 	var tok string
@@ -791,6 +830,7 @@ func (w *Web) renderTrap(t *trapSpace, st tstate, self loc) Page {
 	for i := range t.fanout {
 		n := t.next(st, i, crng)
 		n.token = tok
+		n.ret = t.returnTo(self)
 		to := t.build(n, nil)
 		to.auth = self.auth
 		var text string
@@ -845,4 +885,14 @@ func (w *Web) trapText(t *trapSpace, self loc, links []ltarget, crng, lrng *rand
 		s.links = writeLinks(self, links, lrng)
 	}
 	return finish(s, self)
+}
+
+// returnTo is the return address a link of the space carries from page
+// self, escaped as a query value ("" when the space has none, or self is
+// no page).
+func (t *trapSpace) returnTo(self loc) string {
+	if t.ret == "" || self.path == "" {
+		return ""
+	}
+	return url.QueryEscape(self.target())
 }

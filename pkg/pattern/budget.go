@@ -800,7 +800,12 @@ func Neighbours(u, parent string) bool {
 	// after their chapters ("bki-commands.html" under "bki.html").
 	d, down := deriveRewrite(u, parent)
 	p, up := deriveRewrite(parent, u)
-	return down && d.Suffix == "" || up && p.Suffix == ""
+	if down && d.Suffix == "" || up && p.Suffix == "" {
+		return true
+	}
+	// A page and the address it carries back (returnsTo): a login page
+	// links its return address, the page whose link carried it there.
+	return returnsTo(u, parent) || returnsTo(parent, u)
 }
 
 // nextNumber reports whether two URLs are the same but for one number, a

@@ -30,6 +30,11 @@ func TestDescribe(t *testing.T) {
 		{"other family down a chain", Found{URL: "http://a/event/7", Parent: "http://a/cal/2", ParentHops: 2, ParentOrigin: cal}, false, cal, 2},
 		{"own family down another's chain", Found{URL: "http://a/event/8", Parent: "http://a/event/7", ParentHops: 2, ParentOrigin: cal}, false, KeyOf("/event/"), 3},
 		{"duplicate page", Found{URL: "http://a/p/x", Parent: "http://a/idx/a", ParentDuplicate: true}, false, KeyOf("/idx/"), 1},
+		// The page's own address carried back: the link's family made it up.
+		{"return address", Found{URL: "http://a/signin?back=%2Fcal%2F1", Parent: "http://a/cal/1"}, false, KeyOf("/signin"), 1},
+		{"absolute return address", Found{URL: "http://a/share?u=http%3A%2F%2Fa%2Fcal%2F1&x=2", Parent: "http://a/cal/1"}, false, KeyOf("/share"), 1},
+		{"another page's address", Found{URL: "http://a/signin?back=%2Fcal%2F2", Parent: "http://a/cal/1"}, true, 0, 0},
+		{"another host's address", Found{URL: "http://a/share?u=http%3A%2F%2Fb%2Fcal%2F1", Parent: "http://a/cal/1"}, true, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := NewHost[string]()
@@ -1970,6 +1975,8 @@ func TestNeighbours(t *testing.T) {
 		{"http://a/p/5/print", "http://a/p/5", true}, // a view of the page
 		{"http://a/p/17", "http://a/p/5", false},
 		{"http://a/bki-commands.html", "http://a/bki.html", false},
+		{"http://a/join?back=%2Fsignin%3Fback%3D%252Fc%252Fx", "http://a/signin?back=%2Fc%2Fx", true}, // a return address
+		{"http://a/signin?back=%2Fc%2Fx", "http://a/join?back=%2Fsignin%3Fback%3D%252Fc%252Fx", true}, // and the page it carries
 	} {
 		if got := Neighbours(c.u, c.parent); got != c.want {
 			t.Errorf("Neighbours(%s, %s) = %v, want %v", c.u, c.parent, got, c.want)

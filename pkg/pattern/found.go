@@ -1,6 +1,12 @@
 package pattern
 
-import "github.com/crawlcluster/crawler/pkg/urlnorm"
+import (
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/crawlcluster/crawler/pkg/urlnorm"
+)
 
 // Found is how a URL was found: what Describe needs to tell a URL the site
 // points to from one a URL space generated.
@@ -79,6 +85,10 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 		}
 	case c.Made || f.ParentDuplicate:
 		c.Grounded, c.Origin, c.Hops = false, KeyOf(pfam), 1
+	case returnsTo(f.URL, f.Parent):
+		// The page's own address, carried back (returnsTo): made up by
+		// the page for the URL's family, which pays for it.
+		c.Grounded, c.Origin, c.Hops = false, KeyOf(fam), 1
 	case offshoots && h.offshoot(KeyOf(pfam)):
 		// A page of an offshoot links a new family: generated, charged
 		// to the family the offshoots grew from.
@@ -245,4 +255,80 @@ func (h *Host[T]) pointedOutside(cfg Config, fam string) {
 func (h *Host[T]) familyOf(cfg Config, fam string) *space {
 	e, _ := h.entry(cfg, fam)
 	return e
+}
+
+// returnsTo reports whether u carries the page it was found on, parent, as
+// a parameter's value: a return address (/signin?back=/courses/x,
+// ?returnto=Main_Page, ?next=, ?redirect=), which a site's template writes
+// on every page for its login, language or share link. Such a link is made
+// up by the page, whatever family it belongs to, and is no evidence that
+// the site points to it. Grounded by the page it was found on, a login
+// page's links to its sign-up and recovery pages, each with its own address
+// to return to, were grounded in turn, and the three families grounded
+// each other without end: 885 requests, every one a login form with a few
+// words changed, on an independent web's course catalogue of 36 pages.
+func returnsTo(u, parent string) bool {
+	_, q, ok := strings.Cut(u, "?")
+	if !ok || parent == "" || !(strings.Contains(q, "=/") || strings.Contains(q, "=http") || strings.Contains(q, "%2F") || strings.Contains(q, "%2f")) {
+		return false
+	}
+	_, rest, ok := strings.Cut(parent, "://")
+	i := strings.IndexByte(rest, '/')
+	if !ok || i < 0 {
+		return false
+	}
+	auth, self := urlnorm.Authority(parent), rest[i:]
+	want := ""
+	for p := range strings.SplitSeq(q, "&") {
+		_, v, _ := strings.Cut(p, "=")
+		d, err := url.QueryUnescape(v)
+		if err != nil {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(d, "//"); ok {
+			d = "http://" + rest
+		}
+		if i := strings.Index(d, "://"); i > 0 && d[0] != '/' {
+			if urlnorm.Authority(d) != auth {
+				continue
+			}
+			j := strings.IndexByte(d[i+3:], '/')
+			if j < 0 {
+				continue
+			}
+			d = d[i+3+j:]
+		}
+		if !strings.HasPrefix(d, "/") {
+			continue
+		}
+		if want == "" {
+			want = addressKey(self)
+		}
+		if d == self || addressKey(d) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// addressKey is a path and query in a form that two spellings of one
+// address share: each parameter unescaped, the parameters sorted.
+func addressKey(s string) string {
+	path, q, _ := strings.Cut(s, "?")
+	if q == "" {
+		return path
+	}
+	ps := strings.Split(q, "&")
+	for i, p := range ps {
+		for range 8 {
+			d, err := url.QueryUnescape(p)
+			if err != nil || d == p {
+				break
+			}
+			p = d
+		}
+		ps[i] = p
+	}
+	slices.Sort(ps)
+	return path + "?" + strings.Join(ps, "&")
 }
