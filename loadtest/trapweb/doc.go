@@ -67,6 +67,11 @@
 //     the space is linked from one real page or from many (a random share),
 //     with one entry URL or one per linking page; a few of its URLs may be
 //     listed in the host's sitemap. Trap pages also link a few real pages.
+//     One space in five that is not identical and has no leaves carries a
+//     return address: a parameter of a drawn name whose value is the
+//     escaped path and query of the page that links the URL (a login or
+//     share link's), which the server ignores; its own pages' links carry
+//     theirs, so the addresses nest.
 //   - Leaves: one space in four whose pages are not identical also has
 //     each page (a hub) link 3-30 leaves after its own links, URLs of a
 //     second shape made from the hub's URL: its path (trailing "/" moved
