@@ -406,6 +406,9 @@ type ruleStats struct {
 	// rule no longer holds. At most maxRelistedPaths.
 	open   []Key
 	series int // relistings onto the first one's path since, passed over (maxSeries)
+	// values are the numbers its parameter took in the variants judged
+	// and their links (numbered), at most maxViewValues+1.
+	values []int
 	// led: a variant that proved it distinct linked a URL nobody linked
 	// before that the rule does not apply to (leadsOn): forgotten, it is
 	// not learned again (Host.dead).
@@ -503,7 +506,13 @@ func (h *Host[T]) relistingRule(k Key) bool {
 // off), sizes are not. Read as page numbers, the sizes of an independent
 // web's endless archive were judged by their text and fetched as pages,
 // three requests for each of its views.
-func numbered(r Rewrite, v Verdict) bool {
+//
+// Sizes are few, and each view links the same few; identifiers are as
+// many as the pages (a shop's /shoes?item=12, whose page links items 7, 30
+// and 44 of its listing, no pager's). seen gathers the values the rule's
+// variants and their links gave the parameter: past maxViewValues they
+// name pages whatever their spacing (nil: not gathered).
+func numbered(r Rewrite, v Verdict, seen *[]int) bool {
 	n, ok := pageNumber(r, v.URL)
 	if !ok {
 		return false
@@ -524,8 +533,22 @@ func numbered(r Rewrite, v Verdict) bool {
 			}
 		}
 	}
+	if seen != nil {
+		for _, m := range append(others, n) {
+			if len(*seen) <= maxViewValues && !slices.Contains(*seen, m) {
+				*seen = append(*seen, m)
+			}
+		}
+		if len(*seen) > maxViewValues {
+			return true
+		}
+	}
 	return pagerValues(n, others)
 }
+
+// maxViewValues is the most values a parameter of views by number (page
+// sizes) takes.
+const maxViewValues = 6
 
 // pageNumber is u's value of the rewrite's parameter when that is a
 // number of at most maxPageDigits digits.
@@ -1130,7 +1153,11 @@ func (h *Host[T]) relisted(r Rewrite, v Verdict) (relisted, pending bool) {
 	if r.Segment != "" {
 		return h.mirrored(r, v), false
 	}
-	if r.Param == "" || numbered(r, v) {
+	var seen *[]int
+	if st := h.rules[r]; st != nil {
+		seen = &st.values
+	}
+	if r.Param == "" || numbered(r, v, seen) {
 		return false, false
 	}
 	target, _ := r.Apply(v.URL)

@@ -594,7 +594,7 @@ func TestNumbered(t *testing.T) {
 		{"sizes of another listing", "http://a/cat/x/?pg=25", []string{"http://a/cat/y/?pg=10", "http://a/cat/y/?pg=50"}, true},
 	} {
 		v := Verdict{URL: tc.url, Fresh: tc.links}
-		if got := numbered(Rewrite{Param: "pg"}, v); got != tc.want {
+		if got := numbered(Rewrite{Param: "pg"}, v, nil); got != tc.want {
 			t.Errorf("%s: numbered(%s, links %v) = %v, want %v", tc.name, tc.url, tc.links, got, tc.want)
 		}
 	}
@@ -608,6 +608,32 @@ func TestNumbered(t *testing.T) {
 	h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: true, Relinks: append([]string{"http://a/cat/x/"}, known...), Fresh: []string{"http://a/cat/x/?pg=10", "http://a/cat/x/?pg=50"}})
 	if r, ok := ruleOf(h, "drop parameter pg"); !ok || r.Relisted != 1 || r.Distinct != 0 {
 		t.Fatalf("rule %+v (found %v) after a size of a listing that links its other sizes and the listing's links, want it relisted", r, ok)
+	}
+
+	// Items of two listings by number, each linking a few others of its
+	// listing and what the host linked: as many numbers as pages, so
+	// pages, whatever their spacing.
+	h, known = twoListings(t, cfg)
+	for _, item := range []struct {
+		url   string
+		links []string
+	}{
+		{"http://a/cat/x/?pg=12", []string{"http://a/cat/x/?pg=7", "http://a/cat/x/?pg=30", "http://a/cat/x/?pg=44"}},
+		{"http://a/cat/y/?pg=51", []string{"http://a/cat/y/?pg=53", "http://a/cat/y/?pg=60", "http://a/cat/y/?pg=75"}},
+		{"http://a/cat/x/?pg=30", []string{"http://a/cat/x/?pg=12", "http://a/cat/x/?pg=81", "http://a/cat/x/?pg=97"}},
+	} {
+		if _, d := offer(h, cfg, item.url, strings.TrimSuffix(item.url[:strings.Index(item.url, "?")], "?"), 0, 0); !d.Admit {
+			t.Fatalf("item %s held: %+v (rules %+v)", item.url, d, h.Rules())
+		}
+		h.Observe(cfg, Verdict{URL: item.url, Hash: int64(KeyOf(item.url)), Judged: true, Unlike: true, Relinks: append([]string{item.url[:strings.Index(item.url, "?")]}, known...), Fresh: item.links})
+	}
+	if r, ok := ruleOf(h, "drop parameter pg"); ok && r.Active {
+		t.Errorf("rule %+v active after items by number", r)
+	}
+	for _, u := range []string{"http://a/cat/x/?pg=99", "http://a/cat/y/?pg=88"} {
+		if _, d := offer(h, cfg, u, u[:strings.Index(u, "?")], 0, 0); !d.Admit && d.Reason == ReasonRewrite {
+			t.Errorf("item %s held by the rule: %+v", u, d)
+		}
 	}
 }
 
