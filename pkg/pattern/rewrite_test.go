@@ -630,6 +630,11 @@ func TestNumbered(t *testing.T) {
 	if r, ok := ruleOf(h, "drop parameter pg"); ok && r.Active {
 		t.Errorf("rule %+v active after items by number", r)
 	}
+	// What the numbers were is kept with the rule.
+	h = restarted(t, h)
+	if st := h.rules[Rewrite{Param: "pg"}]; st == nil || len(st.values) <= maxViewValues {
+		t.Errorf("after a restart the rule's values are %v, want more than %d", st, maxViewValues)
+	}
 	for _, u := range []string{"http://a/cat/x/?pg=99", "http://a/cat/y/?pg=88"} {
 		if _, d := offer(h, cfg, u, u[:strings.Index(u, "?")], 0, 0); !d.Admit && d.Reason == ReasonRewrite {
 			t.Errorf("item %s held by the rule: %+v", u, d)
