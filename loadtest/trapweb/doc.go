@@ -25,7 +25,9 @@
 // directory of depth 1-3 with an index page and articles named by a scheme
 // drawn per section (slugs of words, numbers, word-number, dates like
 // /2019/04/slug, number-slug; extension .html, .php, none, a trailing slash
-// and so on). "/" links to every section index; an index links to the first
+// and so on; a third of the sections by number address their articles by a
+// query parameter of a drawn name on the index's path instead, /blog/?p=123,
+// their numbers apart by steps of random size, and have no variants). "/" links to every section index; an index links to the first
 // articles of its section; every article links to the next one in its
 // section (so everything is reachable from "/"), to 3-8 random real pages of
 // its host and, with probability 0.3, to a real page of another host. About

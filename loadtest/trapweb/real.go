@@ -111,6 +111,16 @@ func (w *Web) genReal(h *host) {
 			sec.word = names.word()
 		}
 		sec.style = []string{"slug", "number", "word-number", "date/slug", "number-slug"}[style] + sep + ext
+		// A third of the sections by number address their articles by a
+		// query parameter on the index's path (/blog/?p=123), their
+		// numbers apart by steps of their own: drawn apart from the
+		// host's stream, so that the rest of the web is as it was.
+		qrng := rngFor(h.seed^uint64(s+1)*0x9e3779b97f4a7c15, "query")
+		qkey := ""
+		if style == 1 && qrng.IntN(3) == 0 {
+			qkey = w.v.names[qrng.IntN(len(w.v.names))]
+			sec.style = "number?" + qkey
+		}
 		slug := func() string {
 			ws := make([]string, 2+rng.IntN(4))
 			for i := range ws {
@@ -137,6 +147,10 @@ func (w *Web) genReal(h *host) {
 				}
 				id += stride
 				p = sec.dir + "/" + name + ext
+				if qkey != "" {
+					id += qrng.IntN(2*stride + 5)
+					p = sec.indexP + "?" + qkey + "=" + name
+				}
 				if _, dup := h.byPath[p]; !dup {
 					break
 				}

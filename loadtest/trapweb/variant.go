@@ -66,8 +66,8 @@ func (w *Web) newVariant(h *host, rng *rand.Rand, names *nameDraw) *variantFamil
 }
 
 func (v *variantFamily) covers(i int) bool {
-	if v.h.pages[i].kind != pArticle {
-		return false
+	if v.h.pages[i].kind != pArticle || strings.Contains(v.h.pages[i].path, "?") {
+		return false // an article by a query parameter has no variant: the rules build on paths
 	}
 	return !v.half || mix(v.seed^uint64(i)*0x9e3779b97f4a7c15)&1 == 0
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -82,6 +83,9 @@ func Generate(cfg Config) *Web {
 		}
 		if variantHost[i] && len(h.articles) > 0 {
 			h.variant = w.newVariant(h, rng, names)
+			if !slices.ContainsFunc(h.articles, func(a int32) bool { return h.variant.covers(int(a)) }) {
+				h.variant = nil // every article by a query parameter: none has a variant
+			}
 		}
 		h.disallow = "/" + names.word() + "/" + names.word() + "/"
 		if h.list != nil {
