@@ -259,7 +259,8 @@ func (h *Host[T]) familyOf(cfg Config, fam string) *space {
 
 // returnsTo reports whether u carries the page it was found on, parent, as
 // a parameter's value: a return address (/signin?back=/courses/x,
-// ?returnto=Main_Page, ?next=, ?redirect=), which a site's template writes
+// ?next=http://host/page, ?redirect=; not MediaWiki's ?returnto=Main_Page,
+// which names a title, not a path), which a site's template writes
 // on every page for its login, language or share link. Such a link is made
 // up by the page, whatever family it belongs to, and is no evidence that
 // the site points to it. Grounded by the page it was found on, a login
