@@ -253,6 +253,9 @@ type Candidate struct {
 	// a chain through one. Copies of a page are that page's evidence once:
 	// such a sighting corroborates nothing (referrers).
 	ParentDuplicate bool
+	// View: found on another view of its record (views), a page that
+	// links it whatever the record: no referrer.
+	View bool
 	// Held: held before and decided again (read back from the store after
 	// the parking bound, a restart or a handover): not a new URL its
 	// family's pages found.
@@ -903,7 +906,7 @@ func (r *referrers) add(c Candidate) {
 		return
 	}
 	var p uint64
-	if c.Parent != "" && !Neighbours(c.URL, c.Parent) && !r.nextAgain(c) {
+	if c.Parent != "" && !c.View && !Neighbours(c.URL, c.Parent) && !r.nextAgain(c) {
 		p = uint64(KeyOf(c.Parent))
 		if slices.Contains(r.pages, p) {
 			return
@@ -942,7 +945,7 @@ func (r *referrers) nextAgain(c Candidate) bool {
 // parent: what a sighting of c must bring as Others for add to count them
 // all again.
 func (r *referrers) others(c Candidate) int {
-	if c.Parent != "" && !Neighbours(c.URL, c.Parent) {
+	if c.Parent != "" && !c.View && !Neighbours(c.URL, c.Parent) {
 		return len(r.pages) - 1
 	}
 	return len(r.pages)
@@ -1208,7 +1211,7 @@ func (s *space) copiesOften() bool {
 // (not a neighbour of it: page N links N+1 and N-1 in any space), and
 // returns its family (nil when not counted).
 func (h *Host[T]) relinked(cfg Config, u, parent string, dup bool) (*space, Key) {
-	if urlnorm.Authority(parent) != urlnorm.Authority(u) || Neighbours(u, parent) {
+	if urlnorm.Authority(parent) != urlnorm.Authority(u) || Neighbours(u, parent) || h.views(cfg, u, parent) {
 		return nil, 0
 	}
 	fk := KeyOf(Family(h.space(cfg, u, false)))
@@ -1300,7 +1303,7 @@ func (h *Host[T]) Requeued(cfg Config, hash int64, u, parent string) {
 	// an endless space evidence (a generated web's, 99,911 requests with a
 	// restart every 35 ticks, 713 without).
 	made := parent != "" && KeyOf(Family(h.space(cfg, parent, false))) == q.fam
-	q.refs.add(Candidate{URL: u, Parent: parent, Made: made})
+	q.refs.add(Candidate{URL: u, Parent: parent, Made: made, View: parent != "" && h.views(cfg, u, parent)})
 	h.queued[k] = q
 }
 

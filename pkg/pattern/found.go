@@ -52,6 +52,7 @@ func (h *Host[T]) Describe(cfg Config, f Found) Candidate {
 	}
 	pspace := h.space(cfg, f.Parent, false)
 	c.ParentSpace, c.ParentDuplicate = KeyOf(pspace), f.ParentDuplicate
+	c.View = views(space, pspace, f.URL, f.Parent)
 	if f.Listed {
 		h.pointedOutside(cfg, fam)
 		c.Listed = true
