@@ -931,7 +931,7 @@ func (r *referrers) add(c Candidate) {
 // (TestCalendarOfDistinctMonths). A chain of numbered pages links each
 // from the one before it, and that one counts.
 func (r *referrers) nextAgain(c Candidate) bool {
-	if !nextNumber(c.URL, c.Parent) {
+	if !nextNumber(c.URL, c.Parent) && !dateStep(c.URL, c.Parent) {
 		return false
 	}
 	if r.next {
