@@ -72,6 +72,11 @@ type trapSpace struct {
 	// address of the page that links the URL (a login or share link's
 	// return address): the space's own pages nest theirs ("" = none).
 	ret string
+	// views are the names a record of a grammar space is shown under,
+	// each the path's last segment (by date, by author...): every page
+	// links the other views of its record, its self links stay in its
+	// view (nil = none; recordviews.go).
+	views []string
 
 	fanout      int     // self links per page
 	entryOne    int     // the real page linking to the space, or -1
@@ -104,10 +109,11 @@ type tstate struct {
 	token string
 	ret   string // the return address, escaped, "" when absent
 	path  string // kCatchAll: the path
+	view  int    // with views: the view shown
 }
 
 func (st tstate) clone() tstate {
-	return tstate{vals: slices.Clone(st.vals), ign: slices.Clone(st.ign), token: st.token, ret: st.ret, path: st.path}
+	return tstate{vals: slices.Clone(st.vals), ign: slices.Clone(st.ign), token: st.token, ret: st.ret, path: st.path, view: st.view}
 }
 
 var pathSeps = []string{"/", "-", "_", "."}
@@ -204,16 +210,23 @@ func (w *Web) newTrap(h *host, n int, rng *rand.Rand, names *nameDraw) *trapSpac
 			t.identHrefs = append(t.identHrefs, "?"+q.name+"="+q.a.random(rng))
 		}
 	}
+	var listed []loc
 	if h.sitemap && rng.IntN(3) == 0 {
 		for range 2 + rng.IntN(4) {
 			st := t.randomState(rng, false)
-			t.sitemap = append(t.sitemap, t.build(st, rng).target())
+			listed = append(listed, t.build(st, rng))
 		}
 	}
 	// Last and from a generator of the space's own: the draws above are
 	// those of webs drawn before spaces had leaves.
 	t.leaves = w.drawLeaves(t, names.used)
 	t.ret = w.drawReturn(t, names.used)
+	t.views = w.drawViews(t, names.used)
+	for _, l := range listed {
+		// Built before the views were drawn: each in the first view.
+		l.path = t.viewPath(l.path, 0)
+		t.sitemap = append(t.sitemap, l.target())
+	}
 	return t
 }
 
@@ -376,6 +389,11 @@ func (t *trapSpace) build(st tstate, rng *rand.Rand) loc {
 			q = append(q, kv{qs.name, st.vals[k]})
 			k++
 		}
+		if t.views != nil {
+			p := t.viewPath(path.String(), st.view)
+			path.Reset()
+			path.WriteString(p)
+		}
 	case kFacet:
 		path.WriteString(t.facetPath)
 		for i, f := range t.facets {
@@ -457,7 +475,12 @@ func (t *trapSpace) match(l loc) (tstate, bool) {
 	var st tstate
 	switch t.kind {
 	case kGrammar:
-		vals, ok := matchParts(t.parts, l.path)
+		p, view, ok := t.cutView(l.path)
+		if !ok {
+			return st, false
+		}
+		st.view = view
+		vals, ok := matchParts(t.parts, p)
 		if !ok {
 			return st, false
 		}
@@ -750,6 +773,9 @@ func (t *trapSpace) describe() Instance {
 	if t.leaves != nil {
 		links = append(links, "leaves="+strconv.Itoa(t.leaves.n))
 	}
+	if t.views != nil {
+		links = append(links, "views="+strconv.Itoa(len(t.views)))
+	}
 	var kind strings.Builder
 	kind.WriteString(trapKindNames[t.kind])
 	kind.WriteByte(' ')
@@ -784,6 +810,9 @@ func (t *trapSpace) describe() Instance {
 	}
 	if t.leaves != nil {
 		kind.WriteString(t.leaves.describe())
+	}
+	if t.views != nil {
+		kind.WriteString(" views:" + strings.Join(t.views, "|"))
 	}
 	return Instance{
 		ID:    t.id,
@@ -851,6 +880,7 @@ func (w *Web) renderTrap(t *trapSpace, st tstate, self loc) Page {
 		// still its next value.
 		self1 = append(self1, w.hubLeaves(t, self, ckey)...)
 	}
+	self1 = append(self1, t.viewLinks(st, tok, self)...)
 	nav = append(nav, w.sampled(t, self, ckey)...)
 	return w.trapText(t, self, append(nav, self1...), crng, lrng)
 }
