@@ -16,31 +16,32 @@ const stateVersion = 1
 const maxSavedSpaces = 512
 
 type savedSpace struct {
-	Name        string `json:"n"`
-	Distinct    int    `json:"di,omitempty"`
-	Dup         int    `json:"du,omitempty"`
-	GenDistinct int    `json:"gdi,omitempty"`
-	GenDup      int    `json:"gdu,omitempty"`
-	Lead        int    `json:"l,omitempty"`
-	Evidence    int    `json:"e,omitempty"`
-	SelfEv      int    `json:"sev,omitempty"` // of it, corroborated by its own pages (space.selfEvidence)
-	Real        int    `json:"r,omitempty"`
-	Charged     int    `json:"c,omitempty"`
-	Yield       int    `json:"y,omitempty"`
-	FamDup      int    `json:"fdu,omitempty"`
-	FamDistinct int    `json:"fdi,omitempty"`
-	FamLead     int    `json:"fl,omitempty"`
-	Pages       int    `json:"pg,omitempty"` // evidence came from so many pages of the host
-	Index       []Key  `json:"ix,omitempty"` // pages that linked it as an index does (space.index)
-	Outside     int    `json:"o,omitempty"`  // evidence from other hosts, sitemaps, seeds
-	Relinks     int    `json:"rl,omitempty"` // its known URLs found again on other pages
-	Offered     *int   `json:"of,omitempty"` // its generated URLs first offered; nil in a state saved before it was kept
-	Made        int    `json:"md,omitempty"` // of them, found on its own pages (space.made)
-	RecentNew   int    `json:"rn,omitempty"` // offered and relinks over its latest finds (space.recent)
-	RecentKnown int    `json:"rk,omitempty"`
-	Refound     sketch `json:"rf,omitzero"`  // which of them (space.refound)
-	Linked      sketch `json:"lk,omitzero"`  // distinct pages outside it its pages link (space.linked)
-	Most        int    `json:"lm,omitempty"` // the most of them one page linked
+	Name        string  `json:"n"`
+	Distinct    int     `json:"di,omitempty"`
+	Dup         int     `json:"du,omitempty"`
+	GenDistinct int     `json:"gdi,omitempty"`
+	GenDup      int     `json:"gdu,omitempty"`
+	Lead        int     `json:"l,omitempty"`
+	Evidence    int     `json:"e,omitempty"`
+	SelfEv      int     `json:"sev,omitempty"` // of it, corroborated by its own pages (space.selfEvidence)
+	Real        int     `json:"r,omitempty"`
+	Charged     int     `json:"c,omitempty"`
+	Yield       int     `json:"y,omitempty"`
+	FamDup      int     `json:"fdu,omitempty"`
+	FamDistinct int     `json:"fdi,omitempty"`
+	FamLead     int     `json:"fl,omitempty"`
+	Pages       int     `json:"pg,omitempty"` // evidence came from so many pages of the host
+	Index       []Key   `json:"ix,omitempty"` // pages that linked it as an index does (space.index)
+	Outside     int     `json:"o,omitempty"`  // evidence from other hosts, sitemaps, seeds
+	Relinks     int     `json:"rl,omitempty"` // its known URLs found again on other pages
+	Offered     *int    `json:"of,omitempty"` // its generated URLs first offered; nil in a state saved before it was kept
+	Made        int     `json:"md,omitempty"` // of them, found on its own pages (space.made)
+	RecentNew   int     `json:"rn,omitempty"` // offered and relinks over its latest finds (space.recent)
+	RecentKnown int     `json:"rk,omitempty"`
+	Refound     sketch  `json:"rf,omitzero"`  // which of them (space.refound)
+	Far         *sketch `json:"fa,omitempty"` // which of them far (space.far); nil before it was kept
+	Linked      sketch  `json:"lk,omitzero"`  // distinct pages outside it its pages link (space.linked)
+	Most        int     `json:"lm,omitempty"` // the most of them one page linked
 	// Who pointed to the family first (Host.offshoot).
 	Ext  bool `json:"x,omitempty"`
 	Src1 Key  `json:"s1,omitempty"`
@@ -68,8 +69,11 @@ type savedTreeSpace struct {
 
 type savedTrend struct {
 	Marks [][2]int `json:"m,omitempty"` // offered, refound
-	Level int      `json:"l,omitempty"`
-	Ext   int      `json:"x,omitempty"`
+	// Far is each mark's URLs found again far (space.far); a state saved
+	// before it was kept has none, and its marks' far is their refound.
+	Far   []int `json:"f,omitempty"`
+	Level int   `json:"l,omitempty"`
+	Ext   int   `json:"x,omitempty"`
 }
 
 func (t trend) saved() *savedTrend {
@@ -79,6 +83,7 @@ func (t trend) saved() *savedTrend {
 	st := &savedTrend{Level: t.level, Ext: t.ext}
 	for _, m := range t.marks {
 		st.Marks = append(st.Marks, [2]int{m.offered, m.refound})
+		st.Far = append(st.Far, m.far)
 	}
 	return st
 }
@@ -108,8 +113,13 @@ func trendOf(st *savedTrend) trend {
 		return trend{}
 	}
 	t := trend{level: min(max(st.Level, 0), trendMarks), ext: max(st.Ext, 0)}
-	for _, m := range st.Marks[:min(len(st.Marks), trendMarks)] {
-		t.marks = append(t.marks, trendMark{offered: max(m[0], 0), refound: max(m[1], 0)})
+	for i, m := range st.Marks[:min(len(st.Marks), trendMarks)] {
+		tm := trendMark{offered: max(m[0], 0), refound: max(m[1], 0)}
+		tm.far = tm.refound
+		if len(st.Far) == len(st.Marks) {
+			tm.far = min(max(st.Far[i], 0), tm.refound)
+		}
+		t.marks = append(t.marks, tm)
 	}
 	return t
 }
@@ -192,7 +202,7 @@ func (h *Host[T]) Snapshot() ([]byte, bool) {
 		offered := e.offered
 		s.Spaces = append(s.Spaces, savedSpace{Name: e.name, Distinct: e.distinct, Dup: e.dup, GenDistinct: e.genDistinct, GenDup: e.genDup,
 			Lead: e.lead, Evidence: e.evidence, SelfEv: e.selfEvidence, Real: e.real, Charged: e.charged, Yield: e.yield,
-			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Index: e.index, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved(), Branch: e.branch.saved(), Growing: e.branch.growing, Tree: e.tree.saved(), TreeFull: e.tree.full})
+			FamDup: e.famDup, FamDistinct: e.famDistinct, FamLead: e.famLead, Pages: e.pages, Index: e.index, Outside: e.outside, Relinks: e.relinks, Offered: &offered, Made: e.made, RecentNew: e.recent.new, RecentKnown: e.recent.known, Refound: e.refound, Far: &e.far, Linked: e.linked, Most: e.most, Ext: e.ext, Src1: e.src1, Src2: e.src2, Owed: e.owed, Trend: e.trend.saved(), Branch: e.branch.saved(), Growing: e.branch.growing, Tree: e.tree.saved(), TreeFull: e.tree.full})
 	}
 	sort.Slice(s.Spaces, func(i, j int) bool {
 		a, b := spaceActivity(s.Spaces[i]), spaceActivity(s.Spaces[j])
@@ -259,7 +269,10 @@ func (h *Host[T]) Restore(b []byte) error {
 			genAdmitted: e.GenDistinct + e.GenDup, // what was in flight is fetched again or held anew
 			genTaken:    e.GenDistinct + e.GenDup,
 			lead:        e.Lead, evidence: e.Evidence, selfEvidence: min(max(e.SelfEv, 0), e.Evidence), real: e.Real, charged: e.Charged, yield: e.Yield,
-			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), index: e.Index[:min(len(e.Index), maxIndexPages)], outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
+			famDup: e.FamDup, famDistinct: e.FamDistinct, famLead: e.FamLead, pages: min(e.Pages, e.Evidence), index: e.Index[:min(len(e.Index), maxIndexPages)], outside: min(e.Outside, e.Evidence), relinks: max(e.Relinks, 0), refound: e.Refound, far: e.Refound, linked: e.Linked, most: max(e.Most, 0), ext: e.Ext, src1: e.Src1, src2: e.Src2}
+		if e.Far != nil {
+			sp.far = *e.Far
+		}
 		sp.beyond = sp.linked.count() - sp.most
 		sp.owed = owedOf(e.Owed)
 		sp.trend = trendOf(e.Trend)

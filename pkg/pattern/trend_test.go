@@ -42,6 +42,7 @@ func trendCrawl(seed uint64, fan, pages int, link func(rng *rand.Rand, known int
 			if seen[u] {
 				s.relinks++
 				s.refound.add(uint64(u) + 1)
+				s.far.add(uint64(u) + 1)
 				s.mark()
 				continue
 			}
@@ -105,6 +106,9 @@ func TestTrendSaved(t *testing.T) {
 		if i%5 == 0 && s.offered > 0 {
 			s.relinks++
 			s.refound.add(uint64(i % (s.offered + 1)))
+			if i%10 == 0 {
+				s.far.add(uint64(i % (s.offered + 1)))
+			}
 		} else {
 			s.offered++
 		}
@@ -121,12 +125,52 @@ func TestTrendSaved(t *testing.T) {
 			t.Errorf("mark %d: restored %+v, saved %+v", i, back.marks[i], s.trend.marks[i])
 		}
 	}
+	old := s.trend.saved()
+	old.Far = nil // a state saved before far was kept: far is refound
+	for i, m := range trendOf(old).marks {
+		if m.far != m.refound || m.refound != s.trend.marks[i].refound {
+			t.Errorf("mark %d of a state without far: restored %+v", i, m)
+		}
+	}
 	if trendOf(nil).ext != 0 || (trend{}).saved() != nil {
 		t.Error("an empty trend is not saved as empty")
 	}
 	bad := trendOf(&savedTrend{Marks: make([][2]int, 100), Level: -3, Ext: -7})
 	if len(bad.marks) > trendMarks || bad.level < 0 || bad.ext < 0 {
 		t.Errorf("crafted state restored as %d marks, level %d, ext %d", len(bad.marks), bad.level, bad.ext)
+	}
+}
+
+// TestChainNotGranted: a family whose estimate held while its finds doubled
+// is granted more, unless what held was the count of its URLs its
+// neighbours found again (a chain: far, read without them, has too few to
+// estimate); and a chain's URLs found again earn no more than a family's
+// that is not closing.
+func TestChainNotGranted(t *testing.T) {
+	family := func(far int) *space {
+		s := &space{offered: 300, relinks: 200, charged: 120}
+		for i := range 100 {
+			s.refound.add(uint64(KeyOf(word(i))))
+			if i < far {
+				s.far.add(uint64(KeyOf(word(i))))
+			}
+		}
+		s.trend.marks = make([]trendMark, 3) // marks 0-2, at 32<<i finds
+		s.trend.marks[2] = trendMark{offered: 250, refound: 70, far: min(far, 70)}
+		return s
+	}
+	if s := family(100); !s.converge() || s.chain() {
+		t.Errorf("pages found again by far pages: converge false or a chain (ext %d)", s.trend.ext)
+	}
+	if s := family(5); s.converge() || !s.chain() {
+		t.Errorf("pages found again by their neighbours: granted %d, or no chain", s.trend.ext)
+	}
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	h.real = 10
+	section, chain := family(100), family(5)
+	if a, b := h.allowanceAt(cfg, section, false), h.allowanceAt(cfg, chain, false); b.refound >= a.refound {
+		t.Errorf("a chain's URLs found again earn %d, a section's %d", b.refound, a.refound)
 	}
 }
 
