@@ -17,7 +17,7 @@ func TestRecordViews(t *testing.T) {
 	t.Parallel()
 	var seen atomic.Int64
 	forSeeds(t, 8, 400, func(t *testing.T, seed int64) {
-		w := Generate(Config{Seed: seed, Hosts: 16, Pages: 15})
+		w := Generate(Config{Seed: seed, Hosts: 40, Pages: 15})
 		rng := rand.New(rand.NewPCG(uint64(seed), 5))
 		for _, in := range w.Instances() {
 			_, names, ok := strings.Cut(in.Kind, " views:")
