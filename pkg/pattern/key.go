@@ -242,3 +242,23 @@ func insertSorted(keys []string, k string) []string {
 	keys[i] = k
 	return keys
 }
+
+// rawPath returns a URL's path (from its first slash) and its query, without
+// a fragment.
+func rawPath(u string) (path, query string) {
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		u = rest
+	}
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		u = u[:i]
+	}
+	i := strings.IndexAny(u, "/?")
+	if i < 0 {
+		return "/", ""
+	}
+	path, query, _ = strings.Cut(u[i:], "?")
+	if path == "" {
+		path = "/"
+	}
+	return path, query
+}

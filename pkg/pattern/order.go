@@ -49,12 +49,7 @@ func (h *Host[T]) Raised(cfg Config, page string, relinks []string) []string {
 // section returns the first path segment of a normalized URL with its
 // slashes ("/docs/"), or the path of a file at the root ("/about.html").
 func section(u string) string {
-	_, rest, _ := strings.Cut(u, "://")
-	i := strings.IndexAny(rest, "/?")
-	if i < 0 || rest[i] == '?' {
-		return "/"
-	}
-	path, _, _ := strings.Cut(rest[i:], "?")
+	path, _ := rawPath(u)
 	if j := strings.IndexByte(path[1:], '/'); j >= 0 {
 		return path[:j+2]
 	}

@@ -22,11 +22,20 @@ import "strings"
 // page of the site (Debian's apache2-doc: 19 of them held when they were
 // taken for views).
 func views(uSpace, pSpace, u, parent string) bool {
+	ur, pr, ok := viewShaped(u, parent)
+	return ok && viewsOf(ur, pr, uSpace, pSpace)
+}
+
+// viewShaped returns the paths of u and parent when they could be views of
+// one record: the same query, other paths of as many segments.
+func viewShaped(u, parent string) (ur, pr string, ok bool) {
 	ur, uq := rawPath(u)
 	pr, pq := rawPath(parent)
-	if uq != pq || ur == pr || strings.Count(ur, "/") != strings.Count(pr, "/") {
-		return false
-	}
+	return ur, pr, uq == pq && ur != pr && strings.Count(ur, "/") == strings.Count(pr, "/")
+}
+
+// viewsOf is views on the paths viewShaped returned.
+func viewsOf(ur, pr, uSpace, pSpace string) bool {
 	us, _, _ := strings.Cut(uSpace, "?")
 	ps, _, _ := strings.Cut(pSpace, "?")
 	a, b := strings.Split(ur, "/"), strings.Split(pr, "/")
@@ -49,33 +58,9 @@ func views(uSpace, pSpace, u, parent string) bool {
 	return differ == 1 && key
 }
 
-// rawPath returns a URL's path (from its first slash) and its query, without
-// a fragment.
-func rawPath(u string) (path, query string) {
-	if _, rest, ok := strings.Cut(u, "://"); ok {
-		u = rest
-	}
-	if i := strings.IndexByte(u, '#'); i >= 0 {
-		u = u[:i]
-	}
-	i := strings.IndexAny(u, "/?")
-	if i < 0 {
-		return "/", ""
-	}
-	path, query, _ = strings.Cut(u[i:], "?")
-	if path == "" {
-		path = "/"
-	}
-	return path, query
-}
-
 // views is the package function on the host's spaces of u and parent, which
 // it looks up only for two paths that could be views.
 func (h *Host[T]) views(cfg Config, u, parent string) bool {
-	ur, uq := rawPath(u)
-	pr, pq := rawPath(parent)
-	if uq != pq || ur == pr || strings.Count(ur, "/") != strings.Count(pr, "/") {
-		return false
-	}
-	return views(h.space(cfg, u, false), h.space(cfg, parent, false), u, parent)
+	ur, pr, ok := viewShaped(u, parent)
+	return ok && viewsOf(ur, pr, h.space(cfg, u, false), h.space(cfg, parent, false))
 }
