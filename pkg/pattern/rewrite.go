@@ -354,6 +354,9 @@ func insertedSegment(u, parent string) (string, bool) {
 	if !uok || !pok || strings.Count(u, "/") != strings.Count(p, "/")+1 {
 		return "", false
 	}
+	if uh, _, _ := strings.Cut(u, "/"); !strings.HasPrefix(p, uh) || len(p) > len(uh) && p[len(uh)] != '/' {
+		return "", false // another host: the host is no segment
+	}
 	// Skip the segments both start with. u has one '/' more than p, so it
 	// has a segment after each one p has.
 	for {

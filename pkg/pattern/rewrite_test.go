@@ -20,8 +20,8 @@ func splitInsertedSegment(u, parent string) (string, bool) {
 		return strings.Split(rest, "/")
 	}
 	us, ps := segments(u), segments(parent)
-	if us == nil || ps == nil || len(us) != len(ps)+1 {
-		return "", false
+	if us == nil || ps == nil || len(us) != len(ps)+1 || us[0] != ps[0] {
+		return "", false // or another host
 	}
 	i := 0
 	for i < len(ps) && us[i] == ps[i] {
@@ -45,8 +45,9 @@ func TestInsertedSegment(t *testing.T) {
 		{"http://h/a//b", "http://h/a/b", "", false}, // an empty segment added
 		{"http://h/x/a/b", "http://h/a/c", "", false},
 		{"http://h/a/b", "http://h/a/b", "", false},
-		{"http://g/a/b", "http://h/a", "", false}, // another host is the added segment only if the rest follows
-		{"http://h2/h/a", "http://h/a", "h2", true},
+		{"http://g/a/b", "http://h/a", "", false},
+		{"http://h2/h/a", "http://h/a", "", false}, // another host: a rewrite drops no host
+		{"http://h/x", "http://h", "x", true},      // a parent with no path
 		{"h/a/b", "http://h/a", "", false},
 	} {
 		got, ok := insertedSegment(tc.u, tc.parent)
@@ -121,6 +122,7 @@ func FuzzInsertedSegment(f *testing.F) {
 	f.Add("http://h/a/print/b/", "http://h/a/b/")
 	f.Add("http://h/a//b", "http://h/a/b")
 	f.Add("http://h2/h/a", "http://h/a")
+	f.Add("http://h#/", "http://h/") // a host that is not what urlnorm.Authority reads
 	fuzzAgainst(f, "insertedSegment", insertedSegment, splitInsertedSegment, nil)
 }
 
