@@ -316,6 +316,9 @@ func TestContentModes(t *testing.T) {
 			if in.Class == Variant {
 				checkVariants(t, w, in)
 				count("variant-" + in.Mode)
+				if strings.Contains(in.Kind, "growing") {
+					count("variant-growing")
+				}
 				continue
 			}
 			urls := walkInstance(w, in.Entry, 25, rng)
@@ -356,12 +359,53 @@ func TestContentModes(t *testing.T) {
 			})
 		}
 	})
-	for _, m := range []string{"identical", "near", "distinct", "mixed", "variant-identical", "variant-near"} {
+	for _, m := range []string{"identical", "near", "distinct", "mixed", "variant-identical", "variant-near", "variant-growing"} {
 		if counts[m] == 0 {
 			t.Errorf("no %s instance checked", m)
 		}
 	}
 	t.Logf("instances checked: %v", counts)
+}
+
+// checkGrowing follows a growing family's variant v (URL l) of real page u
+// a few steps: each step's page links 2-3 variants of u, each its own value
+// with one id more after the family's separator, and links its article's
+// other links; its text is the article's with a few words changed.
+func checkGrowing(t *testing.T, w *Web, in Instance, l, u string, v, real Page) {
+	t.Helper()
+	sep := in.Kind[strings.LastIndex(in.Kind, "sep=")+len("sep="):]
+	others := func(p Page) (rest []string, grown []string) {
+		for _, x := range p.Links {
+			if c, i := w.Classify(x); c == Variant && i == in.ID {
+				grown = append(grown, x)
+			} else {
+				rest = append(rest, x)
+			}
+		}
+		return rest, grown
+	}
+	realRest, _ := others(real)
+	for step := range 4 {
+		rest, grown := others(v)
+		if !slices.Equal(rest, realRest) {
+			t.Fatalf("%s: variant %s of %s links %v besides its variants, the article %v", in.ID, l, u, rest, realRest)
+		}
+		if len(grown) < 2 || len(grown) > 3 {
+			t.Fatalf("%s: variant %s links %d variants, want 2-3", in.ID, l, len(grown))
+		}
+		for _, g := range grown {
+			if !strings.HasPrefix(g, l+sep) || strings.Contains(g[len(l+sep):], sep) {
+				t.Fatalf("%s: variant %s links %s, not itself with one id more", in.ID, l, g)
+			}
+		}
+		if d := simhash.Distance(simhash.Fingerprint(v.Text), simhash.Fingerprint(real.Text)); d > simhash.CloseDistance {
+			t.Fatalf("%s: variant %s (step %d) of %s at distance %d", in.ID, l, step, u, d)
+		}
+		l = grown[0]
+		if v = w.Get(l); v.Status != 200 || v.Class != Variant || v.Instance != in.ID {
+			t.Fatalf("%s: %s: %d %v %q", in.ID, l, v.Status, v.Class, v.Instance)
+		}
+	}
 }
 
 // checkVariants compares the variants real pages link to with the pages.
@@ -385,6 +429,11 @@ func checkVariants(t *testing.T, w *Web, in Instance) {
 			// canonical in the families drawn to.
 			if want := strings.Contains(in.Links, "canonical"); want != (v.Canonical == u) {
 				t.Fatalf("%s: variant %s of %s names %q canonical (family's %q)", in.ID, l, u, v.Canonical, in.Links)
+			}
+			if strings.Contains(in.Kind, "growing") {
+				checkGrowing(t, w, in, l, u, v, real)
+				n++
+				continue
 			}
 			body := bytes.Replace(v.Body, []byte(`<link rel="canonical" href="`+u+"\">\n"), nil, 1)
 			if in.Mode == "identical" && !bytes.Equal(body, real.Body) {
@@ -546,12 +595,15 @@ func TestDrawsEverything(t *testing.T) {
 				seen["variant:"+variantRuleNames[v.rule]] = true
 				seen[fmt.Sprintf("variant-near:%v", v.near)] = true
 				seen[fmt.Sprintf("variant-half:%v", v.half)] = true
+				if v.rule == vQueryVarying {
+					seen[fmt.Sprintf("variant-grow:%v", v.grow)] = true
+				}
 			}
 		}
 	}
 	want := []string{"real-listing", "sitemap-host", "entry-one", "entry-many", "entry-varies", "entry-widget", "sample-real", "sitemap-listed",
 		"token", "ignored-params", "leaves", "self-many", "self-few", "path-slots", "query-slots",
-		"variant-near:true", "variant-near:false", "variant-half:true", "variant-half:false"}
+		"variant-near:true", "variant-near:false", "variant-half:true", "variant-half:false", "variant-grow:true", "variant-grow:false"}
 	for _, m := range modeNames {
 		want = append(want, "mode:"+m)
 	}

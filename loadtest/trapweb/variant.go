@@ -37,6 +37,11 @@ type variantFamily struct {
 	half      bool
 	near      bool
 	canonical bool // its pages name their article canonical (<link rel="canonical">)
+	// grow (vQueryVarying): the variant's value is a list of ids joined by
+	// gsep, and its page links itself with one id more (?name=12,40 on
+	// ?name=12), as a control that adds to what a page shows: endless.
+	grow      bool
+	gsep      string
 	nearWords int
 	seed      uint64
 	label     string
@@ -58,6 +63,10 @@ func (w *Web) newVariant(h *host, rng *rand.Rand, names *nameDraw) *variantFamil
 	v.value = []string{"1", "true", "yes", "on", names.word()}[rng.IntN(5)]
 	// From the seed, not rng: the draws of everything after stay as they were.
 	v.canonical = mix(v.seed^0xca70)&1 == 0
+	if v.rule == vQueryVarying && mix(v.seed^0x960)&1 == 0 {
+		v.grow = true
+		v.gsep = []string{",", ".", "~", "_", "-"}[mix(v.seed^0x5e9)%5]
+	}
 	v.label = capitalize(v.name)
 	if !slices.ContainsFunc(h.articles, func(i int32) bool { return v.covers(int(i)) }) {
 		v.half = false // a family nothing links would not be one
@@ -118,6 +127,23 @@ func validID(s string) bool {
 	return true
 }
 
+// maxGrown is the most ids a growing family's value lists: past it, 404.
+const maxGrown = 64
+
+// validValue is a value of vQueryVarying: an id, or a list of them.
+func (v *variantFamily) validValue(x string) bool {
+	if !v.grow {
+		return validID(x)
+	}
+	n := 0
+	for id := range strings.SplitSeq(x, v.gsep) {
+		if n++; n > maxGrown || !validID(id) {
+			return false
+		}
+	}
+	return true
+}
+
 // match parses l as a variant: the real page index and the value.
 func (v *variantFamily) match(l loc) (int, string, bool) {
 	var cands []string
@@ -128,7 +154,7 @@ func (v *variantFamily) match(l loc) (int, string, bool) {
 		if !ok || k != v.name || strings.Contains(x, "&") {
 			return 0, "", false
 		}
-		if (v.rule == vQueryFixed && x != v.value) || (v.rule == vQueryVarying && !validID(x)) {
+		if (v.rule == vQueryFixed && x != v.value) || (v.rule == vQueryVarying && !v.validValue(x)) {
 			return 0, "", false
 		}
 		val = x
@@ -207,13 +233,17 @@ func (v *variantFamily) describe() Instance {
 			break
 		}
 	}
+	kind := fmt.Sprintf("%s name=%s", variantRuleNames[v.rule], v.name)
+	if v.grow {
+		kind += " growing sep=" + v.gsep
+	}
 	return Instance{
 		ID:    v.id,
 		Host:  v.h.name,
 		Class: Variant,
 		Mode:  mode,
 		Links: "variant-of=" + cover,
-		Kind:  fmt.Sprintf("%s name=%s", variantRuleNames[v.rule], v.name),
+		Kind:  kind,
 		Entry: entry,
 	}
 }
@@ -230,6 +260,18 @@ func (w *Web) renderVariant(h *host, i int, self loc) Page {
 	}
 	if v.canonical {
 		s.canonical = "http://" + h.auth + h.pages[i].path
+	}
+	if v.grow {
+		// Itself with one id more, in place of the article's ids.
+		_, val, _ := v.match(self)
+		s.links = slices.DeleteFunc(s.links, func(l link) bool { return strings.HasPrefix(l.text, v.label+" ") })
+		rng := rngFor(v.seed^0x960, self.target())
+		var more []ltarget
+		for range 2 + rng.IntN(2) {
+			id := strconv.Itoa(1 + rng.IntN(999_999))
+			more = append(more, ltarget{h.at(self, v.path(h.pages[i].path, val+v.gsep+id)), v.label + " " + id})
+		}
+		s.links = append(s.links, writeLinks(self, more, rng)...)
 	}
 	return finish(s, self)
 }

@@ -1055,6 +1055,15 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		// a listing by a parameter, or another order of its first page.
 		// The rule waits for a variant of another page.
 		st.series++
+	case v.Unlike && v.Close && accumulates(r, v):
+		// Its target with a few words changed, whose every new link is
+		// itself with one more value (?expand=a|b on ?expand=a): a
+		// control that adds to what the page shows, each value a page
+		// more, that leads nowhere else. Judged distinct, it reverted
+		// "drop parameter expand" on an independent web's host whose
+		// pages link little else, and 311 of its 426 requests were
+		// such pages.
+		st.dup++
 	case v.Unlike && v.Close && st.dup > st.relistings:
 		// The target with a few words changed, of a rule that copies
 		// proved (a session's variant of a listing's second page, 6
@@ -1094,6 +1103,34 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 		st.paroled = true
 	}
 	h.grow(parkKey{parkRewrite, r.key()})
+}
+
+// accumulates reports whether every URL a variant by a parameter linked
+// first (Fresh) is itself, by its rule, with more added to its value after a
+// separator (?f=a,b and ?f=a,c on ?f=a), and there is one. A listing's next
+// page links articles of its own; an item's page (?item=12) links other
+// items, whose values do not extend its own.
+func accumulates(r Rewrite, v Verdict) bool {
+	if r.Param == "" || r.compound() || strings.IndexByte(r.Param, '&') >= 0 || len(v.Fresh) == 0 {
+		return false
+	}
+	_, q, _ := strings.Cut(v.URL, "?")
+	own, ok := paramValue(q, r.Param)
+	if !ok || own == "" {
+		return false
+	}
+	target, _ := r.Apply(v.URL)
+	for _, u := range v.Fresh {
+		_, q, _ := strings.Cut(u, "?")
+		val, ok := paramValue(q, r.Param)
+		if !ok || len(val) <= len(own)+1 || !strings.HasPrefix(val, own) || !isSeparator(val[len(own)]) {
+			return false
+		}
+		if t, ok := r.Apply(u); !ok || t != target {
+			return false
+		}
+	}
+	return true
 }
 
 // Relisting: a variant by a query parameter that is distinct from its

@@ -1146,3 +1146,62 @@ func TestRewriteOnParole(t *testing.T) {
 		}
 	}
 }
+
+// TestAccumulatingVariants: a control that adds a value to a parameter
+// (?show=a, whose page links ?show=a,b and ?show=a,c) makes variants that are
+// their page with a few words changed (Close) and lead nowhere but to more
+// of themselves: they prove "drop parameter show" as copies do. A close
+// variant whose new links are other values (an item's page linking other
+// items) is judged distinct, as before.
+func TestAccumulatingVariants(t *testing.T) {
+	cfg := DefaultConfig()
+	for _, tc := range []struct {
+		name   string
+		fresh  func(own string) []string
+		active bool
+	}{
+		{"values added", func(own string) []string {
+			return []string{"http://h/p/x.html?show=" + own + "%7Cq1", "http://h/p/x.html?show=" + own + "%7Cq2"}
+		}, true},
+		{"other values", func(own string) []string {
+			return []string{"http://h/p/x.html?show=q1", "http://h/p/x.html?show=q2"}
+		}, false},
+		{"values added and an article", func(own string) []string {
+			return []string{"http://h/p/x.html?show=" + own + ",q1", "http://h/post/new.html"}
+		}, false},
+		{"a longer word, not a value added", func(own string) []string {
+			return []string{"http://h/p/x.html?show=" + own + "q1"}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewHost[string]()
+			for _, p := range []string{"a", "b", "c", "x"} {
+				offer(h, cfg, "http://h/p/"+p+".html", "http://h/", 0, 0)
+			}
+			observe := func(u string) {
+				_, q, _ := strings.Cut(u, "?")
+				own, _ := paramValue(q, "show")
+				fresh := tc.fresh(own)
+				for i, f := range fresh { // on the variant's own page
+					fresh[i] = strings.Replace(f, "/p/x.html", u[len("http://h"):strings.IndexByte(u, '?')], 1)
+				}
+				h.Observe(cfg, Verdict{URL: u, Hash: int64(KeyOf(u)), Judged: true, Unlike: true, Close: true, Fresh: fresh})
+			}
+			for _, p := range []string{"a", "b", "c"} {
+				u := "http://h/p/" + p + ".html?show=w" + p
+				_, d := offer(h, cfg, u, "http://h/p/"+p+".html", 0, 0)
+				if d.Admit {
+					observe(u)
+				}
+				h.Release(cfg, func(u string, _ Candidate, _ Decision) { observe(u) })
+			}
+			r, ok := ruleOf(h, "drop parameter show")
+			if !ok {
+				t.Fatalf("rules %+v, want drop parameter show", h.Rules())
+			}
+			if r.Active != tc.active || !tc.active && r.Distinct == 0 {
+				t.Errorf("rule %+v, want active %v", r, tc.active)
+			}
+		})
+	}
+}
