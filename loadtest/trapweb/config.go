@@ -19,6 +19,12 @@ type Config struct {
 	// family of variants (print/amp/share/reply-like); default 0.3 (0
 	// means the default, a negative share none).
 	VariantHosts float64
+	// CaselessHosts is the share of ordinary hosts that answer every
+	// spelling of a path in upper and lower case with its page, and spell
+	// some of their links so (caseless.go); default none, so that the
+	// webs drawn without it are as they were (trapsim's
+	// TestCaselessHosts draws them).
+	CaselessHosts float64
 	// ListViews is the share of real listings offered in other orders and
 	// layouts as well (views.go); default 0.5 (0 means the default, a
 	// negative share none).
@@ -55,6 +61,7 @@ func (c Config) withDefaults() Config {
 	if c.ListViews == 0 {
 		c.ListViews = 0.5
 	}
+	c.CaselessHosts = min(max(c.CaselessHosts, 0), 1)
 	c.ListViews = min(max(c.ListViews, 0), 1)
 	c.TrapHosts = min(max(c.TrapHosts, 0), 1)
 	c.VariantHosts = min(max(c.VariantHosts, 0), 1)

@@ -312,6 +312,9 @@ func (w *Web) pageSpec(h *host, i int, self loc, view *viewState) *spec {
 	if h.variant != nil {
 		body = append(body, h.variant.links(i, self)...)
 	}
+	if h.caseless != nil {
+		body = h.caseless.respell(body, self, p.path, self.target() != p.path, i == 0)
+	}
 	rng.Shuffle(len(body), func(a, b int) { body[a], body[b] = body[b], body[a] })
 	s.links = writeLinks(self, append(nav, body...), rng)
 	return s

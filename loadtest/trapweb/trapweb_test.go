@@ -310,7 +310,7 @@ func TestContentModes(t *testing.T) {
 		counts[k]++
 	}
 	forSeeds(t, 8, 300, func(t *testing.T, seed int64) {
-		w := Generate(Config{Seed: seed, Hosts: 16, Pages: 15})
+		w := Generate(Config{Seed: seed, Hosts: 16, Pages: 15, CaselessHosts: 0.1})
 		rng := rand.New(rand.NewPCG(uint64(seed), 3))
 		for _, in := range w.Instances() {
 			if in.Class == Variant {
@@ -376,9 +376,12 @@ func checkGrowing(t *testing.T, w *Web, in Instance, l, u string, v, real Page) 
 	sep := in.Kind[strings.LastIndex(in.Kind, "sep=")+len("sep="):]
 	others := func(p Page) (rest []string, grown []string) {
 		for _, x := range p.Links {
-			if c, i := w.Classify(x); c == Variant && i == in.ID {
+			switch c, i := w.Classify(x); {
+			case c == Variant && i == in.ID:
 				grown = append(grown, x)
-			} else {
+			case c == Trap && strings.HasSuffix(i, "#c"):
+				// A caseless host's spellings: drawn by the page's URL.
+			default:
 				rest = append(rest, x)
 			}
 		}
@@ -453,7 +456,7 @@ func checkVariants(t *testing.T, w *Web, in Instance) {
 func TestTrapsInfinite(t *testing.T) {
 	t.Parallel()
 	forSeeds(t, 4, 400, func(t *testing.T, seed int64) {
-		w := Generate(Config{Seed: seed, Hosts: 10, Pages: 10})
+		w := Generate(Config{Seed: seed, Hosts: 10, Pages: 10, CaselessHosts: 0.1})
 		rng := rand.New(rand.NewPCG(uint64(seed), 4))
 		for _, in := range w.Instances() {
 			if in.Class != Trap || in.Finite {
@@ -471,7 +474,7 @@ func TestTrapsInfinite(t *testing.T) {
 func TestEntriesLinked(t *testing.T) {
 	t.Parallel()
 	forSeeds(t, 4, 500, func(t *testing.T, seed int64) {
-		w := Generate(Config{Seed: seed, Hosts: 16, Pages: 15})
+		w := Generate(Config{Seed: seed, Hosts: 16, Pages: 15, CaselessHosts: 0.1})
 		checkLinked(t, w)
 		for _, s := range w.Seeds() {
 			for _, u := range sitemapLocs(t, w, s) {
@@ -538,7 +541,7 @@ func TestDrawsEverything(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
 	for seed := range int64(20) {
-		w := Generate(Config{Seed: seed})
+		w := Generate(Config{Seed: seed, CaselessHosts: 0.1})
 		for _, h := range w.hosts {
 			if h.list != nil {
 				seen["real-listing"] = true
@@ -591,6 +594,9 @@ func TestDrawsEverything(t *testing.T) {
 					seen["query-slots"] = true
 				}
 			}
+			if c := h.caseless; c != nil {
+				seen[fmt.Sprintf("caseless-near:%v", c.near)] = true
+			}
 			if v := h.variant; v != nil {
 				seen["variant:"+variantRuleNames[v.rule]] = true
 				seen[fmt.Sprintf("variant-near:%v", v.near)] = true
@@ -603,7 +609,7 @@ func TestDrawsEverything(t *testing.T) {
 	}
 	want := []string{"real-listing", "sitemap-host", "entry-one", "entry-many", "entry-varies", "entry-widget", "sample-real", "sitemap-listed",
 		"token", "ignored-params", "leaves", "self-many", "self-few", "path-slots", "query-slots",
-		"variant-near:true", "variant-near:false", "variant-half:true", "variant-half:false", "variant-grow:true", "variant-grow:false"}
+		"variant-near:true", "variant-near:false", "variant-half:true", "variant-half:false", "variant-grow:true", "variant-grow:false", "caseless-near:true", "caseless-near:false"}
 	for _, m := range modeNames {
 		want = append(want, "mode:"+m)
 	}
@@ -809,5 +815,51 @@ func TestWidgets(t *testing.T) {
 	}
 	if widgets == 0 || samplers == 0 {
 		t.Fatalf("20 seeds drew %d widgets and %d samplers", widgets, samplers)
+	}
+}
+
+// TestCaseless: a caseless host answers a spelling of a real page's path in
+// other cases with that page (a few words changed, in near hosts), and the
+// spelling's page links the host's pages in other spellings, each leading
+// back to its own page.
+func TestCaseless(t *testing.T) {
+	t.Parallel()
+	n := 0
+	forSeeds(t, 6, 600, func(t *testing.T, seed int64) {
+		w := Generate(Config{Seed: seed, Hosts: 20, Pages: 15, CaselessHosts: 0.2})
+		for _, in := range w.Instances() {
+			if in.Kind != "caseless" {
+				continue
+			}
+			n++
+			u := in.Entry
+			for step := range 5 {
+				p := w.Get(u)
+				if p.Status != 200 || p.Class != Trap || p.Instance != in.ID {
+					t.Fatalf("%s: %s: %d %v %q", in.ID, u, p.Status, p.Class, p.Instance)
+				}
+				l, _ := parseLoc(u)
+				real := w.Get("http://" + l.auth + strings.ToLower(l.path) + map[bool]string{true: "?" + l.query}[l.query != ""])
+				if real.Class != Real || real.Title != p.Title {
+					t.Fatalf("%s: %s is %q, its lower case %v %q", in.ID, u, p.Title, real.Class, real.Title)
+				}
+				if d := simhash.Distance(simhash.Fingerprint(p.Text), simhash.Fingerprint(real.Text)); d > simhash.CloseDistance || !strings.Contains(in.Links, "near") && p.Text != real.Text {
+					t.Fatalf("%s (%s): %s at distance %d from its page", in.ID, in.Links, u, d)
+				}
+				var next []string
+				for _, x := range p.Links {
+					if c, i := w.Classify(x); c == Trap && i == in.ID {
+						next = append(next, x)
+					}
+				}
+				if len(next) == 0 {
+					t.Fatalf("%s: %s (step %d) links no other spelling", in.ID, u, step)
+				}
+				u = next[len(next)-1]
+			}
+		}
+	})
+	if n == 0 {
+		t.Error("no caseless host drawn")
 	}
 }

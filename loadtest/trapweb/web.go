@@ -50,6 +50,7 @@ type host struct {
 	disallow string
 	traps    []*trapSpace
 	variant  *variantFamily
+	caseless *caseless
 	big      *bigSpace
 }
 
@@ -63,6 +64,8 @@ func Generate(cfg Config) *Web {
 	top := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x746f70))
 	trapHost := pickShare(top, cfg.Hosts, cfg.TrapHosts)
 	variantHost := pickShare(top, cfg.Hosts, cfg.VariantHosts)
+	// Drawn after the others, so that they are as they were before.
+	caselessHost := pickShare(top, cfg.Hosts, cfg.CaselessHosts)
 	for i := range cfg.Hosts {
 		h := w.newHost(i)
 		w.genReal(h)
@@ -88,6 +91,10 @@ func Generate(cfg Config) *Web {
 			}
 		}
 		h.disallow = "/" + names.word() + "/" + names.word() + "/"
+		if caselessHost[i] && len(h.sections) > 0 {
+			// A generator of its own, as the views' below.
+			h.caseless = w.newCaseless(h, rand.New(rand.NewPCG(uint64(cfg.Seed), h.seed^0x63617365)))
+		}
 		if h.list != nil {
 			// A generator of its own, so that the draws above are those
 			// of webs drawn before listings had views.
@@ -213,6 +220,9 @@ func (w *Web) Instances() []Instance {
 		if h.variant != nil {
 			out = append(out, h.variant.describe())
 		}
+		if h.caseless != nil {
+			out = append(out, h.caseless.describe(w))
+		}
 		if h.list != nil && h.list.views != nil {
 			out = append(out, h.list.views.describe(h))
 		}
@@ -247,6 +257,7 @@ const (
 	hBigList
 	hBigArticle
 	hLeaf
+	hCaseless
 )
 
 // Classify returns the Class and Instance that Get would give, without
@@ -265,6 +276,9 @@ func (x hit) instance() string {
 	case Trap:
 		if x.what == hView {
 			return x.h.list.views.id
+		}
+		if x.what == hCaseless {
+			return x.h.caseless.id
 		}
 		return x.t.id
 	case Variant:
@@ -322,6 +336,11 @@ func (w *Web) classify(l loc) hit {
 			return hit{h: h, cls: Variant, what: hVariant, n: i}
 		}
 	}
+	if h.caseless != nil {
+		if i, ok := h.caseless.match(l); ok {
+			return hit{h: h, cls: Trap, what: hCaseless, n: i}
+		}
+	}
 	return hit{h: h, cls: Missing}
 }
 
@@ -347,6 +366,8 @@ func (w *Web) Get(rawURL string) Page {
 		p = w.renderLeaf(x.t, x.st, x.hub, x.n, l)
 	case hVariant:
 		p = w.renderVariant(x.h, x.n, l)
+	case hCaseless:
+		p = w.renderCaseless(x.h, x.n, l)
 	case hView:
 		p = w.renderView(x.h, x.vs, l)
 	case hBigRoot, hBigHub, hBigList, hBigArticle:

@@ -30,6 +30,11 @@ type Rewrite struct {
 	Segment string // or drop this literal path segment, or run of them ("a/b")
 	Suffix  string // or drop this from the end of the file name, before its extension
 	Tail    string // or drop this from the end of the path
+	// Fold: or spell the path's letters in lower case, where the host's
+	// pages link that spelling (Host.applies): a case-insensitive server
+	// answers every spelling of a path with its page, and one whose pages
+	// spell their links in a fresh mix of cases is endless.
+	Fold bool `json:"Fold,omitempty"`
 }
 
 func (r Rewrite) String() string {
@@ -38,6 +43,8 @@ func (r Rewrite) String() string {
 		return path + " and " + strings.TrimPrefix(Rewrite{Param: r.Param}.String(), "drop ")
 	}
 	switch {
+	case r.Fold:
+		return "lower the case of the path"
 	case strings.Contains(r.Param, "&"):
 		return "drop parameters " + strings.ReplaceAll(r.Param, "&", ", ")
 	case r.Param != "":
@@ -53,7 +60,11 @@ func (r Rewrite) String() string {
 }
 
 func (r Rewrite) key() Key {
-	return KeyOf(r.Param + "\x00" + r.Segment + "\x00" + r.Suffix + "\x00" + r.Tail)
+	k := r.Param + "\x00" + r.Segment + "\x00" + r.Suffix + "\x00" + r.Tail
+	if r.Fold {
+		k += "\x00fold"
+	}
+	return KeyOf(k)
 }
 
 // compound reports whether r drops parameters and a part of the path.
@@ -72,6 +83,9 @@ func (r Rewrite) Apply(u string) (string, bool) {
 			return u, false
 		}
 		return v, true
+	}
+	if r.Fold {
+		return foldPath(u)
 	}
 	base, query, hasQuery := strings.Cut(u, "?")
 	if r.Param != "" {
@@ -172,6 +186,64 @@ func (r Rewrite) Apply(u string) (string, bool) {
 		out += "?" + query
 	}
 	return out, true
+}
+
+// foldPath returns u with the ASCII letters of its path in lower case, and
+// whether any was not; percent-escapes keep their spelling (a normalized
+// URL's are upper case) and the query its own.
+func foldPath(u string) (string, bool) {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok || strings.ContainsAny(scheme, "/?#") {
+		return u, false
+	}
+	slash := strings.IndexAny(rest, "/?#")
+	if slash < 0 || rest[slash] != '/' {
+		return u, false // no path: the authority ends at the query
+	}
+	start := len(u) - len(rest) + slash
+	end := strings.IndexByte(u[start:], '?')
+	if end < 0 {
+		end = len(u)
+	} else {
+		end += start
+	}
+	var b []byte
+	for i := start; i < end; i++ {
+		c := u[i]
+		if c == '%' && i+2 < end {
+			i += 2 // the escape's two digits
+			continue
+		}
+		if c >= 'A' && c <= 'Z' {
+			if b == nil {
+				b = []byte(u)
+			}
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	if b == nil {
+		return u, false
+	}
+	return string(b), true
+}
+
+// applies reports whether rewrite r applies to u on the host: a fold only
+// where the host's pages link the spelling it maps u onto, so that a site
+// whose own paths have capitals (/wiki/Main_Page) keeps its pages when a
+// case-insensitive corner of it proved the rule.
+func (h *Host[T]) applies(r Rewrite, u string) bool {
+	t, ok := r.Apply(u)
+	return ok && (!r.Fold || h.onPages.has(t))
+}
+
+// knownFolded returns the rewrite "lower the case of the path" when u has
+// capitals in its path and the host's pages linked it in lower case.
+func (h *Host[T]) knownFolded(u string) (Rewrite, bool) {
+	if h.onPages.empty() {
+		return Rewrite{}, false
+	}
+	r := Rewrite{Fold: true}
+	return r, h.applies(r, u)
 }
 
 // hasName reports whether name is one of the names joined by "&" in names.
@@ -425,6 +497,9 @@ type ruleStats struct {
 	// segment or a run, paramMirror for a parameter): the rule holds all
 	// it applies to, not listing by listing (pathOf).
 	mirror bool
+	// strays: probes of an active fold that came back distinct and did
+	// not revert it (judgeRewrite).
+	strays int
 }
 
 // onParole reports whether a rewrite by a parameter, proved distinct by one
@@ -626,6 +701,9 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 				return Decision{}, false // its probe, held by a budget and released
 			}
 		}
+		if r.Fold && !h.applies(r, c.URL) {
+			continue
+		}
 		if c.Listed && st.dup == st.relistings {
 			// What the site lists is what it means to be crawled: a rule
 			// no copy proved (judged still, or made by relistings, which
@@ -700,6 +778,9 @@ func (h *Host[T]) rewrite(cfg Config, hash int64, c Candidate) (Decision, bool) 
 		if !ok {
 			r, ok = h.knownWithout(c.URL)
 		}
+		if !ok {
+			r, ok = h.knownFolded(c.URL)
+		}
 	}
 	if !ok {
 		return Decision{}, false
@@ -752,7 +833,7 @@ func (h *Host[T]) ruled(hash int64, u string) (Decision, bool) {
 		if !st.active() || st.dup == st.relistings {
 			continue
 		}
-		if _, ok := r.Apply(u); !ok {
+		if !h.applies(r, u) {
 			continue
 		}
 		if held, _ := st.pathOf(r, u); held {
@@ -1020,6 +1101,25 @@ func (h *Host[T]) judgeRewrite(v Verdict) {
 			st.distinct, st.paroled = 0, true // dup >= paroleCopies: active
 		}
 	case v.Duplicate && !v.Unlike:
+		st.dup++
+	case r.Fold && st.active() && !v.NoTarget && 2*(st.strays+1) <= st.dup:
+		// A probe of an active fold distinct from its page, while at
+		// least two in three of its probes came back copies: a
+		// case-insensitive server's pages say something of the moment
+		// (a random "related" box), and one such probe reverted the
+		// rule on an independent web's job board whose every page
+		// linked its jobs in a fresh mix of cases, and 228 of them were
+		// fetched. A case-sensitive server answers another spelling
+		// with a 404 or another page: its first probes are not copies.
+		st.strays++
+	case r.Fold && v.Unlike && v.Close:
+		// Another spelling of a path the host links, a few words from
+		// the page of that spelling: a case-insensitive server's page
+		// that says something of the moment (a counter, its links'
+		// spelling). A case-sensitive server's page of another spelling
+		// is another page (or a 404). Judged distinct, such a page
+		// reverted the rule on an independent web's library, whose
+		// every page linked its records in a fresh mix of cases.
 		st.dup++
 	case namesTarget(r, v):
 		// The page names the URL the rule maps it onto as its canonical
@@ -1417,7 +1517,7 @@ func (h *Host[T]) liveRule(v Verdict) (Rewrite, bool) {
 		if st := h.rules[r]; st.distinct > 0 && !st.onParole(r) {
 			continue
 		}
-		if _, ok := r.Apply(v.URL); ok {
+		if h.applies(r, v.URL) {
 			return r, true
 		}
 	}

@@ -1205,3 +1205,112 @@ func TestAccumulatingVariants(t *testing.T) {
 		})
 	}
 }
+
+func TestFoldPath(t *testing.T) {
+	for u, want := range map[string]string{
+		"http://h/A/bC.html":          "http://h/a/bc.html",
+		"http://h/A%2Fb?Q=X":          "http://h/a%2Fb?Q=X", // escapes and the query keep their spelling
+		"http://h/a/b":                "",
+		"http://h/%C3%A9":             "",
+		"http://h":                    "",
+		"http://h/?Q=X":               "",
+		"http://h/Wiki/Main_Page#Top": "http://h/wiki/main_page#top",
+	} {
+		got, ok := foldPath(u)
+		if ok != (want != "") || ok && got != want {
+			t.Errorf("foldPath(%q) = %q, %v; want %q", u, got, ok, want)
+		}
+	}
+}
+
+func FuzzFoldPath(f *testing.F) {
+	f.Add("http://h/A/bC.html?Q=1")
+	f.Add("http://h/A%2Fb%")
+	f.Fuzz(func(t *testing.T, u string) {
+		got, ok := foldPath(u)
+		if !ok {
+			if got != u {
+				t.Fatalf("foldPath(%q) = %q, not folded", u, got)
+			}
+			return
+		}
+		if len(got) != len(u) || !strings.EqualFold(got, u) || got == u {
+			t.Fatalf("foldPath(%q) = %q", u, got)
+		}
+		if again, ok := foldPath(got); ok {
+			t.Fatalf("foldPath(%q) = %q, folded again to %q", u, got, again)
+		}
+		if _, q, _ := strings.Cut(u, "?"); !strings.HasSuffix(got, q) {
+			t.Fatalf("foldPath(%q) = %q: query changed", u, got)
+		}
+	})
+}
+
+// TestFoldRewrite: a case-insensitive server answers every spelling of a
+// path with its page. A link whose path in lower case is one the host's
+// pages linked teaches "lower the case of the path"; copies (or pages a few
+// words from their target) make it active, and it holds the spellings of
+// linked paths, not a path with capitals the host links only so. An active
+// fold's probe that comes back distinct reverts it only when such probes
+// are a third of them or more.
+func TestFoldRewrite(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	for _, p := range []string{"a", "b", "c", "d", "e", "f"} {
+		offer(h, cfg, "http://h/p/"+p+".html", "http://h/", 0, 0)
+	}
+	const fold = "lower the case of the path"
+	observe := func(u string, v Verdict) {
+		v.URL, v.Hash, v.Judged = u, int64(KeyOf(u)), true
+		h.Observe(cfg, v)
+	}
+	first := "http://h/P/A.html"
+	if _, d := offer(h, cfg, first, "http://h/p/b.html", 0, 0); !d.Admit || d.Target != "http://h/p/a.html" {
+		t.Fatalf("%s: %+v, want the rule's probe onto http://h/p/a.html", first, d)
+	}
+	if _, ok := ruleOf(h, fold); !ok {
+		t.Fatalf("rules %+v, want %q", h.Rules(), fold)
+	}
+	if _, d := offer(h, cfg, "http://h/p/B.html", "http://h/p/c.html", 0, 0); d.Admit || d.Reason != ReasonRewrite {
+		t.Fatalf("the second spelling while the first is out: %+v, want it held", d)
+	}
+	observe(first, Verdict{Unlike: true, Close: true})
+	var released []string
+	h.Release(cfg, func(u string, _ Candidate, _ Decision) { released = append(released, u) })
+	if len(released) != 1 {
+		t.Fatalf("released %v after the first verdict, want the held spelling", released)
+	}
+	observe(released[0], Verdict{Duplicate: true})
+	if r, _ := ruleOf(h, fold); !r.Active {
+		t.Fatalf("rule %+v after a close page and a copy, want it active", r)
+	}
+	if _, d := offer(h, cfg, "http://h/p/C.HTML", "http://h/p/d.html", 0, 0); d.Admit {
+		t.Errorf("a spelling of a linked path under the active rule: %+v, want it held", d)
+	}
+	if _, d := offer(h, cfg, "http://h/Wiki/Main_Page", "http://h/p/d.html", 0, 0); !d.Admit {
+		t.Errorf("a path with capitals the host links only so: %+v, want it admitted", d)
+	}
+	// Its probes: one distinct in three is a page of the moment; more
+	// revert the rule.
+	probe := func() string {
+		t.Helper()
+		for i := range 4 * rewriteProbeEvery {
+			p := fmt.Sprintf("http://h/q/%d.html", i)
+			offer(h, cfg, p, "http://h/", 0, 0)
+			u := fmt.Sprintf("http://h/Q/%d.html", i)
+			if _, d := offer(h, cfg, u, "http://h/p/e.html", 0, 0); d.Admit {
+				return u
+			}
+		}
+		t.Fatal("no probe of the active fold")
+		return ""
+	}
+	observe(probe(), Verdict{Unlike: true})
+	if r, _ := ruleOf(h, fold); !r.Active {
+		t.Fatalf("rule %+v after one distinct probe of three verdicts, want it active", r)
+	}
+	observe(probe(), Verdict{Unlike: true})
+	if r, _ := ruleOf(h, fold); r.Active {
+		t.Errorf("rule %+v after two distinct probes of four verdicts, want it reverted", r)
+	}
+}

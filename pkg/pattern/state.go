@@ -141,6 +141,7 @@ type savedRule struct {
 	Paroled       bool  `json:"pa,omitempty"`  // ruleStats.paroled
 	Mirror        bool  `json:"mi,omitempty"`  // ruleStats.mirror
 	Values        []int `json:"va,omitempty"`  // ruleStats.values
+	Strays        int   `json:"st,omitempty"`  // ruleStats.strays
 }
 
 type savedHost struct {
@@ -379,7 +380,7 @@ func pointers(ext bool, src1, src2 Key) int {
 
 // saved is the rule's state as the host's saved state holds it.
 func (st *ruleStats) saved(r Rewrite) savedRule {
-	out := savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relists: st.relistings, Series: st.series, OpenPaths: st.open, Led: st.led, Copies: st.copies, Paroled: st.paroled, Mirror: st.mirror, Values: st.values}
+	out := savedRule{Rule: r, Dup: st.dup, Distinct: st.distinct, Blind: st.blind, Matches: st.matches, Relists: st.relistings, Series: st.series, OpenPaths: st.open, Led: st.led, Copies: st.copies, Paroled: st.paroled, Mirror: st.mirror, Values: st.values, Strays: st.strays}
 	if len(st.relisted) > 0 {
 		out.Relisted, out.RelistedPaths = st.relisted[0], st.relisted[1:]
 	}
@@ -389,7 +390,7 @@ func (st *ruleStats) saved(r Rewrite) savedRule {
 // stats is a saved rule's state; a state saved before the paths after the
 // first were kept knows the first alone, and probes the others again.
 func (r savedRule) stats() *ruleStats {
-	st := &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relistings: max(r.Relists, 0), series: min(max(r.Series, 0), maxSeries), led: r.Led, copies: max(r.Copies, 0), paroled: r.Paroled, mirror: r.Mirror, values: r.Values[:min(len(r.Values), maxViewValues+1)]}
+	st := &ruleStats{dup: r.Dup, distinct: r.Distinct, blind: max(r.Blind, 0), matches: r.Matches, relistings: max(r.Relists, 0), series: min(max(r.Series, 0), maxSeries), led: r.Led, copies: max(r.Copies, 0), paroled: r.Paroled, mirror: r.Mirror, values: r.Values[:min(len(r.Values), maxViewValues+1)], strays: max(r.Strays, 0)}
 	if r.Relisted != 0 {
 		st.relisted = append([]Key{r.Relisted}, r.RelistedPaths[:min(len(r.RelistedPaths), maxRelistedPaths-1)]...)
 	}
