@@ -1309,6 +1309,9 @@ func TestFoldRewrite(t *testing.T) {
 	if r, _ := ruleOf(h, fold); !r.Active {
 		t.Fatalf("rule %+v after one distinct probe of three verdicts, want it active", r)
 	}
+	// The distinct probes it kept are saved with the host: after a
+	// restart the next one reverts it as before.
+	h = restarted(t, h)
 	observe(probe(), Verdict{Unlike: true})
 	if r, _ := ruleOf(h, fold); r.Active {
 		t.Errorf("rule %+v after two distinct probes of four verdicts, want it reverted", r)
