@@ -126,15 +126,35 @@ func (p *proc) kill() {
 	<-p.done
 }
 
+// freeAddr returns a loopback address free when asked, and never one it
+// returned before in this process: a port closed here can be handed out by
+// the kernel again at once, and two of a cluster's processes were given the
+// same one (the parser could not listen, TestFaultPostgresOutage in CI on
+// 2026-12-07).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	givenMu.Lock()
+	defer givenMu.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !given[addr] {
+			given[addr] = true
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no loopback port not handed out before")
+	return ""
 }
+
+var (
+	givenMu sync.Mutex
+	given   = map[string]bool{}
+)
 
 // waitHTTP polls url until it answers 200.
 func waitHTTP(t *testing.T, url string, timeout time.Duration) {
