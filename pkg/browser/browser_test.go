@@ -442,7 +442,9 @@ const keep = []; for (;;) { keep.push(new Array(1e6).fill(keep.length)); }
 
 // A page that allocates from timers after it has loaded makes no request and
 // may leave the DOM alone: it is not settled while its heap keeps growing,
-// so it runs into the heap limit instead of being snapshotted half way.
+// so it runs into the heap limit, or into its bound if V8 fights for the
+// last megabytes longer than that (13 s here on a quiet machine, more than
+// PageTimeout in CI), and is never snapshotted as a settled page.
 func TestRenderRunawayFromTimers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a renderer's heap")
@@ -460,8 +462,8 @@ document.addEventListener('DOMContentLoaded', () => {
 	start := time.Now()
 	res, err := p.Render(context.Background(), s.doc("/oom-timers", page), rec.load)
 	t.Logf("%v after %v (TimedOut %v), %+v", err, time.Since(start), res.TimedOut, p.Stats())
-	if !errors.Is(err, ErrCrashed) {
-		t.Fatalf("err = %v (TimedOut %v, %d bytes of DOM), want ErrCrashed", err, res.TimedOut, len(res.DOM))
+	if !errors.Is(err, ErrCrashed) && (err != nil || !res.TimedOut) {
+		t.Fatalf("err = %v (TimedOut %v, %d bytes of DOM), want ErrCrashed or a timed-out render", err, res.TimedOut, len(res.DOM))
 	}
 	renderOK(t, p, s)
 }
