@@ -11,7 +11,10 @@ import (
 	"github.com/crawlcluster/crawler/pkg/pattern"
 )
 
-var trace = flag.String("trapsim.trace", "", "SEED/HOST[/HOSTSxPAGES]: log every admission decision on that host of the web of that seed (50x40 unless given), e.g. 5/h007; wiki/SEED: of that seed's WikiWeb")
+var (
+	trace    = flag.String("trapsim.trace", "", "SEED/HOST[/HOSTSxPAGES]: log every admission decision on that host of the web of that seed (50x40 unless given), e.g. 5/h007; wiki/SEED: of that seed's WikiWeb")
+	caseless = flag.Float64("trapsim.caseless", 0, "the share of hosts of the traced web that answer any spelling of a path in other cases (trapweb.Config.CaselessHosts; 0: its default, negative: none)")
+)
 
 // TestTrace is a tool, not a check: with -trapsim.trace it logs what
 // admission decided for every URL of one host of a generated web, with how
@@ -36,7 +39,7 @@ func TestTrace(t *testing.T) {
 			t.Fatalf("-trapsim.trace %q: want SEED/HOST[/HOSTSxPAGES]", *trace)
 		}
 	}
-	w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: hosts, Pages: pages})
+	w := trapweb.Generate(trapweb.Config{Seed: seed, Hosts: hosts, Pages: pages, CaselessHosts: *caseless})
 	name := host + "." + w.Config().Domain
 	r := Run(w, Options{Patterns: patterns(t), MaxTicks: *ticks, Raise: *raise, RestartEvery: *restart, Trace: func(u string, c pattern.Candidate, d pattern.Decision) {
 		if !strings.Contains(u, "://"+name+"/") {

@@ -21,9 +21,8 @@ type Config struct {
 	VariantHosts float64
 	// CaselessHosts is the share of ordinary hosts that answer every
 	// spelling of a path in upper and lower case with its page, and spell
-	// some of their links so (caseless.go); default none, so that the
-	// webs drawn without it are as they were (trapsim's
-	// TestCaselessHosts draws them).
+	// some of their links so (caseless.go); default 0.1 (0 means the
+	// default, a negative share none).
 	CaselessHosts float64
 	// ListViews is the share of real listings offered in other orders and
 	// layouts as well (views.go); default 0.5 (0 means the default, a
@@ -60,6 +59,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ListViews == 0 {
 		c.ListViews = 0.5
+	}
+	if c.CaselessHosts == 0 {
+		c.CaselessHosts = 0.1
 	}
 	c.CaselessHosts = min(max(c.CaselessHosts, 0), 1)
 	c.ListViews = min(max(c.ListViews, 0), 1)

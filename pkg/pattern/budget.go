@@ -740,6 +740,9 @@ type Host[T any] struct {
 	// onPages holds the URLs of the host that its fetched pages linked
 	// (relisted); saved with the host.
 	onPages linkSet
+	// spelt holds the lower-case spellings of the URLs with capitals in
+	// their path whose pages were fetched (caseCopy); not saved.
+	spelt linkSet
 	// version counts changes; saved is the version Snapshot last returned.
 	version, saved uint64
 }
@@ -1637,6 +1640,30 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 	}
 }
 
+// caseCopy reports whether v is a copy of a page spelt in other cases: a
+// URL with capitals in its path whose lower-case spelling the host's pages
+// link, or the lower-case spelling of such a URL fetched before it. A
+// server that answers any spelling of a path serves the page it names;
+// "lower the case of the path" explains the copy (judgeRewrite learns it),
+// and the URL's space made nothing. Counted, the spellings fetched before
+// the rule was learned, and the site's own pages fetched after their
+// spellings, made a space of its real pages a space of copies, which held
+// the rest of them (TestCaselessHosts).
+func (h *Host[T]) caseCopy(v Verdict) bool {
+	lower, spelt := foldPath(v.URL)
+	if spelt {
+		h.spelt.add(lower)
+	}
+	if !v.Duplicate {
+		return false
+	}
+	if spelt {
+		_, ok := h.knownFolded(v.URL)
+		return ok
+	}
+	return h.spelt.has(v.URL)
+}
+
 // Observe counts a fetched page's verdict. A distinct grounded page is a real
 // page of the host: every family earns a share of it. The URLs the grown
 // budgets hold come back from the next Release.
@@ -1661,6 +1688,9 @@ func (h *Host[T]) Observe(cfg Config, v Verdict) {
 	h.links(cfg, v, sp, sk, fam, fk)
 	// A verdict of its page re-decides the URLs a family holds as probes.
 	h.grow(parkKey{parkFamily, fk})
+	if h.caseCopy(v) {
+		return
+	}
 	if !v.Grounded && fam.branch.judged(v.Duplicate, pending && k.made) {
 		h.grow(parkKey{parkFamily, fk})
 	}

@@ -98,6 +98,15 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 	for seg := range strings.SplitSeq(trimmed, "/") {
 		at++
 		last := at == lastAt
+		// A position's names are counted in lower case: a server that
+		// answers any spelling of a path in other cases, whose pages spell
+		// their links afresh, gave every position as many names as
+		// spellings, folded the site's own sections into {*}, and its
+		// spellings' copies, fetched before "lower the case of the path"
+		// was learned, held real pages that shared the folded space
+		// (TestCaselessHosts). The key keeps the spelling: its space is
+		// its own.
+		name := lowerASCII(seg)
 		prefix := b.String()
 		b.WriteByte('/')
 		sl := h.slots[prefix]
@@ -108,13 +117,13 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 		madeUp := false
 		if sl != nil && !sl.folded && !sl.open && seg != "" && prefix == "" {
 			// A first segment the site has not grounded: see Host.groundedName.
-			if _, ok := sl.names[seg]; !ok {
+			if _, ok := sl.names[name]; !ok {
 				madeUp = !learn || (grounded != nil && !grounded())
 			}
 		}
 		if sl != nil && !sl.folded && learn && seg != "" && !madeUp {
-			if _, ok := sl.names[seg]; !ok {
-				sl.names[seg] = struct{}{}
+			if _, ok := sl.names[name]; !ok {
+				sl.names[name] = struct{}{}
 				if prefix == "" {
 					h.rootNamed()
 				}
@@ -137,8 +146,8 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 			}
 			continue
 		}
-		if stem, rest, ok := stemOf(seg); ok && sl != nil && sl.stemFolded(stem, rest, learn) {
-			b.WriteString(stem)
+		if stem, rest, ok := stemOf(name); ok && sl != nil && sl.stemFolded(stem, rest, learn) {
+			b.WriteString(seg[:len(stem)])
 			b.WriteString("{*}")
 			continue
 		}
@@ -153,6 +162,23 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 		b.WriteString(query)
 	}
 	return b.String()
+}
+
+// lowerASCII returns s with its ASCII capitals in lower case, the same
+// length as s; s itself, without allocating, when it has none.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; c >= 'A' && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 // extension returns a file name's extension with its dot (".html",

@@ -245,3 +245,70 @@ func TestHeldUnderMadeUpRootReleasedWhenNamed(t *testing.T) {
 		t.Errorf("%s still held once its section was grounded (released %v)", archive, released)
 	}
 }
+
+// TestSpellingsKeepNames: a position's names are counted in lower case, so
+// that a server answering any spelling of its paths, whose pages spell
+// their links afresh, does not fold a site's few names into {*}; each
+// spelling keeps its own space.
+func TestSpellingsKeepNames(t *testing.T) {
+	cfg := DefaultConfig()
+	rng := rand.New(rand.NewPCG(3, 5))
+	spell := func(s string) string {
+		b := []byte(s)
+		for i, c := range b {
+			if c >= 'a' && c <= 'z' && rng.IntN(2) == 0 {
+				b[i] = c - 'a' + 'A'
+			}
+		}
+		return string(b)
+	}
+	h := NewHost[string]()
+	names := []string{"intro", "install", "usage"}
+	for _, n := range names {
+		h.Describe(cfg, Found{URL: "http://a/docs/" + n + ".html", Parent: "http://a/"})
+	}
+	for i := range 4 * foldValues {
+		n := names[i%len(names)]
+		h.Describe(cfg, Found{URL: "http://a/docs/" + spell(n) + ".html", Parent: "http://a/docs/" + n + ".html"})
+	}
+	if sp := h.space(cfg, "http://a/docs/intro.html", false); sp != "/docs/intro.html" {
+		t.Errorf("after %d spellings of %d names, /docs/intro.html is in space %s", 4*foldValues, len(names), sp)
+	}
+	if sp := h.space(cfg, "http://a/docs/inTRo.html", false); sp != "/docs/inTRo.html" {
+		t.Errorf("a spelling is in space %s, want its own", sp)
+	}
+	if got := lowerASCII("A%C3Bz-Ü"); got != "a%c3bz-Ü" {
+		t.Errorf("lowerASCII = %q", got)
+	}
+}
+
+// TestCaseCopies: a copy of a page spelt in other cases counts in no space,
+// whichever of the two spellings was fetched first; another copy does.
+func TestCaseCopies(t *testing.T) {
+	cfg := DefaultConfig()
+	h := NewHost[string]()
+	dup := func(u string) int {
+		if sp := h.existing(h.space(cfg, u, false)); sp != nil {
+			return sp.dup
+		}
+		return 0
+	}
+	h.Observe(cfg, Verdict{URL: "http://a/", Grounded: true, Relinks: []string{"http://a/docs/intro.html"}})
+	// The lower-case spelling linked, a spelling of it fetched after it.
+	h.Observe(cfg, Verdict{URL: "http://a/docs/INTRO.html", Grounded: true, Duplicate: true})
+	if n := dup("http://a/docs/INTRO.html"); n != 0 {
+		t.Errorf("a spelling of a linked page: %d copies counted in its space", n)
+	}
+	// A spelling fetched first (distinct), its lower case after it.
+	h.Observe(cfg, Verdict{URL: "http://a/docs/Guide.html", Grounded: true})
+	h.Observe(cfg, Verdict{URL: "http://a/docs/guide.html", Grounded: true, Duplicate: true})
+	if n := dup("http://a/docs/guide.html"); n != 0 {
+		t.Errorf("a page fetched after its spelling: %d copies counted in its space", n)
+	}
+	// Copies that no spelling explains count.
+	h.Observe(cfg, Verdict{URL: "http://a/docs/other.html", Grounded: true, Duplicate: true})
+	h.Observe(cfg, Verdict{URL: "http://a/docs/MORE.html", Grounded: true, Duplicate: true})
+	if a, b := dup("http://a/docs/other.html"), dup("http://a/docs/MORE.html"); a != 1 || b != 1 {
+		t.Errorf("copies no spelling explains: %d and %d counted, want 1 and 1", a, b)
+	}
+}
