@@ -1651,17 +1651,18 @@ func (h *Host[T]) Unadmit(cfg Config, hash int64, c Candidate) {
 // the rest of them (TestCaselessHosts).
 func (h *Host[T]) caseCopy(v Verdict) bool {
 	lower, spelt := foldPath(v.URL)
+	copied := false
+	switch {
+	case !v.Duplicate:
+	case spelt:
+		_, copied = h.knownFolded(v.URL) // asked before its own spelling is added
+	default:
+		copied = h.spelt.has(v.URL)
+	}
 	if spelt {
 		h.spelt.add(lower)
 	}
-	if !v.Duplicate {
-		return false
-	}
-	if spelt {
-		_, ok := h.knownFolded(v.URL)
-		return ok
-	}
-	return h.spelt.has(v.URL)
+	return copied
 }
 
 // Observe counts a fetched page's verdict. A distinct grounded page is a real

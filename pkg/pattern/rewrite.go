@@ -228,18 +228,22 @@ func foldPath(u string) (string, bool) {
 }
 
 // applies reports whether rewrite r applies to u on the host: a fold only
-// where the host's pages link the spelling it maps u onto, so that a site
-// whose own paths have capitals (/wiki/Main_Page) keeps its pages when a
-// case-insensitive corner of it proved the rule.
+// where the host's pages link the spelling it maps u onto, or where another
+// spelling of it with capitals was fetched (Host.spelt: a caseless host's
+// pages spell their links afresh, and a page whose lower case no page
+// links had 25 of its spellings fetched in one generated web), so that a
+// site whose own paths have capitals (/wiki/Main_Page) keeps its pages
+// when a case-insensitive corner of it proved the rule.
 func (h *Host[T]) applies(r Rewrite, u string) bool {
 	t, ok := r.Apply(u)
-	return ok && (!r.Fold || h.onPages.has(t))
+	return ok && (!r.Fold || h.onPages.has(t) || h.spelt.has(t))
 }
 
 // knownFolded returns the rewrite "lower the case of the path" when u has
-// capitals in its path and the host's pages linked it in lower case.
+// capitals in its path and the host's pages linked it in lower case, or
+// another spelling of it was fetched.
 func (h *Host[T]) knownFolded(u string) (Rewrite, bool) {
-	if h.onPages.empty() {
+	if h.onPages.empty() && h.spelt.empty() {
 		return Rewrite{}, false
 	}
 	r := Rewrite{Fold: true}

@@ -1290,6 +1290,12 @@ func TestFoldRewrite(t *testing.T) {
 	if _, d := offer(h, cfg, "http://h/Wiki/Main_Page", "http://h/p/d.html", 0, 0); !d.Admit {
 		t.Errorf("a path with capitals the host links only so: %+v, want it admitted", d)
 	}
+	// A page its host links only in spellings: once one was fetched, the
+	// next is held as a spelling of the same page.
+	observe("http://h/r/Xy.html", Verdict{Grounded: true})
+	if _, d := offer(h, cfg, "http://h/R/xY.html", "http://h/p/d.html", 0, 0); d.Admit {
+		t.Errorf("a second spelling of a path linked only in spellings: %+v, want it held", d)
+	}
 	// Its probes: one distinct in three is a page of the moment; more
 	// revert the rule.
 	probe := func() string {
