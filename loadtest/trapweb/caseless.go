@@ -45,10 +45,10 @@ func (w *Web) newCaseless(h *host, rng *rand.Rand) *caseless {
 
 // match returns the real page that l spells in another case.
 func (c *caseless) match(l loc) (int, bool) {
-	if strings.ToLower(l.path) == l.path {
+	t := strings.ToLower(l.path)
+	if t == l.path {
 		return 0, false
 	}
-	t := strings.ToLower(l.path)
 	if l.query != "" {
 		t += "?" + l.query
 	}

@@ -98,16 +98,23 @@ func (h *Host[T]) spaceOf(cfg Config, u string, learn bool, grounded func() bool
 	for seg := range strings.SplitSeq(trimmed, "/") {
 		at++
 		last := at == lastAt
-		// A position's names are counted in lower case: a server that
-		// answers any spelling of a path in other cases, whose pages spell
-		// their links afresh, gave every position as many names as
-		// spellings, folded the site's own sections into {*}, and its
-		// spellings' copies, fetched before "lower the case of the path"
-		// was learned, held real pages that shared the folded space
-		// (TestCaselessHosts). The key keeps the spelling: its space is
-		// its own.
-		name := lowerASCII(seg)
 		prefix := b.String()
+		// A position's names below the root are counted in lower case: a
+		// server that answers any spelling of a path in other cases, whose
+		// pages spell their links afresh, gave every position as many
+		// names as spellings, folded the site's own names into {*}, and
+		// its spellings' copies, fetched before "lower the case of the
+		// path" was learned, held real pages that shared the folded space
+		// (TestCaselessHosts). The key keeps the spelling: its space is
+		// its own. A section's name keeps its spelling: spelt afresh on
+		// every page (/JobS/, /jOBS/), each spelling a family with a
+		// family's first budget, a job board whose fold a real crawl
+		// reverted took 827 requests; counted as spelt, they fold the
+		// root into one family of copies, as they did before.
+		name := seg
+		if prefix != "" {
+			name = lowerASCII(seg)
+		}
 		b.WriteByte('/')
 		sl := h.slots[prefix]
 		if sl == nil && learn && len(h.slots) < cfg.MaxPatterns {

@@ -282,8 +282,9 @@ func TestSpellingsKeepNames(t *testing.T) {
 	}
 }
 
-// TestCaseCopies: a copy of a page spelt in other cases counts in no space,
-// whichever of the two spellings was fetched first; another copy does.
+// TestCaseCopies: a copy of a page spelt in other cases counts in no space
+// that it shares with the page, whichever of the two spellings was fetched
+// first; in a space of spellings of its own it counts, as other copies do.
 func TestCaseCopies(t *testing.T) {
 	cfg := DefaultConfig()
 	h := NewHost[string]()
@@ -293,22 +294,31 @@ func TestCaseCopies(t *testing.T) {
 		}
 		return 0
 	}
-	h.Observe(cfg, Verdict{URL: "http://a/", Grounded: true, Relinks: []string{"http://a/docs/intro.html"}})
+	// A folded position: the site's pages and their spellings share it.
+	for i := range foldValues + 1 {
+		h.Describe(cfg, Found{URL: "http://a/docs/page" + string(rune('a'+i)) + ".html", Parent: "http://a/"})
+	}
+	const shared = "http://a/docs/intro.html"
+	if sp := h.space(cfg, shared, false); sp != "/docs/{*}.html" {
+		t.Fatalf("space %s, want /docs/{*}.html", sp)
+	}
+	h.Observe(cfg, Verdict{URL: "http://a/", Grounded: true, Relinks: []string{shared}})
 	// The lower-case spelling linked, a spelling of it fetched after it.
 	h.Observe(cfg, Verdict{URL: "http://a/docs/INTRO.html", Grounded: true, Duplicate: true})
-	if n := dup("http://a/docs/INTRO.html"); n != 0 {
-		t.Errorf("a spelling of a linked page: %d copies counted in its space", n)
+	if n := dup(shared); n != 0 {
+		t.Errorf("a spelling of a linked page: %d copies counted in the space it shares with it", n)
 	}
 	// A spelling fetched first (distinct), its lower case after it.
 	h.Observe(cfg, Verdict{URL: "http://a/docs/Guide.html", Grounded: true})
 	h.Observe(cfg, Verdict{URL: "http://a/docs/guide.html", Grounded: true, Duplicate: true})
-	if n := dup("http://a/docs/guide.html"); n != 0 {
+	if n := dup(shared); n != 0 {
 		t.Errorf("a page fetched after its spelling: %d copies counted in its space", n)
 	}
-	// Copies that no spelling explains count.
+	// Copies that no spelling explains count; so does a spelling in a
+	// space of its own.
 	h.Observe(cfg, Verdict{URL: "http://a/docs/other.html", Grounded: true, Duplicate: true})
-	h.Observe(cfg, Verdict{URL: "http://a/docs/MORE.html", Grounded: true, Duplicate: true})
-	if a, b := dup("http://a/docs/other.html"), dup("http://a/docs/MORE.html"); a != 1 || b != 1 {
-		t.Errorf("copies no spelling explains: %d and %d counted, want 1 and 1", a, b)
+	h.Observe(cfg, Verdict{URL: "http://a/DOCS/intro.html", Grounded: true, Duplicate: true})
+	if a, b := dup(shared), dup("http://a/DOCS/intro.html"); a != 1 || b != 1 {
+		t.Errorf("another copy and a spelling in its own space: %d and %d counted, want 1 and 1", a, b)
 	}
 }
